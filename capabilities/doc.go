@@ -1,0 +1,8 @@
+// Package capabilities owns capability markers: files beside agent.md that
+// switch features on. It defines the Marker interface, what a marker
+// contributes (tools, state fields, prompt fragments, stream transformers),
+// and Prepare, which runs markers in order for a route and checks conflicts.
+//
+// It may import router, thread and stream; it must not import server, store,
+// agent or model code.
+package capabilities

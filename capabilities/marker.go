@@ -1,0 +1,60 @@
+package capabilities
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/dawn-go/dawn/router"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// Marker is a capability switched on by a file beside agent.md. Preparing a
+// route takes three steps, kept apart as in the reference: Detect finds the
+// marker file, Load reads it into a Contribution, and Prepare applies every
+// contribution to the route.
+type Marker interface {
+	// Name is the capability's name, such as "planning".
+	Name() string
+	// Detect reports the marker file's name (relative to dir) when the
+	// capability applies to the route folder dir.
+	Detect(dir string) (file string, ok bool)
+	// Load reads the marker file and returns what the capability adds to
+	// route. file is the path Detect found, joined to the route folder.
+	Load(ctx context.Context, route *router.Route, file string) (*Contribution, error)
+}
+
+// Contribution is what one marker adds to a route.
+type Contribution struct {
+	Tools        []Tool
+	Fields       []Field
+	Prompts      []Prompt
+	Transformers []Transformer
+	// Details is shown by `dawn routes --json` under the capability, for
+	// example the planning seed. It must encode as JSON.
+	Details any
+	// Warnings are problems that do not stop the route, printed by
+	// `dawn check` (for example a plan.md too large to parse).
+	Warnings []string
+}
+
+// Prompt renders a prompt fragment from the current state. It runs before
+// every model turn; an empty result adds nothing.
+type Prompt func(s thread.State) string
+
+// ToolEvent is a finished tool call as stream transformers see it.
+type ToolEvent struct {
+	CallID string
+	Name   string
+	Input  json.RawMessage
+	Output json.RawMessage
+	// Update is the state change the call made, after reducers ran; nil when
+	// the call failed or changed nothing.
+	Update thread.State
+	// Err is the tool's error, nil on success.
+	Err error
+}
+
+// Transformer observes finished tool calls and returns events to add to the
+// run's stream, such as plan_update.
+type Transformer func(ev ToolEvent) []stream.Event

@@ -1,0 +1,63 @@
+package router
+
+// Kinds of route.
+const (
+	KindAgent    = "agent"
+	KindSubagent = "subagent"
+)
+
+// SegmentKind says how one segment of a route id matches a request path.
+type SegmentKind int
+
+// Segment kinds, from most to least specific.
+const (
+	Static           SegmentKind = iota // "support"
+	Dynamic                             // "[tenant]": exactly one path segment
+	CatchAll                            // "[...slug]": one or more path segments
+	OptionalCatchAll                    // "[[...slug]]": zero or more path segments
+)
+
+// Segment is one part of a route id.
+type Segment struct {
+	Kind SegmentKind
+	// Value is the literal text for Static, and the parameter name otherwise.
+	Value string
+}
+
+// Agent is what agent.md says: its YAML front matter and its body.
+type Agent struct {
+	// File is the path of agent.md.
+	File        string
+	Model       string   `yaml:"model"`
+	Description string   `yaml:"description"`
+	Tools       []string `yaml:"tools"`
+	MaxTurns    int      `yaml:"max_turns"`
+	// Prompt is the Markdown body after the front matter: the system prompt.
+	Prompt string `yaml:"-"`
+}
+
+// Route is one agent route: a folder under the app that holds agent.md.
+type Route struct {
+	// ID is the route's folder path from the app folder with groups dropped
+	// and brackets kept: "/support/[tenant]". The app folder itself is "/".
+	ID string
+	// Dir is the route folder's path (the app folder joined with RelDir).
+	Dir string
+	// RelDir is the folder relative to the app folder, slash-separated, as
+	// written on disk (groups included): "(marketing)/blog".
+	RelDir string
+	// Kind is KindAgent, or KindSubagent for a folder under a route's
+	// "subagents/" folder.
+	Kind string
+	// Segments is ID split into its parts.
+	Segments []Segment
+	// Params names the dynamic segments in order.
+	Params []string
+	// Agent is the parsed agent.md.
+	Agent Agent
+	// Parent is the id of the route whose subagents/ folder holds this
+	// subagent; empty for an agent.
+	Parent string
+	// Subagents maps a subagent's name (its folder name) to its route id.
+	Subagents map[string]string
+}

@@ -1,0 +1,36 @@
+package stream
+
+import "encoding/json"
+
+// Event types that Dawn itself emits. Capabilities add their own (for example
+// "plan_update"), and subagent events carry the SubagentPrefix.
+const (
+	TypeChunk      = "chunk"
+	TypeToolCall   = "tool_call"
+	TypeToolResult = "tool_result"
+	TypeDone       = "done"
+	TypeError      = "error"
+
+	// SubagentPrefix starts the type of every event forwarded from a
+	// subagent to its parent's stream: "subagent.plan_update".
+	SubagentPrefix = "subagent."
+)
+
+// Event is one item of a run's stream. ID is assigned when the event is
+// published to a run's log and increases by one per event within a run; it is
+// zero before that. Data is a JSON object.
+type Event struct {
+	ID   int64           `json:"id"`
+	Type string          `json:"event"`
+	Data json.RawMessage `json:"data"`
+}
+
+// New builds an event of type typ whose data is v encoded as JSON. It panics
+// only if v cannot be encoded, which is a programming error.
+func New(typ string, v any) Event {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic("stream.New: " + typ + ": " + err.Error())
+	}
+	return Event{Type: typ, Data: data}
+}
