@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -184,7 +185,7 @@ func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, err
 	}
 
 	for _, want := range allowed {
-		if p.Tool(want) != nil {
+		if p.Tool(want) != nil || (want == ReservedToolName && len(route.Subagents) > 0) {
 			continue
 		}
 		msg := fmt.Sprintf("%s lists tool %q in tools:, but no such tool is registered; register it with dawn.Tool or dawn.RouteTool, or remove it from the list", route.Agent.File, want)
@@ -282,14 +283,17 @@ func (p *Prepared) Apply(s thread.State, update thread.State) (thread.State, err
 // an unknown field is an error naming it. Values must match the field type.
 func (p *Prepared) ApplyInput(s thread.State, input map[string]json.RawMessage) (thread.State, error) {
 	update := thread.State{}
-	for name, v := range input {
+	// Sorted, so that with several bad fields the same one is reported on
+	// every run.
+	for _, name := range slices.Sorted(maps.Keys(input)) {
+		v := input[name]
 		f, ok := p.Field(name)
 		switch {
 		case !ok:
 			return s, fmt.Errorf("input.%s: route %s has no state field %q (declared fields: %s)", name, p.Route.ID, name, p.fieldNames())
 		case f.Capability != "":
 			return s, fmt.Errorf("input.%s: the field belongs to capability %q and cannot be set by a run's input", name, f.Capability)
-		case !jsonHasType(v, f.Type):
+		case string(v) == "null" || !jsonHasType(v, f.Type):
 			return s, fmt.Errorf("input.%s: expected a value of type %s", name, f.Type)
 		}
 		update[name] = v

@@ -1,0 +1,90 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// toLLM converts the thread's messages, with a leading system prompt, into
+// the message list langchaingo providers take.
+func toLLM(system string, msgs []thread.Message) []llms.MessageContent {
+	out := make([]llms.MessageContent, 0, len(msgs)+1)
+	if system != "" {
+		out = append(out, llms.TextParts(llms.ChatMessageTypeSystem, system))
+	}
+	for _, m := range msgs {
+		switch m.Role {
+		case thread.RoleUser:
+			out = append(out, llms.TextParts(llms.ChatMessageTypeHuman, m.Content))
+		case thread.RoleSystem:
+			out = append(out, llms.TextParts(llms.ChatMessageTypeSystem, m.Content))
+		case thread.RoleAssistant:
+			mc := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+			if m.Content != "" {
+				mc.Parts = append(mc.Parts, llms.TextPart(m.Content))
+			}
+			for _, c := range m.ToolCalls {
+				mc.Parts = append(mc.Parts, llms.ToolCall{
+					ID:           c.ID,
+					Type:         "function",
+					FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: string(c.Input)},
+				})
+			}
+			out = append(out, mc)
+		case thread.RoleTool:
+			out = append(out, llms.MessageContent{
+				Role:  llms.ChatMessageTypeTool,
+				Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: m.ToolCallID, Name: m.Name, Content: m.Content}},
+			})
+		}
+	}
+	return out
+}
+
+// toolDefs describes tools to the model.
+func toolDefs(tools []capabilities.Tool) []llms.Tool {
+	defs := make([]llms.Tool, 0, len(tools))
+	for _, t := range tools {
+		s := t.Spec()
+		defs = append(defs, llms.Tool{
+			Type: "function",
+			Function: &llms.FunctionDefinition{
+				Name:        s.Name,
+				Description: s.Description,
+				Parameters:  s.Schema,
+			},
+		})
+	}
+	return defs
+}
+
+// modelText is what the model sees of a tool's JSON output: a JSON string is
+// shown as its text, anything else as JSON.
+func modelText(output json.RawMessage) string {
+	if len(output) > 0 && output[0] == '"' {
+		var s string
+		if json.Unmarshal(output, &s) == nil {
+			return s
+		}
+	}
+	return string(output)
+}
+
+// isToolCallDelta reports whether a streamed chunk is a tool-call delta rather
+// than answer text. langchaingo's OpenAI client passes both to the same
+// streaming callback; the deltas are JSON arrays of {"function": ...}.
+func isToolCallDelta(chunk []byte) bool {
+	if len(chunk) < 2 || chunk[0] != '[' || chunk[1] != '{' {
+		return false
+	}
+	var deltas []struct {
+		Function *json.RawMessage `json:"function"`
+	}
+	if json.Unmarshal(chunk, &deltas) != nil || len(deltas) == 0 {
+		return false
+	}
+	return deltas[0].Function != nil
+}

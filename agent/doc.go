@@ -1,0 +1,6 @@
+// Package agent runs one route's agent loop over a langchaingo llms.Model:
+// it renders the system prompt with every capability fragment each turn,
+// dispatches tool calls (route tools, capability tools and the reserved
+// "task" tool for subagents), applies state updates through reducers, and
+// emits stream events. Persistence and HTTP are the caller's business.
+package agent

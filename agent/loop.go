@@ -1,0 +1,329 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Defaults used when Config leaves a limit at zero.
+const (
+	DefaultMaxTurns      = 25
+	DefaultMaxDepth      = 3
+	DefaultMaxToolOutput = 64 << 10
+)
+
+// Config is everything one run of a route's agent needs.
+type Config struct {
+	Route  *capabilities.Prepared
+	Params map[string]string
+	Model  llms.Model
+	// ModelName names Model in errors ("openai:gpt-4o-mini").
+	ModelName string
+	// MaxTurns caps model calls; zero uses the route's max_turns, then
+	// DefaultMaxTurns.
+	MaxTurns int
+	// Stream emits "chunk" events as the model streams text.
+	Stream bool
+	// Emit receives every event of the run in order. Required.
+	Emit func(stream.Event)
+	// Checkpoint, when set, is called after every completed step with the
+	// messages the step added and the full state values. An error ends the
+	// run: state that cannot be saved must not be built upon.
+	Checkpoint func(ctx context.Context, added []thread.Message, values thread.State) error
+	// Subagent resolves the subagent named name of route parent, for the
+	// task tool. Nil disables subagents.
+	Subagent func(parent *capabilities.Prepared, name string) (*capabilities.Prepared, llms.Model, string, error)
+	// Depth is 0 for a top-level run and grows by one per subagent level.
+	Depth int
+	// MaxDepth bounds subagent nesting; zero uses DefaultMaxDepth.
+	MaxDepth int
+	// MaxToolOutput bounds the bytes of a tool's output shown to the model;
+	// zero uses DefaultMaxToolOutput.
+	MaxToolOutput int
+}
+
+// Result is a finished run.
+type Result struct {
+	// Messages is the whole conversation after the run.
+	Messages []thread.Message
+	Values   thread.State
+	// Answer is the final assistant text.
+	Answer string
+	Turns  int
+}
+
+// TurnLimitError ends a run whose model kept calling tools for MaxTurns
+// turns without answering.
+type TurnLimitError struct {
+	Route string
+	Max   int
+}
+
+func (e *TurnLimitError) Error() string {
+	return fmt.Sprintf("route %s: the model made %d turns without a final answer; raise max_turns in agent.md if the task really needs more", e.Route, e.Max)
+}
+
+// ModelError is a failed model call.
+type ModelError struct {
+	Model string
+	Err   error
+}
+
+func (e *ModelError) Error() string {
+	msg := e.Err.Error()
+	if e.Model != "" && !strings.Contains(msg, e.Model) {
+		return fmt.Sprintf("model %s: %s", e.Model, msg)
+	}
+	return msg
+}
+
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// Run runs the agent loop: history is the thread's conversation so far,
+// values its state, and input the new messages (usually one user message).
+// It returns when the model answers without calling tools, the turn limit is
+// hit, the model fails, a checkpoint fails, or ctx ends.
+func Run(ctx context.Context, cfg Config, history []thread.Message, values thread.State, input []thread.Message) (Result, error) {
+	l := &loop{cfg: cfg}
+	l.init()
+	msgs := make([]thread.Message, 0, len(history)+len(input)+4)
+	msgs = append(msgs, history...)
+	msgs = append(msgs, input...)
+	pending := len(history) // messages from here on are not checkpointed yet
+	state := values
+	if state == nil {
+		state = cfg.Route.InitialState()
+	}
+	res := Result{}
+	for turn := 1; turn <= l.maxTurns; turn++ {
+		res.Turns = turn
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		choice, err := l.generate(ctx, msgs, state)
+		if err != nil {
+			return res, err
+		}
+		calls := toolCalls(choice)
+		msgs = append(msgs, thread.Message{Role: thread.RoleAssistant, Content: choice.Content, ToolCalls: calls})
+		if len(calls) == 0 {
+			if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
+				return res, err
+			}
+			res.Messages, res.Values, res.Answer = msgs, state, choice.Content
+			return res, nil
+		}
+		for _, c := range calls {
+			l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": rawOrNull(c.Input)}))
+		}
+		for _, c := range calls {
+			var reply thread.Message
+			reply, state = l.dispatch(ctx, c, state)
+			msgs = append(msgs, reply)
+		}
+		if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
+			return res, err
+		}
+		pending = len(msgs)
+	}
+	res.Messages, res.Values = msgs, state
+	return res, &TurnLimitError{Route: cfg.Route.Route.ID, Max: l.maxTurns}
+}
+
+type loop struct {
+	cfg      Config
+	maxTurns int
+	tools    []capabilities.Tool
+	defs     []llms.Tool
+	task     *taskTool
+}
+
+func (l *loop) init() {
+	r := l.cfg.Route
+	l.maxTurns = l.cfg.MaxTurns
+	if l.maxTurns <= 0 {
+		l.maxTurns = r.Route.Agent.MaxTurns
+	}
+	if l.maxTurns <= 0 {
+		l.maxTurns = DefaultMaxTurns
+	}
+	if l.cfg.MaxDepth <= 0 {
+		l.cfg.MaxDepth = DefaultMaxDepth
+	}
+	if l.cfg.MaxToolOutput <= 0 {
+		l.cfg.MaxToolOutput = DefaultMaxToolOutput
+	}
+	l.tools = r.Tools
+	if l.cfg.Subagent != nil && len(r.Route.Subagents) > 0 {
+		l.task = newTaskTool(r.Route.Subagents)
+		l.tools = append(l.tools[:len(l.tools):len(l.tools)], l.task)
+	}
+	l.defs = toolDefs(l.tools)
+}
+
+func (l *loop) emit(e stream.Event) { l.cfg.Emit(e) }
+
+func (l *loop) checkpoint(ctx context.Context, added []thread.Message, state thread.State) error {
+	if l.cfg.Checkpoint == nil {
+		return nil
+	}
+	return l.cfg.Checkpoint(ctx, added, state)
+}
+
+// SystemPrompt is the route's prompt followed by every capability fragment
+// rendered from state.
+func SystemPrompt(p *capabilities.Prepared, state thread.State) string {
+	var b strings.Builder
+	b.WriteString(p.Route.Agent.Prompt)
+	for _, render := range p.Prompts {
+		if frag := render(state); frag != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(frag)
+		}
+	}
+	return b.String()
+}
+
+func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, error) {
+	opts := []llms.CallOption{}
+	if len(l.defs) > 0 {
+		opts = append(opts, llms.WithTools(l.defs))
+	}
+	if l.cfg.Stream {
+		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			if len(chunk) == 0 || isToolCallDelta(chunk) {
+				return nil
+			}
+			l.emit(stream.New(stream.TypeChunk, map[string]string{"content": string(chunk)}))
+			return nil
+		}))
+	}
+	resp, err := l.cfg.Model.GenerateContent(ctx, toLLM(SystemPrompt(l.cfg.Route, state), msgs), opts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &ModelError{Model: l.cfg.ModelName, Err: err}
+	}
+	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
+		return nil, &ModelError{Model: l.cfg.ModelName, Err: errors.New("the model returned no choices")}
+	}
+	return resp.Choices[0], nil
+}
+
+func toolCalls(c *llms.ContentChoice) []thread.ToolCall {
+	var calls []thread.ToolCall
+	for i, tc := range c.ToolCalls {
+		if tc.FunctionCall == nil {
+			continue
+		}
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		calls = append(calls, thread.ToolCall{ID: id, Name: tc.FunctionCall.Name, Input: json.RawMessage(tc.FunctionCall.Arguments)})
+	}
+	if len(calls) == 0 && c.FuncCall != nil {
+		calls = append(calls, thread.ToolCall{ID: "call_0", Name: c.FuncCall.Name, Input: json.RawMessage(c.FuncCall.Arguments)})
+	}
+	return calls
+}
+
+// dispatch runs one tool call and returns the tool message for the model and
+// the state after the call. A failing tool never ends the run: its error
+// becomes the tool message.
+func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, state thread.State) (thread.Message, thread.State) {
+	ev := capabilities.ToolEvent{CallID: c.ID, Name: c.Name, Input: c.Input}
+	res, err := l.invoke(ctx, c, state)
+	next := state
+	if err == nil && len(res.Update) > 0 {
+		next, err = l.cfg.Route.Apply(state, res.Update)
+		if err != nil {
+			err = fmt.Errorf("tool %q returned a state update the route cannot take: %w", c.Name, err)
+			next = state
+		} else {
+			ev.Update = res.Update
+		}
+	}
+	reply := thread.Message{Role: thread.RoleTool, ToolCallID: c.ID, Name: c.Name}
+	if err != nil {
+		ev.Err = err
+		reply.IsError = true
+		reply.Content = "error: " + err.Error()
+		l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": c.ID, "name": c.Name, "output": nil, "error": err.Error()}))
+	} else {
+		ev.Output = res.Output
+		reply.Content = l.truncate(modelText(res.Output))
+		l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": c.ID, "name": c.Name, "output": rawOrNull(res.Output)}))
+	}
+	for _, t := range l.cfg.Route.Transformers {
+		for _, e := range t(ev) {
+			l.emit(e)
+		}
+	}
+	return reply, next
+}
+
+func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State) (res capabilities.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tool %q panicked: %v", c.Name, r)
+			if l.cfg.Depth == 0 {
+				debug.PrintStack()
+			}
+		}
+	}()
+	if !json.Valid(c.Input) {
+		return res, &capabilities.InputError{Tool: c.Name, Msg: "arguments are not valid JSON"}
+	}
+	if l.task != nil && c.Name == capabilities.ReservedToolName {
+		return l.runSubagent(ctx, c, state)
+	}
+	var tool capabilities.Tool
+	for _, t := range l.tools {
+		if t.Spec().Name == c.Name {
+			tool = t
+			break
+		}
+	}
+	if tool == nil {
+		names := make([]string, 0, len(l.tools))
+		for _, t := range l.tools {
+			names = append(names, t.Spec().Name)
+		}
+		return res, fmt.Errorf("there is no tool %q on this route; available tools: %s", c.Name, strings.Join(names, ", "))
+	}
+	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state}
+	return tool.Call(capabilities.WithInvocation(ctx, inv), inv)
+}
+
+func (l *loop) truncate(s string) string {
+	max := l.cfg.MaxToolOutput
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", cut, len(s))
+}
+
+func rawOrNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return json.RawMessage("null")
+	}
+	return raw
+}

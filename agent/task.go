@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// taskTool is the reserved "task" tool that hands work to a subagent. The
+// loop runs it itself; Call is never used.
+type taskTool struct {
+	spec capabilities.ToolSpec
+}
+
+type taskInput struct {
+	Subagent string `json:"subagent"`
+	Input    string `json:"input"`
+}
+
+func newTaskTool(subagents map[string]string) *taskTool {
+	names := make([]string, 0, len(subagents))
+	for name := range subagents {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	schema, _ := json.Marshal(map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"subagent": map[string]any{"type": "string", "enum": names, "description": "which subagent to run"},
+			"input":    map[string]any{"type": "string", "description": "the task for the subagent, as a self-contained message"},
+		},
+		"required":             []string{"subagent", "input"},
+		"additionalProperties": false,
+	})
+	return &taskTool{spec: capabilities.ToolSpec{
+		Name:        capabilities.ReservedToolName,
+		Description: "Hand a self-contained task to a subagent and get its final answer back. Subagents: " + strings.Join(names, ", ") + ".",
+		Schema:      schema,
+	}}
+}
+
+func (t *taskTool) Spec() capabilities.ToolSpec { return t.spec }
+
+func (t *taskTool) Call(context.Context, capabilities.Invocation) (capabilities.Result, error) {
+	return capabilities.Result{}, fmt.Errorf("the task tool runs inside the agent loop")
+}
+
+func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, _ thread.State) (capabilities.Result, error) {
+	var in taskInput
+	dec := json.NewDecoder(strings.NewReader(string(c.Input)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return capabilities.Result{}, &capabilities.InputError{Tool: c.Name, Msg: `expected {"subagent": name, "input": text}: ` + err.Error()}
+	}
+	if _, ok := l.cfg.Route.Route.Subagents[in.Subagent]; !ok {
+		return capabilities.Result{}, &capabilities.InputError{Tool: c.Name, Msg: fmt.Sprintf("subagent must be one of %s, not %q", strings.Join(l.task.names(), ", "), in.Subagent)}
+	}
+	if l.cfg.Depth+1 > l.cfg.MaxDepth {
+		return capabilities.Result{}, fmt.Errorf("subagent %q not started: nesting would exceed the depth limit of %d", in.Subagent, l.cfg.MaxDepth)
+	}
+	child, model, modelName, err := l.cfg.Subagent(l.cfg.Route, in.Subagent)
+	if err != nil {
+		return capabilities.Result{}, err
+	}
+	who := stream.Subagent{CallID: c.ID, Name: in.Subagent, RouteID: child.Route.ID, Depth: l.cfg.Depth + 1}
+	cfg := Config{
+		Route:         child,
+		Params:        l.cfg.Params,
+		Model:         model,
+		ModelName:     modelName,
+		Stream:        l.cfg.Stream,
+		Emit:          func(e stream.Event) { l.emit(stream.Forward(e, who)) },
+		Subagent:      l.cfg.Subagent,
+		Depth:         l.cfg.Depth + 1,
+		MaxDepth:      l.cfg.MaxDepth,
+		MaxToolOutput: l.cfg.MaxToolOutput,
+	}
+	res, err := Run(ctx, cfg, nil, child.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: in.Input}})
+	if err != nil {
+		return capabilities.Result{}, fmt.Errorf("subagent %q failed: %w", in.Subagent, err)
+	}
+	out, _ := json.Marshal(res.Answer)
+	return capabilities.Result{Output: out}, nil
+}
+
+func (t *taskTool) names() []string {
+	var s struct {
+		Properties struct {
+			Subagent struct {
+				Enum []string `json:"enum"`
+			} `json:"subagent"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(t.spec.Schema, &s)
+	return s.Properties.Subagent.Enum
+}

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/markers"
+	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/router"
+)
+
+// App is one loaded snapshot of an app folder. It is never modified after
+// Load; a reload builds a new one.
+type App struct {
+	Dir    string
+	Config Config
+	Tree   *router.Tree
+	// Routes holds every route that prepared cleanly, by id.
+	Routes map[string]*capabilities.Prepared
+	// Warnings are problems that do not stop a route.
+	Warnings []string
+	LoadedAt time.Time
+}
+
+// Options configure Load.
+type Options struct {
+	// Tools are the tools the app registers in Go (dawn.Main).
+	Tools []capabilities.AppTool
+	// ToolsKnown says Tools is the app's whole set; see
+	// capabilities.Input.AppToolsKnown.
+	ToolsKnown bool
+	// Markers overrides the capability markers (default markers.All()).
+	Markers []capabilities.Marker
+}
+
+// Load reads dawn.yaml, discovers the routes under dir and prepares each.
+// It returns every problem it finds, joined, together with an App holding
+// the routes that did prepare, so `dawn check` can print them all and a
+// server can decide whether a partial app is good enough.
+func Load(ctx context.Context, dir string, opts Options) (*App, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("app folder %s does not exist or is not a folder; pass --app with the folder that holds your routes", dir)
+	}
+	a := &App{Dir: abs, Routes: map[string]*capabilities.Prepared{}, LoadedAt: time.Now()}
+	var errs []error
+	a.Config, err = LoadConfig(abs)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	tree, err := router.Discover(abs)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if tree == nil {
+		return a, errors.Join(errs...)
+	}
+	a.Tree = tree
+	ms := opts.Markers
+	if ms == nil {
+		ms = markers.All()
+	}
+	in := capabilities.Input{Markers: ms, AppTools: opts.Tools, AppToolsKnown: opts.ToolsKnown}
+	for _, t := range opts.Tools {
+		if t.Route != "" && tree.Route(t.Route) == nil {
+			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, abs))
+		}
+	}
+	for _, r := range tree.Routes {
+		if r.Agent.Model != "" {
+			if _, err := models.ParseSpec(r.Agent.Model); err != nil {
+				errs = append(errs, fmt.Errorf("%s: model: %v", r.Agent.File, err))
+				continue
+			}
+		}
+		p, err := capabilities.Prepare(ctx, r, in)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		a.Routes[r.ID] = p
+		a.Warnings = append(a.Warnings, p.Warnings...)
+	}
+	if a.Config.Model != "" {
+		if _, err := models.ParseSpec(a.Config.Model); err != nil {
+			errs = append(errs, fmt.Errorf("%s: model: %v", filepath.Join(abs, ConfigFile), err))
+		}
+	}
+	return a, errors.Join(errs...)
+}
+
+// Resolve finds the prepared route for a request path or route id.
+func (a *App) Resolve(path string) (*capabilities.Prepared, map[string]string, error) {
+	r, params, err := a.Tree.Match(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, ok := a.Routes[r.ID]
+	if !ok {
+		return nil, nil, fmt.Errorf("route %s is broken and cannot run; run `dawn check` to see why", r.ID)
+	}
+	return p, params, nil
+}
+
+// ModelFor names the model a route runs on: its agent.md model, else
+// dawn.yaml's, else env DAWN_MODEL, else "offline".
+func (a *App) ModelFor(r *router.Route, env func(string) string) string {
+	switch {
+	case r.Agent.Model != "":
+		return r.Agent.Model
+	case a.Config.Model != "":
+		return a.Config.Model
+	case env("DAWN_MODEL") != "":
+		return env("DAWN_MODEL")
+	}
+	return models.Offline
+}
+
+// StorePath is the SQLite file for the app: dawn.yaml's store, resolved
+// against the app folder, or .dawn/dawn.db.
+func (a *App) StorePath() string {
+	switch s := a.Config.Store; {
+	case s == ":memory:":
+		return s
+	case s == "":
+		return filepath.Join(a.Dir, ".dawn", "dawn.db")
+	case filepath.IsAbs(s):
+		return s
+	default:
+		return filepath.Join(a.Dir, s)
+	}
+}

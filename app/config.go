@@ -1,0 +1,86 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ConfigFile is the optional app settings file in the app folder.
+const ConfigFile = "dawn.yaml"
+
+// Config is dawn.yaml. Every key is optional; the zero value is a working
+// app that uses the offline model and stores threads in .dawn/dawn.db.
+type Config struct {
+	// Model is the default model for routes whose agent.md names none.
+	Model string `yaml:"model"`
+	// Store is the SQLite file, relative to the app folder, or ":memory:".
+	Store  string `yaml:"store"`
+	Limits Limits `yaml:"limits"`
+}
+
+// Limits bound what a client or a model can make the server do. Zero means
+// the default.
+type Limits struct {
+	// BodyBytes caps an HTTP request body (default 1 MiB).
+	BodyBytes int64 `yaml:"body_bytes"`
+	// MaxTurns caps model turns per run when agent.md sets none (default 25).
+	MaxTurns int `yaml:"max_turns"`
+	// SubagentDepth caps subagent nesting (default 3).
+	SubagentDepth int `yaml:"subagent_depth"`
+	// ToolOutputBytes caps the tool output shown to the model (default 64 KiB).
+	ToolOutputBytes int `yaml:"tool_output_bytes"`
+	// MessageBytes caps one input message's content (default 256 KiB).
+	MessageBytes int `yaml:"message_bytes"`
+}
+
+// Defaults for Limits.
+const (
+	DefaultBodyBytes    = 1 << 20
+	DefaultMessageBytes = 256 << 10
+)
+
+// WithDefaults returns l with every zero limit set to its default.
+func (l Limits) WithDefaults() Limits {
+	if l.BodyBytes <= 0 {
+		l.BodyBytes = DefaultBodyBytes
+	}
+	if l.MaxTurns <= 0 {
+		l.MaxTurns = 25
+	}
+	if l.SubagentDepth <= 0 {
+		l.SubagentDepth = 3
+	}
+	if l.ToolOutputBytes <= 0 {
+		l.ToolOutputBytes = 64 << 10
+	}
+	if l.MessageBytes <= 0 {
+		l.MessageBytes = DefaultMessageBytes
+	}
+	return l
+}
+
+// LoadConfig reads dir/dawn.yaml; a missing file gives the zero Config.
+// Unknown keys are errors naming the key and the file.
+func LoadConfig(dir string) (Config, error) {
+	var c Config
+	path := filepath.Join(dir, ConfigFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	defer f.Close()
+	dec := yaml.NewDecoder(f)
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("%s: %v (allowed keys: model, store, limits)", path, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,6 @@
+// Package app loads a Dawn app folder: its dawn.yaml settings, its route tree
+// and every route prepared with its capabilities, as one immutable snapshot
+// that the server swaps atomically on reload.
+//
+// It must not import server or store code.
+package app

@@ -1,0 +1,143 @@
+package dawntest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/runner"
+	"github.com/dawn-go/dawn/server"
+	"github.com/dawn-go/dawn/store"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Harness runs an app's routes in-process on a store of its own, with every
+// route using one model (usually a ScriptedModel).
+type Harness struct {
+	App   *app.App
+	Store *store.Store
+	Runs  *runner.Manager
+	// API is the HTTP API for the same runs, for Serve.
+	API *server.Server
+}
+
+// Options configure New.
+type Options struct {
+	// Tools are the app's Go tools.
+	Tools []capabilities.AppTool
+	// StorePath is a SQLite file; empty uses an in-memory store.
+	StorePath string
+	// Models picks a model per spec; nil gives every route Model.
+	Models runner.ModelFactory
+}
+
+// New loads the app in dir and returns a harness whose routes all run on
+// model. Problems loading the app fail the test.
+func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
+	t.Helper()
+	a, err := app.Load(context.Background(), dir, app.Options{Tools: opts.Tools, ToolsKnown: true})
+	if err != nil {
+		t.Fatalf("dawntest: loading app %s: %v", dir, err)
+	}
+	path := opts.StorePath
+	if path == "" {
+		path = ":memory:"
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatalf("dawntest: opening store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	factory := opts.Models
+	if factory == nil {
+		factory = func(string) (llms.Model, error) { return model, nil }
+	}
+	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }})
+	return &Harness{App: a, Store: st, Runs: runs, API: server.New(runs, server.Options{})}
+}
+
+// Result is a finished run as tests look at it.
+type Result struct {
+	Run    *runner.Run
+	Events []stream.Event
+	// Values are the final state values ("messages", "todos", ...).
+	Values map[string]json.RawMessage
+	Err    error
+}
+
+// Run runs route on threadID with one user message and waits (up to a
+// minute) for it to finish.
+func (h *Harness) Run(t testing.TB, threadID, route, message string) *Result {
+	t.Helper()
+	run, err := h.Runs.Start(context.Background(), runner.Request{
+		ThreadID: threadID, Route: route,
+		Messages: []thread.Message{{Role: thread.RoleUser, Content: message}},
+	})
+	if err != nil {
+		t.Fatalf("dawntest: starting %s: %v", route, err)
+	}
+	select {
+	case <-run.Done():
+	case <-time.After(time.Minute):
+		t.Fatalf("dawntest: run on %s did not finish within a minute", route)
+	}
+	res := &Result{Run: run, Events: run.Log.Since(0), Err: run.Err()}
+	if res.Err == nil {
+		_ = json.Unmarshal(run.Output(), &res.Values)
+	}
+	return res
+}
+
+// Serve starts the HTTP API on a loopback port for the test and returns its
+// base URL.
+func (h *Harness) Serve(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(h.API)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// Types returns the event types of events, in order.
+func Types(events []stream.Event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.Type
+	}
+	return out
+}
+
+// Todo is one plan item as events and state carry it.
+type Todo struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// PlanUpdates decodes the todos of every event of type typ ("plan_update"
+// or "subagent.plan_update").
+func PlanUpdates(events []stream.Event, typ string) [][]Todo {
+	var out [][]Todo
+	for _, e := range events {
+		if e.Type != typ {
+			continue
+		}
+		var d struct {
+			Todos []Todo `json:"todos"`
+		}
+		_ = json.Unmarshal(e.Data, &d)
+		out = append(out, d.Todos)
+	}
+	return out
+}
+
+// Todos decodes the "todos" state value.
+func (r *Result) Todos() []Todo {
+	var todos []Todo
+	_ = json.Unmarshal(r.Values["todos"], &todos)
+	return todos
+}

@@ -1,0 +1,48 @@
+// Command app is the example app's own dawn binary: the stock CLI plus the
+// Go tools this app registers. `dawn dev --app examples/app` builds and runs
+// it for you; `go run ./examples/app dev --app examples/app` does the same by
+// hand.
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dawn-go/dawn"
+)
+
+// accountQuery is the input of lookupAccount.
+type accountQuery struct {
+	Email string `json:"email" jsonschema:"the customer's email address"`
+}
+
+// account is what lookupAccount returns.
+type account struct {
+	Tenant string `json:"tenant"`
+	Email  string `json:"email"`
+	Plan   string `json:"plan"`
+	Seats  int    `json:"seats"`
+	Status string `json:"status"`
+}
+
+// lookupAccount reads an account from a small built-in table, so the example
+// needs no database.
+func lookupAccount(ctx context.Context, q accountQuery) (account, error) {
+	tenant := dawn.Param(ctx, "tenant")
+	email := strings.ToLower(strings.TrimSpace(q.Email))
+	if email == "" {
+		return account{}, fmt.Errorf("email is empty; ask the customer for the address on the account")
+	}
+	plan, seats := "starter", 3
+	if strings.HasSuffix(email, "@"+tenant+".com") {
+		plan, seats = "business", 25
+	}
+	return account{Tenant: tenant, Email: email, Plan: plan, Seats: seats, Status: "active"}, nil
+}
+
+func main() {
+	dawn.Main(
+		dawn.RouteTool("/support/[tenant]", "lookupAccount", "Look up a customer's account (plan, seats, status) by email.", lookupAccount),
+	)
+}

@@ -1,0 +1,16 @@
+// Package markers is the registry of capability markers: the one list, in
+// run order, that route preparation uses. Adding a capability means writing
+// its package and adding one line here; the runtime does not change.
+package markers
+
+import (
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/planning"
+)
+
+// All returns every capability marker in the fixed order markers run.
+func All() []capabilities.Marker {
+	return []capabilities.Marker{
+		planning.Marker(),
+	}
+}

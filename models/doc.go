@@ -1,0 +1,40 @@
+// Package models turns a model name such as "openai:gpt-4o-mini" into a
+// langchaingo llms.Model, and holds the built-in "offline" model that needs no
+// network. It must not import the agent, server, store or router packages.
+//
+// # Names
+//
+// A model is named provider:model. The provider is one of:
+//
+//   - openai:<model> uses OPENAI_API_KEY (required) and OPENAI_BASE_URL
+//     (optional, for any OpenAI-compatible server; default
+//     https://api.openai.com/v1).
+//   - anthropic:<model> uses ANTHROPIC_API_KEY (required) and
+//     ANTHROPIC_BASE_URL (optional; "/v1" is added when it is missing).
+//   - ollama:<model> needs no key and talks to OLLAMA_HOST (default
+//     http://127.0.0.1:11434) through Ollama's OpenAI-compatible API, which
+//     supports tool calls.
+//   - offline (or offline:anything) is the built-in deterministic model.
+//
+// The model part may itself hold colons: "ollama:llama3.2:1b" is model
+// "llama3.2:1b" of provider ollama.
+//
+// # Choosing a model
+//
+// New builds one model from one name. Which name a route uses is decided by
+// the caller, in this order: the route's front matter, then dawn.yaml, then the
+// DAWN_MODEL environment variable, and finally Offline, so a fresh checkout
+// runs with no key at all.
+//
+// # Errors
+//
+// Every error a model from New returns from GenerateContent is a *ModelError.
+// It names the model and, when the server cannot be reached or refuses the
+// key, the address and the environment variable to change.
+//
+// # Offline
+//
+// The offline model works through the route's plan one writeTodos call at a
+// time and then answers briefly. It calls a "task" subagent once first when
+// one is offered, and never calls any other tool.
+package models

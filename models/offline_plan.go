@@ -1,0 +1,216 @@
+package models
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Todo statuses, as writeTodos takes them.
+const (
+	statusPending    = "pending"
+	statusInProgress = "in_progress"
+	statusCompleted  = "completed"
+)
+
+type todo struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+type todoList struct {
+	Todos []todo `json:"todos"`
+}
+
+// transcript is what the offline model reads from the messages of a call.
+type transcript struct {
+	system       []string
+	lastUser     string
+	toolCalls    int // assistant tool calls so far
+	calls        []llms.ToolCall
+	results      map[string]string // tool output by call id
+	taskCalled   bool
+	taskSubagent string
+	taskAnswer   string
+}
+
+func readTranscript(messages []llms.MessageContent) transcript {
+	var t transcript
+	var taskID string
+	for _, mc := range messages {
+		for _, part := range mc.Parts {
+			switch p := part.(type) {
+			case llms.TextContent:
+				switch mc.Role {
+				case llms.ChatMessageTypeSystem:
+					t.system = append(t.system, p.Text)
+				case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
+					t.lastUser = p.Text
+				}
+			case llms.ToolCall:
+				if mc.Role != llms.ChatMessageTypeAI || p.FunctionCall == nil {
+					continue
+				}
+				t.toolCalls++
+				t.calls = append(t.calls, p)
+				if p.FunctionCall.Name == offlineTaskTool {
+					t.taskCalled, taskID = true, p.ID
+					var args struct {
+						Subagent string `json:"subagent"`
+					}
+					_ = json.Unmarshal([]byte(p.FunctionCall.Arguments), &args)
+					t.taskSubagent = args.Subagent
+				}
+			case llms.ToolCallResponse:
+				if t.results == nil {
+					t.results = make(map[string]string)
+				}
+				t.results[p.ToolCallID] = p.Content
+			}
+		}
+	}
+	if taskID != "" {
+		t.taskAnswer = t.results[taskID]
+	}
+	return t
+}
+
+// currentPlan returns the arguments of the latest writeTodos call that
+// succeeded, or else the plan rendered in the system prompt, and how many
+// writeTodos calls failed in all.
+func (t transcript) currentPlan() (plan []todo, failures int) {
+	found := false
+	for i := len(t.calls) - 1; i >= 0; i-- {
+		call := t.calls[i]
+		if call.FunctionCall.Name != offlineTodosTool {
+			continue
+		}
+		result, answered := t.results[call.ID]
+		if !answered || isErrorResult(result) {
+			failures++
+			continue
+		}
+		if found {
+			continue
+		}
+		var list todoList
+		if json.Unmarshal([]byte(call.FunctionCall.Arguments), &list) != nil {
+			failures++
+			continue
+		}
+		plan, found = list.Todos, true
+	}
+	if found {
+		return plan, failures
+	}
+	for _, text := range t.system {
+		plan = append(plan, parsePromptPlan(text)...)
+	}
+	return plan, failures
+}
+
+func isErrorResult(result string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(result)), "error")
+}
+
+// parsePromptPlan reads the plan as the planning prompt renders it: lines of
+// the form "- [pending] text", "- [in_progress] text" or "- [completed] text".
+func parsePromptPlan(text string) []todo {
+	var plan []todo
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, "- [")
+		if !ok {
+			continue
+		}
+		status, content, ok := strings.Cut(rest, "] ")
+		if !ok {
+			continue
+		}
+		content = strings.TrimSpace(content)
+		switch status {
+		case statusPending, statusInProgress, statusCompleted:
+			if content != "" {
+				plan = append(plan, todo{Content: content, Status: status})
+			}
+		}
+	}
+	return plan
+}
+
+// advancePlan moves the plan one step: the item in progress is completed and
+// the next pending one started, or else the first pending one is started. It
+// reports false when nothing is left to do.
+func advancePlan(plan []todo) ([]todo, bool) {
+	next := make([]todo, len(plan))
+	copy(next, plan)
+	firstPending := func(from int) int {
+		for i := from; i < len(next); i++ {
+			if next[i].Status == statusPending {
+				return i
+			}
+		}
+		return -1
+	}
+	for i, item := range next {
+		if item.Status != statusInProgress {
+			continue
+		}
+		next[i].Status = statusCompleted
+		j := firstPending(i + 1)
+		if j < 0 {
+			j = firstPending(0)
+		}
+		if j >= 0 {
+			next[j].Status = statusInProgress
+		}
+		return next, true
+	}
+	if j := firstPending(0); j >= 0 {
+		next[j].Status = statusInProgress
+		return next, true
+	}
+	return nil, false
+}
+
+// firstEnum returns the first enum value of property prop in a JSON schema
+// given as a map, raw JSON or any value that marshals to one.
+func firstEnum(schema any, prop string) (string, bool) {
+	var raw []byte
+	switch s := schema.(type) {
+	case json.RawMessage:
+		raw = s
+	case []byte:
+		raw = s
+	case string:
+		raw = []byte(s)
+	default:
+		var err error
+		if raw, err = json.Marshal(schema); err != nil {
+			return "", false
+		}
+	}
+	var parsed struct {
+		Properties map[string]struct {
+			Enum []any `json:"enum"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(raw, &parsed) != nil {
+		return "", false
+	}
+	enum := parsed.Properties[prop].Enum
+	if len(enum) == 0 {
+		return "", false
+	}
+	value, ok := enum[0].(string)
+	return value, ok
+}
+
+func marshalArgs(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "{}"
+	}
+	return string(data)
+}

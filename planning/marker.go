@@ -1,0 +1,58 @@
+package planning
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/router"
+)
+
+// Name is the capability's name.
+const Name = "planning"
+
+// Marker returns the planning capability marker. It applies to a route
+// folder holding a plan.md (a regular file, even an empty one) and
+// contributes the writeTodos tool, the todos state field (replace reducer,
+// default the seed), the planning prompt fragment and the plan_update
+// transformer. Its Details are {"seed":[...]}.
+func Marker() capabilities.Marker { return marker{} }
+
+type marker struct{}
+
+func (marker) Name() string { return Name }
+
+func (marker) Detect(dir string) (string, bool) {
+	info, err := os.Stat(filepath.Join(dir, MarkerFile))
+	if err != nil || !info.Mode().IsRegular() {
+		return "", false
+	}
+	return MarkerFile, true
+}
+
+func (marker) Load(_ context.Context, _ *router.Route, file string) (*capabilities.Contribution, error) {
+	seed, warning, err := LoadSeed(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the plan seed: %w; make %s readable or remove it", err, file)
+	}
+	c := &capabilities.Contribution{
+		Tools: []capabilities.Tool{Tool()},
+		Fields: []capabilities.Field{{
+			Name:    StateField,
+			Type:    "array",
+			Schema:  mustJSON(listSchema()),
+			Default: mustJSON(seed),
+			Reducer: capabilities.Replace,
+			Source:  file,
+		}},
+		Prompts:      []capabilities.Prompt{prompt(seed)},
+		Transformers: []capabilities.Transformer{Transform},
+		Details:      map[string]any{"seed": seed},
+	}
+	if warning != "" {
+		c.Warnings = []string{warning}
+	}
+	return c, nil
+}

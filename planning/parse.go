@@ -1,0 +1,131 @@
+package planning
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+)
+
+// markdown parses plan.md with GitHub's task-list extension. Its parser keeps
+// no state between calls, so one instance serves every goroutine.
+var markdown = goldmark.New(goldmark.WithExtensions(extension.TaskList))
+
+var bom = []byte("\xef\xbb\xbf")
+
+// Parse returns the task-list items of a Markdown document in document order.
+// Nested items are flattened, a parent before its children. "[ ]" is Pending;
+// "[x]" and "[X]" are Completed. An item's content is the raw source text of
+// its own first block (the line with the checkbox plus any lazy continuation
+// lines, joined by single spaces), without the checkbox and trimmed; inline
+// markup is kept as written, so "- [ ] Check **account** context" gives
+// "Check **account** context". Nested items' text is not part of their
+// parent's content. Items with no text, list items without a checkbox, and
+// everything else in the document (including code blocks) are ignored.
+//
+// Parse never returns nil: a document without task items gives an empty list.
+func Parse(src []byte) []Todo {
+	todos := []Todo{}
+	src = normalize(src)
+	if len(src) == 0 {
+		return todos
+	}
+	doc := markdown.Parser().Parse(text.NewReader(src))
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		box, ok := n.(*extast.TaskCheckBox)
+		if !ok {
+			return ast.WalkContinue, nil
+		}
+		content := itemText(box.Parent(), src)
+		if content == "" {
+			return ast.WalkContinue, nil
+		}
+		status := Pending
+		if box.IsChecked {
+			status = Completed
+		}
+		todos = append(todos, Todo{Content: content, Status: status})
+		return ast.WalkContinue, nil
+	})
+	return todos
+}
+
+// normalize drops a UTF-8 byte order mark and turns CRLF and lone CR line
+// endings into LF. It copies src only when it has a CR.
+func normalize(src []byte) []byte {
+	src = bytes.TrimPrefix(src, bom)
+	if bytes.IndexByte(src, '\r') < 0 {
+		return src
+	}
+	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	return bytes.ReplaceAll(src, []byte("\r"), []byte("\n"))
+}
+
+// itemText is the source text of block, the first block of a task-list item,
+// without its leading checkbox. The task-list parser only makes a checkbox
+// when the block's first line starts with "[ ]", "[x]" or "[X]", so the first
+// three bytes after any indentation are the checkbox.
+func itemText(block ast.Node, src []byte) string {
+	if block == nil {
+		return ""
+	}
+	lines := block.Lines()
+	var b strings.Builder
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		line := bytes.TrimSpace(seg.Value(src))
+		if i == 0 && len(line) >= 3 && line[0] == '[' && line[2] == ']' {
+			line = bytes.TrimSpace(line[3:])
+		}
+		if len(line) == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.Write(line)
+	}
+	return b.String()
+}
+
+// LoadSeed reads the plan.md at path and parses its task-list items. A file
+// larger than MaxSeedBytes is not parsed: the seed is empty and warning says
+// why, naming the file, its size and the limit; planning stays on. The file is
+// only read, never written.
+func LoadSeed(path string) (todos []Todo, warning string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return []Todo{}, "", err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return []Todo{}, "", err
+	}
+	if info.Size() > MaxSeedBytes {
+		return []Todo{}, tooBig(path, info.Size()), nil
+	}
+	// The file may grow between Stat and reading: read one byte past the limit.
+	data, err := io.ReadAll(io.LimitReader(f, MaxSeedBytes+1))
+	if err != nil {
+		return []Todo{}, "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > MaxSeedBytes {
+		return []Todo{}, tooBig(path, int64(len(data))), nil
+	}
+	return Parse(data), "", nil
+}
+
+func tooBig(path string, size int64) string {
+	return fmt.Sprintf("%s is %d bytes, over the %d byte (64 KiB) limit for a plan seed, so it was not parsed and the plan starts empty; shorten the file to seed the plan", path, size, MaxSeedBytes)
+}

@@ -1,0 +1,77 @@
+package planning
+
+import (
+	"strings"
+
+	"github.com/dawn-go/dawn/thread"
+)
+
+const promptIntro = `## Planning
+
+You keep a plan for this task: a todo list the user can watch. Keep it current with the writeTodos tool.
+- Each writeTodos call replaces the whole list, so always pass every item, not only the ones that changed.
+- Keep exactly one item in_progress: the one you are working on now.
+- Mark each item completed as soon as it is done, then move the next one to in_progress.
+- Add, split or drop items when you learn something that changes the work.
+
+`
+
+const emptyPlan = "(The plan is empty. If the task has several steps, write a plan with writeTodos before you start.)\n"
+
+// RenderPrompt renders the planning section of the system prompt for todos.
+// After "Current plan:" each todo is one line of the form
+// "- [pending] Understand the customer request" (the status in brackets, then
+// the content, with any line breaks in it turned into spaces). The built-in
+// offline model reads that line format. An empty list renders a line saying
+// the plan is empty instead.
+func RenderPrompt(todos []Todo) string {
+	size := len(promptIntro) + len("Current plan:\n") + len(emptyPlan)
+	for _, t := range todos {
+		size += len(t.Content) + len(t.Status) + 6
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(promptIntro)
+	b.WriteString("Current plan:\n")
+	if len(todos) == 0 {
+		b.WriteString(emptyPlan)
+		return b.String()
+	}
+	for _, t := range todos {
+		b.WriteString("- [")
+		b.WriteString(string(t.Status))
+		b.WriteString("] ")
+		writeOneLine(&b, t.Content)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// writeOneLine writes s with every CR and LF replaced by a space, so one todo
+// stays on one line of the prompt.
+func writeOneLine(b *strings.Builder, s string) {
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			b.WriteString(s)
+			return
+		}
+		b.WriteString(s[:i])
+		b.WriteByte(' ')
+		s = s[i+1:]
+	}
+}
+
+// prompt returns the planning prompt fragment. It renders the todos in the
+// thread's state, or seed when the state has no todos field (a thread made
+// before plan.md existed).
+func prompt(seed []Todo) func(thread.State) string {
+	return func(s thread.State) string {
+		var todos []Todo
+		ok, err := s.Decode(StateField, &todos)
+		if !ok || err != nil {
+			todos = seed
+		}
+		return RenderPrompt(todos)
+	}
+}

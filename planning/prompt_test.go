@@ -1,0 +1,114 @@
+package planning
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/thread"
+)
+
+func TestRenderPrompt(t *testing.T) {
+	tests := []struct {
+		name      string
+		todos     []Todo
+		wantLines []string
+		absent    []string
+	}{
+		{
+			name: "list",
+			todos: []Todo{
+				{"Understand the customer request", Completed},
+				{"Check account context", InProgress},
+				{"Write the final response", Pending},
+			},
+			wantLines: []string{
+				"## Planning",
+				"Current plan:",
+				"- [completed] Understand the customer request",
+				"- [in_progress] Check account context",
+				"- [pending] Write the final response",
+			},
+			absent: []string{"plan is empty"},
+		},
+		{
+			name:      "empty",
+			todos:     []Todo{},
+			wantLines: []string{"## Planning", "Current plan:", "(The plan is empty. If the task has several steps, write a plan with writeTodos before you start.)"},
+		},
+		{name: "nil", todos: nil, wantLines: []string{"Current plan:", "(The plan is empty. If the task has several steps, write a plan with writeTodos before you start.)"}},
+		{
+			name:      "line breaks in content stay on one line",
+			todos:     []Todo{{"first\nsecond\r\nthird", Pending}},
+			wantLines: []string{"- [pending] first second  third"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := RenderPrompt(tt.todos)
+			lines := strings.Split(got, "\n")
+			for _, want := range tt.wantLines {
+				if !contains(lines, want) {
+					t.Errorf("prompt has no line %q:\n%s", want, got)
+				}
+			}
+			for _, s := range tt.absent {
+				if strings.Contains(got, s) {
+					t.Errorf("prompt contains %q:\n%s", s, got)
+				}
+			}
+			for _, word := range []string{"writeTodos", "whole list", "in_progress", "completed"} {
+				if !strings.Contains(got, word) {
+					t.Errorf("instructions do not mention %q", word)
+				}
+			}
+			// Only todo lines start with "- [": the offline model reads them.
+			var todoLines int
+			for _, l := range lines {
+				if strings.HasPrefix(l, "- [") {
+					todoLines++
+				}
+			}
+			if todoLines != len(tt.todos) {
+				t.Errorf("%d lines start with %q, want %d", todoLines, "- [", len(tt.todos))
+			}
+		})
+	}
+}
+
+func contains(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPromptReadsState(t *testing.T) {
+	seed := []Todo{{"seed item", Pending}}
+	render := prompt(seed)
+	tests := []struct {
+		name  string
+		state thread.State
+		want  string
+		not   string
+	}{
+		{"state list", thread.State{StateField: json.RawMessage(`[{"content":"from state","status":"in_progress"}]`)}, "- [in_progress] from state", "seed item"},
+		{"state empty", thread.State{StateField: json.RawMessage(`[]`)}, "plan is empty", "seed item"},
+		{"no field falls back to seed", thread.State{}, "- [pending] seed item", ""},
+		{"nil state", nil, "- [pending] seed item", ""},
+		{"unreadable field falls back to seed", thread.State{StateField: json.RawMessage(`"oops"`)}, "- [pending] seed item", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := render(tt.state)
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("prompt does not contain %q:\n%s", tt.want, got)
+			}
+			if tt.not != "" && strings.Contains(got, tt.not) {
+				t.Errorf("prompt contains %q:\n%s", tt.not, got)
+			}
+		})
+	}
+}

@@ -1,0 +1,99 @@
+package planning
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/thread"
+)
+
+const toolDescription = `Replace the plan (the todo list for this task) with the list you pass.
+
+The list is replaced as a whole: pass every item each time, including the ones that did not change. An item left out is dropped.
+
+Each item has a content (a short line saying what to do) and a status: "pending" (not started), "in_progress" (being worked on now) or "completed" (done). Keep one item in_progress at a time, and mark an item completed as soon as it is done.
+
+Example: {"todos":[{"content":"Understand the customer request","status":"completed"},{"content":"Check account context","status":"in_progress"},{"content":"Write the final response","status":"pending"}]}`
+
+// Tool returns the writeTodos tool. Each call replaces the whole todo list:
+// on valid input its output is {"todos":[...]} and it updates the todos state
+// field; on invalid input it returns a *capabilities.InputError whose Msg is
+// Validate's message and changes nothing.
+// The input schema's maxItems is MaxTodos at the time Tool is called.
+func Tool() capabilities.Tool {
+	return writeTodos{spec: capabilities.ToolSpec{
+		Name:        ToolName,
+		Description: toolDescription,
+		Schema:      mustJSON(inputSchema()),
+	}}
+}
+
+type writeTodos struct {
+	spec capabilities.ToolSpec
+}
+
+func (t writeTodos) Spec() capabilities.ToolSpec { return t.spec }
+
+func (writeTodos) Call(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+	todos, err := Validate(inv.Input)
+	if err != nil {
+		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
+	}
+	list := mustJSON(todos)
+	return capabilities.Result{
+		Output: append(append([]byte(`{"`+StateField+`":`), list...), '}'),
+		Update: thread.State{StateField: list},
+	}, nil
+}
+
+// todoSchema is the JSON Schema of one todo.
+func todoSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"content": map[string]any{
+				"type":        "string",
+				"minLength":   1,
+				"description": "What to do, as one short line.",
+			},
+			"status": map[string]any{
+				"type":        "string",
+				"enum":        []string{string(Pending), string(InProgress), string(Completed)},
+				"description": "pending: not started; in_progress: being worked on now; completed: done.",
+			},
+		},
+		"required":             []string{"content", "status"},
+		"additionalProperties": false,
+	}
+}
+
+// listSchema is the JSON Schema of the todos state field.
+func listSchema() map[string]any {
+	return map[string]any{
+		"type":  "array",
+		"items": todoSchema(),
+	}
+}
+
+// inputSchema is the JSON Schema of writeTodos's input.
+func inputSchema() map[string]any {
+	list := listSchema()
+	list["maxItems"] = MaxTodos
+	list["description"] = "The whole plan, in order. It replaces the current list."
+	return map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{StateField: list},
+		"required":             []string{StateField},
+		"additionalProperties": false,
+	}
+}
+
+// mustJSON encodes v, which is always encodable here.
+func mustJSON(v any) json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic("planning: " + err.Error())
+	}
+	return raw
+}

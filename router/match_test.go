@@ -1,0 +1,199 @@
+package router
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestMatch(t *testing.T) {
+	tree := treeOf(t,
+		"/",
+		"/support",
+		"/support/[tenant]",
+		"/support/help",
+		"/support/[tenant]/tickets/[ticket]",
+		"/support/[tenant]/subagents/helper",
+		"/docs/[...slug]",
+		"/docs/intro",
+		"/files/[[...path]]",
+		"/a/[x]/c",
+		"/a/b/[y]",
+		"/a/[...rest]",
+		"/research",
+		"/research/subagents/researcher",
+	)
+	none := map[string]string{}
+	tests := []struct {
+		path   string
+		want   string // route id; "" means not found
+		params map[string]string
+	}{
+		{"/support/acme", "/support/[tenant]", map[string]string{"tenant": "acme"}},
+		{"/support/help", "/support/help", none},
+		{"/support/help/", "/support/help", none},
+		{"/support", "/support", none},
+		{"support/acme", "/support/[tenant]", map[string]string{"tenant": "acme"}},
+		{"/support/acme#agent", "/support/[tenant]", map[string]string{"tenant": "acme"}},
+		{"/support/acme/#agent", "/support/[tenant]", map[string]string{"tenant": "acme"}},
+		{"/support/[tenant]", "/support/[tenant]", none},
+		{"/support/[tenant]#agent", "/support/[tenant]", none},
+		{"/support/[tenant]/", "/support/[tenant]", none},
+		{"/support/[other]", "", nil},
+		{"/support/acme/tickets/42", "/support/[tenant]/tickets/[ticket]", map[string]string{"tenant": "acme", "ticket": "42"}},
+		{"/docs/a/b/c", "/docs/[...slug]", map[string]string{"slug": "a/b/c"}},
+		{"/docs/a", "/docs/[...slug]", map[string]string{"slug": "a"}},
+		{"/docs/intro", "/docs/intro", none},
+		{"/docs/intro/more", "/docs/[...slug]", map[string]string{"slug": "intro/more"}},
+		{"/docs", "", nil},
+		{"/files", "/files/[[...path]]", map[string]string{"path": ""}},
+		{"/files/", "/files/[[...path]]", map[string]string{"path": ""}},
+		{"/files/x/y", "/files/[[...path]]", map[string]string{"path": "x/y"}},
+		{"/a/b/c", "/a/b/[y]", map[string]string{"y": "c"}},
+		{"/a/z/c", "/a/[x]/c", map[string]string{"x": "z"}},
+		{"/a/z/d", "/a/[...rest]", map[string]string{"rest": "z/d"}},
+		{"/a/b/c/d", "/a/[...rest]", map[string]string{"rest": "b/c/d"}},
+		{"/a/b", "/a/[...rest]", map[string]string{"rest": "b"}},
+		{"/a", "", nil},
+		{"/research/subagents/researcher", "/research/subagents/researcher", none},
+		{"/support/[tenant]/subagents/helper", "/support/[tenant]/subagents/helper", none},
+		{"/support/acme/subagents/helper", "", nil},
+		{"/", "/", none},
+		{"", "/", none},
+		{"#agent", "/", none},
+		{"/nope", "", nil},
+		{"/SUPPORT", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			r, params, err := tree.Match(tt.path)
+			if tt.want == "" {
+				var nf *NotFoundError
+				if !errors.As(err, &nf) || !errors.Is(err, ErrNotFound) || nf.Path != tt.path {
+					t.Fatalf("Match(%q) = %v, %v, %v; want a *NotFoundError", tt.path, r, params, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Match(%q) error = %v", tt.path, err)
+			}
+			if r.ID != tt.want || !reflect.DeepEqual(params, tt.params) {
+				t.Errorf("Match(%q) = %s %v, want %s %v", tt.path, r.ID, params, tt.want, tt.params)
+			}
+		})
+	}
+}
+
+func TestMatchSpecificity(t *testing.T) {
+	tree := treeOf(t, "/x/y", "/x/[a]", "/x/[...b]", "/x/[[...c]]", "/[p]/y/z", "/[[...all]]")
+	tests := []struct {
+		path, want string
+		params     map[string]string
+	}{
+		{"/x/y", "/x/y", map[string]string{}},
+		{"/x/z", "/x/[a]", map[string]string{"a": "z"}},
+		{"/x/z/w", "/x/[...b]", map[string]string{"b": "z/w"}},
+		{"/x", "/x/[[...c]]", map[string]string{"c": ""}},
+		{"/x/y/z", "/x/[...b]", map[string]string{"b": "y/z"}},
+		{"/q/y/z", "/[p]/y/z", map[string]string{"p": "q"}},
+		{"/q", "/[[...all]]", map[string]string{"all": "q"}},
+		{"/", "/[[...all]]", map[string]string{"all": ""}},
+	}
+	for _, tt := range tests {
+		r, params, err := tree.Match(tt.path)
+		if err != nil || r.ID != tt.want || !reflect.DeepEqual(params, tt.params) {
+			t.Errorf("Match(%q) = %v %v %v, want %s %v", tt.path, r, params, err, tt.want, tt.params)
+		}
+	}
+}
+
+func TestMatchInvalidPath(t *testing.T) {
+	tree := treeOf(t, "/", "/[[...all]]", "/a/[...rest]")
+	tests := []struct{ path, want string }{
+		{"/a/../b", `".." parts`},
+		{"/a/./b", `"." parts`},
+		{"..", `".." parts`},
+		{"//a", "empty part"},
+		{"/a//b", "empty part"},
+		{"/a//", "empty part"},
+		{`/a\b`, "backslash"},
+		{"/a\x00b", "NUL"},
+	}
+	for _, tt := range tests {
+		r, _, err := tree.Match(tt.path)
+		if !errors.Is(err, ErrInvalidPath) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Match(%q) = %v, %v; want ErrInvalidPath saying %q", tt.path, r, err, tt.want)
+		}
+		if errors.Is(err, ErrNotFound) {
+			t.Errorf("Match(%q) error %v is also ErrNotFound", tt.path, err)
+		}
+	}
+}
+
+func TestMatchManyParams(t *testing.T) {
+	id := ""
+	path := ""
+	want := map[string]string{}
+	for i := range 12 {
+		name := string(rune('a' + i))
+		id += "/[" + name + "]"
+		path += "/v" + name
+		want[name] = "v" + name
+	}
+	r, params, err := treeOf(t, id).Match(path)
+	if err != nil || r.ID != id || !reflect.DeepEqual(params, want) {
+		t.Errorf("Match(%q) = %v, %v, %v; want %s %v", path, r, params, err, id, want)
+	}
+}
+
+func TestMatchNilTree(t *testing.T) {
+	var tree *Tree
+	if _, _, err := tree.Match("/x"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Match() error = %v, want ErrNotFound", err)
+	}
+	if tree.Route("/x") != nil {
+		t.Error("Route() is not nil")
+	}
+}
+
+func TestRoutePath(t *testing.T) {
+	tests := []struct {
+		id      string
+		params  map[string]string
+		want    string
+		wantErr string
+	}{
+		{"/", nil, "/", ""},
+		{"/support", nil, "/support", ""},
+		{"/support/[tenant]", map[string]string{"tenant": "acme", "extra": "x"}, "/support/acme", ""},
+		{"/support/[tenant]/tickets/[id]", map[string]string{"tenant": "acme", "id": "7"}, "/support/acme/tickets/7", ""},
+		{"/docs/[...slug]", map[string]string{"slug": "a/b"}, "/docs/a/b", ""},
+		{"/docs/[[...slug]]", nil, "/docs", ""},
+		{"/docs/[[...slug]]", map[string]string{"slug": ""}, "/docs", ""},
+		{"/docs/[[...slug]]", map[string]string{"slug": "a/b"}, "/docs/a/b", ""},
+		{"/support/[tenant]", nil, "", `missing param "tenant"`},
+		{"/support/[tenant]/tickets/[id]", map[string]string{"tenant": "acme"}, "", `missing param "id"`},
+		{"/docs/[...slug]", map[string]string{"slug": ""}, "", "empty"},
+		{"/support/[tenant]", map[string]string{"tenant": "a/b"}, "", `may not contain "/"`},
+		{"/support/[tenant]", map[string]string{"tenant": ".."}, "", `".."`},
+		{"/docs/[...slug]", map[string]string{"slug": "a//b"}, "", "empty"},
+		{"/support/[tenant]", map[string]string{"tenant": "a#b"}, "", "may not contain"},
+	}
+	for _, tt := range tests {
+		r, err := routeFromID(tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Path(tt.params)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), tt.id) {
+				t.Errorf("%s.Path(%v) = %q, %v; want an error naming the route and saying %q", tt.id, tt.params, got, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%s.Path(%v) = %q, %v; want %q", tt.id, tt.params, got, err, tt.want)
+		}
+	}
+}

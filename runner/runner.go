@@ -1,0 +1,370 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dawn-go/dawn/agent"
+	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/store"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/google/uuid"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// ErrBusy is returned by Start when the thread already has a run in flight.
+var ErrBusy = errors.New("thread already has a run in flight; wait for it to finish or cancel it")
+
+// ErrShuttingDown is returned by Start once Shutdown has begun.
+var ErrShuttingDown = errors.New("server is shutting down")
+
+// InputError is a run request that cannot start because of its input.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// ModelFactory builds the model named by a spec such as "openai:gpt-4o-mini".
+type ModelFactory func(spec string) (llms.Model, error)
+
+// Manager starts runs and keeps track of those in flight.
+type Manager struct {
+	store  *store.Store
+	app    atomic.Pointer[app.App]
+	env    func(string) string
+	logger *slog.Logger
+
+	newModel ModelFactory
+	modelsMu sync.Mutex
+	models   map[string]llms.Model
+
+	mu       sync.Mutex
+	active   map[string]*Run
+	closing  bool
+	inflight sync.WaitGroup
+}
+
+// Options configure a Manager.
+type Options struct {
+	// Env reads environment variables (default os.Getenv).
+	Env func(string) string
+	// Models builds models (default models.New with Env).
+	Models ModelFactory
+	Logger *slog.Logger
+}
+
+// New returns a Manager running routes of a on st.
+func New(st *store.Store, a *app.App, opts Options) *Manager {
+	m := &Manager{store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, models: map[string]llms.Model{}, active: map[string]*Run{}}
+	if m.env == nil {
+		m.env = osGetenv
+	}
+	if m.logger == nil {
+		m.logger = slog.Default()
+	}
+	if m.newModel == nil {
+		m.newModel = func(spec string) (llms.Model, error) { return models.New(spec, m.env) }
+	}
+	m.app.Store(a)
+	return m
+}
+
+// App returns the app snapshot new runs use.
+func (m *Manager) App() *app.App { return m.app.Load() }
+
+// SetApp swaps the app snapshot. Runs in flight finish on the snapshot they
+// started with; the next run uses a.
+func (m *Manager) SetApp(a *app.App) { m.app.Store(a) }
+
+// Store returns the thread store.
+func (m *Manager) Store() *store.Store { return m.store }
+
+// Model returns the (cached) model for spec.
+func (m *Manager) Model(spec string) (llms.Model, error) {
+	m.modelsMu.Lock()
+	defer m.modelsMu.Unlock()
+	if mdl, ok := m.models[spec]; ok {
+		return mdl, nil
+	}
+	mdl, err := m.newModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	m.models[spec] = mdl
+	return mdl, nil
+}
+
+// Request asks for a run.
+type Request struct {
+	ThreadID string
+	// Route is a route id or a concrete path, optionally with Dawn's
+	// "#agent" suffix.
+	Route string
+	// Messages are the new input messages.
+	Messages []thread.Message
+	// Values set state fields declared in state.yaml.
+	Values map[string]json.RawMessage
+	// Stream asks the model to stream text as "chunk" events.
+	Stream bool
+}
+
+// Run is a run in flight or finished.
+type Run struct {
+	ID       string
+	ThreadID string
+	RouteID  string
+	Model    string
+	// Log holds the run's events; it is closed after "done".
+	Log *stream.Log
+
+	cancel    context.CancelFunc
+	cancelled atomic.Bool
+	done      chan struct{}
+	output    json.RawMessage
+	err       error
+}
+
+// Done is closed when the run has finished and its result is saved.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Output is the "done" event's output: the final state values, or
+// {"error": ...} / {"cancelled": true}. Valid after Done.
+func (r *Run) Output() json.RawMessage { return r.output }
+
+// Err is the run's error, nil on success. Valid after Done.
+func (r *Run) Err() error { return r.err }
+
+// Active returns the run in flight on a thread, or nil.
+func (m *Manager) Active(threadID string) *Run {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.active[threadID]
+}
+
+// Cancel stops the run in flight on threadID. It reports whether there was
+// one.
+func (m *Manager) Cancel(threadID string) bool {
+	r := m.Active(threadID)
+	if r == nil {
+		return false
+	}
+	r.cancelled.Store(true)
+	r.cancel()
+	return true
+}
+
+// Start validates req, reserves the thread and starts the run on its own
+// goroutine. The run does not depend on ctx: a client that goes away does
+// not stop it.
+func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
+	a := m.App()
+	prepared, params, err := a.Resolve(req.Route)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.checkInput(a, req); err != nil {
+		return nil, err
+	}
+	spec := a.ModelFor(prepared.Route, m.env)
+	model, err := m.Model(spec)
+	if err != nil {
+		return nil, err
+	}
+
+	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{})}
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return nil, ErrShuttingDown
+	}
+	if m.active[req.ThreadID] != nil {
+		m.mu.Unlock()
+		return nil, ErrBusy
+	}
+	m.active[req.ThreadID] = run
+	m.inflight.Add(1)
+	m.mu.Unlock()
+	release := func() {
+		m.mu.Lock()
+		delete(m.active, req.ThreadID)
+		m.mu.Unlock()
+		m.inflight.Done()
+	}
+
+	cp, err := m.prepareThread(ctx, run, prepared)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	values, err := prepared.ApplyInput(withDefaults(prepared, cp.Values), req.Values)
+	if err != nil {
+		m.finishStore(run, store.RunError, err.Error(), nil)
+		release()
+		return nil, &InputError{Msg: err.Error()}
+	}
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run.cancel = cancel
+	cfg := agent.Config{
+		Route:         prepared,
+		Params:        params,
+		Model:         model,
+		ModelName:     spec,
+		MaxTurns:      maxTurns(a, prepared),
+		Stream:        req.Stream,
+		Subagent:      m.subagentResolver(a),
+		MaxDepth:      a.Config.Limits.WithDefaults().SubagentDepth,
+		MaxToolOutput: a.Config.Limits.WithDefaults().ToolOutputBytes,
+	}
+	go func() {
+		defer release()
+		defer cancel()
+		m.execute(runCtx, run, cfg, cp, values, req.Messages)
+	}()
+	return run, nil
+}
+
+func maxTurns(a *app.App, p *capabilities.Prepared) int {
+	if p.Route.Agent.MaxTurns > 0 {
+		return p.Route.Agent.MaxTurns
+	}
+	return a.Config.Limits.WithDefaults().MaxTurns
+}
+
+// prepareThread creates the thread if it is missing, records the run as
+// running and loads the latest checkpoint.
+func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared) (store.Checkpoint, error) {
+	if _, err := m.store.GetThread(ctx, run.ThreadID); errors.Is(err, store.ErrNotFound) {
+		if _, err := m.store.CreateThread(ctx, run.ThreadID, nil); err != nil && !errors.Is(err, store.ErrExists) {
+			return store.Checkpoint{}, err
+		}
+	} else if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if err := m.store.StartRun(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}); err != nil {
+		if errors.Is(err, store.ErrBusy) {
+			return store.Checkpoint{}, ErrBusy
+		}
+		return store.Checkpoint{}, err
+	}
+	cp, err := m.store.Latest(ctx, run.ThreadID)
+	if err != nil {
+		m.finishStore(run, store.RunError, err.Error(), nil)
+		return store.Checkpoint{}, err
+	}
+	return cp, nil
+}
+
+// withDefaults fills fields the thread has never set with the route's
+// defaults (the plan seed, state.yaml defaults).
+func withDefaults(p *capabilities.Prepared, values thread.State) thread.State {
+	out := p.InitialState()
+	for k, v := range values {
+		out[k] = v
+	}
+	return out
+}
+
+func (m *Manager) execute(ctx context.Context, run *Run, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message) {
+	step := cp.Step
+	var saved int64
+	cfg.Emit = func(e stream.Event) { run.Log.Publish(e) }
+	cfg.Checkpoint = func(ctx context.Context, added []thread.Message, values thread.State) error {
+		step++
+		events := run.Log.Since(saved)
+		if len(events) > 0 {
+			saved = events[len(events)-1].ID
+		}
+		return m.store.SaveStep(context.WithoutCancel(ctx), store.Step{
+			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
+			Append: added, Values: values, Events: events,
+		})
+	}
+	res, err := agent.Run(ctx, cfg, cp.Messages, values, input)
+	status, errText := store.RunSuccess, ""
+	switch {
+	case err == nil:
+		run.output = stateValues(res.Messages, res.Values)
+	case run.cancelled.Load() && errors.Is(err, context.Canceled):
+		status = store.RunCancelled
+		run.output = json.RawMessage(`{"cancelled":true}`)
+	default:
+		status, errText = store.RunError, err.Error()
+		run.output, _ = json.Marshal(map[string]string{"error": err.Error()})
+		m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
+	}
+	run.err = err
+	run.Log.Publish(stream.Event{Type: stream.TypeDone, Data: mustJSON(map[string]json.RawMessage{"output": run.output})})
+	m.finishStore(run, status, errText, run.Log.Since(saved))
+	run.Log.Close()
+	close(run.done)
+}
+
+func (m *Manager) finishStore(run *Run, status, errText string, events []stream.Event) {
+	if err := m.store.FinishRun(context.Background(), run.ID, status, errText, run.output, events); err != nil {
+		m.logger.Error("cannot record the end of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
+	}
+}
+
+func (m *Manager) subagentResolver(a *app.App) func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
+	return func(parent *capabilities.Prepared, name string) (*capabilities.Prepared, llms.Model, string, error) {
+		id := parent.Route.Subagents[name]
+		child, ok := a.Routes[id]
+		if !ok {
+			return nil, nil, "", fmt.Errorf("subagent %q (route %s) is broken and cannot run; run `dawn check` to see why", name, id)
+		}
+		spec := a.ModelFor(child.Route, m.env)
+		model, err := m.Model(spec)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return child, model, spec, nil
+	}
+}
+
+func (m *Manager) checkInput(a *app.App, req Request) error {
+	limits := a.Config.Limits.WithDefaults()
+	if len(req.Messages) == 0 {
+		return &InputError{Msg: `input.messages must hold at least one message, like [{"role":"user","content":"Hello"}]`}
+	}
+	for i, msg := range req.Messages {
+		switch msg.Role {
+		case thread.RoleUser, thread.RoleSystem:
+		default:
+			return &InputError{Msg: fmt.Sprintf("input.messages[%d].role must be user or system, not %q", i, msg.Role)}
+		}
+		if len(msg.Content) > limits.MessageBytes {
+			return &InputError{Msg: fmt.Sprintf("input.messages[%d].content is %d bytes, over the %d byte limit (limits.message_bytes in dawn.yaml)", i, len(msg.Content), limits.MessageBytes)}
+		}
+	}
+	return nil
+}
+
+// Shutdown stops new runs, waits for those in flight until ctx ends, then
+// cancels the rest and waits for them to be recorded as cancelled.
+func (m *Manager) Shutdown(ctx context.Context) {
+	m.mu.Lock()
+	m.closing = true
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() { m.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	m.mu.Lock()
+	for _, r := range m.active {
+		r.cancelled.Store(true)
+		r.cancel()
+	}
+	m.mu.Unlock()
+	<-done
+}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// kinds are the two ways a store is opened in tests.
+var kinds = []struct {
+	name string
+	path func(t testing.TB) string
+}{
+	{"file", func(t testing.TB) string { return filepath.Join(t.TempDir(), "sub", "dawn.db") }},
+	{"memory", func(testing.TB) string { return ":memory:" }},
+}
+
+// eachKind runs fn on a fresh file store and a fresh in-memory store.
+func eachKind(t *testing.T, fn func(t *testing.T, s *Store)) {
+	t.Helper()
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			fn(t, openTest(t, k.path(t)))
+		})
+	}
+}
+
+func openTest(t testing.TB, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// todos is a 4-item todo list as the planning capability stores it.
+var todos = json.RawMessage(`[{"content":"Read the ticket","status":"completed"},{"content":"Look up the order","status":"in_progress"},{"content":"Draft a reply","status":"pending"},{"content":"Send the reply","status":"pending"}]`)
+
+// sampleStep is a typical agent step: an assistant tool call and its tool
+// result, a 4-todo state and 3 events numbered from firstEvent.
+func sampleStep(threadID, runID string, step int, firstEvent int64) Step {
+	callID := fmt.Sprintf("call_%d", step)
+	return Step{
+		ThreadID: threadID,
+		RunID:    runID,
+		Route:    "/support/[tenant]",
+		Step:     step,
+		Append: []thread.Message{
+			{Role: thread.RoleAssistant, ToolCalls: []thread.ToolCall{{ID: callID, Name: "writeTodos", Input: json.RawMessage(`{"todos": ` + string(todos) + `}`)}}},
+			{Role: thread.RoleTool, ToolCallID: callID, Name: "writeTodos", Content: "Updated the plan: 4 todos."},
+		},
+		Values: thread.State{"todos": todos},
+		Events: []stream.Event{
+			{ID: firstEvent, Type: stream.TypeToolCall, Data: json.RawMessage(`{"id":"` + callID + `","name":"writeTodos"}`)},
+			{ID: firstEvent + 1, Type: "plan_update", Data: json.RawMessage(`{"todos":` + string(todos) + `}`)},
+			{ID: firstEvent + 2, Type: stream.TypeToolResult, Data: json.RawMessage(`{"id":"` + callID + `","output":"ok"}`)},
+		},
+	}
+}
+
+// newRun creates a thread and starts a run on it.
+func newRun(t testing.TB, s *Store, threadID, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.CreateThread(ctx, threadID, nil); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.StartRun(ctx, Run{ID: runID, ThreadID: threadID, Route: "/support/[tenant]"}))
+}

@@ -1,0 +1,198 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// Checkpoint is a thread's state after its latest completed step.
+type Checkpoint struct {
+	ThreadID  string
+	RunID     string           // run that wrote it; "" when none
+	Route     string           // route id of that run
+	Step      int              // 0 when the thread has no checkpoint yet
+	Messages  []thread.Message // every message of the thread, in order
+	Values    thread.State
+	UpdatedAt time.Time
+}
+
+// Step is what one agent step writes, in one transaction.
+type Step struct {
+	ThreadID string
+	RunID    string
+	Route    string
+	Step     int              // must be the thread's previous Step + 1
+	Append   []thread.Message // messages added since the previous checkpoint
+	Values   thread.State     // the full state values after the step (replaces the previous)
+	Events   []stream.Event   // events of this step for the run's event log (IDs already assigned)
+}
+
+// SaveStep writes one step of a running run in one transaction: it appends
+// st.Append to the thread's messages, replaces the checkpoint (step number
+// and values) and the thread's updated_at, and appends st.Events to the
+// run's event log. Either all of it lands or none does.
+//
+// It fails with ErrNotFound for an unknown run, ErrNotRunning when the run
+// has finished, ErrStepOrder when st.Step is not the previous step + 1, and
+// ErrInvalid when the run belongs to another thread or the data is not JSON.
+func (s *Store) SaveStep(ctx context.Context, st Step) error {
+	if st.Step < 1 {
+		return fmt.Errorf("thread %q: %w: step must be 1 or more, got %d", st.ThreadID, ErrInvalid, st.Step)
+	}
+	if err := checkEvents(st.RunID, st.Events); err != nil {
+		return err
+	}
+	enc := getEncoder()
+	defer putEncoder(enc)
+	messages, state, err := enc.encodeStep(st.Append, st.Values)
+	if err != nil {
+		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
+	}
+	now := s.now()
+	return s.write(ctx, func(ctx context.Context) error {
+		var owner, status string
+		var prevStep, count int64
+		err := (s.st.stepCheck).QueryRowContext(ctx, st.RunID).Scan(&owner, &status, &prevStep, &count)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("run %q: %w", st.RunID, ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("store: save step %d of run %q: %w", st.Step, st.RunID, err)
+		case owner != st.ThreadID:
+			return fmt.Errorf("run %q: %w: it belongs to thread %q, not %q", st.RunID, ErrInvalid, owner, st.ThreadID)
+		case status != RunRunning:
+			return fmt.Errorf("run %q is %s: %w", st.RunID, status, ErrNotRunning)
+		case int64(st.Step) != prevStep+1:
+			return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", st.ThreadID, ErrStepOrder, st.Step, prevStep)
+		}
+		if len(messages) > 0 {
+			for i, data := range messages {
+				if _, err := s.st.insertMessage.ExecContext(ctx, st.ThreadID, count+int64(i), data); err != nil {
+					return fmt.Errorf("store: save step %d of thread %q: message %d: %w", st.Step, st.ThreadID, i, err)
+				}
+			}
+		}
+		_, err = s.st.saveCheckpoint.ExecContext(ctx,
+			st.Step, count+int64(len(messages)), st.RunID, st.Route, state, now, now, st.ThreadID)
+		if err != nil {
+			return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
+		}
+		if err := insertEvents(ctx, s.st.insertEvent, st.RunID, st.Events); err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// checkEvents rejects events without an assigned ID or out of order.
+func checkEvents(runID string, events []stream.Event) error {
+	var last int64
+	for i, ev := range events {
+		if ev.ID <= last {
+			return fmt.Errorf("run %q: %w: event %d (%s) has id %d; ids must be assigned, positive and increasing", runID, ErrInvalid, i, ev.Type, ev.ID)
+		}
+		last = ev.ID
+	}
+	return nil
+}
+
+// insertEvents appends events to the run's log through the prepared insert.
+func insertEvents(ctx context.Context, insert *sql.Stmt, runID string, events []stream.Event) error {
+	for _, ev := range events {
+		if _, err := insert.ExecContext(ctx, runID, ev.ID, ev.Type, string(ev.Data)); err != nil {
+			return fmt.Errorf("store: run %q: event %d: %w", runID, ev.ID, err)
+		}
+	}
+	return nil
+}
+
+// Latest returns the thread's latest checkpoint with all its messages. A
+// thread with no step yet gives Step 0 and empty (non-nil) Messages and
+// Values. It fails with ErrNotFound when the thread does not exist.
+func (s *Store) Latest(ctx context.Context, threadID string) (Checkpoint, error) {
+	defer s.lockRead()()
+	rows, err := s.st.latest.QueryContext(ctx, threadID)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
+	}
+	defer rows.Close()
+	cp := Checkpoint{ThreadID: threadID}
+	var step, count, updated int64
+	var runID, route, state sql.NullString
+	var data sql.RawBytes
+	for first := true; rows.Next(); first = false {
+		if err := rows.Scan(&step, &count, &updated, &runID, &route, &state, &data); err != nil {
+			return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
+		}
+		if first {
+			cp.RunID, cp.Route, cp.Step = runID.String, route.String, int(step)
+			cp.UpdatedAt = fromNanos(updated)
+			cp.Values = thread.State{}
+			if state.String != "{}" {
+				if err := json.Unmarshal([]byte(state.String), &cp.Values); err != nil {
+					return Checkpoint{}, fmt.Errorf("store: latest of thread %q: state values: %w", threadID, err)
+				}
+			}
+			cp.Messages = make([]thread.Message, 0, count)
+		}
+		if data == nil {
+			continue // no messages
+		}
+		cp.Messages = append(cp.Messages, thread.Message{})
+		if err := json.Unmarshal(data, &cp.Messages[len(cp.Messages)-1]); err != nil {
+			return Checkpoint{}, fmt.Errorf("store: message %d of thread %q: %w", len(cp.Messages)-1, threadID, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
+	}
+	if cp.Values == nil {
+		return Checkpoint{}, fmt.Errorf("thread %q: %w", threadID, ErrNotFound)
+	}
+	return cp, nil
+}
+
+// Events returns the run's events with an ID greater than after, ordered by
+// ID. It fails with ErrNotFound when the run does not exist.
+func (s *Store) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
+	defer s.lockRead()()
+	rows, err := s.rq.QueryContext(ctx,
+		`SELECT id, type, data FROM events WHERE run_id = ? AND id > ? ORDER BY id`, runID, after)
+	if err != nil {
+		return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
+	}
+	defer rows.Close()
+	events := []stream.Event{}
+	for rows.Next() {
+		var ev stream.Event
+		var data string
+		if err := rows.Scan(&ev.ID, &ev.Type, &data); err != nil {
+			return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
+		}
+		if data != "" {
+			ev.Data = json.RawMessage(data)
+		}
+		events = append(events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
+	}
+	if len(events) == 0 {
+		var one int
+		err := s.rq.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
+		}
+	}
+	return events, nil
+}

@@ -1,0 +1,338 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Errors callers test with errors.Is. Returned errors wrap them with the
+// thread or run they concern.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	// ErrBusy is returned by StartRun and DeleteThread when the thread
+	// already has a running run.
+	ErrBusy = errors.New("thread has a run in flight")
+	// ErrNotRunning is returned by SaveStep and FinishRun for a run that has
+	// already finished (or was marked interrupted).
+	ErrNotRunning = errors.New("run is not running")
+	// ErrStepOrder is returned by SaveStep when Step is not the thread's
+	// previous step + 1: another writer got there first.
+	ErrStepOrder = errors.New("step out of order")
+	// ErrInvalid is returned for input the store refuses, such as metadata
+	// that is not a JSON object or an empty id.
+	ErrInvalid = errors.New("invalid input")
+)
+
+// Thread statuses.
+const (
+	StatusIdle        = "idle"
+	StatusBusy        = "busy"
+	StatusInterrupted = "interrupted"
+	StatusError       = "error"
+)
+
+// Run statuses.
+const (
+	RunRunning     = "running"
+	RunSuccess     = "success"
+	RunError       = "error"
+	RunCancelled   = "cancelled"
+	RunInterrupted = "interrupted"
+)
+
+// errClosed is returned by writes to a closed store.
+var errClosed = errors.New("store: the store is closed")
+
+// MaxIDLen is the longest thread or run id the store accepts, in bytes.
+const MaxIDLen = 256
+
+// busyTimeoutMS is how long a connection waits for another process's write
+// lock before failing with SQLITE_BUSY.
+const busyTimeoutMS = 5000
+
+// Store is a thread store backed by one SQLite database. It is safe for
+// concurrent use. Writes go through one connection, one transaction at a
+// time; reads use a pool of connections that WAL lets run beside a write.
+type Store struct {
+	path string
+	// mu is held for each write transaction, and for ":memory:", whose
+	// reads share the writer connection, for each read as well.
+	mu     sync.Mutex
+	memory bool
+	closed bool      // guarded by mu
+	db     *sql.DB   // pool of exactly one connection: conn
+	conn   *sql.Conn // the writer connection, held for the store's life
+	reader *sql.DB   // read pool; nil for ":memory:"
+	rq     querier   // where reads go: reader, or conn for ":memory:"
+	st     statements
+	ckpt   *checkpointer // nil for ":memory:"
+	clock  atomic.Int64  // last timestamp handed out, Unix nanoseconds
+}
+
+// querier is what reads need; *sql.DB and *sql.Conn both have it.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// Open opens the store at path, creating the file and its parent folders
+// when missing, and brings its schema up to date. The path ":memory:" gives
+// a private in-memory database, independent of any other Open.
+//
+// A file database runs in WAL mode with synchronous=NORMAL. In WAL mode that
+// setting never corrupts the database and survives the process being killed
+// at any point: every committed transaction is in the WAL file, which the OS
+// holds even if the process dies. Only a power loss or OS crash can lose the
+// last transactions committed before it (they are not fsynced one by one),
+// and even then the database stays consistent at an earlier commit. That
+// trade buys an fsync-free commit, which the run rate needs; the fsyncs of
+// checkpoints happen off the write path (see checkpointer).
+func Open(path string) (*Store, error) {
+	s := &Store{path: path, memory: path == ":memory:"}
+	if err := s.open(); err != nil {
+		_ = s.closeAll()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsnPragmas are the connection settings of a file database, by role.
+const (
+	writerPragmas = "_txlock=immediate&_pragma=busy_timeout(%[1]d)&_pragma=foreign_keys(1)" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+		"&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%[2]d)"
+	readerPragmas     = "_pragma=busy_timeout(%[1]d)&_pragma=query_only(1)"
+	checkpointPragmas = "_pragma=busy_timeout(%[1]d)&_pragma=synchronous(NORMAL)"
+)
+
+// walSizeLimit is the size the WAL file is cut back to after the WAL
+// restarts, in bytes.
+const walSizeLimit = 16 << 20
+
+func (s *Store) open() error {
+	ctx := context.Background()
+	writerDSN := ":memory:?_pragma=foreign_keys(1)"
+	if !s.memory {
+		if s.path == "" {
+			return fmt.Errorf("%w: empty path (give a file name, or \":memory:\")", ErrInvalid)
+		}
+		if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+			return err
+		}
+		uri, err := fileURI(s.path)
+		if err != nil {
+			return err
+		}
+		writerDSN = uri + "?" + fmt.Sprintf(writerPragmas, busyTimeoutMS, walSizeLimit)
+		if s.reader, err = sql.Open("sqlite", uri+"?"+fmt.Sprintf(readerPragmas, busyTimeoutMS)); err != nil {
+			return err
+		}
+		s.reader.SetMaxOpenConns(readers)
+		s.reader.SetMaxIdleConns(readers)
+		if s.ckpt, err = newCheckpointer(uri + "?" + fmt.Sprintf(checkpointPragmas, busyTimeoutMS)); err != nil {
+			return err
+		}
+	}
+	var err error
+	if s.db, err = sql.Open("sqlite", writerDSN); err != nil {
+		return err
+	}
+	s.db.SetMaxOpenConns(1)
+	if s.conn, err = s.db.Conn(ctx); err != nil {
+		return err
+	}
+	s.rq = s.reader
+	if s.memory {
+		s.rq = s.conn
+	}
+	if err := migrate(ctx, s.conn); err != nil {
+		return err
+	}
+	if err := s.st.prepare(ctx, s.conn, s.rq); err != nil {
+		return err
+	}
+	if s.ckpt != nil {
+		s.ckpt.start()
+	}
+	return nil
+}
+
+// readers is the size of the read pool of a file database.
+const readers = 4
+
+// fileURI turns a file path into an SQLite URI, so that characters such as
+// '?' and '#' in a folder name stay part of the path.
+func fileURI(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	abs = filepath.ToSlash(abs)
+	if !strings.HasPrefix(abs, "/") {
+		abs = "/" + abs // Windows: C:/x becomes /C:/x
+	}
+	return "file:" + uriEscaper.Replace(abs), nil
+}
+
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// Close closes the database, after any write in flight. Reads in flight
+// may fail, and so does every call after Close. Closing twice is a no-op.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.st.close()
+	return s.closeAll()
+}
+
+// closeAll closes every connection, the writer last: as the last one to
+// close, it checkpoints the WAL into the database file and removes it.
+func (s *Store) closeAll() error {
+	var errs []error
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.close())
+	}
+	if s.reader != nil {
+		errs = append(errs, s.reader.Close())
+	}
+	if s.conn != nil {
+		errs = append(errs, s.conn.Close())
+	}
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Path returns the path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Stats reports how many threads the store holds and the size of its
+// database in bytes (page_count * page_size, WAL content included).
+func (s *Store) Stats(ctx context.Context) (threads int, bytes int64, err error) {
+	if s.memory {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	if err := s.rq.QueryRowContext(ctx, "SELECT count(*) FROM threads").Scan(&threads); err != nil {
+		return 0, 0, fmt.Errorf("store: stats: %w", err)
+	}
+	var pages, size int64
+	err = s.rq.QueryRowContext(ctx,
+		"SELECT p.page_count, s.page_size FROM pragma_page_count() p, pragma_page_size() s").Scan(&pages, &size)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: stats: %w", err)
+	}
+	return threads, pages * size, nil
+}
+
+// now returns the current time in Unix nanoseconds, strictly increasing
+// across calls so that rows written one after another sort in that order.
+func (s *Store) now() int64 {
+	t := time.Now().UnixNano()
+	for {
+		last := s.clock.Load()
+		if t <= last {
+			t = last + 1
+		}
+		if s.clock.CompareAndSwap(last, t) {
+			return t
+		}
+	}
+}
+
+// fromNanos converts a stored timestamp to a UTC time.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// write runs fn as one write transaction on the writer connection: BEGIN
+// IMMEDIATE, so that it holds the write lock from the start and never fails
+// to upgrade a read lock, and COMMIT when fn returns nil.
+//
+// ctx is checked before the transaction starts. The statements themselves
+// run without its cancellation: they take microseconds, and a context that
+// can end makes the driver start a watcher goroutine for every statement.
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	if _, err := s.st.begin.ExecContext(ctx); err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed { // fn failed or panicked, or COMMIT failed
+			s.rollback(ctx)
+		}
+	}()
+	if err := fn(ctx); err != nil {
+		return err
+	}
+	if _, err := s.st.commit.ExecContext(ctx); err != nil {
+		return err
+	}
+	committed = true
+	if s.ckpt != nil {
+		s.ckpt.committed(ctx, s.conn)
+	}
+	return nil
+}
+
+// rollback ends a failed write transaction. Its error is dropped: SQLite
+// may already have rolled back on its own, and the caller reports the
+// first error.
+func (s *Store) rollback(ctx context.Context) {
+	_, _ = s.st.rollback.ExecContext(ctx)
+}
+
+// lockRead is called at the start of a read; the read must call the
+// returned function when done. Only ":memory:" needs the lock: its reads
+// share the writer connection and must not see a write in the middle.
+func (s *Store) lockRead() (unlock func()) {
+	if !s.memory {
+		return noUnlock
+	}
+	s.mu.Lock()
+	return s.unlock
+}
+
+func (s *Store) unlock() { s.mu.Unlock() }
+
+func noUnlock() {}
+
+// checkID rejects an empty or over-long id; what names it ("thread", "run").
+func checkID(what, id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: %s id is empty", ErrInvalid, what)
+	}
+	if len(id) > MaxIDLen {
+		return fmt.Errorf("%w: %s id is %d bytes long, the limit is %d", ErrInvalid, what, len(id), MaxIDLen)
+	}
+	return nil
+}

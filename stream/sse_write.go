@@ -1,0 +1,103 @@
+package stream
+
+import (
+	"io"
+	"strconv"
+	"sync"
+)
+
+// AppendSSE appends e to dst in the text/event-stream format and returns the
+// extended slice:
+//
+//	id: 7
+//	event: plan_update
+//	data: {"todos":[...]}
+//	<blank line>
+//
+// The id line is left out when e.ID is 0. The output is one well-formed
+// event whatever e holds:
+//   - carriage returns and line feeds are removed from the type;
+//   - Data is written as compact JSON on one line (pretty JSON is compacted);
+//   - Data that is not valid JSON is written as a JSON string of its bytes;
+//   - empty Data is written as {}, since event data is a JSON object.
+//
+// Reusing dst across calls makes encoding allocation-free.
+func AppendSSE(dst []byte, e Event) []byte {
+	if e.ID != 0 {
+		dst = append(dst, "id: "...)
+		dst = strconv.AppendInt(dst, e.ID, 10)
+		dst = append(dst, '\n')
+	}
+	dst = append(dst, "event: "...)
+	dst = appendEventType(dst, e.Type)
+	dst = append(dst, "\ndata: "...)
+	dst = appendEventData(dst, e.Data)
+	return append(dst, "\n\n"...)
+}
+
+// appendEventType appends typ without the bytes that would end its line.
+func appendEventType(dst []byte, typ string) []byte {
+	for i := 0; i < len(typ); i++ {
+		if b := typ[i]; b != '\n' && b != '\r' {
+			dst = append(dst, b)
+		}
+	}
+	return dst
+}
+
+// appendEventData appends data as single-line JSON.
+func appendEventData(dst, data []byte) []byte {
+	if len(data) == 0 {
+		return append(dst, "{}"...)
+	}
+	if out, ok := appendCompactJSON(dst, data); ok {
+		return out
+	}
+	return appendJSONString(dst, data)
+}
+
+// sseBuffers holds encoding buffers for WriteSSE.
+var sseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledBuffer keeps one huge event from pinning a huge buffer.
+const maxPooledBuffer = 64 << 10
+
+// WriteSSE writes e to w as one text/event-stream event, in a single Write
+// call. See AppendSSE for the format.
+func WriteSSE(w io.Writer, e Event) error {
+	bp := sseBuffers.Get().(*[]byte)
+	buf := AppendSSE((*bp)[:0], e)
+	_, err := w.Write(buf)
+	if cap(buf) <= maxPooledBuffer {
+		*bp = buf[:0]
+		sseBuffers.Put(bp)
+	}
+	return err
+}
+
+// WriteComment writes text to w as an SSE comment, which clients ignore; a
+// server sends one as a keep-alive: WriteComment(w, "ping") writes
+// ": ping\n\n". Each line of a multi-line text becomes its own comment line.
+func WriteComment(w io.Writer, text string) error {
+	buf := make([]byte, 0, len(text)+8)
+	buf = append(buf, ':')
+	if text != "" {
+		buf = append(buf, ' ')
+	}
+	for i := 0; i < len(text); i++ {
+		switch b := text[i]; b {
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+			buf = append(buf, "\n: "...)
+		case '\n':
+			buf = append(buf, "\n: "...)
+		default:
+			buf = append(buf, b)
+		}
+	}
+	buf = append(buf, "\n\n"...)
+	_, err := w.Write(buf)
+	return err
+}
