@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"strconv"
 	"sync"
@@ -50,10 +52,12 @@ func appendEventData(dst, data []byte) []byte {
 	if len(data) == 0 {
 		return append(dst, "{}"...)
 	}
-	if out, ok := appendCompactJSON(dst, data); ok {
-		return out
+	n := len(dst)
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, data); err != nil {
+		return appendJSONString(dst[:n], data) // not JSON: send it as a JSON string
 	}
-	return appendJSONString(dst, data)
+	return buf.Bytes()
 }
 
 // sseBuffers holds encoding buffers for WriteSSE.
