@@ -54,6 +54,8 @@ func classify(err error) *apiError {
 		return newError(http.StatusBadGateway, "model_error", err.Error())
 	case errors.Is(err, store.ErrNotFound):
 		return newError(http.StatusNotFound, "thread_not_found", err.Error())
+	case errors.Is(err, store.ErrInvalid):
+		return newError(http.StatusBadRequest, "invalid_input", err.Error())
 	case errors.Is(err, store.ErrBusy):
 		return newError(http.StatusConflict, "run_in_flight", err.Error())
 	case errors.As(err, &he):

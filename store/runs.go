@@ -31,24 +31,24 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 	if err := checkID("run", r.ID); err != nil {
 		return err
 	}
-	now := s.now()
 	return s.write(ctx, func(ctx context.Context) error {
+		now := s.now()
 		var running, taken bool
-		err := (s.st.startCheck).QueryRowContext(ctx, r.ThreadID, r.ID).Scan(&running, &taken)
+		err := s.st.startCheck.QueryRowContext(ctx, r.ThreadID, r.ID).Scan(&running, &taken)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("thread %q: %w", r.ThreadID, ErrNotFound)
 		case err != nil:
 			return fmt.Errorf("store: start run %q: %w", r.ID, err)
 		case running:
-			return fmt.Errorf("thread %q: %w", r.ThreadID, ErrBusy)
+			return fmt.Errorf("thread %q: %w: wait for it to finish or cancel it", r.ThreadID, ErrBusy)
 		case taken:
 			return fmt.Errorf("run %q: %w", r.ID, ErrExists)
 		}
-		if _, err := (s.st.insertRun).ExecContext(ctx, r.ID, r.ThreadID, r.Route, now, now); err != nil {
+		if _, err := s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadID, r.Route, now, now); err != nil {
 			return fmt.Errorf("store: start run %q: %w", r.ID, err)
 		}
-		if _, err := (s.st.setThread).ExecContext(ctx, StatusBusy, now, r.ThreadID); err != nil {
+		if _, err := s.st.setThread.ExecContext(ctx, StatusBusy, now, r.ThreadID); err != nil {
 			return fmt.Errorf("store: start run %q: %w", r.ID, err)
 		}
 		return nil
@@ -85,10 +85,10 @@ func (s *Store) FinishRun(ctx context.Context, runID, status, errMsg string, out
 	if err := checkEvents(runID, events); err != nil {
 		return err
 	}
-	now := s.now()
 	return s.write(ctx, func(ctx context.Context) error {
+		now := s.now()
 		var threadID, current string
-		err := (s.st.runOwner).QueryRowContext(ctx, runID).Scan(&threadID, &current)
+		err := s.st.runOwner.QueryRowContext(ctx, runID).Scan(&threadID, &current)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("run %q: %w", runID, ErrNotFound)
@@ -97,13 +97,13 @@ func (s *Store) FinishRun(ctx context.Context, runID, status, errMsg string, out
 		case current != RunRunning:
 			return fmt.Errorf("run %q is %s: %w", runID, current, ErrNotRunning)
 		}
-		if _, err := (s.st.finishRun).ExecContext(ctx, status, errMsg, out, now, runID); err != nil {
+		if _, err := s.st.finishRun.ExecContext(ctx, status, errMsg, out, now, runID); err != nil {
 			return fmt.Errorf("store: finish run %q: %w", runID, err)
 		}
-		if err := insertEvents(ctx, (s.st.insertEvent), runID, events); err != nil {
+		if err := insertEvents(ctx, s.st.insertEvent, runID, events); err != nil {
 			return err
 		}
-		if _, err := (s.st.setThread).ExecContext(ctx, threadStatus, now, threadID); err != nil {
+		if _, err := s.st.setThread.ExecContext(ctx, threadStatus, now, threadID); err != nil {
 			return fmt.Errorf("store: finish run %q: %w", runID, err)
 		}
 		return nil
@@ -190,8 +190,8 @@ func (s *Store) threadExists(ctx context.Context, id string) error {
 // marked.
 func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 	var n int64
-	now := s.now()
 	err := s.write(ctx, func(ctx context.Context) error {
+		now := s.now()
 		_, err := s.conn.ExecContext(ctx, `UPDATE threads SET status = ?, updated_at = ?
 			WHERE id IN (SELECT thread_id FROM runs WHERE status = 'running')`, StatusInterrupted, now)
 		if err != nil {

@@ -55,11 +55,11 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 	if err != nil {
 		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
 	}
-	now := s.now()
 	return s.write(ctx, func(ctx context.Context) error {
+		now := s.now()
 		var owner, status string
 		var prevStep, count int64
-		err := (s.st.stepCheck).QueryRowContext(ctx, st.RunID).Scan(&owner, &status, &prevStep, &count)
+		err := s.st.stepCheck.QueryRowContext(ctx, st.RunID).Scan(&owner, &status, &prevStep, &count)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("run %q: %w", st.RunID, ErrNotFound)
@@ -72,11 +72,9 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 		case int64(st.Step) != prevStep+1:
 			return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", st.ThreadID, ErrStepOrder, st.Step, prevStep)
 		}
-		if len(messages) > 0 {
-			for i, data := range messages {
-				if _, err := s.st.insertMessage.ExecContext(ctx, st.ThreadID, count+int64(i), data); err != nil {
-					return fmt.Errorf("store: save step %d of thread %q: message %d: %w", st.Step, st.ThreadID, i, err)
-				}
+		for i, data := range messages {
+			if _, err := s.st.insertMessage.ExecContext(ctx, st.ThreadID, count+int64(i), data); err != nil {
+				return fmt.Errorf("store: save step %d of thread %q: message %d: %w", st.Step, st.ThreadID, i, err)
 			}
 		}
 		_, err = s.st.saveCheckpoint.ExecContext(ctx,
