@@ -50,6 +50,9 @@ type Config struct {
 	// MaxToolOutput bounds the bytes of a tool's output shown to the model;
 	// zero uses DefaultMaxToolOutput.
 	MaxToolOutput int
+	// Signal, when set, is polled between steps for a supervisor signal
+	// ("pause"); the route's hooks handle it and the run stops cleanly.
+	Signal func() string
 }
 
 // Result is a finished run.
@@ -60,6 +63,9 @@ type Result struct {
 	// Answer is the final assistant text.
 	Answer string
 	Turns  int
+	// Stopped says why a hook ended the run early and cleanly (for example
+	// "plan_paused"); empty when the model gave its final answer.
+	Stopped string
 }
 
 // TurnLimitError ends a run whose model kept calling tools for MaxTurns
@@ -105,31 +111,95 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		state = cfg.Route.InitialState()
 	}
 	res := Result{}
+	finish := func(stopped string) (Result, error) {
+		if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
+			return res, err
+		}
+		res.Messages, res.Values, res.Stopped = msgs, state, stopped
+		return res, nil
+	}
+	var stop stopFlag
+	for _, h := range l.hooks {
+		if h.Start != nil {
+			var err error
+			if state, err = l.effect(state, h.Start(state, input), &stop); err != nil {
+				return res, err
+			}
+		}
+	}
+	if stop.set {
+		return finish(stop.reason)
+	}
 	for turn := 1; turn <= l.maxTurns; turn++ {
 		res.Turns = turn
 		if err := ctx.Err(); err != nil {
 			return res, err
+		}
+		if sig := l.signal(); sig != "" {
+			for _, h := range l.hooks {
+				if h.Signal != nil {
+					var err error
+					if state, err = l.effect(state, h.Signal(state, sig), &stop); err != nil {
+						return res, err
+					}
+				}
+			}
+			if !stop.set {
+				stop = stopFlag{set: true, reason: sig}
+			}
+			return finish(stop.reason)
 		}
 		choice, err := l.generate(ctx, msgs, state)
 		if err != nil {
 			return res, err
 		}
 		calls := toolCalls(choice)
-		msgs = append(msgs, thread.Message{Role: thread.RoleAssistant, Content: choice.Content, ToolCalls: calls})
+		answer := thread.Message{Role: thread.RoleAssistant, Content: choice.Content, ToolCalls: calls}
 		if len(calls) == 0 {
-			if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
-				return res, err
+			var note string
+			var snapshot json.RawMessage
+			reject := false
+			for _, h := range l.hooks {
+				if h.Final == nil {
+					continue
+				}
+				eff := h.Final(state, choice.Content)
+				if state, err = l.effect(state, eff, &stop); err != nil {
+					return res, err
+				}
+				reject = reject || eff.Reject
+				note = joinNote(note, eff.Note)
+				if eff.Snapshot != nil {
+					snapshot = eff.Snapshot
+				}
 			}
-			res.Messages, res.Values, res.Answer = msgs, state, choice.Content
-			return res, nil
+			if reject && !stop.set {
+				msgs = append(msgs, answer, thread.Message{Role: thread.RoleUser, Content: note, Harness: true})
+				if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
+					return res, err
+				}
+				pending = len(msgs)
+				continue
+			}
+			answer.Plan = snapshot
+			msgs = append(msgs, answer)
+			res.Answer = choice.Content
+			return finish(stop.reason)
 		}
+		msgs = append(msgs, answer)
 		for _, c := range calls {
 			l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": rawOrNull(c.Input)}))
 		}
 		for _, c := range calls {
 			var reply thread.Message
-			reply, state = l.dispatch(ctx, c, state)
+			reply, state, err = l.dispatch(ctx, c, state, &stop)
+			if err != nil {
+				return res, err
+			}
 			msgs = append(msgs, reply)
+		}
+		if stop.set {
+			return finish(stop.reason)
 		}
 		if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
 			return res, err
@@ -140,12 +210,52 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 	return res, &TurnLimitError{Route: cfg.Route.Route.ID, Max: l.maxTurns}
 }
 
+// stopFlag records the first hook that asked the run to stop.
+type stopFlag struct {
+	set    bool
+	reason string
+}
+
+// effect applies a hook's effect: its update through the reducers, its
+// events, and its stop request.
+func (l *loop) effect(state thread.State, eff capabilities.Effect, stop *stopFlag) (thread.State, error) {
+	next, err := l.cfg.Route.Apply(state, eff.Update)
+	if err != nil {
+		return state, fmt.Errorf("route %s: a capability hook made an update the route cannot take: %w", l.cfg.Route.Route.ID, err)
+	}
+	for _, e := range eff.Events {
+		l.emit(e)
+	}
+	if eff.Stop && !stop.set {
+		*stop = stopFlag{set: true, reason: eff.StopReason}
+	}
+	return next, nil
+}
+
+func (l *loop) signal() string {
+	if l.cfg.Signal == nil {
+		return ""
+	}
+	return l.cfg.Signal()
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
 type loop struct {
 	cfg      Config
 	maxTurns int
 	tools    []capabilities.Tool
 	defs     []llms.Tool
 	task     *taskTool
+	hooks    []*capabilities.Hooks
 }
 
 func (l *loop) init() {
@@ -164,6 +274,7 @@ func (l *loop) init() {
 		l.cfg.MaxToolOutput = DefaultMaxToolOutput
 	}
 	l.tools = r.Tools
+	l.hooks = r.Hooks
 	if l.cfg.Subagent != nil && len(r.Route.Subagents) > 0 {
 		l.task = newTaskTool(r.Route.Subagents)
 		l.tools = append(l.tools[:len(l.tools):len(l.tools)], l.task)
@@ -243,8 +354,8 @@ func toolCalls(c *llms.ContentChoice) []thread.ToolCall {
 
 // dispatch runs one tool call and returns the tool message for the model and
 // the state after the call. A failing tool never ends the run: its error
-// becomes the tool message.
-func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, state thread.State) (thread.Message, thread.State) {
+// becomes the tool message. Only a hook's impossible update is an error.
+func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, state thread.State, stop *stopFlag) (thread.Message, thread.State, error) {
 	ev := capabilities.ToolEvent{CallID: c.ID, Name: c.Name, Input: c.Input}
 	res, err := l.invoke(ctx, c, state)
 	next := state
@@ -257,14 +368,23 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, state thread.Sta
 			ev.Update = res.Update
 		}
 	}
+	ev.Err = err
+	ev.Output = res.Output
+	var note string
+	var effects []capabilities.Effect
+	for _, h := range l.hooks {
+		if h.AfterTool != nil {
+			eff := h.AfterTool(state, next, ev)
+			note = joinNote(note, eff.Note)
+			effects = append(effects, eff)
+		}
+	}
 	reply := thread.Message{Role: thread.RoleTool, ToolCallID: c.ID, Name: c.Name}
 	if err != nil {
-		ev.Err = err
 		reply.IsError = true
-		reply.Content = "error: " + err.Error()
+		reply.Content = joinNote("error: "+err.Error(), note)
 		l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": c.ID, "name": c.Name, "output": nil, "error": err.Error()}))
 	} else {
-		ev.Output = res.Output
 		reply.Content = l.truncate(modelText(res.Output))
 		l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": c.ID, "name": c.Name, "output": rawOrNull(res.Output)}))
 	}
@@ -273,7 +393,13 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, state thread.Sta
 			l.emit(e)
 		}
 	}
-	return reply, next
+	for _, eff := range effects {
+		var herr error
+		if next, herr = l.effect(next, eff, stop); herr != nil {
+			return reply, state, herr
+		}
+	}
+	return reply, next, nil
 }
 
 func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State) (res capabilities.Result, err error) {

@@ -30,6 +30,8 @@ type Contribution struct {
 	Fields       []Field
 	Prompts      []Prompt
 	Transformers []Transformer
+	// Hooks, when set, steer the agent loop (see Hooks).
+	Hooks *Hooks
 	// Details is shown by `dawn routes --json` under the capability, for
 	// example the planning seed. It must encode as JSON.
 	Details any

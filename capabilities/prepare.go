@@ -52,6 +52,7 @@ type Prepared struct {
 	Fields       []Field
 	Prompts      []Prompt
 	Transformers []Transformer
+	Hooks        []*Hooks
 	Capabilities []Capability
 	Warnings     []string
 }
@@ -178,6 +179,9 @@ func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, err
 		}
 		p.Prompts = append(p.Prompts, c.Prompts...)
 		p.Transformers = append(p.Transformers, c.Transformers...)
+		if c.Hooks != nil {
+			p.Hooks = append(p.Hooks, c.Hooks)
+		}
 		p.Capabilities = append(p.Capabilities, Capability{Name: name, File: path, Details: c.Details})
 		for _, w := range c.Warnings {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: [%s] %s", route.ID, name, w))

@@ -2,7 +2,9 @@ package planning
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -33,9 +35,17 @@ func (marker) Detect(dir string) (string, bool) {
 }
 
 func (marker) Load(_ context.Context, _ *router.Route, file string) (*capabilities.Contribution, error) {
-	seed, warning, err := LoadSeed(file)
+	f, err := LoadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the plan seed: %w; make %s readable or remove it", err, file)
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			return nil, fmt.Errorf("cannot read the plan seed: %w; make %s readable or remove it", err, file)
+		}
+		return nil, err
+	}
+	seed, warning := f.Seed, f.Warning
+	if f.Settings.Enforce {
+		return enforcedContribution(file, f), nil
 	}
 	c := &capabilities.Contribution{
 		Tools: []capabilities.Tool{Tool()},

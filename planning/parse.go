@@ -3,8 +3,7 @@ package planning
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
+	"slices"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -32,15 +31,39 @@ var bom = []byte("\xef\xbb\xbf")
 //
 // Parse never returns nil: a document without task items gives an empty list.
 func Parse(src []byte) []Todo {
-	todos := []Todo{}
+	todos, _ := parseDoc(src, false)
+	return todos
+}
+
+// postconditionHeadings name the sections whose checklist items are
+// postconditions rather than plan items, in a plan.md with enforce: true.
+var postconditionHeadings = []string{"done when", "postconditions", "acceptance criteria"}
+
+// parseDoc is Parse; with sections, task items under a "Done when" heading
+// (or "Postconditions", "Acceptance criteria"; any level, up to the next
+// heading of the same or a higher level) are returned as postconditions
+// instead of todos.
+func parseDoc(src []byte, sections bool) (todos []Todo, post []string) {
+	todos = []Todo{}
 	src = normalize(src)
 	if len(src) == 0 {
-		return todos
+		return todos, nil
 	}
 	doc := markdown.Parser().Parse(text.NewReader(src))
+	inPost, postLevel := false, 0
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
+		}
+		if h, ok := n.(*ast.Heading); ok && sections {
+			if inPost && h.Level <= postLevel {
+				inPost = false
+			}
+			title := strings.ToLower(strings.TrimSpace(itemText(h, src)))
+			if slices.Contains(postconditionHeadings, strings.TrimRight(title, ":")) {
+				inPost, postLevel = true, h.Level
+			}
+			return ast.WalkSkipChildren, nil
 		}
 		box, ok := n.(*extast.TaskCheckBox)
 		if !ok {
@@ -50,6 +73,10 @@ func Parse(src []byte) []Todo {
 		if content == "" {
 			return ast.WalkContinue, nil
 		}
+		if inPost {
+			post = append(post, content)
+			return ast.WalkContinue, nil
+		}
 		status := Pending
 		if box.IsChecked {
 			status = Completed
@@ -57,7 +84,7 @@ func Parse(src []byte) []Todo {
 		todos = append(todos, Todo{Content: content, Status: status})
 		return ast.WalkContinue, nil
 	})
-	return todos
+	return todos, post
 }
 
 // normalize drops a UTF-8 byte order mark and turns CRLF and lone CR line
@@ -98,32 +125,14 @@ func itemText(block ast.Node, src []byte) string {
 	return b.String()
 }
 
-// LoadSeed reads the plan.md at path and parses its task-list items. A file
-// larger than MaxSeedBytes is not parsed: the seed is empty and warning says
-// why, naming the file, its size and the limit; planning stays on. The file is
-// only read, never written.
+// LoadSeed reads the plan.md at path and returns its seed: the task-list
+// items, without front matter (and, with enforce: true, without the
+// postconditions). A file larger than MaxSeedBytes is not parsed: the seed is
+// empty and warning says why, naming the file, its size and the limit;
+// planning stays on. The file is only read, never written.
 func LoadSeed(path string) (todos []Todo, warning string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return []Todo{}, "", err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return []Todo{}, "", err
-	}
-	if info.Size() > MaxSeedBytes {
-		return []Todo{}, tooBig(path, info.Size()), nil
-	}
-	// The file may grow between Stat and reading: read one byte past the limit.
-	data, err := io.ReadAll(io.LimitReader(f, MaxSeedBytes+1))
-	if err != nil {
-		return []Todo{}, "", fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(data) > MaxSeedBytes {
-		return []Todo{}, tooBig(path, int64(len(data))), nil
-	}
-	return Parse(data), "", nil
+	f, err := LoadFile(path)
+	return f.Seed, f.Warning, err
 }
 
 func tooBig(path string, size int64) string {

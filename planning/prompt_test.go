@@ -18,9 +18,9 @@ func TestRenderPrompt(t *testing.T) {
 		{
 			name: "list",
 			todos: []Todo{
-				{"Understand the customer request", Completed},
-				{"Check account context", InProgress},
-				{"Write the final response", Pending},
+				{"Understand the customer request", Completed, ""},
+				{"Check account context", InProgress, ""},
+				{"Write the final response", Pending, ""},
 			},
 			wantLines: []string{
 				"## Planning",
@@ -39,7 +39,7 @@ func TestRenderPrompt(t *testing.T) {
 		{name: "nil", todos: nil, wantLines: []string{"Current plan:", "(The plan is empty. If the task has several steps, write a plan with writeTodos before you start.)"}},
 		{
 			name:      "line breaks in content stay on one line",
-			todos:     []Todo{{"first\nsecond\r\nthird", Pending}},
+			todos:     []Todo{{"first\nsecond\r\nthird", Pending, ""}},
 			wantLines: []string{"- [pending] first second  third"},
 		},
 	}
@@ -86,7 +86,7 @@ func contains(lines []string, want string) bool {
 }
 
 func TestPromptReadsState(t *testing.T) {
-	seed := []Todo{{"seed item", Pending}}
+	seed := []Todo{{"seed item", Pending, ""}}
 	render := prompt(seed)
 	tests := []struct {
 		name  string

@@ -26,6 +26,10 @@ const (
 	Pending    Status = "pending"
 	InProgress Status = "in_progress"
 	Completed  Status = "completed"
+	// Failed and Skipped exist only on routes whose plan the harness owns
+	// (enforce: true in plan.md).
+	Failed  Status = "failed"
+	Skipped Status = "skipped"
 )
 
 // Valid reports whether s is one of the known statuses.
@@ -33,8 +37,12 @@ func (s Status) Valid() bool {
 	return s == Pending || s == InProgress || s == Completed
 }
 
-// Todo is one item of the plan.
+func (s Status) validEnforced() bool { return s.Valid() || s == Failed || s == Skipped }
+
+// Todo is one item of the plan. Evidence is set only on routes whose plan
+// the harness owns.
 type Todo struct {
-	Content string `json:"content"`
-	Status  Status `json:"status"`
+	Content  string `json:"content"`
+	Status   Status `json:"status"`
+	Evidence string `json:"evidence,omitempty"`
 }

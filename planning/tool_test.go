@@ -164,7 +164,7 @@ func TestToolOutputDecodes(t *testing.T) {
 	if err := json.Unmarshal(res.Output, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(out.Todos, []Todo{{"x", Completed}}) {
+	if !reflect.DeepEqual(out.Todos, []Todo{{"x", Completed, ""}}) {
 		t.Errorf("output todos = %v", out.Todos)
 	}
 }

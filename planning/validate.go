@@ -24,43 +24,67 @@ const objectHint = `input must be a JSON object like {"todos":[{"content":"…",
 // "todos[2].status must be one of pending, in_progress, completed", so the
 // model can fix its call. Validate never returns a nil list without an error.
 func Validate(raw json.RawMessage) ([]Todo, error) {
+	todos, _, err := validate(raw, false)
+	return todos, err
+}
+
+// ValidateEnforced is Validate for a route whose plan the harness owns:
+// items may also be failed or skipped and carry "evidence", and the input
+// may give a "reason" for the change, which is returned.
+func ValidateEnforced(raw json.RawMessage) ([]Todo, string, error) {
+	return validate(raw, true)
+}
+
+func validate(raw json.RawMessage, enforced bool) ([]Todo, string, error) {
 	var input any
 	if jsonKind(raw) != '{' || json.Unmarshal(raw, &input) != nil {
-		return nil, errors.New(objectHint)
+		return nil, "", errors.New(objectHint)
 	}
 	top := input.(map[string]any)
-	if k := unknownKey(top, "todos"); k != "" {
-		return nil, fmt.Errorf("input has unknown field %q; allowed fields are todos", k)
+	allowedTop := []string{"todos"}
+	if enforced {
+		allowedTop = append(allowedTop, "reason")
+	}
+	if k := unknownKey(top, allowedTop...); k != "" {
+		return nil, "", fmt.Errorf("input has unknown field %q; allowed fields are %s", k, strings.Join(allowedTop, ", "))
+	}
+	reason, isString := top["reason"].(string)
+	if _, given := top["reason"]; given && !isString {
+		return nil, "", errors.New("reason must be a string")
 	}
 	list, ok := top["todos"]
 	if !ok {
-		return nil, errors.New("todos is required")
+		return nil, "", errors.New("todos is required")
 	}
 	items, ok := list.([]any)
 	if !ok {
-		return nil, errors.New("todos must be an array")
+		return nil, "", errors.New("todos must be an array")
 	}
 	if len(items) > MaxTodos {
-		return nil, fmt.Errorf("todos has %d items, over the limit of %d; merge or drop items", len(items), MaxTodos)
+		return nil, "", fmt.Errorf("todos has %d items, over the limit of %d; merge or drop items", len(items), MaxTodos)
 	}
 	todos := make([]Todo, 0, len(items))
 	for i, item := range items {
-		t, err := validateItem(i, item)
+		t, err := validateItem(i, item, enforced)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		todos = append(todos, t)
 	}
-	return todos, nil
+	return todos, strings.TrimSpace(reason), nil
 }
 
-func validateItem(i int, item any) (Todo, error) {
+func validateItem(i int, item any, enforced bool) (Todo, error) {
 	fields, ok := item.(map[string]any)
 	if !ok {
 		return Todo{}, fmt.Errorf("todos[%d] must be an object with content and status", i)
 	}
-	if k := unknownKey(fields, "content", "status"); k != "" {
-		return Todo{}, fmt.Errorf("todos[%d] has unknown field %q; allowed fields are content, status", i, k)
+	allowed := []string{"content", "status"}
+	if enforced {
+		allowed = append(allowed, "evidence")
+	}
+	if k := unknownKey(fields, allowed...); k != "" {
+		return Todo{}, fmt.Errorf("todos[%d] has unknown field %q; allowed fields are %s", i, k, strings.Join(allowed, ", "))
 	}
 	content, _ := fields["content"].(string)
 	content = strings.TrimSpace(content)
@@ -71,10 +95,20 @@ func validateItem(i int, item any) (Todo, error) {
 		return Todo{}, fmt.Errorf("todos[%d].content is %d bytes, over the limit of %d bytes; keep each item to a short line", i, len(content), MaxContentBytes)
 	}
 	status, _ := fields["status"].(string)
-	if !Status(status).Valid() {
+	switch {
+	case enforced && !Status(status).validEnforced():
+		return Todo{}, fmt.Errorf("todos[%d].status must be one of pending, in_progress, completed, failed, skipped", i)
+	case !enforced && !Status(status).Valid():
 		return Todo{}, fmt.Errorf("todos[%d].status must be one of pending, in_progress, completed", i)
 	}
-	return Todo{Content: content, Status: Status(status)}, nil
+	evidence, isString := fields["evidence"].(string)
+	if _, given := fields["evidence"]; given && !isString {
+		return Todo{}, fmt.Errorf("todos[%d].evidence must be a string", i)
+	}
+	if len(evidence) > MaxContentBytes {
+		return Todo{}, fmt.Errorf("todos[%d].evidence is %d bytes, over the limit of %d bytes; keep evidence to a short, checkable record", i, len(evidence), MaxContentBytes)
+	}
+	return Todo{Content: content, Status: Status(status), Evidence: strings.TrimSpace(evidence)}, nil
 }
 
 // jsonKind is the first byte of a JSON value: '{', '[', '"', a digit or '-',

@@ -74,13 +74,13 @@ func TestValidateAccepts(t *testing.T) {
 		{
 			"every status",
 			`{"todos":[{"content":"Understand the customer request","status":"completed"},{"content":"Check account context","status":"in_progress"},{"content":"Write the final response","status":"pending"}]}`,
-			[]Todo{{"Understand the customer request", Completed}, {"Check account context", InProgress}, {"Write the final response", Pending}},
+			[]Todo{{"Understand the customer request", Completed, ""}, {"Check account context", InProgress, ""}, {"Write the final response", Pending, ""}},
 		},
-		{"content trimmed", `{"todos":[{"content":"  padded \n","status":"pending"}]}`, []Todo{{"padded", Pending}}},
-		{"key order free", `{"todos":[{"status":"pending","content":"a"}]}`, []Todo{{"a", Pending}}},
+		{"content trimmed", `{"todos":[{"content":"  padded \n","status":"pending"}]}`, []Todo{{"padded", Pending, ""}}},
+		{"key order free", `{"todos":[{"status":"pending","content":"a"}]}`, []Todo{{"a", Pending, ""}}},
 		{"whitespace around", " \n {\"todos\" : [ ] } \n", []Todo{}},
-		{"content at byte limit", `{"todos":[{"content":"` + atLimit + `","status":"pending"}]}`, []Todo{{atLimit, Pending}}},
-		{"escaped content", `{"todos":[{"content":"say \"hi\" \u2014 now","status":"pending"}]}`, []Todo{{`say "hi" — now`, Pending}}},
+		{"content at byte limit", `{"todos":[{"content":"` + atLimit + `","status":"pending"}]}`, []Todo{{atLimit, Pending, ""}}},
+		{"escaped content", `{"todos":[{"content":"say \"hi\" \u2014 now","status":"pending"}]}`, []Todo{{`say "hi" — now`, Pending, ""}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,12 +26,16 @@ type Segment struct {
 
 // Agent is what agent.md says: its YAML front matter and its body.
 type Agent struct {
-	// File is the path of agent.md.
+	// File is the path of agent.md: absolute when Discover found it, else
+	// the path given to ParseAgent.
 	File        string
-	Model       string   `yaml:"model"`
-	Description string   `yaml:"description"`
-	Tools       []string `yaml:"tools"`
-	MaxTurns    int      `yaml:"max_turns"`
+	Model       string `yaml:"model"`
+	Description string `yaml:"description"`
+	// Tools names the tools this route may use: nil when the key is absent
+	// or null, empty (not nil) for "tools: []".
+	Tools []string `yaml:"tools"`
+	// MaxTurns is 0 when unset; never negative.
+	MaxTurns int `yaml:"max_turns"`
 	// Prompt is the Markdown body after the front matter: the system prompt.
 	Prompt string `yaml:"-"`
 }
@@ -51,13 +55,15 @@ type Route struct {
 	Kind string
 	// Segments is ID split into its parts.
 	Segments []Segment
-	// Params names the dynamic segments in order.
+	// Params names the dynamic, catch-all and optional catch-all segments
+	// in order.
 	Params []string
 	// Agent is the parsed agent.md.
 	Agent Agent
 	// Parent is the id of the route whose subagents/ folder holds this
 	// subagent; empty for an agent.
 	Parent string
-	// Subagents maps a subagent's name (its folder name) to its route id.
+	// Subagents maps a subagent's name (its folder name) to its route id;
+	// nil when the route has none.
 	Subagents map[string]string
 }

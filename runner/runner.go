@@ -126,9 +126,12 @@ type Run struct {
 
 	cancel    context.CancelFunc
 	cancelled atomic.Bool
-	done      chan struct{}
-	output    json.RawMessage
-	err       error
+	// signal is a supervisor signal ("pause", "cancel") for the loop to act
+	// on at the next step boundary.
+	signal atomic.Value
+	done   chan struct{}
+	output json.RawMessage
+	err    error
 }
 
 // Done is closed when the run has finished and its result is saved.
@@ -205,7 +208,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	}
 	values, err := prepared.ApplyInput(withDefaults(prepared, cp.Values), req.Values)
 	if err != nil {
-		m.finishStore(run, store.RunError, err.Error(), nil)
+		m.finishStore(run, store.RunError, err.Error(), nil, nil)
 		release()
 		return nil, &InputError{Msg: err.Error()}
 	}
@@ -222,6 +225,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		Subagent:      m.subagentResolver(a),
 		MaxDepth:      a.Config.Limits.WithDefaults().SubagentDepth,
 		MaxToolOutput: a.Config.Limits.WithDefaults().ToolOutputBytes,
+		Signal:        run.pendingSignal,
 	}
 	go func() {
 		defer release()
@@ -256,7 +260,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	}
 	cp, err := m.store.Latest(ctx, run.ThreadID)
 	if err != nil {
-		m.finishStore(run, store.RunError, err.Error(), nil)
+		m.finishStore(run, store.RunError, err.Error(), nil, nil)
 		return store.Checkpoint{}, err
 	}
 	return cp, nil
@@ -275,40 +279,70 @@ func withDefaults(p *capabilities.Prepared, values thread.State) thread.State {
 func (m *Manager) execute(ctx context.Context, run *Run, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message) {
 	step := cp.Step
 	var saved int64
+	last := values
 	cfg.Emit = func(e stream.Event) { run.Log.Publish(e) }
-	cfg.Checkpoint = func(ctx context.Context, added []thread.Message, values thread.State) error {
+	save := func(ctx context.Context, added []thread.Message, values thread.State) error {
 		step++
 		events := run.Log.Since(saved)
 		if len(events) > 0 {
 			saved = events[len(events)-1].ID
 		}
+		last = values
 		return m.store.SaveStep(context.WithoutCancel(ctx), store.Step{
 			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
 			Append: added, Values: values, Events: events,
 		})
 	}
+	cfg.Checkpoint = save
 	res, err := agent.Run(ctx, cfg, cp.Messages, values, input)
+	if err != nil && run.cancelled.Load() && run.pendingSignal() == "cancel" {
+		// The supervisor cancelled the plan: record it on the last saved
+		// state before the run ends.
+		if next, ok := m.applySignal(cfg.Route, last, "cancel", cfg.Emit); ok {
+			if serr := save(context.Background(), nil, next); serr != nil {
+				m.logger.Error("cannot save the cancelled plan", "thread", run.ThreadID, "err", serr)
+			}
+		}
+	}
 	status, errText := store.RunSuccess, ""
+	var record json.RawMessage
 	switch {
 	case err == nil:
 		run.output = stateValues(res.Messages, res.Values)
+		record = runRecord(res)
 	case run.cancelled.Load() && errors.Is(err, context.Canceled):
 		status = store.RunCancelled
 		run.output = json.RawMessage(`{"cancelled":true}`)
+		record = run.output
 	default:
 		status, errText = store.RunError, err.Error()
 		run.output, _ = json.Marshal(map[string]string{"error": err.Error()})
+		record = run.output
 		m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
 	}
 	run.err = err
 	run.Log.Publish(stream.Event{Type: stream.TypeDone, Data: mustJSON(map[string]json.RawMessage{"output": run.output})})
-	m.finishStore(run, status, errText, run.Log.Since(saved))
+	m.finishStore(run, status, errText, record, run.Log.Since(saved))
 	run.Log.Close()
 	close(run.done)
 }
 
-func (m *Manager) finishStore(run *Run, status, errText string, events []stream.Event) {
-	if err := m.store.FinishRun(context.Background(), run.ID, status, errText, run.output, events); err != nil {
+// runRecord is what the run's record keeps of a finished run: the final
+// answer, the index of the final message and the plan snapshot linked to
+// it, or why a hook stopped the run.
+func runRecord(res agent.Result) json.RawMessage {
+	rec := map[string]any{"answer": res.Answer, "message": len(res.Messages) - 1}
+	if res.Stopped != "" {
+		rec["stopped"] = res.Stopped
+	}
+	if n := len(res.Messages); n > 0 && res.Messages[n-1].Plan != nil {
+		rec["plan"] = res.Messages[n-1].Plan
+	}
+	return mustJSON(rec)
+}
+
+func (m *Manager) finishStore(run *Run, status, errText string, record json.RawMessage, events []stream.Event) {
+	if err := m.store.FinishRun(context.Background(), run.ID, status, errText, record, events); err != nil {
 		m.logger.Error("cannot record the end of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
 	}
 }

@@ -325,6 +325,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad role", "/threads/b/runs/wait", `{"route":"/plain","input":{"messages":[{"role":"tool","content":"x"}]}}`, 400, "invalid_input"},
 		{"todos in input", "/threads/b/runs/wait", `{"route":"/support/acme","input":{"messages":[{"role":"user","content":"x"}],"todos":[]}}`, 400, "invalid_input"},
 		{"unknown route", "/threads/b/runs/wait", runBody("/nope", "x"), 404, "route_not_found"},
+		{"route escaping the app", "/threads/b/runs/wait", runBody("/support/../../etc", "x"), 400, "invalid_route"},
 		{"unknown route stream", "/threads/b/runs/stream", runBody("/nope", "x"), 404, "route_not_found"},
 		{"too large", "/threads/b/runs/wait", big, 413, "body_too_large"},
 		{"thread metadata not object", "/threads", `{"metadata":[1]}`, 400, "invalid_body"},

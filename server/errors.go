@@ -42,6 +42,8 @@ func classify(err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, router.ErrInvalidPath):
+		return newError(http.StatusBadRequest, "invalid_route", err.Error())
 	case errors.As(err, &nf):
 		return newError(http.StatusNotFound, "route_not_found", err.Error())
 	case errors.Is(err, runner.ErrBusy):

@@ -28,6 +28,11 @@ type Message struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
 	IsError    bool       `json:"is_error,omitempty"`
+	// Harness marks a message the harness added (a correction from the
+	// finalization gate), not the user.
+	Harness bool `json:"harness,omitempty"`
+	// Plan is the plan snapshot linked to a final assistant message.
+	Plan json.RawMessage `json:"plan,omitempty"`
 }
 
 // ToolCall is a model's request to run a tool.

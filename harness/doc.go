@@ -1,0 +1,8 @@
+// Package harness is the plan the harness owns rather than trusts: its
+// lifecycle (draft, running, paused, done, failed, cancelled), items with
+// evidence and attempts, postconditions, revisions, the auto-advance budget,
+// the retry cap and the finalization gate, as pure functions on a Plan value.
+//
+// It imports only the standard library and yaml.v3; planning wires it into
+// routes.
+package harness

@@ -1,0 +1,365 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Lifecycle events a change can raise, besides plan_update.
+const (
+	EventPaused    = "plan_paused"
+	EventDone      = "plan_done"
+	EventFailed    = "plan_failed"
+	EventCancelled = "plan_cancelled"
+)
+
+// Outcome is what a change did besides editing the plan.
+type Outcome struct {
+	// Event is a lifecycle event to emit (EventPaused, ...), or "".
+	Event string
+	// Stop says the run must end after this step, cleanly.
+	Stop bool
+	// Note is text for the model: a nudge appended to a tool error, or the
+	// gate's correction.
+	Note string
+	// Reject says the gate refused a final answer.
+	Reject bool
+}
+
+// Seed is one item of plan.md's checklist.
+type Seed struct {
+	Content   string
+	Completed bool
+}
+
+// New makes a draft plan from the route's seed and settings.
+func New(s Settings, seed []Seed) *Plan {
+	p := &Plan{State: Draft, Goal: s.Goal, Items: []Item{}, Postconditions: []Postcondition{}, Revisions: []Revision{}, Advance: s.Advance, Budget: s.Budget}
+	for _, it := range seed {
+		st := Pending
+		if it.Completed {
+			st = Completed
+		}
+		p.Items = append(p.Items, Item{ID: p.newID(), Content: it.Content, Status: st})
+	}
+	for _, c := range s.Postconditions {
+		p.Postconditions = append(p.Postconditions, Postcondition{Content: c})
+	}
+	if p.Advance == AdvanceManual {
+		p.Budget = 0
+	}
+	p.revise("harness", "", fmt.Sprintf("drafted from plan.md with %d items", len(p.Items)))
+	return p
+}
+
+// Start prepares the plan for a new run: a missing or finished plan is
+// replaced by a fresh draft from the seed; a draft starts running; a plan
+// the supervisor paused stays paused and stops the run; a plan paused for
+// any other reason resumes when the run brings a user message, which also
+// resets the auto-advance budget.
+func Start(p *Plan, s Settings, seed []Seed, userMessage bool) (*Plan, Outcome) {
+	if p == nil || !p.State.Active() {
+		p = New(s, seed)
+	}
+	p.Corrections = 0
+	switch p.State {
+	case Draft:
+		p.State = Running
+		p.revise("harness", "", "started")
+	case Paused:
+		if p.PauseReason == PauseSupervisor || !userMessage {
+			return p, Outcome{Event: EventPaused, Stop: true, Note: "the plan is paused by the supervisor; resume it with POST /threads/{id}/plan/resume"}
+		}
+		p.resume("harness", "the user sent a message")
+	}
+	if userMessage {
+		p.AutoSteps = 0
+	}
+	return p, p.settle(0)
+}
+
+func (p *Plan) resume(source, why string) {
+	if p.PauseReason == PauseRetryCap {
+		if i := p.Current(); i >= 0 {
+			p.Items[i].Attempts = 0
+		}
+	}
+	p.State, p.PauseReason, p.AutoSteps = Running, "", 0
+	p.revise(source, why, "resumed")
+}
+
+// Proposed is an item as the model sends it in writeTodos.
+type Proposed struct {
+	Content  string
+	Status   Status
+	Evidence string
+}
+
+// ErrNotRunning refuses model changes to a plan that is not running.
+var ErrNotRunning = errors.New("the plan is not running")
+
+// Replace applies a model's full-replace list: items keep their id,
+// attempts and evidence when their content is unchanged; more than one
+// in_progress item is normalized to the first; the list is capped at
+// MaxItems; with evidence required, completing an item without evidence is
+// refused. Every accepted change is recorded as a revision with reason. On
+// error the plan is unchanged.
+func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, error) {
+	if p.State != Running {
+		return Outcome{}, fmt.Errorf("%w (it is %s); only a running plan can be changed", ErrNotRunning, p.State)
+	}
+	if len(list) > s.MaxItems {
+		return Outcome{}, fmt.Errorf("the plan would have %d items, over the limit of %d (max_items in plan.md); merge steps or split the work into a follow-up", len(list), s.MaxItems)
+	}
+	old := map[string][]int{}
+	for i, it := range p.Items {
+		old[it.Content] = append(old[it.Content], i)
+	}
+	next := make([]Item, 0, len(list))
+	finished, added := 0, 0
+	for i, pr := range list {
+		it := Item{Content: pr.Content, Status: pr.Status, Evidence: strings.TrimSpace(pr.Evidence)}
+		wasTerminal := false
+		if idx := old[pr.Content]; len(idx) > 0 {
+			prev := p.Items[idx[0]]
+			old[pr.Content] = idx[1:]
+			it.ID, it.Attempts, wasTerminal = prev.ID, prev.Attempts, prev.Status.Terminal()
+			if it.Evidence == "" {
+				it.Evidence = prev.Evidence
+			}
+		} else {
+			added++
+		}
+		if s.Evidence && it.Status == Completed && it.Evidence == "" {
+			return Outcome{}, fmt.Errorf("todos[%d] %q is marked completed without evidence. Evidence is a short, checkable record that shows the step is done: a tool result, an id, a number or a quote (for example \"lookupAccount returned plan=business\"). Add \"evidence\" to the item, or leave it in_progress", i, pr.Content)
+		}
+		if it.Status.Terminal() && !wasTerminal {
+			finished++
+		}
+		next = append(next, it)
+	}
+	for i := range next {
+		if next[i].ID == "" {
+			next[i].ID = p.newID()
+		}
+	}
+	demoted := 0
+	seen := false
+	for i := range next {
+		if next[i].Status == InProgress {
+			if seen {
+				next[i].Status = Pending
+				demoted++
+			}
+			seen = true
+		}
+	}
+	removed := len(p.Items) - (len(next) - added)
+	p.Items = next
+	change := fmt.Sprintf("%d items (%d added, %d removed, %d newly finished)", len(next), added, removed, finished)
+	if demoted > 0 {
+		change += fmt.Sprintf("; %d extra in_progress demoted to pending", demoted)
+	}
+	p.revise("model", reason, change)
+	return p.settle(finished), nil
+}
+
+// Next actions for StepFailed.
+const (
+	NextRetry  = "retry"
+	NextSkip   = "skip"
+	NextAbort  = "abort"
+	NextRevise = "revise"
+)
+
+// StepFailed records the model's report that the current step failed and
+// what to do next.
+func StepFailed(p *Plan, s Settings, next, reason string) (Outcome, error) {
+	if p.State != Running {
+		return Outcome{}, fmt.Errorf("%w (it is %s)", ErrNotRunning, p.State)
+	}
+	i := p.Current()
+	if i < 0 {
+		return Outcome{}, errors.New("no step is in progress; mark the step you are working on in_progress with writeTodos first")
+	}
+	it := &p.Items[i]
+	switch next {
+	case NextRetry:
+		it.Attempts++
+		p.revise("model", reason, fmt.Sprintf("step %s: retry (attempt %d of %d)", it.ID, it.Attempts, s.RetryCap))
+		if it.Attempts >= s.RetryCap {
+			return p.pause(PauseRetryCap, "harness", fmt.Sprintf("step %q reached the retry cap of %d", it.Content, s.RetryCap)), nil
+		}
+		return Outcome{Note: fmt.Sprintf("retry %d of %d for step %d/%d", it.Attempts, s.RetryCap, i+1, len(p.Items))}, nil
+	case NextSkip:
+		it.Status = Skipped
+		p.revise("model", reason, fmt.Sprintf("step %s skipped", it.ID))
+		return p.settle(1), nil
+	case NextAbort:
+		it.Status = ItemFailed
+		p.revise("model", reason, fmt.Sprintf("step %s failed; plan aborted", it.ID))
+		return p.fail(fmt.Sprintf("the model aborted the plan at step %d (%q): %s", i+1, it.Content, reason)), nil
+	case NextRevise:
+		p.revise("model", reason, fmt.Sprintf("step %s: plan needs revising", it.ID))
+		return p.pause(PauseRevise, "model", reason), nil
+	}
+	return Outcome{}, fmt.Errorf("next must be one of retry, skip, abort, revise, not %q", next)
+}
+
+// Verify marks postcondition index verified with evidence.
+func Verify(p *Plan, index int, evidence string) (Outcome, error) {
+	if p.State != Running {
+		return Outcome{}, fmt.Errorf("%w (it is %s)", ErrNotRunning, p.State)
+	}
+	if index < 0 || index >= len(p.Postconditions) {
+		if len(p.Postconditions) == 0 {
+			return Outcome{}, errors.New("this plan has no postconditions")
+		}
+		return Outcome{}, fmt.Errorf("index must be from 0 to %d", len(p.Postconditions)-1)
+	}
+	evidence = strings.TrimSpace(evidence)
+	if evidence == "" {
+		return Outcome{}, errors.New("evidence must say what shows the postcondition holds (a tool result, an id, a quote)")
+	}
+	p.Postconditions[index].Verified, p.Postconditions[index].Evidence = true, evidence
+	p.revise("model", "", fmt.Sprintf("postcondition %d verified", index))
+	return p.settle(0), nil
+}
+
+// ToolFailed counts a failing tool call against the step in progress and
+// returns the nudge to append to the tool's error. At the retry cap the plan
+// pauses for the supervisor.
+func ToolFailed(p *Plan, s Settings) Outcome {
+	i := p.Current()
+	if p.State != Running || i < 0 {
+		return Outcome{}
+	}
+	it := &p.Items[i]
+	it.Attempts++
+	note := fmt.Sprintf("Plan harness: this is step %d/%d, attempt %d/%d. If the error suggests another way, try the one that best fits the user's intent; call stepFailed only when you have run out of angles.", i+1, len(p.Items), it.Attempts, s.RetryCap)
+	if it.Attempts >= s.RetryCap {
+		out := p.pause(PauseRetryCap, "harness", fmt.Sprintf("step %q failed %d times", it.Content, it.Attempts))
+		out.Note = fmt.Sprintf("Plan harness: step %d/%d failed %d times, the retry cap; the plan is paused for the supervisor.", i+1, len(p.Items), it.Attempts)
+		return out
+	}
+	return Outcome{Note: note}
+}
+
+// Final is the finalization gate: it accepts a final answer when the plan is
+// finished (every item terminal, every postcondition verified) or already
+// ended, and otherwise refuses it with a note listing what is missing. After
+// s.Corrections refusals in one run the plan fails and the answer stands.
+func Final(p *Plan, s Settings) Outcome {
+	if p.State != Running {
+		return Outcome{}
+	}
+	if out := p.settle(0); p.State != Running {
+		return out
+	}
+	missing := p.Missing()
+	p.Corrections++
+	if p.Corrections > s.Corrections {
+		return p.fail(fmt.Sprintf("the model gave a final answer %d times while the plan was unfinished (%s)", p.Corrections, strings.Join(missing, "; ")))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Plan harness: your answer was not accepted because the plan is not finished (correction %d of %d):\n", p.Corrections, s.Corrections)
+	for _, m := range missing {
+		fmt.Fprintf(&b, "- %s\n", m)
+	}
+	b.WriteString("Finish these first: complete items with writeTodos")
+	if s.Evidence {
+		b.WriteString(" (with evidence)")
+	}
+	if len(p.Postconditions) > 0 {
+		b.WriteString(", verify postconditions with verifyPostcondition")
+	}
+	b.WriteString(", or call stepFailed for a step that cannot be done. Then answer again.")
+	return Outcome{Reject: true, Note: b.String()}
+}
+
+// Pause is the supervisor's pause.
+func Pause(p *Plan) (Outcome, error) {
+	if p.State != Running && p.State != Draft {
+		return Outcome{}, fmt.Errorf("only a draft or running plan can be paused; this one is %s", p.State)
+	}
+	return p.pause(PauseSupervisor, "supervisor", "paused by the supervisor"), nil
+}
+
+// Resume is the supervisor's resume; the next run continues the plan.
+func Resume(p *Plan) error {
+	if p.State != Paused {
+		return fmt.Errorf("only a paused plan can be resumed; this one is %s", p.State)
+	}
+	p.resume("supervisor", "resumed by the supervisor")
+	return nil
+}
+
+// Cancel is the supervisor's cancel.
+func Cancel(p *Plan, reason string) (Outcome, error) {
+	if !p.State.Active() {
+		return Outcome{}, fmt.Errorf("the plan already ended (%s)", p.State)
+	}
+	p.State, p.Reason, p.PauseReason = Cancelled, reason, ""
+	p.revise("supervisor", reason, "cancelled")
+	return Outcome{Event: EventCancelled, Stop: true}, nil
+}
+
+func (p *Plan) pause(reason, source, why string) Outcome {
+	p.State, p.PauseReason = Paused, reason
+	p.revise(source, why, "paused ("+reason+")")
+	return Outcome{Event: EventPaused, Stop: true}
+}
+
+func (p *Plan) fail(reason string) Outcome {
+	p.State, p.Reason = Failed, reason
+	p.revise("harness", reason, "failed")
+	return Outcome{Event: EventFailed}
+}
+
+// settle advances and ends the plan as its items require: with nothing in
+// progress the first pending item starts; when every item is terminal the
+// plan fails if any failed, and is done once postconditions are verified;
+// finished counts items that just finished, which spend the auto-advance
+// budget (a manual plan pauses after each).
+func (p *Plan) settle(finished int) Outcome {
+	if p.State != Running {
+		return Outcome{}
+	}
+	allTerminal, anyFailed := true, false
+	for _, it := range p.Items {
+		allTerminal = allTerminal && it.Status.Terminal()
+		anyFailed = anyFailed || it.Status == ItemFailed
+	}
+	if allTerminal {
+		if anyFailed {
+			return p.fail("every item ended and at least one failed")
+		}
+		for _, pc := range p.Postconditions {
+			if !pc.Verified {
+				return Outcome{}
+			}
+		}
+		p.State = Done
+		p.revise("harness", "", "done")
+		return Outcome{Event: EventDone}
+	}
+	if p.Current() < 0 {
+		for i := range p.Items {
+			if p.Items[i].Status == Pending {
+				p.Items[i].Status = InProgress
+				break
+			}
+		}
+	}
+	if finished > 0 {
+		p.AutoSteps += finished
+		if p.Advance == AdvanceManual {
+			return p.pause(PauseManual, "harness", "advance is manual: waiting for the user after a finished step")
+		}
+		if p.AutoSteps >= p.Budget {
+			return p.pause(PauseBudget, "harness", fmt.Sprintf("%d steps finished without the user; the auto-advance budget is %d", p.AutoSteps, p.Budget))
+		}
+	}
+	return Outcome{}
+}

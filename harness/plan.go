@@ -1,0 +1,170 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+)
+
+// State is a plan's lifecycle state.
+type State string
+
+// Lifecycle states. Draft, Running and Paused are active; the others are
+// terminal.
+const (
+	Draft     State = "draft"
+	Running   State = "running"
+	Paused    State = "paused"
+	Done      State = "done"
+	Failed    State = "failed"
+	Cancelled State = "cancelled"
+)
+
+// Active reports whether the plan is still being worked on or can resume.
+func (s State) Active() bool { return s == Draft || s == Running || s == Paused }
+
+// Status is an item's status. Pending, InProgress and Completed are Dawn's;
+// Failed and Skipped are the harness's additions.
+type Status string
+
+// Item statuses.
+const (
+	Pending    Status = "pending"
+	InProgress Status = "in_progress"
+	Completed  Status = "completed"
+	ItemFailed Status = "failed"
+	Skipped    Status = "skipped"
+)
+
+// Terminal reports whether an item needs no more work.
+func (s Status) Terminal() bool { return s == Completed || s == ItemFailed || s == Skipped }
+
+// Pause reasons.
+const (
+	PauseSupervisor = "supervisor" // POST /threads/:id/plan/pause
+	PauseBudget     = "budget"     // the auto-advance budget is spent
+	PauseManual     = "manual"     // advance: manual, after each finished item
+	PauseRetryCap   = "retry_cap"  // a step failed as often as the retry cap allows
+	PauseRevise     = "revise"     // the model asked for the plan to be rewritten
+)
+
+// Item is one step of a plan.
+type Item struct {
+	ID       string `json:"id"`
+	Content  string `json:"content"`
+	Status   Status `json:"status"`
+	Evidence string `json:"evidence,omitempty"`
+	Attempts int    `json:"attempts"`
+}
+
+// Postcondition is a "Done when" check the model must verify with evidence
+// before its final answer is accepted.
+type Postcondition struct {
+	Content  string `json:"content"`
+	Verified bool   `json:"verified"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Revision records one change to a plan and why it was made.
+type Revision struct {
+	N int `json:"n"`
+	// Source is "model", "harness" or "supervisor".
+	Source string `json:"source"`
+	Reason string `json:"reason,omitempty"`
+	Change string `json:"change"`
+}
+
+// maxRevisions bounds the history kept in state; older entries are dropped
+// (N keeps counting).
+const maxRevisions = 50
+
+// Plan is a thread's harness-owned plan. It lives in the thread's state, so
+// every change is saved with the step that made it.
+type Plan struct {
+	State          State           `json:"state"`
+	Goal           string          `json:"goal,omitempty"`
+	Items          []Item          `json:"items"`
+	Postconditions []Postcondition `json:"postconditions"`
+	Revisions      []Revision      `json:"revisions"`
+	Advance        string          `json:"advance"`
+	// Budget is how many items may finish in a row without the user; zero
+	// when advance is manual.
+	Budget int `json:"budget"`
+	// AutoSteps counts items finished since the user last spoke.
+	AutoSteps   int    `json:"auto_steps"`
+	PauseReason string `json:"pause_reason,omitempty"`
+	// Reason says why the plan failed or was cancelled.
+	Reason string `json:"reason,omitempty"`
+	// Corrections counts final answers the gate refused in this run.
+	Corrections int `json:"corrections"`
+	NextID      int `json:"next_id"`
+	RevisionN   int `json:"revision_n"`
+}
+
+// BudgetLeft is how many more items may finish before the plan pauses for
+// the user.
+func (p *Plan) BudgetLeft() int {
+	if p.Advance == AdvanceManual {
+		return 0
+	}
+	return max(p.Budget-p.AutoSteps, 0)
+}
+
+// Current returns the index of the item in progress, or -1.
+func (p *Plan) Current() int {
+	for i, it := range p.Items {
+		if it.Status == InProgress {
+			return i
+		}
+	}
+	return -1
+}
+
+// Progress counts terminal items.
+func (p *Plan) Progress() (done, total int) {
+	for _, it := range p.Items {
+		if it.Status.Terminal() {
+			done++
+		}
+	}
+	return done, len(p.Items)
+}
+
+// Missing lists what stands between the plan and a final answer: items not
+// terminal and postconditions not verified, in words for the model.
+func (p *Plan) Missing() []string {
+	var out []string
+	for i, it := range p.Items {
+		if !it.Status.Terminal() {
+			out = append(out, fmt.Sprintf("item %d %q is %s", i+1, it.Content, it.Status))
+		}
+	}
+	for i, pc := range p.Postconditions {
+		if !pc.Verified {
+			out = append(out, fmt.Sprintf("postcondition %d %q is not verified", i, pc.Content))
+		}
+	}
+	return out
+}
+
+func (p *Plan) newID() string {
+	p.NextID++
+	return fmt.Sprintf("s%04d", p.NextID)
+}
+
+func (p *Plan) revise(source, reason, change string) {
+	p.RevisionN++
+	p.Revisions = append(p.Revisions, Revision{N: p.RevisionN, Source: source, Reason: strings.TrimSpace(reason), Change: change})
+	if len(p.Revisions) > maxRevisions {
+		p.Revisions = p.Revisions[len(p.Revisions)-maxRevisions:]
+	}
+}
+
+// LatestReason is the reason of the newest revision that gave one.
+func (p *Plan) LatestReason() string {
+	for i := len(p.Revisions) - 1; i >= 0; i-- {
+		if p.Revisions[i].Reason != "" {
+			return p.Revisions[i].Reason
+		}
+	}
+	return ""
+}

@@ -1,0 +1,134 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxField bounds each free-text field in the compact prompt block.
+const maxField = 160
+
+// RenderFull is the planning prompt section for an enforced plan: the rules
+// the harness enforces, then every item on one line of the form
+// "- [in_progress] Check account context" followed by its evidence, then
+// the postconditions.
+func RenderFull(p *Plan, s Settings) string {
+	var b strings.Builder
+	b.WriteString(rules(s))
+	if p.Goal != "" {
+		fmt.Fprintf(&b, "Goal: %s\n", oneLine(p.Goal))
+	}
+	done, total := p.Progress()
+	fmt.Fprintf(&b, "Plan state: %s (%d/%d items finished", p.State, done, total)
+	if p.Advance == AdvanceAuto {
+		fmt.Fprintf(&b, ", %d more before the user checks in", p.BudgetLeft())
+	}
+	b.WriteString(")\nCurrent plan:\n")
+	if len(p.Items) == 0 {
+		b.WriteString("(The plan is empty. Write one with writeTodos before you start.)\n")
+	}
+	for _, it := range p.Items {
+		fmt.Fprintf(&b, "- [%s] %s", it.Status, oneLine(it.Content))
+		if it.Evidence != "" {
+			fmt.Fprintf(&b, " (evidence: %s)", oneLine(it.Evidence))
+		}
+		b.WriteByte('\n')
+	}
+	writePostconditions(&b, p)
+	return b.String()
+}
+
+// RenderCompact is the short form: a <plan_state> block with the goal, the
+// current item, a short pending summary, the latest revision reason and
+// numeric progress. Long fields are cut and markup is escaped, so text from
+// the model cannot close the block.
+func RenderCompact(p *Plan, s Settings) string {
+	var b strings.Builder
+	b.WriteString(rules(s))
+	b.WriteString("<plan_state>\n")
+	if p.Goal != "" {
+		fmt.Fprintf(&b, "goal: %s\n", field(p.Goal))
+	}
+	done, total := p.Progress()
+	fmt.Fprintf(&b, "state: %s\nprogress: %d/%d finished\n", p.State, done, total)
+	if i := p.Current(); i >= 0 {
+		it := p.Items[i]
+		fmt.Fprintf(&b, "current: %d. %s (attempt %d of %d)\n", i+1, field(it.Content), it.Attempts+1, s.RetryCap)
+	}
+	var pending []string
+	for _, it := range p.Items {
+		if it.Status == Pending {
+			pending = append(pending, field(it.Content))
+		}
+	}
+	if len(pending) > 0 {
+		shown := pending[:min(3, len(pending))]
+		fmt.Fprintf(&b, "pending: %s", strings.Join(shown, "; "))
+		if len(pending) > len(shown) {
+			fmt.Fprintf(&b, "; and %d more", len(pending)-len(shown))
+		}
+		b.WriteByte('\n')
+	}
+	verified := 0
+	for _, pc := range p.Postconditions {
+		if pc.Verified {
+			verified++
+		}
+	}
+	if len(p.Postconditions) > 0 {
+		fmt.Fprintf(&b, "postconditions: %d/%d verified\n", verified, len(p.Postconditions))
+	}
+	if r := p.LatestReason(); r != "" {
+		fmt.Fprintf(&b, "latest revision: %s\n", field(r))
+	}
+	b.WriteString("</plan_state>\n")
+	b.WriteString("Call writeTodos with the full list to change it; the list above is a summary.\n")
+	return b.String()
+}
+
+func rules(s Settings) string {
+	var b strings.Builder
+	b.WriteString("## Planning\n\nThe harness owns this plan and checks it. Keep it current with writeTodos, which replaces the whole list: pass every item each time, with a short \"reason\" for the change.\n")
+	b.WriteString("- Keep exactly one item in_progress; the harness demotes extras.\n")
+	if s.Evidence {
+		b.WriteString("- To mark an item completed, give \"evidence\": a short, checkable record (a tool result, an id, a quote). Without it the change is refused.\n")
+	}
+	b.WriteString("- If a step cannot be done, call stepFailed with next = retry, skip, abort or revise, and a reason.\n")
+	b.WriteString("- Your final answer is accepted only when every item is completed, skipped or failed")
+	if len(s.Postconditions) > 0 {
+		b.WriteString(" and every postcondition is verified with verifyPostcondition")
+	}
+	b.WriteString(".\n\n")
+	return b.String()
+}
+
+func writePostconditions(b *strings.Builder, p *Plan) {
+	if len(p.Postconditions) == 0 {
+		return
+	}
+	b.WriteString("Done when (verify each with verifyPostcondition and its index):\n")
+	for i, pc := range p.Postconditions {
+		mark := " "
+		if pc.Verified {
+			mark = "x"
+		}
+		fmt.Fprintf(b, "%d. [%s] %s\n", i, mark, oneLine(pc.Content))
+	}
+}
+
+// field makes model-written text safe and short for the compact block.
+func field(s string) string {
+	s = oneLine(s)
+	if utf8.RuneCountInString(s) > maxField {
+		r := []rune(s)
+		s = string(r[:maxField-1]) + "…"
+	}
+	return escaper.Replace(s)
+}
+
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

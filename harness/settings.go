@@ -1,0 +1,130 @@
+package harness
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Advance settings.
+const (
+	AdvanceAuto   = "auto"
+	AdvanceManual = "manual"
+)
+
+// Defaults for Settings.
+const (
+	DefaultBudget      = 8
+	DefaultRetryCap    = 3
+	DefaultMaxItems    = 20
+	DefaultCorrections = 3
+)
+
+// Settings is a route's plan.md front matter. The harness is on only when
+// Enforce is true; a plan.md without front matter behaves as in Dawn.
+type Settings struct {
+	Goal    string
+	Enforce bool
+	// Evidence says completing an item needs evidence.
+	Evidence bool
+	Advance  string
+	Budget   int
+	RetryCap int
+	MaxItems int
+	// Compact renders the short <plan_state> prompt block instead of the
+	// full list.
+	Compact bool
+	// Corrections is how many premature final answers the gate sends back
+	// before the plan fails.
+	Corrections int
+	// Postconditions are the "Done when" checklist items.
+	Postconditions []string
+}
+
+// Keys lists the front matter keys ParseSettings accepts.
+var Keys = []string{"goal", "enforce", "evidence", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections"}
+
+// ParseSettings reads plan.md front matter: the YAML between the opening
+// "---" line (line 1 of the file) and the closing one. path names the file
+// in errors, with file line numbers. Every problem is reported, each naming
+// its key and what to write.
+func ParseSettings(path, front string) (Settings, []error) {
+	s := Settings{Advance: AdvanceAuto, Budget: DefaultBudget, RetryCap: DefaultRetryCap, MaxItems: DefaultMaxItems, Corrections: DefaultCorrections}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
+		return s, []error{fmt.Errorf("%s: front matter is not valid YAML: %v", path, err)}
+	}
+	if len(doc.Content) == 0 {
+		return s, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return s, []error{fmt.Errorf("%s: front matter must be a mapping of keys (%s)", path, strings.Join(Keys, ", "))}
+	}
+	var errs []error
+	bad := func(key *yaml.Node, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: front matter key %q: %s", path, key.Line+1, key.Value, fmt.Sprintf(format, args...)))
+	}
+	var set []string
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key, val := root.Content[i], root.Content[i+1]
+		set = append(set, key.Value)
+		switch key.Value {
+		case "goal":
+			s.Goal = strings.TrimSpace(val.Value)
+			if val.Kind != yaml.ScalarNode {
+				bad(key, "must be one line of text")
+			}
+		case "enforce":
+			if err := val.Decode(&s.Enforce); err != nil {
+				bad(key, "must be true or false")
+			}
+		case "evidence":
+			switch val.Value {
+			case "required":
+				s.Evidence = true
+			case "optional":
+			default:
+				bad(key, "must be required or optional, not %q", val.Value)
+			}
+		case "advance":
+			if val.Value != AdvanceAuto && val.Value != AdvanceManual {
+				bad(key, "must be auto or manual, not %q", val.Value)
+			}
+			s.Advance = val.Value
+		case "budget":
+			s.Budget = positive(val, key, bad, 1000)
+		case "retry_cap":
+			s.RetryCap = positive(val, key, bad, 100)
+		case "max_items":
+			s.MaxItems = positive(val, key, bad, 200)
+		case "corrections":
+			s.Corrections = positive(val, key, bad, 100)
+		case "prompt":
+			switch val.Value {
+			case "compact":
+				s.Compact = true
+			case "full":
+			default:
+				bad(key, "must be full or compact, not %q", val.Value)
+			}
+		default:
+			bad(key, "unknown key; allowed keys are %s", strings.Join(Keys, ", "))
+		}
+	}
+	if !s.Enforce && len(set) > 0 && !(len(set) == 1 && slices.Contains(set, "enforce")) {
+		errs = append(errs, fmt.Errorf("%s: front matter sets %s but not enforce: true; the plan harness is off without it, so add enforce: true or remove the front matter", path, strings.Join(set, ", ")))
+	}
+	return s, errs
+}
+
+func positive(val, key *yaml.Node, bad func(*yaml.Node, string, ...any), limit int) int {
+	var n int
+	if err := val.Decode(&n); err != nil || n < 1 || n > limit {
+		bad(key, "must be a whole number from 1 to %d", limit)
+		return 1
+	}
+	return n
+}

@@ -1,0 +1,333 @@
+package planning
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// Names used by a route whose plan the harness owns (enforce: true).
+const (
+	// PlanField is the state field holding the harness-owned plan.
+	PlanField = "plan"
+	// StepFailedTool reports that the step in progress failed.
+	StepFailedTool = "stepFailed"
+	// VerifyTool verifies one postcondition with evidence.
+	VerifyTool = "verifyPostcondition"
+	// StopPaused is the reason a run stops when the plan pauses.
+	StopPaused = "plan_paused"
+	// StopCancelled is the reason a run stops when the plan is cancelled.
+	StopCancelled = "plan_cancelled"
+)
+
+// enforced is the contribution of a plan.md with enforce: true.
+type enforced struct {
+	settings harness.Settings
+	seed     []harness.Seed
+}
+
+func enforcedContribution(path string, f File) *capabilities.Contribution {
+	e := &enforced{settings: f.Settings}
+	for _, t := range f.Seed {
+		e.seed = append(e.seed, harness.Seed{Content: t.Content, Completed: t.Status == Completed})
+	}
+	draft := harness.New(e.settings, e.seed)
+	return &capabilities.Contribution{
+		Tools: []capabilities.Tool{
+			toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: mustJSON(enforcedInputSchema(e.settings.MaxItems))}, call: e.writeTodos},
+			toolFunc{spec: capabilities.ToolSpec{Name: StepFailedTool, Description: stepFailedDescription, Schema: mustJSON(stepFailedSchema())}, call: e.stepFailed},
+			toolFunc{spec: capabilities.ToolSpec{Name: VerifyTool, Description: verifyDescription, Schema: mustJSON(verifySchema())}, call: e.verify},
+		},
+		Fields: []capabilities.Field{
+			{Name: StateField, Type: "array", Schema: mustJSON(enforcedListSchema()), Default: mustJSON(todosOf(draft)), Reducer: capabilities.Replace, Source: path},
+			{Name: PlanField, Type: "object", Schema: mustJSON(map[string]any{"type": "object", "description": "The harness-owned plan: lifecycle state, items, postconditions and revisions."}), Default: mustJSON(draft), Reducer: capabilities.Replace, Source: path},
+		},
+		Prompts:      []capabilities.Prompt{e.prompt},
+		Transformers: []capabilities.Transformer{e.transform},
+		Hooks: &capabilities.Hooks{
+			Start:     e.start,
+			AfterTool: e.afterTool,
+			Final:     e.final,
+			Signal:    e.signal,
+		},
+		Details: map[string]any{"seed": f.Seed, "enforce": true, "goal": f.Settings.Goal, "postconditions": f.Settings.Postconditions, "advance": f.Settings.Advance},
+	}
+}
+
+// DecodePlan reads the harness-owned plan from a thread's state; nil when
+// the state has none.
+func DecodePlan(s thread.State) (*harness.Plan, error) {
+	var p harness.Plan
+	ok, err := s.Decode(PlanField, &p)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// PlanUpdate is the data of a plan_update event on a harness-owned route:
+// Dawn's todos, each with its id, status, evidence and attempts, plus the
+// lifecycle fields. Clients that read only todos keep working.
+type PlanUpdate struct {
+	Todos          []harness.Item          `json:"todos"`
+	State          harness.State           `json:"state"`
+	Goal           string                  `json:"goal,omitempty"`
+	Current        int                     `json:"current"`
+	Postconditions []harness.Postcondition `json:"postconditions"`
+	Advance        string                  `json:"advance"`
+	BudgetLeft     int                     `json:"budget_left"`
+	PauseReason    string                  `json:"pause_reason,omitempty"`
+	Reason         string                  `json:"reason,omitempty"`
+}
+
+// PlanEvent is the plan_update event for p.
+func PlanEvent(p *harness.Plan) stream.Event {
+	return stream.New(EventType, PlanUpdate{
+		Todos: p.Items, State: p.State, Goal: p.Goal, Current: p.Current(), Postconditions: p.Postconditions,
+		Advance: p.Advance, BudgetLeft: p.BudgetLeft(), PauseReason: p.PauseReason, Reason: p.Reason,
+	})
+}
+
+// lifecycleEvent is plan_paused, plan_done, plan_failed or plan_cancelled.
+func lifecycleEvent(typ string, p *harness.Plan) stream.Event {
+	done, total := p.Progress()
+	return stream.New(typ, map[string]any{"state": p.State, "goal": p.Goal, "pause_reason": p.PauseReason, "reason": p.Reason, "done": done, "total": total})
+}
+
+// todosOf is the Dawn-shaped todo list of a plan.
+func todosOf(p *harness.Plan) []Todo {
+	todos := make([]Todo, len(p.Items))
+	for i, it := range p.Items {
+		todos[i] = Todo{Content: it.Content, Status: Status(it.Status), Evidence: it.Evidence}
+	}
+	return todos
+}
+
+// update is the state change for a changed plan: the plan and its todos.
+func update(p *harness.Plan) thread.State {
+	return thread.State{PlanField: mustJSON(p), StateField: mustJSON(todosOf(p))}
+}
+
+// effect turns a harness outcome on p into a hook effect: the state update,
+// plan_update and any lifecycle event, and a stop when the plan paused or
+// ended the run.
+func effect(p *harness.Plan, out harness.Outcome) capabilities.Effect {
+	eff := capabilities.Effect{Update: update(p), Events: []stream.Event{PlanEvent(p)}, Note: out.Note, Reject: out.Reject}
+	if out.Event != "" {
+		eff.Events = append(eff.Events, lifecycleEvent(out.Event, p))
+	}
+	if out.Stop {
+		eff.Stop, eff.StopReason = true, StopPaused
+		if p.State == harness.Cancelled {
+			eff.StopReason = StopCancelled
+		}
+	}
+	return eff
+}
+
+// current decodes the plan in s, or a fresh draft when there is none.
+func (e *enforced) current(s thread.State) *harness.Plan {
+	p, err := DecodePlan(s)
+	if err != nil || p == nil {
+		return harness.New(e.settings, e.seed)
+	}
+	return p
+}
+
+func (e *enforced) start(s thread.State, input []thread.Message) capabilities.Effect {
+	p, _ := DecodePlan(s)
+	user := false
+	for _, m := range input {
+		user = user || m.Role == thread.RoleUser
+	}
+	p, out := harness.Start(p, e.settings, e.seed, user)
+	return effect(p, out)
+}
+
+func (e *enforced) afterTool(before, after thread.State, ev capabilities.ToolEvent) capabilities.Effect {
+	switch ev.Name {
+	case ToolName, StepFailedTool, VerifyTool:
+		if ev.Err != nil {
+			return capabilities.Effect{}
+		}
+		prev, next := e.current(before), e.current(after)
+		out := harness.Outcome{}
+		if next.State != prev.State {
+			switch next.State {
+			case harness.Paused:
+				out = harness.Outcome{Event: harness.EventPaused, Stop: true}
+			case harness.Done:
+				out.Event = harness.EventDone
+			case harness.Failed:
+				out.Event = harness.EventFailed
+			}
+		}
+		if out.Event == "" {
+			return capabilities.Effect{}
+		}
+		eff := effect(next, out)
+		eff.Update, eff.Events = nil, eff.Events[1:] // the transformer already sent plan_update
+		return eff
+	}
+	if ev.Err == nil {
+		return capabilities.Effect{}
+	}
+	p := e.current(after)
+	out := harness.ToolFailed(p, e.settings)
+	if out.Note == "" {
+		return capabilities.Effect{}
+	}
+	return effect(p, out)
+}
+
+func (e *enforced) final(s thread.State, _ string) capabilities.Effect {
+	p := e.current(s)
+	out := harness.Final(p, e.settings)
+	eff := effect(p, out)
+	if !out.Reject {
+		eff.Snapshot = mustJSON(p)
+	}
+	return eff
+}
+
+func (e *enforced) signal(s thread.State, sig string) capabilities.Effect {
+	p := e.current(s)
+	var out harness.Outcome
+	var err error
+	switch sig {
+	case "pause":
+		out, err = harness.Pause(p)
+	case "cancel":
+		out, err = harness.Cancel(p, "cancelled by the supervisor")
+	case "resume":
+		err = harness.Resume(p)
+	default:
+		err = fmt.Errorf("unknown signal %q", sig)
+	}
+	if err != nil {
+		return capabilities.Effect{Stop: true, StopReason: sig}
+	}
+	return effect(p, out)
+}
+
+func (e *enforced) prompt(s thread.State) string {
+	p := e.current(s)
+	if e.settings.Compact {
+		return harness.RenderCompact(p, e.settings)
+	}
+	return harness.RenderFull(p, e.settings)
+}
+
+// transform sends plan_update after a successful harness tool call.
+func (e *enforced) transform(ev capabilities.ToolEvent) []stream.Event {
+	if ev.Err != nil || ev.Update == nil {
+		return nil
+	}
+	switch ev.Name {
+	case ToolName, StepFailedTool, VerifyTool:
+		if p, err := DecodePlan(ev.Update); err == nil && p != nil {
+			return []stream.Event{PlanEvent(p)}
+		}
+	}
+	return nil
+}
+
+func (e *enforced) writeTodos(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+	todos, reason, err := ValidateEnforced(inv.Input)
+	if err != nil {
+		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
+	}
+	p := e.current(inv.State)
+	list := make([]harness.Proposed, len(todos))
+	for i, t := range todos {
+		list[i] = harness.Proposed{Content: t.Content, Status: harness.Status(t.Status), Evidence: t.Evidence}
+	}
+	if _, err := harness.Replace(p, e.settings, list, reason); err != nil {
+		return capabilities.Result{}, err
+	}
+	return result(p, "")
+}
+
+type stepFailedInput struct {
+	Next   string `json:"next"`
+	Reason string `json:"reason"`
+}
+
+func (e *enforced) stepFailed(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+	var in stepFailedInput
+	if err := strictDecode(inv.Input, &in); err != nil {
+		return capabilities.Result{}, &capabilities.InputError{Tool: StepFailedTool, Msg: `expected {"next":"retry|skip|abort|revise","reason":"…"}: ` + err.Error()}
+	}
+	p := e.current(inv.State)
+	out, err := harness.StepFailed(p, e.settings, in.Next, in.Reason)
+	if err != nil {
+		return capabilities.Result{}, err
+	}
+	return result(p, out.Note)
+}
+
+type verifyInput struct {
+	Index    *int   `json:"index"`
+	Evidence string `json:"evidence"`
+}
+
+func (e *enforced) verify(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+	var in verifyInput
+	if err := strictDecode(inv.Input, &in); err != nil || in.Index == nil {
+		msg := "index is required"
+		if err != nil {
+			msg = err.Error()
+		}
+		return capabilities.Result{}, &capabilities.InputError{Tool: VerifyTool, Msg: `expected {"index":0,"evidence":"…"}: ` + msg}
+	}
+	p := e.current(inv.State)
+	if _, err := harness.Verify(p, *in.Index, in.Evidence); err != nil {
+		return capabilities.Result{}, err
+	}
+	return result(p, "")
+}
+
+// result is a harness tool's result: the plan's state and progress for the
+// model, and the plan and todos as the state update.
+func result(p *harness.Plan, note string) (capabilities.Result, error) {
+	done, total := p.Progress()
+	out := map[string]any{"state": p.State, "done": done, "total": total, "todos": todosOf(p)}
+	if note != "" {
+		out["note"] = note
+	}
+	if p.PauseReason != "" {
+		out["pause_reason"] = p.PauseReason
+	}
+	return capabilities.Result{Output: mustJSON(out), Update: update(p)}, nil
+}
+
+func strictDecode(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// toolFunc adapts a function to capabilities.Tool.
+type toolFunc struct {
+	spec capabilities.ToolSpec
+	call func(context.Context, capabilities.Invocation) (capabilities.Result, error)
+}
+
+func (t toolFunc) Spec() capabilities.ToolSpec { return t.spec }
+
+func (t toolFunc) Call(ctx context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+	return t.call(ctx, inv)
+}

@@ -1,0 +1,102 @@
+package planning
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dawn-go/dawn/harness"
+)
+
+// File is a parsed plan.md: its optional front matter (the plan harness
+// settings) and its seed.
+type File struct {
+	Settings harness.Settings
+	// Seed is the checklist, without postconditions.
+	Seed []Todo
+	// Warning is set when the file was too large to parse.
+	Warning string
+}
+
+// LoadFile reads and parses the plan.md at path. Front matter problems are
+// returned together, each naming its key; the file is never written.
+func LoadFile(path string) (File, error) {
+	f := File{Seed: []Todo{}, Settings: harness.Settings{}}
+	data, warning, err := readSeedFile(path)
+	if err != nil || warning != "" {
+		f.Warning = warning
+		return f, err
+	}
+	return ParseFile(path, data)
+}
+
+// ParseFile parses plan.md contents; path names the file in errors.
+func ParseFile(path string, data []byte) (File, error) {
+	f := File{Seed: []Todo{}}
+	data = normalize(data)
+	front, body, err := splitFrontMatter(path, data)
+	if err != nil {
+		return f, err
+	}
+	if front != nil {
+		var errs []error
+		f.Settings, errs = harness.ParseSettings(path, string(front))
+		if len(errs) > 0 {
+			return f, errors.Join(errs...)
+		}
+	}
+	f.Seed, f.Settings.Postconditions = parseDoc(body, f.Settings.Enforce)
+	if f.Settings.Enforce && len(f.Seed) > f.Settings.MaxItems {
+		return f, fmt.Errorf("%s: the checklist has %d items, over max_items (%d); raise max_items or shorten the plan", path, len(f.Seed), f.Settings.MaxItems)
+	}
+	return f, nil
+}
+
+// splitFrontMatter separates a leading "---" YAML block from the Markdown.
+// A plan.md without one has nil front matter.
+func splitFrontMatter(path string, data []byte) (front, body []byte, err error) {
+	if !bytes.HasPrefix(data, []byte("---\n")) {
+		return nil, data, nil
+	}
+	rest := data[len("---\n"):]
+	for off := 0; off <= len(rest); {
+		line := rest[off:]
+		end := bytes.IndexByte(line, '\n')
+		if end < 0 {
+			end = len(line)
+		}
+		if string(bytes.TrimRight(line[:end], " \t")) == "---" {
+			return rest[:off], rest[min(off+end+1, len(rest)):], nil
+		}
+		off += end + 1
+	}
+	return nil, nil, fmt.Errorf("%s: front matter starts with --- but has no closing --- line; close it or remove the first line", path)
+}
+
+// readSeedFile reads plan.md unless it is over MaxSeedBytes, in which case
+// it returns a warning instead.
+func readSeedFile(path string) ([]byte, string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer file.Close()
+	info, err := file.Stat()
+	if err != nil {
+		return nil, "", err
+	}
+	if info.Size() > MaxSeedBytes {
+		return nil, tooBig(path, info.Size()), nil
+	}
+	// The file may grow between Stat and reading: read one byte past the limit.
+	data, err := io.ReadAll(io.LimitReader(file, MaxSeedBytes+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > MaxSeedBytes {
+		return nil, tooBig(path, int64(len(data))), nil
+	}
+	return data, "", nil
+}
