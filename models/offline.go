@@ -10,8 +10,9 @@ import (
 
 // Tool names the offline model knows how to call.
 const (
-	offlineTaskTool  = "task"
-	offlineTodosTool = "writeTodos"
+	offlineTaskTool   = "task"
+	offlineTodosTool  = "writeTodos"
+	offlineVerifyTool = "verifyPostcondition"
 )
 
 // maxTodoFailures is how many failed writeTodos calls make the offline model
@@ -56,8 +57,21 @@ func (offlineModel) GenerateContent(ctx context.Context, messages []llms.Message
 		if len(plan) == 0 {
 			plan = []todo{{Content: "Understand the request", Status: statusPending}, {Content: "Answer the request", Status: statusPending}}
 		}
+		enforced := findTool(opts.Tools, offlineVerifyTool) != nil
 		if next, ok := advancePlan(plan); ok && failures < maxTodoFailures {
-			return toolCallResponse(nextID, offlineTodosTool, marshalArgs(todoList{Todos: next})), nil
+			list := todoList{Todos: next}
+			if enforced {
+				list.Reason = "offline model: advanced one step"
+			} else {
+				for i := range list.Todos {
+					list.Todos[i].Evidence = "" // Dawn's writeTodos takes only content and status
+				}
+			}
+			return toolCallResponse(nextID, offlineTodosTool, marshalArgs(list)), nil
+		}
+		if n, text, ok := t.openPostcondition(); ok && enforced {
+			args := marshalArgs(map[string]any{"index": n, "evidence": "offline model: checked " + strconv.Quote(shorten(text, 60))})
+			return toolCallResponse(nextID, offlineVerifyTool, args), nil
 		}
 	}
 

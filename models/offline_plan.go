@@ -2,6 +2,7 @@ package models
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -12,15 +13,19 @@ const (
 	statusPending    = "pending"
 	statusInProgress = "in_progress"
 	statusCompleted  = "completed"
+	statusFailed     = "failed"
+	statusSkipped    = "skipped"
 )
 
 type todo struct {
-	Content string `json:"content"`
-	Status  string `json:"status"`
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Evidence string `json:"evidence,omitempty"`
 }
 
 type todoList struct {
-	Todos []todo `json:"todos"`
+	Todos  []todo `json:"todos"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // transcript is what the offline model reads from the messages of a call.
@@ -29,6 +34,7 @@ type transcript struct {
 	lastUser     string
 	toolCalls    int // assistant tool calls so far
 	calls        []llms.ToolCall
+	runStart     int // index in calls of the first call after the last user message
 	results      map[string]string // tool output by call id
 	taskCalled   bool
 	taskSubagent string
@@ -46,7 +52,10 @@ func readTranscript(messages []llms.MessageContent) transcript {
 				case llms.ChatMessageTypeSystem:
 					t.system = append(t.system, p.Text)
 				case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
-					t.lastUser = p.Text
+					if !strings.HasPrefix(p.Text, "Plan harness:") { // the harness's corrections are not the user
+						t.lastUser = p.Text
+						t.runStart = len(t.calls)
+					}
 				}
 			case llms.ToolCall:
 				if mc.Role != llms.ChatMessageTypeAI || p.FunctionCall == nil {
@@ -77,7 +86,8 @@ func readTranscript(messages []llms.MessageContent) transcript {
 }
 
 // currentPlan returns the arguments of the latest writeTodos call that
-// succeeded, or else the plan rendered in the system prompt, and how many
+// succeeded since the user last spoke, or else the plan rendered in the
+// system prompt (the thread's state when the run began), and how many
 // writeTodos calls failed in all.
 func (t transcript) currentPlan() (plan []todo, failures int) {
 	found := false
@@ -91,7 +101,7 @@ func (t transcript) currentPlan() (plan []todo, failures int) {
 			failures++
 			continue
 		}
-		if found {
+		if found || i < t.runStart {
 			continue
 		}
 		var list todoList
@@ -108,6 +118,23 @@ func (t transcript) currentPlan() (plan []todo, failures int) {
 		plan = append(plan, parsePromptPlan(text)...)
 	}
 	return plan, failures
+}
+
+// openPostcondition finds the first unverified "Done when" postcondition in
+// the system prompt, rendered as lines "0. [ ] text".
+func (t transcript) openPostcondition() (int, string, bool) {
+	for _, text := range t.system {
+		for line := range strings.Lines(text) {
+			num, rest, ok := strings.Cut(strings.TrimSpace(line), ". [ ] ")
+			if !ok {
+				continue
+			}
+			if n, err := strconv.Atoi(num); err == nil {
+				return n, strings.TrimSpace(rest), true
+			}
+		}
+	}
+	return 0, "", false
 }
 
 func isErrorResult(result string) bool {
@@ -128,9 +155,10 @@ func parsePromptPlan(text string) []todo {
 		if !ok {
 			continue
 		}
+		content, _, _ = strings.Cut(content, " (evidence: ") // an enforced plan shows evidence after the item
 		content = strings.TrimSpace(content)
 		switch status {
-		case statusPending, statusInProgress, statusCompleted:
+		case statusPending, statusInProgress, statusCompleted, statusFailed, statusSkipped:
 			if content != "" {
 				plan = append(plan, todo{Content: content, Status: status})
 			}
@@ -158,6 +186,7 @@ func advancePlan(plan []todo) ([]todo, bool) {
 			continue
 		}
 		next[i].Status = statusCompleted
+		next[i].Evidence = "offline model: finished " + strconv.Quote(shorten(item.Content, 60))
 		j := firstPending(i + 1)
 		if j < 0 {
 			j = firstPending(0)

@@ -240,9 +240,9 @@ func TestParsePromptPlan(t *testing.T) {
 		want []todo
 	}{
 		{"", nil},
-		{"- [pending] A\n  - [in_progress] B  \n- [completed] C", []todo{{"A", "pending"}, {"B", "in_progress"}, {"C", "completed"}}},
+		{"- [pending] A\n  - [in_progress] B  \n- [completed] C", []todo{{"A", "pending", ""}, {"B", "in_progress", ""}, {"C", "completed", ""}}},
 		{"- [done] A\n- [pending]\n- [pending]   \n* [pending] B\n-[pending] C", nil},
-		{"- [pending] a ] b", []todo{{"a ] b", "pending"}}},
+		{"- [pending] a ] b", []todo{{"a ] b", "pending", ""}}},
 	}
 	for _, tt := range tests {
 		if got := parsePromptPlan(tt.in); !reflect.DeepEqual(got, tt.want) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -381,5 +382,21 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("timed out waiting")
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestOfflineModelFinishesAnEnforcedPlan(t *testing.T) {
+	dir := enforcedApp(t, "evidence: required\ngoal: Onboard the customer\n", 3, "The customer has a login")
+	h := dawntest.New(t, dir, models.NewOffline(), dawntest.Options{})
+	res := h.Run(t, "off", "/job", "Onboard ACME")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	p := planOf(t, res)
+	if p.State != harness.Done || !p.Postconditions[0].Verified || p.Items[2].Evidence == "" {
+		t.Fatalf("plan = %+v", p)
+	}
+	if errs := toolErrors(res.Events); len(errs) != 0 {
+		t.Fatalf("tool errors: %q", errs)
 	}
 }
