@@ -34,7 +34,7 @@ type transcript struct {
 	lastUser     string
 	toolCalls    int // assistant tool calls so far
 	calls        []llms.ToolCall
-	runStart     int // index in calls of the first call after the last user message
+	runStart     int               // index in calls of the first call after the last user message
 	results      map[string]string // tool output by call id
 	taskCalled   bool
 	taskSubagent string
