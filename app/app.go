@@ -69,6 +69,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		ms = markers.All()
 	}
 	in := capabilities.Input{Markers: ms, AppTools: opts.Tools, AppToolsKnown: opts.ToolsKnown}
+	ctx = capabilities.WithLimits(ctx, capabilities.Limits{Todos: a.Config.Limits.Todos, ItemBytes: a.Config.Limits.TodoBytes})
 	for _, t := range opts.Tools {
 		if t.Route != "" && tree.Route(t.Route) == nil {
 			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, abs))

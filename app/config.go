@@ -36,6 +36,11 @@ type Limits struct {
 	ToolOutputBytes int `yaml:"tool_output_bytes"`
 	// MessageBytes caps one input message's content (default 256 KiB).
 	MessageBytes int `yaml:"message_bytes"`
+	// Todos caps the items of one writeTodos call (default 200).
+	Todos int `yaml:"todos"`
+	// TodoBytes caps the text of one plan item and its evidence (default
+	// 2,000 bytes).
+	TodoBytes int `yaml:"todo_bytes"`
 }
 
 // Defaults for Limits.
@@ -80,7 +85,13 @@ func LoadConfig(dir string) (Config, error) {
 	dec := yaml.NewDecoder(f)
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("%s: %v (allowed keys: model, store, limits)", path, err)
+		return c, fmt.Errorf("%s: %v (allowed keys: model, store, limits with body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes, todos, todo_bytes)", path, err)
+	}
+	l := c.Limits
+	for name, v := range map[string]int64{"body_bytes": l.BodyBytes, "max_turns": int64(l.MaxTurns), "subagent_depth": int64(l.SubagentDepth), "tool_output_bytes": int64(l.ToolOutputBytes), "message_bytes": int64(l.MessageBytes), "todos": int64(l.Todos), "todo_bytes": int64(l.TodoBytes)} {
+		if v < 0 {
+			return c, fmt.Errorf("%s: limits.%s is %d; a limit must be positive, or left out for the default", path, name, v)
+		}
 	}
 	return c, nil
 }

@@ -31,10 +31,11 @@ const (
 type enforced struct {
 	settings harness.Settings
 	seed     []harness.Seed
+	lim      limits
 }
 
-func enforcedContribution(path string, f File) *capabilities.Contribution {
-	e := &enforced{settings: f.Settings}
+func enforcedContribution(path string, f File, lim limits) *capabilities.Contribution {
+	e := &enforced{settings: f.Settings, lim: lim}
 	for _, t := range f.Seed {
 		e.seed = append(e.seed, harness.Seed{Content: t.Content, Completed: t.Status == Completed})
 	}
@@ -240,7 +241,7 @@ func (e *enforced) transform(ev capabilities.ToolEvent) []stream.Event {
 }
 
 func (e *enforced) writeTodos(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
-	todos, reason, err := ValidateEnforced(inv.Input)
+	todos, reason, err := validate(inv.Input, true, e.lim)
 	if err != nil {
 		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
 	}

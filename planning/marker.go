@@ -34,7 +34,8 @@ func (marker) Detect(dir string) (string, bool) {
 	return MarkerFile, true
 }
 
-func (marker) Load(_ context.Context, _ *router.Route, file string) (*capabilities.Contribution, error) {
+func (marker) Load(ctx context.Context, _ *router.Route, file string) (*capabilities.Contribution, error) {
+	lim := limitsFrom(capabilities.LimitsFrom(ctx))
 	f, err := LoadFile(file)
 	if err != nil {
 		var pathErr *fs.PathError
@@ -45,10 +46,10 @@ func (marker) Load(_ context.Context, _ *router.Route, file string) (*capabiliti
 	}
 	seed, warning := f.Seed, f.Warning
 	if f.Settings.Enforce {
-		return enforcedContribution(file, f), nil
+		return enforcedContribution(file, f, lim), nil
 	}
 	c := &capabilities.Contribution{
-		Tools: []capabilities.Tool{Tool()},
+		Tools: []capabilities.Tool{newTool(lim)},
 		Fields: []capabilities.Field{{
 			Name:    StateField,
 			Type:    "array",

@@ -21,22 +21,25 @@ Example: {"todos":[{"content":"Understand the customer request","status":"comple
 // field; on invalid input it returns a *capabilities.InputError whose Msg is
 // Validate's message and changes nothing.
 // The input schema's maxItems is MaxTodos at the time Tool is called.
-func Tool() capabilities.Tool {
-	return writeTodos{spec: capabilities.ToolSpec{
+func Tool() capabilities.Tool { return newTool(defaultLimits()) }
+
+func newTool(lim limits) capabilities.Tool {
+	return writeTodos{lim: lim, spec: capabilities.ToolSpec{
 		Name:        ToolName,
 		Description: toolDescription,
-		Schema:      mustJSON(inputSchema()),
+		Schema:      mustJSON(inputSchema(lim.todos)),
 	}}
 }
 
 type writeTodos struct {
 	spec capabilities.ToolSpec
+	lim  limits
 }
 
 func (t writeTodos) Spec() capabilities.ToolSpec { return t.spec }
 
-func (writeTodos) Call(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
-	todos, err := Validate(inv.Input)
+func (t writeTodos) Call(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+	todos, _, err := validate(inv.Input, false, t.lim)
 	if err != nil {
 		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
 	}
@@ -77,9 +80,9 @@ func listSchema() map[string]any {
 }
 
 // inputSchema is the JSON Schema of writeTodos's input.
-func inputSchema() map[string]any {
+func inputSchema(maxItems int) map[string]any {
 	list := listSchema()
-	list["maxItems"] = MaxTodos
+	list["maxItems"] = maxItems
 	list["description"] = "The whole plan, in order. It replaces the current list."
 	return map[string]any{
 		"type":                 "object",

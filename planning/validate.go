@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dawn-go/dawn/capabilities"
 	"slices"
 	"strings"
 )
@@ -24,18 +25,35 @@ const objectHint = `input must be a JSON object like {"todos":[{"content":"…",
 // "todos[2].status must be one of pending, in_progress, completed", so the
 // model can fix its call. Validate never returns a nil list without an error.
 func Validate(raw json.RawMessage) ([]Todo, error) {
-	todos, _, err := validate(raw, false)
+	todos, _, err := validate(raw, false, defaultLimits())
 	return todos, err
+}
+
+// limits bound one writeTodos input.
+type limits struct{ todos, itemBytes int }
+
+func defaultLimits() limits { return limits{todos: MaxTodos, itemBytes: MaxContentBytes} }
+
+// limitsFrom fills zero fields of l with the package defaults.
+func limitsFrom(l capabilities.Limits) limits {
+	out := defaultLimits()
+	if l.Todos > 0 {
+		out.todos = l.Todos
+	}
+	if l.ItemBytes > 0 {
+		out.itemBytes = l.ItemBytes
+	}
+	return out
 }
 
 // ValidateEnforced is Validate for a route whose plan the harness owns:
 // items may also be failed or skipped and carry "evidence", and the input
 // may give a "reason" for the change, which is returned.
 func ValidateEnforced(raw json.RawMessage) ([]Todo, string, error) {
-	return validate(raw, true)
+	return validate(raw, true, defaultLimits())
 }
 
-func validate(raw json.RawMessage, enforced bool) ([]Todo, string, error) {
+func validate(raw json.RawMessage, enforced bool, lim limits) ([]Todo, string, error) {
 	var input any
 	if jsonKind(raw) != '{' || json.Unmarshal(raw, &input) != nil {
 		return nil, "", errors.New(objectHint)
@@ -60,12 +78,12 @@ func validate(raw json.RawMessage, enforced bool) ([]Todo, string, error) {
 	if !ok {
 		return nil, "", errors.New("todos must be an array")
 	}
-	if len(items) > MaxTodos {
-		return nil, "", fmt.Errorf("todos has %d items, over the limit of %d; merge or drop items", len(items), MaxTodos)
+	if len(items) > lim.todos {
+		return nil, "", fmt.Errorf("todos has %d items, over the limit of %d; merge or drop items", len(items), lim.todos)
 	}
 	todos := make([]Todo, 0, len(items))
 	for i, item := range items {
-		t, err := validateItem(i, item, enforced)
+		t, err := validateItem(i, item, enforced, lim)
 		if err != nil {
 			return nil, "", err
 		}
@@ -74,7 +92,7 @@ func validate(raw json.RawMessage, enforced bool) ([]Todo, string, error) {
 	return todos, strings.TrimSpace(reason), nil
 }
 
-func validateItem(i int, item any, enforced bool) (Todo, error) {
+func validateItem(i int, item any, enforced bool, lim limits) (Todo, error) {
 	fields, ok := item.(map[string]any)
 	if !ok {
 		return Todo{}, fmt.Errorf("todos[%d] must be an object with content and status", i)
@@ -91,8 +109,8 @@ func validateItem(i int, item any, enforced bool) (Todo, error) {
 	if content == "" {
 		return Todo{}, fmt.Errorf("todos[%d].content must be a non-empty string", i)
 	}
-	if len(content) > MaxContentBytes {
-		return Todo{}, fmt.Errorf("todos[%d].content is %d bytes, over the limit of %d bytes; keep each item to a short line", i, len(content), MaxContentBytes)
+	if len(content) > lim.itemBytes {
+		return Todo{}, fmt.Errorf("todos[%d].content is %d bytes, over the limit of %d bytes; keep each item to a short line", i, len(content), lim.itemBytes)
 	}
 	status, _ := fields["status"].(string)
 	switch {
@@ -105,8 +123,8 @@ func validateItem(i int, item any, enforced bool) (Todo, error) {
 	if _, given := fields["evidence"]; given && !isString {
 		return Todo{}, fmt.Errorf("todos[%d].evidence must be a string", i)
 	}
-	if len(evidence) > MaxContentBytes {
-		return Todo{}, fmt.Errorf("todos[%d].evidence is %d bytes, over the limit of %d bytes; keep evidence to a short, checkable record", i, len(evidence), MaxContentBytes)
+	if len(evidence) > lim.itemBytes {
+		return Todo{}, fmt.Errorf("todos[%d].evidence is %d bytes, over the limit of %d bytes; keep evidence to a short, checkable record", i, len(evidence), lim.itemBytes)
 	}
 	return Todo{Content: content, Status: Status(status), Evidence: strings.TrimSpace(evidence)}, nil
 }
