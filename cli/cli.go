@@ -66,6 +66,11 @@ func Run(args []string, cfg Config) int {
 	if err == nil {
 		return ExitOK
 	}
+	var ce exitCodeError
+	if errors.As(err, &ce) {
+		fmt.Fprintln(cfg.Stderr, "dawn:", err)
+		return ce.ExitCode()
+	}
 	var pe problemError
 	if errors.As(err, &pe) {
 		fmt.Fprintln(cfg.Stderr, "dawn:", err)

@@ -25,16 +25,27 @@ type stack struct {
 // openStack opens the app's store, marks runs a previous process left
 // unfinished as interrupted, and builds the API.
 func openStack(ctx context.Context, cfg *Config, a *app.App, logger *slog.Logger, opts server.Options) (*stack, error) {
+	return openStackFor(ctx, cfg, a, logger, opts, true)
+}
+
+// openStackFor is openStack; recoverRuns false leaves runs marked running
+// alone, for a short-lived client (dawn run) that may share the store with
+// a server whose runs really are in flight.
+func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Logger, opts server.Options, recoverRuns bool) (*stack, error) {
 	path := a.StorePath()
 	st, err := store.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the thread store: %w", err)
 	}
-	if n, err := st.RecoverInterrupted(ctx); err != nil {
-		st.Close()
-		return nil, err
-	} else if n > 0 {
-		logger.Warn("marked runs left unfinished by a previous process as interrupted", "runs", n)
+	if recoverRuns {
+		n, err := st.RecoverInterrupted(ctx)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		if n > 0 {
+			logger.Warn("marked runs left unfinished by a previous process as interrupted", "runs", n)
+		}
 	}
 	runs := runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger})
 	opts.Env, opts.Logger = cfg.Env, logger
