@@ -26,12 +26,10 @@ type Options struct {
 
 // Server is the HTTP API.
 type Server struct {
-	echo    *echo.Echo
-	runs    *runner.Manager
-	opts    Options
-	logger  *slog.Logger
-	extra   []func(*echo.Echo)
-	started bool
+	echo   *echo.Echo
+	runs   *runner.Manager
+	opts   Options
+	logger *slog.Logger
 }
 
 // New returns the API for the runs managed by m.

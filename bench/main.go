@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the tool's flags.
+type options struct {
+	runs, warmup, concurrency, streamRuns, pairs int
+	threads, routes, samples, repeat             int
+	duration                                     time.Duration
+	url, route, mock, dawn, aimock               string
+	json                                         bool
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.IntVar(&o.runs, "runs", 2000, "runs/wait requests per throughput phase (sequential, and again concurrent)")
+	fs.IntVar(&o.warmup, "warmup", 200, "uncounted runs before each server's phases (half sequential, half concurrent)")
+	fs.IntVar(&o.concurrency, "concurrency", 16, "clients in the concurrent phase")
+	fs.IntVar(&o.streamRuns, "stream-runs", 500, "runs/stream requests timed to their first plan_update")
+	fs.IntVar(&o.pairs, "pairs", 1000, "model request pairs sent straight to aimock to time the mock itself")
+	fs.IntVar(&o.threads, "threads", 1000, "threads created for the memory and SQLite figures")
+	fs.IntVar(&o.routes, "routes", 1000, "routes in the large app for cold start, routes --json and check")
+	fs.IntVar(&o.samples, "samples", 7, "samples of each process-level timing (cold start, CLI, dev reload)")
+	fs.IntVar(&o.repeat, "repeat", 1, "times to repeat the whole workload; the table shows the median and min–max")
+	fs.DurationVar(&o.duration, "duration", 10*time.Minute, "hard cap on the whole tool; phases still running are cut short")
+	fs.StringVar(&o.url, "url", "", "measure this running server (loopback only) instead of starting one; process-level figures are skipped")
+	fs.StringVar(&o.route, "route", "/support/acme", "the route each run asks for")
+	fs.StringVar(&o.mock, "aimock-url", "", "with --url: the aimock the server talks to, to time the mock itself")
+	fs.StringVar(&o.dawn, "dawn", "", "a dawn binary to use (default: go build ./cmd/dawn)")
+	fs.StringVar(&o.aimock, "aimock", "", "the aimock CLI (default: tools/aimock/node_modules/.bin/llmock)")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q; every setting is a flag (see -h)", fs.Arg(0))
+	}
+	for name, v := range map[string]int{"runs": o.runs, "concurrency": o.concurrency, "stream-runs": o.streamRuns, "pairs": o.pairs, "threads": o.threads, "routes": o.routes, "samples": o.samples, "repeat": o.repeat} {
+		if v < 1 {
+			return o, fmt.Errorf("--%s must be at least 1, not %d", name, v)
+		}
+	}
+	if o.warmup < 0 {
+		return o, fmt.Errorf("--warmup must not be negative")
+	}
+	for name, u := range map[string]string{"url": o.url, "aimock-url": o.mock} {
+		if err := checkLoopback(u); err != nil {
+			return o, fmt.Errorf("--%s: %w", name, err)
+		}
+	}
+	return o, nil
+}
+
+// checkLoopback accepts an empty string or an http URL on a loopback host:
+// the tool never sends load anywhere else.
+func checkLoopback(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return fmt.Errorf("%q is not an http URL like http://127.0.0.1:8000", raw)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%q is not on loopback; the load tool only talks to 127.0.0.1, ::1 or localhost", raw)
+	}
+	return nil
+}
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opts.duration)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rep := newReport()
+	rep.Config = map[string]any{
+		"runs": opts.runs, "warmup": opts.warmup, "concurrency": opts.concurrency, "stream_runs": opts.streamRuns,
+		"pairs": opts.pairs, "threads": opts.threads, "routes": opts.routes, "samples": opts.samples,
+		"repeat": opts.repeat, "duration": opts.duration.String(), "url": opts.url, "route": opts.route,
+	}
+	declareFigures(rep, opts)
+	describeMachine(rep, "load average at start")
+	b := &bench{opts: opts, rep: rep, tag: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	runErr := b.run(ctx)
+	b.close()
+	describeMachine(rep, "load average at end")
+	if ctx.Err() != nil && runErr == nil {
+		rep.note("stopped by --duration %s or a signal before every phase finished", opts.duration)
+	}
+	rep.finish()
+	if opts.json {
+		if err := rep.writeJSON(os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	} else {
+		rep.writeTable(os.Stdout)
+	}
+	if runErr != nil {
+		fmt.Fprintln(os.Stderr, "bench:", runErr)
+		os.Exit(1)
+	}
+}
+
+// describeMachine records what the figures ran on; a busy machine makes
+// every timing worse.
+func describeMachine(rep *report, loadKey string) {
+	rep.setFact("cpus", fmt.Sprintf("%d (GOMAXPROCS %d)", runtime.NumCPU(), runtime.GOMAXPROCS(0)))
+	rep.setFact("go", runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		rep.setFact(loadKey, strings.Join(strings.Fields(string(data))[:3], " "))
+	}
+}

@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildDawn builds the stock binary (./cmd/dawn) into a temp folder.
+func buildDawn(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dawn")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dawn")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/dawn: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startDawn runs `dawn start` on the app folder on a free loopback port with
+// env added to the process environment, and returns the URL from its
+// "dawn server ready" log line. The server gets SIGTERM when the test ends.
+func startDawn(t *testing.T, bin, appDir string, env ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "start", "--app", appDir, "--host", "127.0.0.1", "--port", "0")
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	cmd.Stdout = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	exited := make(chan struct{})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			logs.Write(append(sc.Bytes(), '\n'))
+			var line struct {
+				URL string `json:"url"`
+			}
+			if !sent && json.Unmarshal(sc.Bytes(), &line) == nil && line.URL != "" {
+				urls <- line.URL
+				sent = true
+			}
+		}
+		_, _ = io.Copy(&logs, stderr)
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Errorf("dawn start did not stop within 10s of SIGTERM; its logs:\n%s", logs.String())
+		}
+	})
+	select {
+	case url := <-urls:
+		return url
+	case <-exited:
+		t.Fatalf("dawn start exited before it was ready; its logs:\n%s", logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("dawn start printed no ready line with a url within 30s; its logs:\n%s", logs.String())
+	}
+	return ""
+}
