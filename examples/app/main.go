@@ -41,8 +41,14 @@ func lookupAccount(ctx context.Context, q accountQuery) (account, error) {
 	return account{Tenant: tenant, Email: email, Plan: plan, Seats: seats, Status: "active"}, nil
 }
 
-func main() {
-	dawn.Main(
+// options are the app's Go tools. main passes them to dawn.Main; the tests
+// load the app with the same list.
+func options() []dawn.Option {
+	return []dawn.Option{
 		dawn.RouteTool("/support/[tenant]", "lookupAccount", "Look up a customer's account (plan, seats, status) by email.", lookupAccount),
-	)
+	}
+}
+
+func main() {
+	dawn.Main(options()...)
 }

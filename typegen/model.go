@@ -1,0 +1,247 @@
+package typegen
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/router"
+)
+
+// model is an app as the generators see it: every route with its names
+// decided, and every named type.
+type model struct {
+	routes []*routeModel
+	types  *typeBuilder
+	// shared is how many of types.decls are shared by every route (Todo).
+	shared int
+	// catchAll says some route has a catch-all param, so the Go output needs
+	// its escapeParts helper.
+	catchAll bool
+}
+
+// routeModel is one route with the names of its generated identifiers.
+type routeModel struct {
+	route       *router.Route
+	id          string
+	description string
+	slug        string
+	constName   string // RouteSupportTenant
+	paramsType  string // SupportTenantParams; "" for a route without params
+	params      []paramModel
+	stateType   string // SupportTenantState
+	toolsType   string // SupportTenantTools (TypeScript)
+	inputType   string // SupportTenantInput (TypeScript)
+	waitMethod  string // WaitSupportTenant
+	tools       []toolModel
+	fields      []capabilities.Field // sorted by name
+	// decls are the indexes into model.types.decls of the route's types.
+	declStart, declEnd int
+}
+
+// paramModel is one dynamic segment of a route.
+type paramModel struct {
+	name   string
+	goName string
+	kind   router.SegmentKind
+}
+
+// toolModel is one tool of a route.
+type toolModel struct {
+	name        string
+	description string
+	schema      json.RawMessage
+	inputType   string
+}
+
+// todoDoc is the doc comment of the shared Todo type.
+const todoDoc = "Todo is one item of a route's plan: the todos state field of a route with a plan.md, the input of its writeTodos tool and the data of plan_update events."
+
+// buildModel names everything the generators write for a.
+func buildModel(a *app.App) (*model, error) {
+	names := newNamer("", false, staticNames()...)
+	m := &model{types: &typeBuilder{names: names, known: map[string]string{}}}
+	names.unique("Todo")
+	if err := m.types.declareKnown("Todo", todoItemSchema(), todoDoc); err != nil {
+		return nil, err
+	}
+	m.shared = len(m.types.decls)
+
+	var prepared []*capabilities.Prepared
+	if a != nil {
+		for _, id := range slices.Sorted(maps.Keys(a.Routes)) {
+			prepared = append(prepared, a.Routes[id])
+		}
+	}
+	// Route-level names first, for every route, so that a type nested in one
+	// route's tool input never takes a name a route needs.
+	bases := newNamer("", false)
+	slugs := newNamer("-", true)
+	for _, p := range prepared {
+		r := p.Route
+		base := bases.unique(routeName(r))
+		rm := &routeModel{
+			route:       r,
+			id:          r.ID,
+			description: firstLine(r.Agent.Description),
+			slug:        slugs.unique(routeSlug(r.ID)),
+			constName:   names.unique("Route" + base),
+			stateType:   names.unique(base + "State"),
+			toolsType:   names.unique(base + "Tools"),
+			inputType:   names.unique(base + "Input"),
+			waitMethod:  "Wait" + base,
+		}
+		// A subagent runs with its parent's params, and a request can name it
+		// only by its id: it gets no Params type.
+		if len(r.Params) > 0 && r.Kind != router.KindSubagent {
+			rm.paramsType = names.unique(base + "Params")
+			fields := newNamer("", false, "Path") // the method's name
+			for _, seg := range r.Segments {
+				if seg.Kind == router.Static {
+					continue
+				}
+				goName := exportedName(seg.Value)
+				if goName == "" {
+					goName = "Param"
+				}
+				rm.params = append(rm.params, paramModel{name: seg.Value, goName: fields.unique(goName), kind: seg.Kind})
+				if seg.Kind != router.Dynamic {
+					m.catchAll = true
+				}
+			}
+		}
+		for _, spec := range routeTools(p) {
+			rm.tools = append(rm.tools, toolModel{
+				name:        spec.Name,
+				description: firstLine(spec.Description),
+				schema:      spec.Schema,
+				inputType:   names.unique(base + toolTypeName(spec.Name) + "Input"),
+			})
+		}
+		rm.fields = slices.SortedFunc(slices.Values(p.Fields), func(a, b capabilities.Field) int { return strings.Compare(a.Name, b.Name) })
+		m.routes = append(m.routes, rm)
+	}
+
+	for _, rm := range m.routes {
+		rm.declStart = len(m.types.decls)
+		for _, t := range rm.tools {
+			doc := fmt.Sprintf("%s is the input of tool %s on route %s.", t.inputType, t.name, rm.id)
+			if t.description != "" {
+				doc += "\n\n" + t.description
+			}
+			if err := m.types.declareRoot(t.inputType, t.schema, doc); err != nil {
+				return nil, fmt.Errorf("route %s: tool %q: input schema: %v", rm.id, t.name, err)
+			}
+		}
+		if err := m.declareState(rm); err != nil {
+			return nil, err
+		}
+		rm.declEnd = len(m.types.decls)
+	}
+	return m, nil
+}
+
+// declareState declares the route's state struct: messages, then every
+// state field by name.
+func (m *model) declareState(rm *routeModel) error {
+	messages := fieldDecl{
+		json: "messages", goName: "Messages", required: true,
+		doc: "Messages is the thread's conversation.",
+		typ: typeRef{kind: kindArray, elem: &typeRef{kind: kindNamed, name: "Message"}},
+	}
+	props := make([]property, 0, len(rm.fields))
+	for _, f := range rm.fields {
+		s, err := m.types.parse(fieldSchema(f))
+		if err != nil {
+			return fmt.Errorf("route %s: state field %q (%s): schema: %v", rm.id, f.Name, f.Source, err)
+		}
+		props = append(props, property{name: f.Name, schema: s})
+	}
+	doc := fmt.Sprintf("%s is the state of a thread on route %s, as a run's final state values hold it.", rm.stateType, rm.id)
+	d := m.types.declareStruct(rm.stateType, doc, []fieldDecl{messages}, props)
+	for i, f := range rm.fields {
+		if f.Capability == "" {
+			continue
+		}
+		fd := &d.fields[i+1]
+		note := fmt.Sprintf("Set by capability %s; a run's input cannot set it.", f.Capability)
+		if fd.doc == "" {
+			fd.doc = note
+		} else {
+			fd.doc = note + "\n\n" + fd.doc
+		}
+	}
+	return nil
+}
+
+// fieldSchema is a state field's JSON Schema: its own, or {"type": Type}.
+func fieldSchema(f capabilities.Field) json.RawMessage {
+	if len(f.Schema) > 0 {
+		return f.Schema
+	}
+	if f.Type == "" {
+		return json.RawMessage(`true`)
+	}
+	raw, _ := json.Marshal(map[string]string{"type": f.Type})
+	return raw
+}
+
+// routeTools returns the specs of every tool a model on the route sees,
+// sorted by name: the route's tools and, for a route with subagents, the
+// runtime's task tool.
+func routeTools(p *capabilities.Prepared) []capabilities.ToolSpec {
+	specs := make([]capabilities.ToolSpec, 0, len(p.Tools)+1)
+	for _, t := range p.Tools {
+		specs = append(specs, t.Spec())
+	}
+	if len(p.Route.Subagents) > 0 {
+		specs = append(specs, taskToolSpec(p.Route.Subagents))
+	}
+	slices.SortFunc(specs, func(a, b capabilities.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
+	return specs
+}
+
+// taskToolSpec is the spec of the task tool the agent loop adds for a
+// route with subagents; it mirrors agent's own.
+func taskToolSpec(subagents map[string]string) capabilities.ToolSpec {
+	names := slices.Sorted(maps.Keys(subagents))
+	schema, _ := json.Marshal(map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"subagent": map[string]any{"type": "string", "enum": names, "description": "which subagent to run"},
+			"input":    map[string]any{"type": "string", "description": "the task for the subagent, as a self-contained message"},
+		},
+		"required":             []string{"subagent", "input"},
+		"additionalProperties": false,
+	})
+	return capabilities.ToolSpec{
+		Name:        capabilities.ReservedToolName,
+		Description: "Hand a self-contained task to a subagent and get its final answer back. Subagents: " + strings.Join(names, ", ") + ".",
+		Schema:      schema,
+	}
+}
+
+// toolTypeName is the Go name part for a tool ("writeTodos" → "WriteTodos").
+func toolTypeName(tool string) string {
+	if n := exportedName(tool); n != "" {
+		return n
+	}
+	return "Tool"
+}
+
+// todoItemSchema is the JSON Schema of one todo, taken from the planning
+// capability's writeTodos tool so that the two never drift apart.
+func todoItemSchema() []byte {
+	var s struct {
+		Properties map[string]struct {
+			Items json.RawMessage `json:"items"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(planning.Tool().Spec().Schema, &s)
+	return s.Properties[planning.StateField].Items
+}
