@@ -1,12 +1,8 @@
-// Package watch reports changes under a folder tree, recursively and with
-// bursts debounced, using fsnotify. New folders are watched as they appear;
-// editor temporary files and the .dawn folder are ignored.
-//
-// It imports only fsnotify and the standard library.
 package watch
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -16,40 +12,85 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Ignored reports whether a path's changes should not count: editor swap and
-// backup files, and anything inside .dawn, .git or node_modules.
-func Ignored(path string) bool {
-	base := filepath.Base(path)
-	switch {
-	case strings.HasSuffix(base, "~"),
-		strings.HasSuffix(base, ".swp"), strings.HasSuffix(base, ".swx"), strings.HasSuffix(base, ".swo"),
-		strings.HasPrefix(base, ".#"), strings.HasPrefix(base, "#") && strings.HasSuffix(base, "#"),
-		base == "4913", strings.HasSuffix(base, ".tmp"), base == ".DS_Store":
-		return true
-	}
-	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
-		if part == ".dawn" || part == ".git" || part == "node_modules" {
-			return true
-		}
-	}
-	return false
+// Batch is one burst of changes, reported once the burst has gone quiet.
+type Batch struct {
+	// Paths are the changed files and folders, absolute, sorted and
+	// deduplicated. A new folder brings every file already in it.
+	Paths []string
+	// First is when the first change of the burst was seen, so
+	// time.Since(First) is how long after an edit its effect landed.
+	First time.Time
 }
 
-// Watch calls onChange with the changed paths (sorted, deduplicated) after
-// each burst of changes under dir has been quiet for debounce. It returns
-// when ctx ends, or an error if dir cannot be watched.
+// Options configure Changes.
+type Options struct {
+	// Debounce is how long the tree must be quiet before a batch is
+	// reported (default 50ms).
+	Debounce time.Duration
+	// MaxDelay bounds how long a batch waits while changes keep coming
+	// (default ten debounces, at least 500ms).
+	MaxDelay time.Duration
+	// Keep, when set, drops every change to a path (relative to the watched
+	// folder) that it returns false for, on top of Ignored. A dropped change
+	// neither starts nor delays a batch.
+	Keep func(rel string) bool
+	// Ready, when set, is called once every folder present at the start is
+	// watched: an edit after it is seen.
+	Ready func()
+}
+
+func (o Options) withDefaults() Options {
+	if o.Debounce <= 0 {
+		o.Debounce = 50 * time.Millisecond
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = max(10*o.Debounce, 500*time.Millisecond)
+	}
+	return o
+}
+
+// Watch calls onChange with the changed paths (absolute, sorted,
+// deduplicated) after each burst of changes under dir has been quiet for
+// debounce. It returns nil when ctx ends, or an error if dir cannot be
+// watched.
 func Watch(ctx context.Context, dir string, debounce time.Duration, onChange func(paths []string)) error {
+	return Changes(ctx, dir, Options{Debounce: debounce}, func(b Batch) { onChange(b.Paths) })
+}
+
+// Changes watches dir and every folder below it, new ones included, and
+// calls onBatch on the watching goroutine for each burst of changes. Changes
+// that only touch a file's mode or times are not reported. It returns nil
+// when ctx ends, or an error if dir cannot be watched.
+func Changes(ctx context.Context, dir string, opts Options, onBatch func(Batch)) error {
+	opts = opts.withDefaults()
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if err := addTree(w, dir); err != nil {
+	t := &tree{w: w, root: root, keep: opts.Keep}
+	if err := t.add(root, nil); err != nil {
 		return err
 	}
+	if opts.Ready != nil {
+		opts.Ready()
+	}
 	var pending []string
+	var first time.Time
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	note := func(path string) {
+		now := time.Now()
+		if len(pending) == 0 {
+			first = now
+		}
+		pending = append(pending, path)
+		timer.Reset(min(opts.Debounce, time.Until(first.Add(opts.MaxDelay))))
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -58,39 +99,91 @@ func Watch(ctx context.Context, dir string, debounce time.Duration, onChange fun
 			if !ok {
 				return nil
 			}
-			if Ignored(ev.Name) {
+			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			if ev.Has(fsnotify.Create) {
-				_ = addTree(w, ev.Name) // a new folder: watch it and what is in it
+			if ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove) {
+				t.forget(ev.Name) // a folder moved away keeps stale watches otherwise
 			}
-			pending = append(pending, ev.Name)
-			timer.Reset(debounce)
-		case <-w.Errors:
-			// An overflow or a removed folder: keep watching what is left.
+			if ev.Has(fsnotify.Create) && t.countsFolder(ev.Name) {
+				_ = t.add(ev.Name, note) // a new folder: watch it and report what is in it
+			}
+			if t.counts(ev.Name) {
+				note(ev.Name)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				note(root) // changes were lost: report that something changed
+			}
 		case <-timer.C:
+			if len(pending) == 0 {
+				continue
+			}
 			slices.Sort(pending)
-			onChange(slices.Compact(pending))
+			onBatch(Batch{Paths: slices.Compact(pending), First: first})
 			pending = nil
 		}
 	}
 }
 
-// addTree watches root and every folder below it that is not ignored.
-func addTree(w *fsnotify.Watcher, root string) error {
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// tree adds folders under root to a watcher.
+type tree struct {
+	w    *fsnotify.Watcher
+	root string
+	keep func(rel string) bool
+}
+
+// counts reports whether a change to path is reported.
+func (t *tree) counts(path string) bool {
+	rel, err := filepath.Rel(t.root, path)
+	if err != nil || rel == "." {
+		return err == nil
+	}
+	return !Ignored(rel) && (t.keep == nil || t.keep(rel))
+}
+
+// add watches the folder at path and every folder below it that counts,
+// and passes each file in them to found (when not nil). A path that is not
+// a folder is left alone.
+func (t *tree) add(path string, found func(string)) error {
+	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if path == root {
+			if p == path && found == nil {
 				return err
 			}
 			return nil
 		}
 		if !d.IsDir() {
+			if found != nil && p != path && t.counts(p) {
+				found(p)
+			}
 			return nil
 		}
-		if path != root && Ignored(path) {
+		if p != t.root && !t.countsFolder(p) {
 			return filepath.SkipDir
 		}
-		return w.Add(path)
+		return t.w.Add(p)
 	})
+}
+
+// forget stops watching path and every folder below it. fsnotify keeps the
+// old names of folders moved within the tree; forgetting them lets the
+// Create event at the new name watch them again under that name.
+func (t *tree) forget(path string) {
+	prefix := path + string(filepath.Separator)
+	for _, p := range t.w.WatchList() {
+		if p == path || strings.HasPrefix(p, prefix) {
+			_ = t.w.Remove(p)
+		}
+	}
+}
+
+// countsFolder reports whether a folder is watched: Keep filters files, so
+// only Ignored applies to folders.
+func (t *tree) countsFolder(path string) bool {
+	rel, err := filepath.Rel(t.root, path)
+	return err == nil && !Ignored(rel)
 }

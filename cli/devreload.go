@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/runner"
+	"github.com/dawn-go/dawn/watch"
+)
+
+// devReloader applies edits to a running app: it loads the folder again and
+// swaps the new snapshot in, unless the edit broke something that worked.
+type devReloader struct {
+	cfg  *Config
+	dir  string
+	runs *runner.Manager
+	out  io.Writer
+
+	mu sync.Mutex
+	// configOK says dawn.yaml loaded cleanly in the snapshot serving.
+	configOK bool
+}
+
+// reload handles one batch of changes.
+func (r *devReloader) reload(ctx context.Context, b watch.Batch) {
+	if !needsReload(b.Paths) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := time.Now()
+	cur := r.runs.App()
+	next, err := loadApp(ctx, r.cfg, r.dir)
+	if next == nil || next.Tree == nil {
+		printProblems(r.out, "reload failed; still serving the last good version", err)
+		return
+	}
+	configOK := configLoads(next.Dir)
+	if broken := brokenRoutes(cur, next); len(broken) > 0 || (r.configOK && !configOK) {
+		what := "dawn.yaml"
+		if len(broken) > 0 {
+			what = "route " + strings.Join(broken, ", ")
+		}
+		printProblems(r.out, fmt.Sprintf("%s broke %s; still serving the last good version until you fix it", relPaths(next.Dir, b.Paths), what), err)
+		return
+	}
+	r.runs.SetApp(next)
+	r.configOK = configOK
+	after := ""
+	if !b.First.IsZero() {
+		after = fmt.Sprintf(", %s after the edit", time.Since(b.First).Round(time.Microsecond))
+	}
+	fmt.Fprintf(r.out, "dawn dev: reloaded %d route(s) in %s%s (%s)\n",
+		len(next.Routes), time.Since(start).Round(time.Microsecond), after, relPaths(next.Dir, b.Paths))
+	if err != nil {
+		printProblems(r.out, "these routes still have problems and do not run", err)
+	}
+	if cur.StorePath() != next.StorePath() {
+		fmt.Fprintf(r.out, "dawn dev: dawn.yaml now names the store %s; restart dawn dev to use it (threads stay in %s until then)\n", next.StorePath(), cur.StorePath())
+	}
+}
+
+// brokenRoutes lists, sorted, the routes that run in cur but not in next
+// although their agent.md is still there: an edit broke them (bad front
+// matter, a conflict, a clash of ids). Routes whose folder is gone were
+// removed on purpose and are not listed.
+func brokenRoutes(cur, next *app.App) []string {
+	var out []string
+	for id, p := range cur.Routes {
+		if _, ok := next.Routes[id]; ok {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(p.Route.Dir, "agent.md")); err != nil {
+			continue
+		}
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// configLoads reports whether dir's dawn.yaml is absent or loads cleanly.
+func configLoads(dir string) bool {
+	_, err := app.LoadConfig(dir)
+	return err == nil
+}
+
+// needsReload reports whether a change touches what the app snapshot is
+// built from: Markdown, YAML, or folders (routes added or removed). Paths
+// that no longer exist count, since a removed folder looks like that.
+func needsReload(paths []string) bool {
+	for _, p := range paths {
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".md", ".yaml", ".yml":
+			return true
+		}
+		info, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && info.IsDir()) {
+			return true
+		}
+	}
+	return false
+}
+
+// relPaths lists paths relative to root, at most three of them.
+func relPaths(root string, paths []string) string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if r, err := filepath.Rel(root, p); err == nil {
+			p = r
+		}
+		out = append(out, filepath.ToSlash(p))
+	}
+	if len(out) > 3 {
+		return strings.Join(out[:3], ", ") + fmt.Sprintf(" and %d more", len(out)-3)
+	}
+	return strings.Join(out, ", ")
+}
