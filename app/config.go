@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dawn-go/dawn/planfirst"
 	"gopkg.in/yaml.v3"
 )
 
@@ -21,6 +22,18 @@ type Config struct {
 	// Store is the SQLite file, relative to the app folder, or ":memory:".
 	Store  string `yaml:"store"`
 	Limits Limits `yaml:"limits"`
+	// PlanFirst is the default plan-first mode for routes whose plan the
+	// harness owns; a route's plan.md front matter overrides it.
+	PlanFirst PlanFirst `yaml:"plan_first"`
+}
+
+// PlanFirst is dawn.yaml's plan_first block.
+type PlanFirst struct {
+	// Mode is off (the default), auto or always.
+	Mode string `yaml:"mode"`
+	// Threshold is the complexity score at which auto plans first (default
+	// 6, from 0 to 10).
+	Threshold int `yaml:"threshold"`
 }
 
 // Limits bound what a client or a model can make the server do. Zero means
@@ -85,7 +98,13 @@ func LoadConfig(dir string) (Config, error) {
 	dec := yaml.NewDecoder(f)
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("%s: %v (allowed keys: model, store, limits with body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes, todos, todo_bytes)", path, err)
+		return c, fmt.Errorf("%s: %v (allowed keys: model, store, plan_first with mode and threshold, limits with body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes, todos, todo_bytes)", path, err)
+	}
+	if _, err := planfirst.ParseMode(c.PlanFirst.Mode); err != nil {
+		return c, fmt.Errorf("%s: plan_first.mode: %v", path, err)
+	}
+	if t := c.PlanFirst.Threshold; t < 0 || t > 10 {
+		return c, fmt.Errorf("%s: plan_first.threshold is %d; it must be from 0 to 10", path, t)
 	}
 	l := c.Limits
 	for name, v := range map[string]int64{"body_bytes": l.BodyBytes, "max_turns": int64(l.MaxTurns), "subagent_depth": int64(l.SubagentDepth), "tool_output_bytes": int64(l.ToolOutputBytes), "message_bytes": int64(l.MessageBytes), "todos": int64(l.Todos), "todo_bytes": int64(l.TodoBytes)} {

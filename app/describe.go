@@ -1,6 +1,8 @@
 package app
 
 import (
+	"encoding/json"
+
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/router"
 )
@@ -66,10 +68,11 @@ func (a *App) describe(r *router.Route, env func(string) string) RouteInfo {
 				info.Details = map[string]any{}
 			}
 			info.Details[c.Name] = c.Details
-			if c.Name == "planning" {
-				if d, ok := c.Details.(map[string]any); ok {
-					info.Seed = d["seed"]
-				}
+			var d struct {
+				Seed json.RawMessage `json:"seed"`
+			}
+			if raw, err := json.Marshal(c.Details); err == nil && json.Unmarshal(raw, &d) == nil && d.Seed != nil {
+				info.Seed = d.Seed
 			}
 		}
 	}

@@ -50,6 +50,9 @@ type runFlags struct {
 	dir, url, input, threadID string
 	inputSet                  bool
 	asJSON, plain             bool
+	// planFirst is the run's plan-first option: off, auto, always, or
+	// preview (--plan-preview).
+	planFirst string
 }
 
 func newRunCmd(cfg *Config) *cobra.Command {
@@ -73,10 +76,17 @@ bad arguments, 130 after Ctrl-C (which cancels the run).
 
 Example:
   dawn run /support/acme --app examples/app --input "Help me with my account"
-  echo "Help me with my account" | dawn run /support/acme --app examples/app`,
+  echo "Help me with my account" | dawn run /support/acme --app examples/app
+
+On a route whose plan.md has enforce: true, --plan-first always makes the
+model plan the steps first (a dependency graph the harness executes), and
+--plan-preview prints that plan and its execution order without running it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.inputSet = cmd.Flags().Changed("input")
+			if preview, _ := cmd.Flags().GetBool("plan-preview"); preview {
+				f.planFirst = "preview"
+			}
 			return runRoute(cmd, cfg, args[0], f)
 		},
 	}
@@ -86,6 +96,9 @@ Example:
 	cmd.Flags().StringVar(&f.threadID, "thread", "", "continue this thread (default: a new one)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, `print each event as a JSON line {"id","event","data"}`)
 	cmd.Flags().BoolVar(&f.plain, "plain", false, "print plain lines even on a terminal")
+	cmd.Flags().StringVar(&f.planFirst, "plan-first", "", "plan-first mode for this run: off, auto or always (routes with enforce: true)")
+	cmd.Flags().Bool("plan-preview", false, "print the plan-first plan and its execution order without running it")
+	cmd.MarkFlagsMutuallyExclusive("plan-first", "plan-preview")
 	cmd.MarkFlagsMutuallyExclusive("app", "url")
 	cmd.MarkFlagsMutuallyExclusive("json", "plain")
 	return cmd
@@ -104,11 +117,14 @@ func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	show := newRenderer(cfg, f)
+	if f.planFirst == "preview" && !f.asJSON {
+		show = previewRenderer{Renderer: show, w: cfg.Stdout}
+	}
 	var out runOutcome
 	if f.url != "" {
-		out, err = runRemote(ctx, stop, cfg, f.url, threadID, route, input, show)
+		out, err = runRemote(ctx, stop, cfg, f.url, threadID, route, input, f.planFirst, show)
 	} else {
-		out, err = runLocal(ctx, stop, cfg, f.dir, threadID, route, input, show)
+		out, err = runLocal(ctx, stop, cfg, f.dir, threadID, route, input, f.planFirst, show)
 	}
 	if err != nil {
 		return err
@@ -302,7 +318,7 @@ func showFinalAnswer(output json.RawMessage, show planview.Renderer) {
 }
 
 // runLocal runs the route in-process on the app folder's own store.
-func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadID, route, input string, show planview.Renderer) (runOutcome, error) {
+func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
 	a, loadErr := loadApp(ctx, cfg, dir)
 	if a == nil || a.Tree == nil {
 		return runOutcome{}, appProblem(loadErr)
@@ -314,10 +330,11 @@ func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadI
 	}
 	defer s.store.Close()
 	run, err := s.runs.Start(context.WithoutCancel(ctx), runner.Request{
-		ThreadID: threadID,
-		Route:    route,
-		Messages: []thread.Message{{Role: thread.RoleUser, Content: input}},
-		Stream:   true,
+		ThreadID:  threadID,
+		Route:     route,
+		Messages:  []thread.Message{{Role: thread.RoleUser, Content: input}},
+		Stream:    true,
+		PlanFirst: planFirst,
 	})
 	if err != nil {
 		for _, p := range splitJoined(loadErr) {
@@ -340,15 +357,19 @@ func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadI
 
 // runRemote runs the route on the server at base through
 // POST /threads/{id}/runs/stream.
-func runRemote(ctx context.Context, stopSignals func(), cfg *Config, base, threadID, route, input string, show planview.Renderer) (runOutcome, error) {
+func runRemote(ctx context.Context, stopSignals func(), cfg *Config, base, threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
 	base = strings.TrimRight(base, "/")
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return runOutcome{}, fmt.Errorf("--url %q is not a server URL; pass one like http://127.0.0.1:8000", base)
 	}
-	body, err := json.Marshal(map[string]any{
+	request := map[string]any{
 		"route": route,
 		"input": map[string]any{"messages": []map[string]string{{"role": "user", "content": input}}},
-	})
+	}
+	if planFirst != "" {
+		request["plan_first"] = planFirst
+	}
+	body, err := json.Marshal(request)
 	if err != nil {
 		return runOutcome{}, err
 	}
@@ -429,4 +450,23 @@ func serverError(resp *http.Response) string {
 		return fmt.Sprintf("the server answered %s", resp.Status)
 	}
 	return fmt.Sprintf("the server answered %s: %s", resp.Status, text)
+}
+
+// previewRenderer prints the plan-first preview (the plan and its execution
+// order) when it arrives, and passes every event on.
+type previewRenderer struct {
+	planview.Renderer
+	w io.Writer
+}
+
+func (r previewRenderer) Event(e stream.Event) error {
+	if e.Type == "plan_preview" {
+		var d struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil {
+			fmt.Fprint(r.w, d.Text)
+		}
+	}
+	return r.Renderer.Event(e)
 }

@@ -53,14 +53,18 @@ func New(s Settings, seed []Seed) *Plan {
 	return p
 }
 
-// Start prepares the plan for a new run: a missing or finished plan is
-// replaced by a fresh draft from the seed; a draft starts running; a plan
+// Start prepares the plan for a new run: a missing plan, or a finished one
+// when the run brings a user message, is replaced by a fresh draft from the
+// seed; a draft starts running; a plan
 // the supervisor paused stays paused and stops the run; a plan paused for
 // any other reason resumes when the run brings a user message, which also
 // resets the auto-advance budget.
 func Start(p *Plan, s Settings, seed []Seed, userMessage bool) (*Plan, Outcome) {
-	if p == nil || !p.State.Active() {
+	if p == nil || (!p.State.Active() && userMessage) {
 		p = New(s, seed)
+	}
+	if !p.State.Active() {
+		return p, Outcome{} // finished, and nothing new to do
 	}
 	p.Corrections = 0
 	switch p.State {
@@ -362,4 +366,29 @@ func (p *Plan) settle(finished int) Outcome {
 		}
 	}
 	return Outcome{}
+}
+
+// MarkStep records the harness's own execution of item i (plan-first runs):
+// its status and evidence, then advances and ends the plan as Replace would.
+func MarkStep(p *Plan, i int, status Status, evidence string) Outcome {
+	if p.State != Running || i < 0 || i >= len(p.Items) {
+		return Outcome{}
+	}
+	it := &p.Items[i]
+	finished := 0
+	if status.Terminal() && !it.Status.Terminal() {
+		finished = 1
+	}
+	if status == InProgress {
+		for j := range p.Items {
+			if p.Items[j].Status == InProgress && j != i {
+				p.Items[j].Status = Pending
+			}
+		}
+	}
+	it.Status, it.Evidence = status, strings.TrimSpace(evidence)
+	if finished > 0 {
+		p.revise("harness", "", fmt.Sprintf("step %s %s", it.ID, status))
+	}
+	return p.settle(finished)
 }

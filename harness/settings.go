@@ -41,10 +41,16 @@ type Settings struct {
 	Corrections int
 	// Postconditions are the "Done when" checklist items.
 	Postconditions []string
+	// Mode is the plan-first mode ("off", "auto" or "always"); empty leaves
+	// it to dawn.yaml.
+	Mode string
+	// Threshold is the complexity score at which auto mode plans first;
+	// zero leaves it to dawn.yaml.
+	Threshold int
 }
 
 // Keys lists the front matter keys ParseSettings accepts.
-var Keys = []string{"goal", "enforce", "evidence", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections"}
+var Keys = []string{"goal", "enforce", "evidence", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold"}
 
 // ParseSettings reads plan.md front matter: the YAML between the opening
 // "---" line (line 1 of the file) and the closing one. path names the file
@@ -102,6 +108,17 @@ func ParseSettings(path, front string) (Settings, []error) {
 			s.MaxItems = positive(val, key, bad, 200)
 		case "corrections":
 			s.Corrections = positive(val, key, bad, 100)
+		case "mode":
+			switch val.Value {
+			case "off", "auto", "always":
+				s.Mode = val.Value
+			case "plan-first":
+				s.Mode = "always"
+			default:
+				bad(key, "must be off, auto, always or plan-first, not %q", val.Value)
+			}
+		case "threshold":
+			s.Threshold = positive(val, key, bad, 10)
 		case "prompt":
 			switch val.Value {
 			case "compact":

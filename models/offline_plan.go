@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dawn-go/dawn/planfirst"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -52,7 +53,7 @@ func readTranscript(messages []llms.MessageContent) transcript {
 				case llms.ChatMessageTypeSystem:
 					t.system = append(t.system, p.Text)
 				case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
-					if !strings.HasPrefix(p.Text, "Plan harness:") { // the harness's corrections are not the user
+					if !strings.HasPrefix(p.Text, "Plan harness:") && !strings.HasPrefix(p.Text, planfirst.ReportPrefix) { // the harness's messages are not the user
 						t.lastUser = p.Text
 						t.runStart = len(t.calls)
 					}

@@ -58,8 +58,35 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 			Final:     e.final,
 			Signal:    e.signal,
 		},
-		Details: map[string]any{"seed": f.Seed, "enforce": true, "goal": f.Settings.Goal, "postconditions": f.Settings.Postconditions, "advance": f.Settings.Advance},
+		Details: &EnforcedDetails{
+			Seed: f.Seed, Enforce: true, Goal: f.Settings.Goal, Postconditions: f.Settings.Postconditions,
+			Advance: f.Settings.Advance, Mode: f.Settings.Mode, Threshold: f.Settings.Threshold, settings: f.Settings,
+		},
 	}
+}
+
+// EnforcedDetails describes a route whose plan the harness owns, for
+// `dawn routes --json`, and carries its settings for the runtime.
+type EnforcedDetails struct {
+	Seed           []Todo   `json:"seed"`
+	Enforce        bool     `json:"enforce"`
+	Goal           string   `json:"goal,omitempty"`
+	Postconditions []string `json:"postconditions,omitempty"`
+	Advance        string   `json:"advance"`
+	Mode           string   `json:"mode,omitempty"`
+	Threshold      int      `json:"threshold,omitempty"`
+	settings       harness.Settings
+}
+
+// SettingsOf returns the harness settings of a prepared route whose plan the
+// harness owns; ok is false for any other route.
+func SettingsOf(p *capabilities.Prepared) (harness.Settings, bool) {
+	for _, c := range p.Capabilities {
+		if d, ok := c.Details.(*EnforcedDetails); ok && c.Name == Name {
+			return d.settings, true
+		}
+	}
+	return harness.Settings{}, false
 }
 
 // DecodePlan reads the harness-owned plan from a thread's state; nil when
@@ -110,6 +137,10 @@ func todosOf(p *harness.Plan) []Todo {
 	}
 	return todos
 }
+
+// PlanState is the state change for a changed plan: the plan and its
+// Dawn-shaped todos.
+func PlanState(p *harness.Plan) thread.State { return update(p) }
 
 // update is the state change for a changed plan: the plan and its todos.
 func update(p *harness.Plan) thread.State {

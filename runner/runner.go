@@ -13,6 +13,7 @@ import (
 	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -113,6 +114,9 @@ type Request struct {
 	Values map[string]json.RawMessage
 	// Stream asks the model to stream text as "chunk" events.
 	Stream bool
+	// PlanFirst overrides the route's plan-first mode for this run: "off",
+	// "auto", "always", or "preview" to plan without executing.
+	PlanFirst string
 }
 
 // Run is a run in flight or finished.
@@ -175,6 +179,10 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	if err := m.checkInput(a, req); err != nil {
 		return nil, err
 	}
+	planFirst, err := planFirstMode(a, prepared, req)
+	if err != nil {
+		return nil, err
+	}
 	spec := a.ModelFor(prepared.Route, m.env)
 	model, err := m.Model(spec)
 	if err != nil {
@@ -230,7 +238,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	go func() {
 		defer release()
 		defer cancel()
-		m.execute(runCtx, run, cfg, cp, values, req.Messages)
+		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, planFirst)
 	}()
 	return run, nil
 }
@@ -276,7 +284,7 @@ func withDefaults(p *capabilities.Prepared, values thread.State) thread.State {
 	return out
 }
 
-func (m *Manager) execute(ctx context.Context, run *Run, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message) {
+func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message, planFirst string) {
 	step := cp.Step
 	var saved int64
 	last := values
@@ -294,7 +302,23 @@ func (m *Manager) execute(ctx context.Context, run *Run, cfg agent.Config, cp st
 		})
 	}
 	cfg.Checkpoint = save
-	res, err := agent.Run(ctx, cfg, cp.Messages, values, input)
+	history := cp.Messages
+	var res agent.Result
+	var err error
+	var pf planFirstOutcome
+	if planFirst != "" {
+		pf, err = m.runPlanFirst(ctx, run, a, cfg, planFirst, history, values, input, save)
+		history, values, input = pf.messages, pf.values, nil
+	}
+	switch {
+	case err != nil:
+	case pf.preview != nil:
+		res = agent.Result{Messages: history, Values: values, Stopped: "plan_preview"}
+	case pf.stopped != "":
+		res = agent.Result{Messages: history, Values: values, Stopped: pf.stopped}
+	default:
+		res, err = agent.Run(ctx, cfg, history, values, input)
+	}
 	if err != nil && run.cancelled.Load() && run.pendingSignal() == "cancel" {
 		// The supervisor cancelled the plan: record it on the last saved
 		// state before the run ends.
@@ -307,9 +331,12 @@ func (m *Manager) execute(ctx context.Context, run *Run, cfg agent.Config, cp st
 	status, errText := store.RunSuccess, ""
 	var record json.RawMessage
 	switch {
+	case err == nil && pf.preview != nil:
+		run.output = mustJSON(map[string]any{"preview": pf.preview})
+		record = run.output
 	case err == nil:
 		run.output = stateValues(res.Messages, res.Values)
-		record = runRecord(res)
+		record = runRecord(res, pf.report)
 	case run.cancelled.Load() && errors.Is(err, context.Canceled):
 		status = store.RunCancelled
 		run.output = json.RawMessage(`{"cancelled":true}`)
@@ -330,8 +357,11 @@ func (m *Manager) execute(ctx context.Context, run *Run, cfg agent.Config, cp st
 // runRecord is what the run's record keeps of a finished run: the final
 // answer, the index of the final message and the plan snapshot linked to
 // it, or why a hook stopped the run.
-func runRecord(res agent.Result) json.RawMessage {
+func runRecord(res agent.Result, pf *planfirst.Report) json.RawMessage {
 	rec := map[string]any{"answer": res.Answer, "message": len(res.Messages) - 1}
+	if pf != nil {
+		rec["plan_first"] = map[string]any{"had_errors": pf.HadErrors, "stopped": pf.Stopped, "steps": len(pf.Steps)}
+	}
 	if res.Stopped != "" {
 		rec["stopped"] = res.Stopped
 	}

@@ -22,6 +22,9 @@ type runBody struct {
 	// AssistantID is accepted as a synonym of Route.
 	AssistantID string   `json:"assistant_id"`
 	Input       runInput `json:"input"`
+	// PlanFirst is "off", "auto", "always" or "preview" (plan without
+	// executing) for routes whose plan the harness owns.
+	PlanFirst string `json:"plan_first"`
 }
 
 type runInput struct {
@@ -67,7 +70,7 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
 	if err := checkThreadID(id); err != nil {
 		return runner.Request{}, err
 	}
-	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values}
+	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, PlanFirst: body.PlanFirst}
 	for _, m := range body.Input.Messages {
 		role := m.Role
 		switch {
