@@ -117,8 +117,8 @@ func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	show := newRenderer(cfg, f)
-	if f.planFirst == "preview" && !f.asJSON {
-		show = previewRenderer{Renderer: show, w: cfg.Stdout}
+	if !f.asJSON {
+		show = lifecycleRenderer{Renderer: show, w: cfg.Stdout}
 	}
 	var out runOutcome
 	if f.url != "" {
@@ -452,21 +452,31 @@ func serverError(resp *http.Response) string {
 	return fmt.Sprintf("the server answered %s: %s", resp.Status, text)
 }
 
-// previewRenderer prints the plan-first preview (the plan and its execution
-// order) when it arrives, and passes every event on.
-type previewRenderer struct {
+// lifecycleRenderer prints what the plan view does not show: the
+// plan-first preview (the plan and its execution order) and the plan's
+// lifecycle events (paused, done, failed, cancelled). It passes every event
+// on.
+type lifecycleRenderer struct {
 	planview.Renderer
 	w io.Writer
 }
 
-func (r previewRenderer) Event(e stream.Event) error {
-	if e.Type == "plan_preview" {
-		var d struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(e.Data, &d) == nil {
-			fmt.Fprint(r.w, d.Text)
-		}
+func (r lifecycleRenderer) Event(e stream.Event) error {
+	var d struct {
+		Text        string `json:"text"`
+		PauseReason string `json:"pause_reason"`
+		Reason      string `json:"reason"`
+	}
+	_ = json.Unmarshal(e.Data, &d)
+	switch e.Type {
+	case "plan_preview":
+		fmt.Fprint(r.w, d.Text)
+	case "plan_paused":
+		fmt.Fprintf(r.w, "\nplan paused (%s): send another message to go on, or resume it with POST /threads/{id}/plan/resume\n", d.PauseReason)
+	case "plan_done":
+		fmt.Fprintln(r.w, "\nplan done")
+	case "plan_failed", "plan_cancelled":
+		fmt.Fprintf(r.w, "\n%s: %s\n", strings.ReplaceAll(e.Type, "_", " "), d.Reason)
 	}
 	return r.Renderer.Event(e)
 }

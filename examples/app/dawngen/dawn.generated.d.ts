@@ -6,6 +6,7 @@
 /** Route ids of the app. */
 export type RouteId =
   | "/blog"
+  | "/onboarding"
   | "/research"
   | "/research/subagents/researcher"
   | "/support/[tenant]";
@@ -147,6 +148,121 @@ export type BlogTools = Record<string, never>;
  * fields declared in state.yaml.
  */
 export interface BlogInput {
+  messages?: InputMessage[];
+}
+
+// Route /onboarding
+
+/**
+ * OnboardingStepFailedInput is the input of tool stepFailed on route
+ * /onboarding.
+ *
+ * Report that the step in progress failed, and what to do next: "retry"
+ * (you have a different angle), "skip" (it cannot be done; go on), "abort"
+ * (the plan cannot succeed; stop) or "revise" (the plan itself needs
+ * rewriting; pause for the user). Give a reason.
+ */
+export interface OnboardingStepFailedInput {
+  /** One of "retry", "skip", "abort", "revise". */
+  next: "retry" | "skip" | "abort" | "revise";
+  /** What went wrong. */
+  reason: string;
+}
+
+/**
+ * OnboardingVerifyPostconditionInput is the input of tool
+ * verifyPostcondition on route /onboarding.
+ *
+ * Verify one "Done when" postcondition, by its index, with evidence: a
+ * short, checkable record that shows it holds.
+ */
+export interface OnboardingVerifyPostconditionInput {
+  /** What shows the postcondition holds. */
+  evidence: string;
+  /** The postcondition's index (0 is the first). */
+  index: number;
+}
+
+/**
+ * OnboardingWriteTodosInput is the input of tool writeTodos on route
+ * /onboarding.
+ *
+ * Replace the plan with the list you pass. The harness owns this plan: it
+ * checks every change.
+ */
+export interface OnboardingWriteTodosInput {
+  /** Why you changed the plan. */
+  reason?: string;
+  /** The whole plan, in order. It replaces the current list. */
+  todos: OnboardingWriteTodosInputTodosItem[];
+}
+
+/**
+ * OnboardingWriteTodosInputTodosItem is the type of the items of
+ * OnboardingWriteTodosInput.Todos.
+ */
+export interface OnboardingWriteTodosInputTodosItem {
+  /** What to do, as one short line. */
+  content: string;
+  /** What shows the item is done: a tool result, an id, a quote. */
+  evidence?: string;
+  /**
+   * pending, in_progress (one at a time), completed (with evidence), failed
+   * or skipped.
+   *
+   * One of "pending", "in_progress", "completed", "failed", "skipped".
+   */
+  status: "pending" | "in_progress" | "completed" | "failed" | "skipped";
+}
+
+/**
+ * OnboardingState is the state of a thread on route /onboarding, as a run's
+ * final state values hold it.
+ */
+export interface OnboardingState {
+  /** Messages is the thread's conversation. */
+  messages: Message[];
+  /**
+   * Set by capability planning; a run's input cannot set it.
+   *
+   * The harness-owned plan: lifecycle state, items, postconditions and
+   * revisions.
+   */
+  plan?: Record<string, unknown>;
+  /** Set by capability planning; a run's input cannot set it. */
+  todos?: OnboardingStateTodosItem[];
+}
+
+/**
+ * OnboardingStateTodosItem is the type of the items of
+ * OnboardingState.Todos.
+ */
+export interface OnboardingStateTodosItem {
+  /** What to do, as one short line. */
+  content: string;
+  /** What shows the item is done: a tool result, an id, a quote. */
+  evidence?: string;
+  /**
+   * pending, in_progress (one at a time), completed (with evidence), failed
+   * or skipped.
+   *
+   * One of "pending", "in_progress", "completed", "failed", "skipped".
+   */
+  status: "pending" | "in_progress" | "completed" | "failed" | "skipped";
+}
+
+/** The tools of route /onboarding: each tool's input, by tool name. */
+export interface OnboardingTools {
+  stepFailed: OnboardingStepFailedInput;
+  verifyPostcondition: OnboardingVerifyPostconditionInput;
+  writeTodos: OnboardingWriteTodosInput;
+}
+
+/**
+ * The input of a run on route /onboarding: new messages, and values for the
+ * state fields declared in state.yaml.
+ */
+export interface OnboardingInput {
   messages?: InputMessage[];
 }
 
@@ -314,6 +430,12 @@ export interface RouteMap {
     tools: BlogTools;
     state: BlogState;
     input: BlogInput;
+  };
+  "/onboarding": {
+    params: Record<string, never>;
+    tools: OnboardingTools;
+    state: OnboardingState;
+    input: OnboardingInput;
   };
   "/research": {
     params: Record<string, never>;

@@ -25,6 +25,9 @@ const (
 	// RouteBlog is route /blog: Drafts blog posts in the house style. Lives in
 	// a (marketing) group folder, so its id is /blog.
 	RouteBlog = "/blog"
+	// RouteOnboarding is route /onboarding: Onboards a new customer; the
+	// harness owns its plan (see plan.md).
+	RouteOnboarding = "/onboarding"
 	// RouteResearch is route /research: Breaks a research question down and
 	// delegates the digging to a researcher subagent.
 	RouteResearch = "/research"
@@ -39,7 +42,7 @@ const (
 
 // Routes returns every route id of the app, sorted.
 func Routes() []string {
-	return []string{RouteBlog, RouteResearch, RouteResearchSubagentsResearcher, RouteSupportTenant}
+	return []string{RouteBlog, RouteOnboarding, RouteResearch, RouteResearchSubagentsResearcher, RouteSupportTenant}
 }
 
 // Message is one entry of a thread's conversation. A run's input carries
@@ -377,6 +380,104 @@ func (c *Client) WaitBlog(ctx context.Context, threadID string, input Input) (*B
 // they happen.
 func (c *Client) StreamBlog(ctx context.Context, threadID string, input Input) (*EventStream, error) {
 	return c.Stream(ctx, threadID, RouteBlog, input)
+}
+
+// Route /onboarding.
+
+// OnboardingStepFailedInput is the input of tool stepFailed on route
+// /onboarding.
+//
+// Report that the step in progress failed, and what to do next: "retry"
+// (you have a different angle), "skip" (it cannot be done; go on), "abort"
+// (the plan cannot succeed; stop) or "revise" (the plan itself needs
+// rewriting; pause for the user). Give a reason.
+type OnboardingStepFailedInput struct {
+	// One of "retry", "skip", "abort", "revise".
+	Next string `json:"next"`
+	// What went wrong.
+	Reason string `json:"reason"`
+}
+
+// OnboardingVerifyPostconditionInput is the input of tool
+// verifyPostcondition on route /onboarding.
+//
+// Verify one "Done when" postcondition, by its index, with evidence: a
+// short, checkable record that shows it holds.
+type OnboardingVerifyPostconditionInput struct {
+	// What shows the postcondition holds.
+	Evidence string `json:"evidence"`
+	// The postcondition's index (0 is the first).
+	Index int64 `json:"index"`
+}
+
+// OnboardingWriteTodosInput is the input of tool writeTodos on route
+// /onboarding.
+//
+// Replace the plan with the list you pass. The harness owns this plan: it
+// checks every change.
+type OnboardingWriteTodosInput struct {
+	// Why you changed the plan.
+	Reason string `json:"reason,omitempty"`
+	// The whole plan, in order. It replaces the current list.
+	Todos []OnboardingWriteTodosInputTodosItem `json:"todos"`
+}
+
+// OnboardingWriteTodosInputTodosItem is the type of the items of
+// OnboardingWriteTodosInput.Todos.
+type OnboardingWriteTodosInputTodosItem struct {
+	// What to do, as one short line.
+	Content string `json:"content"`
+	// What shows the item is done: a tool result, an id, a quote.
+	Evidence string `json:"evidence,omitempty"`
+	// pending, in_progress (one at a time), completed (with evidence), failed
+	// or skipped.
+	//
+	// One of "pending", "in_progress", "completed", "failed", "skipped".
+	Status string `json:"status"`
+}
+
+// OnboardingState is the state of a thread on route /onboarding, as a run's
+// final state values hold it.
+type OnboardingState struct {
+	// Messages is the thread's conversation.
+	Messages []Message `json:"messages"`
+	// Set by capability planning; a run's input cannot set it.
+	//
+	// The harness-owned plan: lifecycle state, items, postconditions and
+	// revisions.
+	Plan map[string]json.RawMessage `json:"plan,omitempty"`
+	// Set by capability planning; a run's input cannot set it.
+	Todos []OnboardingStateTodosItem `json:"todos,omitempty"`
+}
+
+// OnboardingStateTodosItem is the type of the items of
+// OnboardingState.Todos.
+type OnboardingStateTodosItem struct {
+	// What to do, as one short line.
+	Content string `json:"content"`
+	// What shows the item is done: a tool result, an id, a quote.
+	Evidence string `json:"evidence,omitempty"`
+	// pending, in_progress (one at a time), completed (with evidence), failed
+	// or skipped.
+	//
+	// One of "pending", "in_progress", "completed", "failed", "skipped".
+	Status string `json:"status"`
+}
+
+// WaitOnboarding runs route /onboarding on thread threadID, waits for it to
+// finish and returns its final state.
+func (c *Client) WaitOnboarding(ctx context.Context, threadID string, input Input) (*OnboardingState, error) {
+	var s OnboardingState
+	if err := c.waitState(ctx, threadID, RouteOnboarding, input, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// StreamOnboarding runs route /onboarding on thread threadID and returns
+// its events as they happen.
+func (c *Client) StreamOnboarding(ctx context.Context, threadID string, input Input) (*EventStream, error) {
+	return c.Stream(ctx, threadID, RouteOnboarding, input)
 }
 
 // Route /research.
