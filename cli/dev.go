@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dawn-go/dawn/inspector"
 	"github.com/dawn-go/dawn/server"
 	"github.com/dawn-go/dawn/watch"
 	"github.com/spf13/cobra"
@@ -82,6 +83,9 @@ func runDev(ctx context.Context, cfg *Config, dir string, port int, child bool, 
 		printProblems(stderr, "the app has problems; serving the routes that work", err)
 	}
 	s, err := openStack(ctx, cfg, a, logger, server.Options{})
+	if err == nil {
+		inspector.Register(s.api.Echo()) // the dev page at / and /_dawn/
+	}
 	if err != nil {
 		return appProblem(err)
 	}
