@@ -40,6 +40,11 @@ type Config struct {
 	// messages the step added and the full state values. An error ends the
 	// run: state that cannot be saved must not be built upon.
 	Checkpoint func(ctx context.Context, added []thread.Message, values thread.State) error
+	// DeferLastCheckpoint leaves the last step of a successful run unsaved
+	// and returns it in Result.Unsaved, so the caller can save it together
+	// with the end of the run in one transaction. No model call follows the
+	// last step, so nothing is built on it before it is saved.
+	DeferLastCheckpoint bool
 	// Subagent resolves the subagent named name of route parent, for the
 	// task tool. Nil disables subagents.
 	Subagent func(parent *capabilities.Prepared, name string) (*capabilities.Prepared, llms.Model, string, error)
@@ -66,6 +71,9 @@ type Result struct {
 	// Stopped says why a hook ended the run early and cleanly (for example
 	// "plan_paused"); empty when the model gave its final answer.
 	Stopped string
+	// Unsaved holds the messages of the last step, with Values its state,
+	// when Config.DeferLastCheckpoint left that step for the caller to save.
+	Unsaved []thread.Message
 }
 
 // TurnLimitError ends a run whose model kept calling tools for MaxTurns
@@ -112,7 +120,9 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 	}
 	res := Result{}
 	finish := func(stopped string) (Result, error) {
-		if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
+		if cfg.DeferLastCheckpoint {
+			res.Unsaved = msgs[pending:]
+		} else if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
 			return res, err
 		}
 		res.Messages, res.Values, res.Stopped = msgs, state, stopped

@@ -251,27 +251,13 @@ func maxTurns(a *app.App, p *capabilities.Prepared) int {
 }
 
 // prepareThread creates the thread if it is missing, records the run as
-// running and loads the latest checkpoint.
+// running and loads the latest checkpoint, in one store transaction.
 func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared) (store.Checkpoint, error) {
-	if _, err := m.store.GetThread(ctx, run.ThreadID); errors.Is(err, store.ErrNotFound) {
-		if _, err := m.store.CreateThread(ctx, run.ThreadID, nil); err != nil && !errors.Is(err, store.ErrExists) {
-			return store.Checkpoint{}, err
-		}
-	} else if err != nil {
-		return store.Checkpoint{}, err
+	cp, err := m.store.BeginRun(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning})
+	if errors.Is(err, store.ErrBusy) {
+		return store.Checkpoint{}, ErrBusy
 	}
-	if err := m.store.StartRun(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}); err != nil {
-		if errors.Is(err, store.ErrBusy) {
-			return store.Checkpoint{}, ErrBusy
-		}
-		return store.Checkpoint{}, err
-	}
-	cp, err := m.store.Latest(ctx, run.ThreadID)
-	if err != nil {
-		m.finishStore(run, store.RunError, err.Error(), nil, nil)
-		return store.Checkpoint{}, err
-	}
-	return cp, nil
+	return cp, err
 }
 
 // withDefaults fills fields the thread has never set with the route's
@@ -302,6 +288,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 		})
 	}
 	cfg.Checkpoint = save
+	cfg.DeferLastCheckpoint = true
 	history := cp.Messages
 	var res agent.Result
 	var err error
@@ -349,7 +336,21 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	}
 	run.err = err
 	run.Log.Publish(stream.Event{Type: stream.TypeDone, Data: mustJSON(map[string]json.RawMessage{"output": run.output})})
-	m.finishStore(run, status, errText, record, run.Log.Since(saved))
+	if err == nil && pf.preview == nil && pf.stopped == "" {
+		// The last step and the end of the run land in one transaction.
+		step++
+		err := m.store.SaveStep(context.Background(), store.Step{
+			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
+			Append: res.Unsaved, Values: res.Values, Events: run.Log.Since(saved),
+			Finish: &store.Finish{Status: status, Output: record},
+		})
+		if err != nil {
+			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
+			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), nil, nil)
+		}
+	} else {
+		m.finishStore(run, status, errText, record, run.Log.Since(saved))
+	}
 	run.Log.Close()
 	close(run.done)
 }

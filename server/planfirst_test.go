@@ -56,21 +56,22 @@ func TestPlanFirstDiamondOverHTTP(t *testing.T) {
 			t.Errorf("step %d ran with %q, want %q", i+1, got, want)
 		}
 	}
-	// plan_update per step: the planned plan, then in_progress and
-	// completed for each of the four steps.
+	// plan_update per step: the planned plan with E1 started, then one per
+	// finished step, which also starts the next.
 	updates := dawntest.PlanUpdates(events, "plan_update")
-	if len(updates) < 9 {
-		t.Fatalf("%d plan_update events, want 9 or more: %v", len(updates), dawntest.Types(events))
+	if len(updates) < 5 {
+		t.Fatalf("%d plan_update events, want 5 or more: %v", len(updates), dawntest.Types(events))
+	}
+	if updates[0][0].Status != "in_progress" {
+		t.Errorf("first update: E1 is %s", updates[0][0].Status)
 	}
 	for i := range 4 {
-		if got := updates[1+2*i][i].Status; got != "in_progress" {
-			t.Errorf("update %d: step %d is %s, want in_progress", 1+2*i, i+1, got)
-		}
-		if got := updates[2+2*i][i].Status; got != "completed" {
-			t.Errorf("update %d: step %d is %s, want completed", 2+2*i, i+1, got)
+		u := updates[1+i]
+		if u[i].Status != "completed" || (i < 3 && u[i+1].Status != "in_progress") {
+			t.Errorf("update %d = %+v", 1+i, u)
 		}
 	}
-	last := updates[8]
+	last := updates[4]
 	for i, td := range last {
 		if td.Status != "completed" || !strings.HasPrefix(td.Content, fmt.Sprintf("E%d: ", i+1)) {
 			t.Fatalf("final plan = %+v", last)

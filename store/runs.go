@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
 )
 
 // Run is one run of an agent route on a thread.
@@ -32,27 +33,66 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 		return err
 	}
 	return s.write(ctx, func(ctx context.Context) error {
-		now := s.now()
-		var running, taken bool
-		err := s.st.startCheck.QueryRowContext(ctx, r.ThreadID, r.ID).Scan(&running, &taken)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("thread %q: %w", r.ThreadID, ErrNotFound)
-		case err != nil:
-			return fmt.Errorf("store: start run %q: %w", r.ID, err)
-		case running:
-			return fmt.Errorf("thread %q: %w: wait for it to finish or cancel it", r.ThreadID, ErrBusy)
-		case taken:
-			return fmt.Errorf("run %q: %w", r.ID, ErrExists)
-		}
-		if _, err := s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadID, r.Route, now, now); err != nil {
-			return fmt.Errorf("store: start run %q: %w", r.ID, err)
-		}
-		if _, err := s.st.setThread.ExecContext(ctx, StatusBusy, now, r.ThreadID); err != nil {
-			return fmt.Errorf("store: start run %q: %w", r.ID, err)
-		}
-		return nil
+		return s.startInTx(ctx, r, s.now())
 	})
+}
+
+// startInTx is StartRun's work inside a write transaction.
+func (s *Store) startInTx(ctx context.Context, r Run, now int64) error {
+	var running, taken bool
+	err := s.st.startCheck.QueryRowContext(ctx, r.ThreadID, r.ID).Scan(&running, &taken)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("thread %q: %w", r.ThreadID, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("store: start run %q: %w", r.ID, err)
+	case running:
+		return fmt.Errorf("thread %q: %w: wait for it to finish or cancel it", r.ThreadID, ErrBusy)
+	case taken:
+		return fmt.Errorf("run %q: %w", r.ID, ErrExists)
+	}
+	if _, err := s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadID, r.Route, now, now); err != nil {
+		return fmt.Errorf("store: start run %q: %w", r.ID, err)
+	}
+	if _, err := s.st.setThread.ExecContext(ctx, StatusBusy, now, r.ThreadID); err != nil {
+		return fmt.Errorf("store: start run %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+// BeginRun starts r like StartRun, but creates the thread (idle, no
+// metadata) when it does not exist, and returns the thread's latest
+// checkpoint, all in one transaction: the three round trips a run needs
+// before its first model call become one.
+func (s *Store) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
+	if err := checkID("run", r.ID); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := checkID("thread", r.ThreadID); err != nil {
+		return Checkpoint{}, err
+	}
+	var cp Checkpoint
+	err := s.write(ctx, func(ctx context.Context) error {
+		now := s.now()
+		res, err := s.st.insertThread.ExecContext(ctx, r.ThreadID, now, now, "{}", StatusIdle)
+		if err != nil {
+			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
+		}
+		created, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
+		}
+		if err := s.startInTx(ctx, r, now); err != nil {
+			return err
+		}
+		if created == 1 {
+			cp = Checkpoint{ThreadID: r.ThreadID, Messages: []thread.Message{}, Values: thread.State{}}
+			return nil
+		}
+		cp, err = scanLatest(ctx, s.st.latestW, r.ThreadID)
+		return err
+	})
+	return cp, err
 }
 
 // threadStatusAfter is the thread status a run leaves behind. Every one of
@@ -71,22 +111,15 @@ var threadStatusAfter = map[string]string{
 // either way it accepts new runs. It fails with ErrNotFound for an unknown
 // run and ErrNotRunning for a run that has already finished.
 func (s *Store) FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error {
-	threadStatus, ok := threadStatusAfter[status]
-	if !ok {
-		return fmt.Errorf("run %q: %w: finish status %q is not one of success, error, cancelled, interrupted", runID, ErrInvalid, status)
-	}
-	var out any // NULL when there is no output
-	if len(output) > 0 {
-		if !json.Valid(output) {
-			return fmt.Errorf("run %q: %w: output is not valid JSON", runID, ErrInvalid)
-		}
-		out = string(output)
+	f := Finish{Status: status, Error: errMsg, Output: output}
+	out, err := f.check(runID)
+	if err != nil {
+		return err
 	}
 	if err := checkEvents(runID, events); err != nil {
 		return err
 	}
 	return s.write(ctx, func(ctx context.Context) error {
-		now := s.now()
 		var threadID, current string
 		err := s.st.runOwner.QueryRowContext(ctx, runID).Scan(&threadID, &current)
 		switch {
@@ -97,17 +130,46 @@ func (s *Store) FinishRun(ctx context.Context, runID, status, errMsg string, out
 		case current != RunRunning:
 			return fmt.Errorf("run %q is %s: %w", runID, current, ErrNotRunning)
 		}
-		if _, err := s.st.finishRun.ExecContext(ctx, status, errMsg, out, now, runID); err != nil {
-			return fmt.Errorf("store: finish run %q: %w", runID, err)
-		}
 		if err := insertEvents(ctx, s.st.insertEvent, runID, events); err != nil {
 			return err
 		}
-		if _, err := s.st.setThread.ExecContext(ctx, threadStatus, now, threadID); err != nil {
-			return fmt.Errorf("store: finish run %q: %w", runID, err)
-		}
-		return nil
+		return s.finishInTx(ctx, runID, threadID, f, out)
 	})
+}
+
+// Finish is how a run ends: with SaveStep's Step.Finish, the last step and
+// the end of the run are written in one transaction.
+type Finish struct {
+	// Status is RunSuccess, RunError, RunCancelled or RunInterrupted.
+	Status string
+	Error  string
+	Output json.RawMessage
+}
+
+// check validates f and returns the output column's value (nil for NULL).
+func (f Finish) check(runID string) (any, error) {
+	if _, ok := threadStatusAfter[f.Status]; !ok {
+		return nil, fmt.Errorf("run %q: %w: finish status %q is not one of success, error, cancelled, interrupted", runID, ErrInvalid, f.Status)
+	}
+	if len(f.Output) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(f.Output) {
+		return nil, fmt.Errorf("run %q: %w: output is not valid JSON", runID, ErrInvalid)
+	}
+	return string(f.Output), nil
+}
+
+// finishInTx ends a run inside a write transaction the caller checked.
+func (s *Store) finishInTx(ctx context.Context, runID, threadID string, f Finish, out any) error {
+	now := s.now()
+	if _, err := s.st.finishRun.ExecContext(ctx, f.Status, f.Error, out, now, runID); err != nil {
+		return fmt.Errorf("store: finish run %q: %w", runID, err)
+	}
+	if _, err := s.st.setThread.ExecContext(ctx, threadStatusAfter[f.Status], now, threadID); err != nil {
+		return fmt.Errorf("store: finish run %q: %w", runID, err)
+	}
+	return nil
 }
 
 // GetRun returns the run with the given id, or ErrNotFound.

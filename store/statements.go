@@ -25,8 +25,8 @@ type statements struct {
 	// FinishRun
 	runOwner  *sql.Stmt
 	finishRun *sql.Stmt
-	// Latest (read pool)
-	latest *sql.Stmt
+	// Latest (read pool), and BeginRun's read inside its write transaction
+	latest, latestW *sql.Stmt
 
 	all []*sql.Stmt
 }
@@ -64,6 +64,13 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		// on the first row only, then one row per message (none when the
 		// thread has no messages, in which case m.seq is NULL).
 		{reader, &st.latest, `SELECT t.step, t.message_count, t.checkpoint_at,
+			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.run_id END,
+			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.route END,
+			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.state END,
+			m.data
+			FROM threads t LEFT JOIN messages m ON m.thread_id = t.id AND m.seq < t.message_count
+			WHERE t.id = ? ORDER BY m.seq`},
+		{writer, &st.latestW, `SELECT t.step, t.message_count, t.checkpoint_at,
 			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.run_id END,
 			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.route END,
 			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.state END,

@@ -32,6 +32,8 @@ type Step struct {
 	Append   []thread.Message // messages added since the previous checkpoint
 	Values   thread.State     // the full state values after the step (replaces the previous)
 	Events   []stream.Event   // events of this step for the run's event log (IDs already assigned)
+	// Finish, when set, ends the run in the same transaction (see Finish).
+	Finish *Finish
 }
 
 // SaveStep writes one step of a running run in one transaction: it appends
@@ -48,6 +50,13 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 	}
 	if err := checkEvents(st.RunID, st.Events); err != nil {
 		return err
+	}
+	var finishOut any
+	if st.Finish != nil {
+		var err error
+		if finishOut, err = st.Finish.check(st.RunID); err != nil {
+			return err
+		}
 	}
 	enc := getEncoder()
 	defer putEncoder(enc)
@@ -85,6 +94,9 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 		if err := insertEvents(ctx, s.st.insertEvent, st.RunID, st.Events); err != nil {
 			return err
 		}
+		if st.Finish != nil {
+			return s.finishInTx(ctx, st.RunID, st.ThreadID, *st.Finish, finishOut)
+		}
 		return nil
 	})
 }
@@ -116,7 +128,12 @@ func insertEvents(ctx context.Context, insert *sql.Stmt, runID string, events []
 // Values. It fails with ErrNotFound when the thread does not exist.
 func (s *Store) Latest(ctx context.Context, threadID string) (Checkpoint, error) {
 	defer s.lockRead()()
-	rows, err := s.st.latest.QueryContext(ctx, threadID)
+	return scanLatest(ctx, s.st.latest, threadID)
+}
+
+// scanLatest runs one of the latest statements and reads its rows.
+func scanLatest(ctx context.Context, stmt *sql.Stmt, threadID string) (Checkpoint, error) {
+	rows, err := stmt.QueryContext(ctx, threadID)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
 	}
