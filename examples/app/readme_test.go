@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/models"
+)
+
+// readme returns the repository README.
+func readme(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// curlCall is one curl command from the README.
+type curlCall struct {
+	method, path, body string
+}
+
+var (
+	curlURL  = regexp.MustCompile(`http://127\.0\.0\.1:PORT(\S+)`)
+	curlBody = regexp.MustCompile(`-d '([^']*)'`)
+)
+
+// curlCalls finds every curl command in the README's sh blocks, joining
+// lines continued with a backslash.
+func curlCalls(t *testing.T, text string) []curlCall {
+	t.Helper()
+	var calls []curlCall
+	inSh := false
+	var cmd strings.Builder
+	for line := range strings.Lines(text) {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "```sh":
+			inSh = true
+			continue
+		case strings.HasPrefix(trimmed, "```"):
+			inSh = false
+			continue
+		case !inSh:
+			continue
+		}
+		cmd.WriteString(strings.TrimSuffix(trimmed, "\\"))
+		cmd.WriteByte(' ')
+		if strings.HasSuffix(trimmed, "\\") {
+			continue
+		}
+		c := cmd.String()
+		cmd.Reset()
+		if !strings.HasPrefix(c, "curl ") {
+			continue
+		}
+		u := curlURL.FindStringSubmatch(c)
+		if u == nil {
+			t.Fatalf("README curl command without a http://127.0.0.1:PORT URL: %s", c)
+		}
+		call := curlCall{method: http.MethodGet, path: u[1]}
+		if strings.Contains(c, "-X POST") || strings.Contains(c, " -d ") {
+			call.method = http.MethodPost
+		}
+		if b := curlBody.FindStringSubmatch(c); b != nil {
+			call.body = b[1]
+		}
+		calls = append(calls, call)
+	}
+	return calls
+}
+
+// TestReadmeExamples runs every curl command in the README, in order,
+// against the example app with the offline model, and checks the SSE lines
+// the README shows against the real stream.
+func TestReadmeExamples(t *testing.T) {
+	text := readme(t)
+	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
+	base := h.Serve(t)
+	calls := curlCalls(t, text)
+	if len(calls) < 5 {
+		t.Fatalf("found %d curl commands in the README; the parser is broken", len(calls))
+	}
+	shown := readmeStream(t, text)
+	for _, c := range calls {
+		req, err := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Errorf("README: curl %s %s gave %d: %s", c.method, c.path, resp.StatusCode, body)
+			continue
+		}
+		if strings.HasSuffix(c.path, "/runs/stream") && strings.Contains(c.body, "/support/acme") {
+			if !strings.HasPrefix(string(body), shown) {
+				t.Errorf("README's stream example does not match the server.\nREADME:\n%s\nserver:\n%s", shown, firstLines(string(body), strings.Count(shown, "\n")))
+			}
+		}
+	}
+}
+
+// readmeStream is the text block after the <!-- readme:stream --> marker.
+func readmeStream(t *testing.T, text string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, "<!-- readme:stream -->\n```text\n")
+	if !ok {
+		t.Fatal("README has no <!-- readme:stream --> block")
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	return block
+}
+
+func firstLines(s string, n int) string {
+	var b strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for i := 0; i < n && sc.Scan(); i++ {
+		b.WriteString(sc.Text() + "\n")
+	}
+	return b.String()
+}
