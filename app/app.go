@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
@@ -13,6 +14,9 @@ import (
 	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/router"
 )
+
+// prepareWorkers bounds the routes prepared at once.
+const prepareWorkers = 8
 
 // App is one loaded snapshot of an app folder. It is never modified after
 // Load; a reload builds a new one.
@@ -75,20 +79,38 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, abs))
 		}
 	}
-	for _, r := range tree.Routes {
-		if r.Agent.Model != "" {
-			if _, err := models.ParseSpec(r.Agent.Model); err != nil {
-				errs = append(errs, fmt.Errorf("%s: model: %v", r.Agent.File, err))
-				continue
+	// Preparing a route is mostly file reads (plan.md, state.yaml), so
+	// routes prepare in parallel; results are merged in route order, so
+	// errors and warnings come out the same every time.
+	type prepared struct {
+		p   *capabilities.Prepared
+		err error
+	}
+	results := make([]prepared, len(tree.Routes))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, prepareWorkers)
+	for i, r := range tree.Routes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if r.Agent.Model != "" {
+				if _, err := models.ParseSpec(r.Agent.Model); err != nil {
+					results[i].err = fmt.Errorf("%s: model: %v", r.Agent.File, err)
+					return
+				}
 			}
-		}
-		p, err := capabilities.Prepare(ctx, r, in)
-		if err != nil {
+			results[i].p, results[i].err = capabilities.Prepare(ctx, r, in)
+		}()
+	}
+	wg.Wait()
+	for i, r := range tree.Routes {
+		if err := results[i].err; err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		a.Routes[r.ID] = p
-		a.Warnings = append(a.Warnings, p.Warnings...)
+		a.Routes[r.ID] = results[i].p
+		a.Warnings = append(a.Warnings, results[i].p.Warnings...)
 	}
 	if a.Config.Model != "" {
 		if _, err := models.ParseSpec(a.Config.Model); err != nil {

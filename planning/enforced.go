@@ -42,7 +42,7 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 	draft := harness.New(e.settings, e.seed)
 	return &capabilities.Contribution{
 		Tools: []capabilities.Tool{
-			toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: mustJSON(enforcedInputSchema(e.settings.MaxItems))}, call: e.writeTodos},
+			toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: schemaFor(e.settings.MaxItems, true)}, call: e.writeTodos},
 			toolFunc{spec: capabilities.ToolSpec{Name: StepFailedTool, Description: stepFailedDescription, Schema: mustJSON(stepFailedSchema())}, call: e.stepFailed},
 			toolFunc{spec: capabilities.ToolSpec{Name: VerifyTool, Description: verifyDescription, Schema: mustJSON(verifySchema())}, call: e.verify},
 		},

@@ -3,6 +3,7 @@ package planning
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/thread"
@@ -27,8 +28,33 @@ func newTool(lim limits) capabilities.Tool {
 	return writeTodos{lim: lim, spec: capabilities.ToolSpec{
 		Name:        ToolName,
 		Description: toolDescription,
-		Schema:      mustJSON(inputSchema(lim.todos)),
+		Schema:      schemaFor(lim.todos, false),
 	}}
+}
+
+// schemas caches writeTodos input schemas by item limit and mode: every
+// route of an app shares one, and encoding it per route showed up in the
+// profile of loading a 1,000-route app.
+var schemas sync.Map // schemaKey -> json.RawMessage
+
+type schemaKey struct {
+	maxItems int
+	enforced bool
+}
+
+func schemaFor(maxItems int, enforced bool) json.RawMessage {
+	key := schemaKey{maxItems, enforced}
+	if s, ok := schemas.Load(key); ok {
+		return s.(json.RawMessage)
+	}
+	var s json.RawMessage
+	if enforced {
+		s = mustJSON(enforcedInputSchema(maxItems))
+	} else {
+		s = mustJSON(inputSchema(maxItems))
+	}
+	schemas.Store(key, s)
+	return s
 }
 
 type writeTodos struct {
