@@ -23,6 +23,12 @@ type taskInput struct {
 	Input    string `json:"input"`
 }
 
+// TaskToolSpec is the spec of the reserved task tool the loop adds to a
+// route with subagents (used by typegen, so generated types match).
+func TaskToolSpec(subagents map[string]string) capabilities.ToolSpec {
+	return newTaskTool(subagents).spec
+}
+
 func newTaskTool(subagents map[string]string) *taskTool {
 	names := make([]string, 0, len(subagents))
 	for name := range subagents {

@@ -3,6 +3,7 @@ package typegen
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dawn-go/dawn/agent"
 	"maps"
 	"slices"
 	"strings"
@@ -200,30 +201,10 @@ func routeTools(p *capabilities.Prepared) []capabilities.ToolSpec {
 		specs = append(specs, t.Spec())
 	}
 	if len(p.Route.Subagents) > 0 {
-		specs = append(specs, taskToolSpec(p.Route.Subagents))
+		specs = append(specs, agent.TaskToolSpec(p.Route.Subagents))
 	}
 	slices.SortFunc(specs, func(a, b capabilities.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
 	return specs
-}
-
-// taskToolSpec is the spec of the task tool the agent loop adds for a
-// route with subagents; it mirrors agent's own.
-func taskToolSpec(subagents map[string]string) capabilities.ToolSpec {
-	names := slices.Sorted(maps.Keys(subagents))
-	schema, _ := json.Marshal(map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"subagent": map[string]any{"type": "string", "enum": names, "description": "which subagent to run"},
-			"input":    map[string]any{"type": "string", "description": "the task for the subagent, as a self-contained message"},
-		},
-		"required":             []string{"subagent", "input"},
-		"additionalProperties": false,
-	})
-	return capabilities.ToolSpec{
-		Name:        capabilities.ReservedToolName,
-		Description: "Hand a self-contained task to a subagent and get its final answer back. Subagents: " + strings.Join(names, ", ") + ".",
-		Schema:      schema,
-	}
 }
 
 // toolTypeName is the Go name part for a tool ("writeTodos" → "WriteTodos").
