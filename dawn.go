@@ -50,6 +50,17 @@ func Param(ctx context.Context, name string) string {
 	return inv.Params[name]
 }
 
+// Tools returns the tools opts register, as app.Load and dawntest take
+// them, so a test can load the app with the same tools its main passes to
+// Main.
+func Tools(opts ...Option) []capabilities.AppTool {
+	var cfg cli.Config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg.Tools
+}
+
 // Main runs the dawn CLI with the app's tools and exits with its status.
 func Main(opts ...Option) {
 	cfg := cli.Config{ToolsKnown: true}

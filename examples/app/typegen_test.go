@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn"
 	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/cli"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/examples/app/dawngen"
 	"github.com/dawn-go/dawn/models"
@@ -23,13 +23,7 @@ import (
 const regenerate = "go run ./examples/app typegen --app examples/app"
 
 // appTools are the tools main registers, as app.Load takes them.
-func appTools() []capabilities.AppTool {
-	var cfg cli.Config
-	for _, o := range options() {
-		o(&cfg)
-	}
-	return cfg.Tools
-}
+func appTools() []capabilities.AppTool { return dawn.Tools(options()...) }
 
 // TestTypegenOutputIsCurrent: the committed dawngen/ folder is exactly what
 // typegen writes for the app today.
