@@ -203,9 +203,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	m.inflight.Add(1)
 	m.mu.Unlock()
 	release := func() {
-		m.mu.Lock()
-		delete(m.active, req.ThreadID)
-		m.mu.Unlock()
+		m.free(run)
 		m.inflight.Done()
 	}
 
@@ -335,24 +333,44 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 		m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
 	}
 	run.err = err
-	run.Log.Publish(stream.Event{Type: stream.TypeDone, Data: mustJSON(map[string]json.RawMessage{"output": run.output})})
+	// The end of the run is saved before anyone hears of it: done goes into
+	// the event log with the last step, the thread is freed, and only then
+	// is done published. A client that sees done can read the final state
+	// and start the next run at once, and a crash before the save loses
+	// nothing a client was told about.
+	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: mustJSON(map[string]json.RawMessage{"output": run.output})}
+	events := append(run.Log.Since(saved), done)
 	if err == nil && pf.preview == nil && pf.stopped == "" {
 		// The last step and the end of the run land in one transaction.
 		step++
 		err := m.store.SaveStep(context.Background(), store.Step{
 			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
-			Append: res.Unsaved, Values: res.Values, Events: run.Log.Since(saved),
+			Append: res.Unsaved, Values: res.Values, Events: events,
 			Finish: &store.Finish{Status: status, Output: record},
 		})
 		if err != nil {
 			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
-			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), nil, nil)
+			run.err = err
+			run.output = mustJSON(map[string]string{"error": "the last step could not be saved: " + err.Error()})
+			done.Data = mustJSON(map[string]json.RawMessage{"output": run.output})
+			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), nil, []stream.Event{done})
 		}
 	} else {
-		m.finishStore(run, status, errText, record, run.Log.Since(saved))
+		m.finishStore(run, status, errText, record, events)
 	}
+	m.free(run)
+	run.Log.Publish(done)
 	run.Log.Close()
 	close(run.done)
+}
+
+// free removes run from the runs in flight, if it is still the thread's.
+func (m *Manager) free(run *Run) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.active[run.ThreadID] == run {
+		delete(m.active, run.ThreadID)
+	}
 }
 
 // runRecord is what the run's record keeps of a finished run: the final
