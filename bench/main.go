@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,6 +24,10 @@ type options struct {
 	duration                                     time.Duration
 	url, route, mock, dawn, aimock               string
 	json                                         bool
+	// soak mode: rounds of soakRuns concurrent runs/stream with
+	// subscribers SSE streams in all.
+	soak                                        bool
+	soakRuns, soakRounds, subscribers, soakPlan int
 }
 
 func parseFlags(args []string) (options, error) {
@@ -44,16 +49,24 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.dawn, "dawn", "", "a dawn binary to use (default: go build ./cmd/dawn)")
 	fs.StringVar(&o.aimock, "aimock", "", "the aimock CLI (default: tools/aimock/node_modules/.bin/llmock)")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.BoolVar(&o.soak, "soak", false, "run the soak instead: concurrent runs and SSE subscribers, checked for lost events and leaks")
+	fs.IntVar(&o.soakRuns, "soak-runs", 32, "with --soak: runs/stream started at once per round, each on a fresh thread")
+	fs.IntVar(&o.soakRounds, "soak-rounds", 5, "with --soak: rounds of --soak-runs runs")
+	fs.IntVar(&o.soakPlan, "soak-plan", 20, "with --soak and no --url: items in the plan of the app the tool serves (the offline model takes one turn per item)")
+	fs.IntVar(&o.subscribers, "subscribers", 200, "with --soak: SSE subscribers per round, the runs' own streams included; the rest rejoin runs with ?after=0")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q; every setting is a flag (see -h)", fs.Arg(0))
 	}
-	for name, v := range map[string]int{"runs": o.runs, "concurrency": o.concurrency, "stream-runs": o.streamRuns, "pairs": o.pairs, "threads": o.threads, "routes": o.routes, "samples": o.samples, "repeat": o.repeat} {
+	for name, v := range map[string]int{"runs": o.runs, "concurrency": o.concurrency, "stream-runs": o.streamRuns, "pairs": o.pairs, "threads": o.threads, "routes": o.routes, "samples": o.samples, "repeat": o.repeat, "soak-runs": o.soakRuns, "soak-rounds": o.soakRounds, "soak-plan": o.soakPlan} {
 		if v < 1 {
 			return o, fmt.Errorf("--%s must be at least 1, not %d", name, v)
 		}
+	}
+	if o.subscribers < o.soakRuns {
+		return o, fmt.Errorf("--subscribers (%d) must be at least --soak-runs (%d): every run's own stream is a subscriber", o.subscribers, o.soakRuns)
 	}
 	if o.warmup < 0 {
 		return o, fmt.Errorf("--warmup must not be negative")
@@ -96,6 +109,9 @@ func main() {
 	defer cancel()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if opts.soak {
+		os.Exit(soakMain(ctx, opts))
+	}
 
 	rep := newReport()
 	rep.Config = map[string]any{
@@ -134,4 +150,27 @@ func describeMachine(rep *report, loadKey string) {
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		rep.setFact(loadKey, strings.Join(strings.Fields(string(data))[:3], " "))
 	}
+}
+
+// soakMain runs --soak, prints its result and returns the exit code: 0 when
+// the soak found no problem.
+func soakMain(ctx context.Context, opts options) int {
+	res, err := runSoak(ctx, opts)
+	if res != nil {
+		if opts.json {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(res)
+		} else {
+			writeSoak(os.Stdout, res)
+		}
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "bench --soak:", err)
+		return 1
+	case !res.ok():
+		return 1
+	}
+	return 0
 }

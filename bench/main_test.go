@@ -19,6 +19,9 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--runs", "0"}, "--runs must be at least 1"},
 		{[]string{"--warmup", "-1"}, "--warmup must not be negative"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"--soak", "--soak-runs", "8", "--subscribers", "40", "--soak-rounds", "2"}, ""},
+		{[]string{"--soak", "--soak-runs", "20", "--subscribers", "10"}, "--subscribers (10) must be at least --soak-runs (20)"},
+		{[]string{"--soak", "--soak-rounds", "0"}, "--soak-rounds must be at least 1"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
