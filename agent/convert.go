@@ -72,19 +72,3 @@ func modelText(output json.RawMessage) string {
 	}
 	return string(output)
 }
-
-// isToolCallDelta reports whether a streamed chunk is a tool-call delta rather
-// than answer text. langchaingo's OpenAI client passes both to the same
-// streaming callback; the deltas are JSON arrays of {"function": ...}.
-func isToolCallDelta(chunk []byte) bool {
-	if len(chunk) < 2 || chunk[0] != '[' || chunk[1] != '{' {
-		return false
-	}
-	var deltas []struct {
-		Function *json.RawMessage `json:"function"`
-	}
-	if json.Unmarshal(chunk, &deltas) != nil || len(deltas) == 0 {
-		return false
-	}
-	return deltas[0].Function != nil
-}

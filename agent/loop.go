@@ -30,8 +30,11 @@ type Config struct {
 	// ModelName names Model in errors ("openai:gpt-4o-mini").
 	ModelName string
 	// MaxTurns caps model calls; zero uses the route's max_turns, then
-	// DefaultMaxTurns.
+	// AppMaxTurns, then DefaultMaxTurns.
 	MaxTurns int
+	// AppMaxTurns is the app's limit (dawn.yaml limits.max_turns) for routes
+	// whose agent.md sets none; subagents inherit it.
+	AppMaxTurns int
 	// Stream emits "chunk" events as the model streams text.
 	Stream bool
 	// Emit receives every event of the run in order. Required.
@@ -84,7 +87,7 @@ type TurnLimitError struct {
 }
 
 func (e *TurnLimitError) Error() string {
-	return fmt.Sprintf("route %s: the model made %d turns without a final answer; raise max_turns in agent.md if the task really needs more", e.Route, e.Max)
+	return fmt.Sprintf("route %s: the model made %d turns without a final answer; if the task really needs more, raise max_turns in the route's agent.md (or limits.max_turns in dawn.yaml)", e.Route, e.Max)
 }
 
 // ModelError is a failed model call.
@@ -275,6 +278,9 @@ func (l *loop) init() {
 		l.maxTurns = r.Route.Agent.MaxTurns
 	}
 	if l.maxTurns <= 0 {
+		l.maxTurns = l.cfg.AppMaxTurns
+	}
+	if l.maxTurns <= 0 {
 		l.maxTurns = DefaultMaxTurns
 	}
 	if l.cfg.MaxDepth <= 0 {
@@ -324,7 +330,7 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 	}
 	if l.cfg.Stream {
 		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
-			if len(chunk) == 0 || isToolCallDelta(chunk) {
+			if len(chunk) == 0 {
 				return nil
 			}
 			l.emit(stream.New(stream.TypeChunk, map[string]string{"content": string(chunk)}))

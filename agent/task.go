@@ -83,6 +83,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, _ thread.Stat
 		Stream:        l.cfg.Stream,
 		Emit:          func(e stream.Event) { l.emit(stream.Forward(e, who)) },
 		Subagent:      l.cfg.Subagent,
+		AppMaxTurns:   l.cfg.AppMaxTurns,
 		Depth:         l.cfg.Depth + 1,
 		MaxDepth:      l.cfg.MaxDepth,
 		MaxToolOutput: l.cfg.MaxToolOutput,

@@ -128,9 +128,17 @@ func (a *App) Resolve(path string) (*capabilities.Prepared, map[string]string, e
 	}
 	p, ok := a.Routes[r.ID]
 	if !ok {
-		return nil, nil, fmt.Errorf("route %s is broken and cannot run; run `dawn check` to see why", r.ID)
+		return nil, nil, &BrokenRouteError{Route: r.ID}
 	}
 	return p, params, nil
+}
+
+// BrokenRouteError is a request for a route that exists but failed to
+// prepare (a conflict, a bad plan.md): it cannot run until it is fixed.
+type BrokenRouteError struct{ Route string }
+
+func (e *BrokenRouteError) Error() string {
+	return fmt.Sprintf("route %s is broken and cannot run; run `dawn check` to see why", e.Route)
 }
 
 // ModelFor names the model a route runs on: its agent.md model, else

@@ -45,6 +45,9 @@ func (marker) Load(ctx context.Context, _ *router.Route, file string) (*capabili
 		return nil, err
 	}
 	seed, warning := f.Seed, f.Warning
+	if len(seed) > lim.todos {
+		warning = fmt.Sprintf("%s seeds %d items, more than the %d a writeTodos call may pass (limits.todos in dawn.yaml), so the model cannot write the whole list back; shorten the plan or raise the limit", file, len(seed), lim.todos)
+	}
 	if f.Settings.Enforce {
 		return enforcedContribution(file, f, lim), nil
 	}

@@ -226,7 +226,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		Params:        params,
 		Model:         model,
 		ModelName:     spec,
-		MaxTurns:      maxTurns(a, prepared),
+		AppMaxTurns:   a.Config.Limits.WithDefaults().MaxTurns,
 		Stream:        req.Stream,
 		Subagent:      m.subagentResolver(a),
 		MaxDepth:      a.Config.Limits.WithDefaults().SubagentDepth,
@@ -239,13 +239,6 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, planFirst)
 	}()
 	return run, nil
-}
-
-func maxTurns(a *app.App, p *capabilities.Prepared) int {
-	if p.Route.Agent.MaxTurns > 0 {
-		return p.Route.Agent.MaxTurns
-	}
-	return a.Config.Limits.WithDefaults().MaxTurns
 }
 
 // prepareThread creates the thread if it is missing, records the run as

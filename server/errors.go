@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/dawn-go/dawn/agent"
+	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/store"
@@ -39,7 +40,10 @@ func classify(err error) *apiError {
 	var inputErr *runner.InputError
 	var modelErr *agent.ModelError
 	var nf *router.NotFoundError
+	var broken *app.BrokenRouteError
 	switch {
+	case errors.As(err, &broken):
+		return newError(http.StatusServiceUnavailable, "route_broken", err.Error())
 	case errors.As(err, &ae):
 		return ae
 	case errors.Is(err, router.ErrInvalidPath):

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -23,7 +24,8 @@ func decode(c echo.Context, v any) error {
 		}
 		return newError(http.StatusBadRequest, "invalid_body", "cannot read request body: "+err.Error())
 	}
-	if len(data) == 0 {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark some editors and tools write
+	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
 	if err := json.Unmarshal(data, v); err != nil {
