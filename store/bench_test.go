@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dawn-go/dawn/stream"
@@ -18,6 +21,7 @@ func BenchmarkSaveStep(b *testing.B) {
 	s := openTest(b, filepath.Join(b.TempDir(), "dawn.db"))
 	newRun(b, s, "th", "run-1")
 	b.ReportAllocs()
+	defer reportWrites(b)()
 	defer reportCPU(b)()
 	step := 0
 	for b.Loop() {
@@ -26,27 +30,50 @@ func BenchmarkSaveStep(b *testing.B) {
 	}
 }
 
-// BenchmarkRunLifecycle is one whole run on a new thread: CreateThread,
-// StartRun, 3 SaveStep and FinishRun. After the loop it reports the
-// database size per thread.
+// BenchmarkRunLifecycle is one whole run of the load tool's workload on a
+// new thread, as the runner writes it (see workloadRun). After the loop it
+// reports the database size per thread.
 func BenchmarkRunLifecycle(b *testing.B) {
 	ctx := context.Background()
 	s := openTest(b, filepath.Join(b.TempDir(), "dawn.db"))
 	b.ReportAllocs()
-	stopCPU := reportCPU(b)
+	stopCPU, stopWrites := reportCPU(b), reportWrites(b)
 	i := 0
 	for b.Loop() {
 		i++
-		runLifecycle(b, s, i)
+		workloadRun(b, s, workloadThread(i))
 	}
 	stopCPU()
+	stopWrites()
 	threads, bytes, err := s.Stats(ctx)
 	must(b, err)
 	b.ReportMetric(float64(bytes)/float64(threads), "dbbytes/thread")
 }
 
-// runLifecycle runs the i-th whole run: a user message, 3 steps and a done
-// event, about 4 messages of history, a 4-todo state and 11 events.
+// BenchmarkRunLifecycleParallel is BenchmarkRunLifecycle from 16
+// goroutines at once, as 16 concurrent clients of the server write.
+func BenchmarkRunLifecycleParallel(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b, filepath.Join(b.TempDir(), "dawn.db"))
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	stopCPU, stopWrites := reportCPU(b), reportWrites(b)
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			workloadRun(b, s, workloadThread(int(next.Add(1))))
+		}
+	})
+	stopCPU()
+	stopWrites()
+	threads, bytes, err := s.Stats(ctx)
+	must(b, err)
+	b.ReportMetric(float64(bytes)/float64(threads), "dbbytes/thread")
+}
+
+// runLifecycle runs the i-th whole run of an older, smaller shape: a user
+// message, 3 steps and a done event, about 4 messages of history, a 4-todo
+// state and 11 events.
 func runLifecycle(b testing.TB, s *Store, i int) {
 	ctx := context.Background()
 	th, run := fmt.Sprintf("thread-%08d", i), fmt.Sprintf("run-%08d", i)
@@ -79,21 +106,29 @@ func BenchmarkLatest(b *testing.B) {
 	}
 }
 
-// TestBytesPerThread reports the database size after 1,000 whole runs.
+// TestBytesPerThread reports the database size after 1,000 runs of the
+// load tool's workload, each on a new thread, once the store is closed (as
+// the load tool measures it: the file after the last checkpoint).
 func TestBytesPerThread(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 1,000 runs")
 	}
-	s := openTest(t, filepath.Join(t.TempDir(), "dawn.db"))
-	for i := 1; i <= 1000; i++ {
-		runLifecycle(t, s, i)
+	path := filepath.Join(t.TempDir(), "dawn.db")
+	s := openTest(t, path)
+	const runs = 1000
+	for i := 1; i <= runs; i++ {
+		workloadRun(t, s, workloadThread(i))
 	}
-	threads, bytes, err := s.Stats(context.Background())
+	must(t, s.Close())
+	fi, err := os.Stat(path)
 	must(t, err)
-	if threads != 1000 {
-		t.Fatalf("%d threads, want 1000", threads)
+	s = openTest(t, path)
+	threads, _, err := s.Stats(context.Background())
+	must(t, err)
+	if threads != runs {
+		t.Fatalf("%d threads, want %d", threads, runs)
 	}
-	t.Logf("%d threads: %d bytes, %d bytes per thread", threads, bytes, bytes/int64(threads))
+	t.Logf("%d threads: %d bytes, %d bytes per thread", threads, fi.Size(), fi.Size()/int64(threads))
 }
 
 // reportCPU starts measuring process CPU time; the function it returns

@@ -10,6 +10,8 @@ import (
 
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Run is one run of an agent route on a thread.
@@ -39,8 +41,9 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 
 // startInTx is StartRun's work inside a write transaction.
 func (s *Store) startInTx(ctx context.Context, r Run, now int64) error {
+	var threadPK int64
 	var running, taken bool
-	err := s.st.startCheck.QueryRowContext(ctx, r.ThreadID, r.ID).Scan(&running, &taken)
+	err := s.st.startCheck.QueryRowContext(ctx, r.ThreadID, r.ID).Scan(&threadPK, &running, &taken)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("thread %q: %w", r.ThreadID, ErrNotFound)
@@ -51,10 +54,10 @@ func (s *Store) startInTx(ctx context.Context, r Run, now int64) error {
 	case taken:
 		return fmt.Errorf("run %q: %w", r.ID, ErrExists)
 	}
-	if _, err := s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadID, r.Route, now, now); err != nil {
+	if _, err := s.st.insertRun.ExecContext(ctx, r.ID, threadPK, r.Route, now, now); err != nil {
 		return fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
-	if _, err := s.st.setThread.ExecContext(ctx, StatusBusy, now, r.ThreadID); err != nil {
+	if _, err := s.st.setThread.ExecContext(ctx, StatusBusy, now, threadPK); err != nil {
 		return fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
 	return nil
@@ -74,25 +77,36 @@ func (s *Store) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
 	var cp Checkpoint
 	err := s.write(ctx, func(ctx context.Context) error {
 		now := s.now()
-		res, err := s.st.insertThread.ExecContext(ctx, r.ThreadID, now, now, "{}", StatusIdle)
-		if err != nil {
-			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
-		}
-		created, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
-		}
-		if err := s.startInTx(ctx, r, now); err != nil {
+		// A new thread is inserted busy, with its run: nothing to check.
+		var threadPK int64
+		err := s.st.insertThread.QueryRowContext(ctx, r.ThreadID, now, now, "{}", StatusBusy).Scan(&threadPK)
+		switch {
+		case errors.Is(err, sql.ErrNoRows): // the thread exists
+			if err := s.startInTx(ctx, r, now); err != nil {
+				return err
+			}
+			cp, err = scanLatest(ctx, s.st.latestW, r.ThreadID)
 			return err
+		case err != nil:
+			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
 		}
-		if created == 1 {
-			cp = Checkpoint{ThreadID: r.ThreadID, Messages: []thread.Message{}, Values: thread.State{}}
-			return nil
+		if _, err := s.st.insertRun.ExecContext(ctx, r.ID, threadPK, r.Route, now, now); err != nil {
+			if isUniqueViolation(err) { // the thread is new, so only the run id can clash
+				return fmt.Errorf("run %q: %w", r.ID, ErrExists)
+			}
+			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
 		}
-		cp, err = scanLatest(ctx, s.st.latestW, r.ThreadID)
-		return err
+		cp = Checkpoint{ThreadID: r.ThreadID, Messages: []thread.Message{}, Values: thread.State{}}
+		return nil
 	})
 	return cp, err
+}
+
+// isUniqueViolation reports whether err is SQLite refusing a row that
+// breaks a UNIQUE index.
+func isUniqueViolation(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
 
 // threadStatusAfter is the thread status a run leaves behind. Every one of
@@ -120,8 +134,9 @@ func (s *Store) FinishRun(ctx context.Context, runID, status, errMsg string, out
 		return err
 	}
 	return s.write(ctx, func(ctx context.Context) error {
-		var threadID, current string
-		err := s.st.runOwner.QueryRowContext(ctx, runID).Scan(&threadID, &current)
+		var runPK, threadPK int64
+		var current string
+		err := s.st.runOwner.QueryRowContext(ctx, runID).Scan(&runPK, &threadPK, &current)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("run %q: %w", runID, ErrNotFound)
@@ -130,10 +145,17 @@ func (s *Store) FinishRun(ctx context.Context, runID, status, errMsg string, out
 		case current != RunRunning:
 			return fmt.Errorf("run %q is %s: %w", runID, current, ErrNotRunning)
 		}
-		if err := insertEvents(ctx, s.st.insertEvent, runID, events); err != nil {
+		if err := s.insertEvents(ctx, runID, threadPK, runPK, events); err != nil {
 			return err
 		}
-		return s.finishInTx(ctx, runID, threadID, f, out)
+		now := s.now()
+		if err := s.finishInTx(ctx, runID, runPK, f, out, now); err != nil {
+			return err
+		}
+		if _, err := s.st.setThread.ExecContext(ctx, threadStatusAfter[f.Status], now, threadPK); err != nil {
+			return fmt.Errorf("store: finish run %q: %w", runID, err)
+		}
+		return nil
 	})
 }
 
@@ -160,13 +182,10 @@ func (f Finish) check(runID string) (any, error) {
 	return string(f.Output), nil
 }
 
-// finishInTx ends a run inside a write transaction the caller checked.
-func (s *Store) finishInTx(ctx context.Context, runID, threadID string, f Finish, out any) error {
-	now := s.now()
-	if _, err := s.st.finishRun.ExecContext(ctx, f.Status, f.Error, out, now, runID); err != nil {
-		return fmt.Errorf("store: finish run %q: %w", runID, err)
-	}
-	if _, err := s.st.setThread.ExecContext(ctx, threadStatusAfter[f.Status], now, threadID); err != nil {
+// finishInTx records the end of a run inside a write transaction the
+// caller checked; the caller sets the thread's status.
+func (s *Store) finishInTx(ctx context.Context, runID string, runPK int64, f Finish, out any, now int64) error {
+	if _, err := s.st.finishRun.ExecContext(ctx, f.Status, f.Error, out, now, runPK); err != nil {
 		return fmt.Errorf("store: finish run %q: %w", runID, err)
 	}
 	return nil
@@ -175,7 +194,7 @@ func (s *Store) finishInTx(ctx context.Context, runID, threadID string, f Finish
 // GetRun returns the run with the given id, or ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (Run, error) {
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, runColumns+` WHERE id = ?`, runID)
+	rows, err := s.rq.QueryContext(ctx, runColumns+` WHERE r.id = ?`, runID)
 	if err != nil {
 		return Run{}, fmt.Errorf("store: get run %q: %w", runID, err)
 	}
@@ -193,7 +212,7 @@ func (s *Store) GetRun(ctx context.Context, runID string) (Run, error) {
 // ErrNotFound when the thread does not exist.
 func (s *Store) Runs(ctx context.Context, threadID string) ([]Run, error) {
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, runColumns+` WHERE thread_id = ? ORDER BY created_at DESC, id DESC`, threadID)
+	rows, err := s.rq.QueryContext(ctx, runColumns+` WHERE t.id = ? ORDER BY r.created_at DESC, r.id DESC`, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("store: runs of thread %q: %w", threadID, err)
 	}
@@ -210,7 +229,8 @@ func (s *Store) Runs(ctx context.Context, threadID string) ([]Run, error) {
 	return runs, nil
 }
 
-const runColumns = `SELECT id, thread_id, route, status, error, output, created_at, updated_at FROM runs`
+const runColumns = `SELECT r.id, t.id, r.route, r.status, r.error, r.output, r.created_at, r.updated_at
+	FROM runs r JOIN threads t ON t.pk = r.thread`
 
 func scanRuns(rows *sql.Rows) ([]Run, error) {
 	defer rows.Close()
@@ -245,6 +265,16 @@ func (s *Store) threadExists(ctx context.Context, id string) error {
 	return nil
 }
 
+// recoverThreads and recoverRuns are RecoverInterrupted's statements. Both
+// find the running runs through the runs_running index, which holds only
+// those, so recovery takes as long as there are runs to recover, whatever
+// the size of the store.
+const (
+	recoverThreads = `UPDATE threads SET status = ?, updated_at = ?
+		WHERE pk IN (SELECT thread FROM runs WHERE status = 'running')`
+	recoverRuns = `UPDATE runs SET status = ?, error = ?, updated_at = ? WHERE status = 'running'`
+)
+
 // RecoverInterrupted is meant for start-up, before any run starts: every
 // run still marked running was cut off by a stop of the server, so it
 // becomes RunInterrupted with an error saying so, and its thread becomes
@@ -254,13 +284,11 @@ func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
 		now := s.now()
-		_, err := s.conn.ExecContext(ctx, `UPDATE threads SET status = ?, updated_at = ?
-			WHERE id IN (SELECT thread_id FROM runs WHERE status = 'running')`, StatusInterrupted, now)
+		_, err := s.conn.ExecContext(ctx, recoverThreads, StatusInterrupted, now)
 		if err != nil {
 			return err
 		}
-		res, err := s.conn.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, updated_at = ?
-			WHERE status = 'running'`, RunInterrupted, interruptedText, now)
+		res, err := s.conn.ExecContext(ctx, recoverRuns, RunInterrupted, interruptedText, now)
 		if err != nil {
 			return err
 		}

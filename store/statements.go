@@ -11,9 +11,11 @@ import (
 // connection, so every transaction reuses them without preparing again.
 type statements struct {
 	begin, commit, rollback *sql.Stmt
-	// CreateThread
+	// a group commit's savepoint around each request
+	savepoint, release, rollbackTo *sql.Stmt
+	// CreateThread and BeginRun
 	insertThread *sql.Stmt
-	// StartRun
+	// StartRun and BeginRun
 	startCheck *sql.Stmt
 	insertRun  *sql.Stmt
 	setThread  *sql.Stmt
@@ -40,43 +42,36 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		{writer, &st.begin, `BEGIN IMMEDIATE`},
 		{writer, &st.commit, `COMMIT`},
 		{writer, &st.rollback, `ROLLBACK`},
+		{writer, &st.savepoint, `SAVEPOINT request`},
+		{writer, &st.release, `RELEASE request`},
+		{writer, &st.rollbackTo, `ROLLBACK TO request`},
+		// RETURNING gives the new thread's pk, and no row when the id is taken.
 		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`},
-		{writer, &st.startCheck, `SELECT
-			EXISTS(SELECT 1 FROM runs WHERE thread_id = t.id AND status = 'running'),
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING RETURNING pk`},
+		{writer, &st.startCheck, `SELECT t.pk,
+			EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'),
 			EXISTS(SELECT 1 FROM runs WHERE id = ?2)
 			FROM threads t WHERE t.id = ?1`},
-		{writer, &st.insertRun, `INSERT INTO runs(id, thread_id, route, status, created_at, updated_at)
+		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at)
 			VALUES (?, ?, ?, 'running', ?, ?)`},
-		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE id = ?`},
+		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
 
-		{writer, &st.stepCheck, `SELECT r.thread_id, r.status, t.step, t.message_count
-			FROM runs r JOIN threads t ON t.id = r.thread_id WHERE r.id = ?`},
-		{writer, &st.insertMessage, `INSERT INTO messages(thread_id, seq, data) VALUES (?, ?, ?)`},
+		{writer, &st.insertMessage, `INSERT INTO history(thread, run, seq, data) VALUES (?, 0, ?, ?)`},
+		{writer, &st.insertEvent, `INSERT INTO history(thread, run, seq, type, codec, data) VALUES (?, ?, ?, ?, ?, ?)`},
+		{writer, &st.stepCheck, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count
+			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = ?`},
+		// status is NULL (kept) unless the step also ends the run.
 		{writer, &st.saveCheckpoint, `UPDATE threads SET step = ?, message_count = ?, run_id = ?, route = ?,
-			state = ?, checkpoint_at = ?, updated_at = ? WHERE id = ?`},
-		{writer, &st.insertEvent, `INSERT INTO events(run_id, id, type, data) VALUES (?, ?, ?, ?)`},
+			state = ?, checkpoint_at = ?, updated_at = ?, status = coalesce(?, status) WHERE pk = ?`},
 
-		{writer, &st.runOwner, `SELECT thread_id, status FROM runs WHERE id = ?`},
-		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE id = ?`},
+		{writer, &st.runOwner, `SELECT pk, thread, status FROM runs WHERE id = ?`},
+		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE pk = ?`},
 
 		// One statement, so one read transaction: the head columns come
 		// on the first row only, then one row per message (none when the
 		// thread has no messages, in which case m.seq is NULL).
-		{reader, &st.latest, `SELECT t.step, t.message_count, t.checkpoint_at,
-			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.run_id END,
-			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.route END,
-			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.state END,
-			m.data
-			FROM threads t LEFT JOIN messages m ON m.thread_id = t.id AND m.seq < t.message_count
-			WHERE t.id = ? ORDER BY m.seq`},
-		{writer, &st.latestW, `SELECT t.step, t.message_count, t.checkpoint_at,
-			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.run_id END,
-			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.route END,
-			CASE WHEN coalesce(m.seq, 0) = 0 THEN t.state END,
-			m.data
-			FROM threads t LEFT JOIN messages m ON m.thread_id = t.id AND m.seq < t.message_count
-			WHERE t.id = ? ORDER BY m.seq`},
+		{reader, &st.latest, latestQuery},
+		{writer, &st.latestW, latestQuery},
 	}
 	for _, p := range list {
 		stmt, err := p.db.PrepareContext(ctx, p.text)
@@ -88,6 +83,14 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 	}
 	return nil
 }
+
+const latestQuery = `SELECT t.step, t.message_count, t.checkpoint_at,
+	CASE WHEN coalesce(m.seq, 0) = 0 THEN t.run_id END,
+	CASE WHEN coalesce(m.seq, 0) = 0 THEN t.route END,
+	CASE WHEN coalesce(m.seq, 0) = 0 THEN t.state END,
+	m.data
+	FROM threads t LEFT JOIN history m ON m.thread = t.pk AND m.run = 0 AND m.seq < t.message_count
+	WHERE t.id = ? ORDER BY m.seq`
 
 func (st *statements) close() {
 	for _, stmt := range st.all {

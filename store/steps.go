@@ -64,11 +64,15 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 	if err != nil {
 		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
 	}
+	var threadStatus any // NULL: the thread keeps its status
+	if st.Finish != nil {
+		threadStatus = threadStatusAfter[st.Finish.Status]
+	}
 	return s.write(ctx, func(ctx context.Context) error {
 		now := s.now()
-		var owner, status string
-		var prevStep, count int64
-		err := s.st.stepCheck.QueryRowContext(ctx, st.RunID).Scan(&owner, &status, &prevStep, &count)
+		var runPK, threadPK, prevStep, count int64
+		var status, owner string
+		err := s.st.stepCheck.QueryRowContext(ctx, st.RunID).Scan(&runPK, &status, &threadPK, &owner, &prevStep, &count)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("run %q: %w", st.RunID, ErrNotFound)
@@ -82,20 +86,20 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 			return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", st.ThreadID, ErrStepOrder, st.Step, prevStep)
 		}
 		for i, data := range messages {
-			if _, err := s.st.insertMessage.ExecContext(ctx, st.ThreadID, count+int64(i), data); err != nil {
+			if _, err := s.st.insertMessage.ExecContext(ctx, threadPK, count+int64(i), data); err != nil {
 				return fmt.Errorf("store: save step %d of thread %q: message %d: %w", st.Step, st.ThreadID, i, err)
 			}
 		}
 		_, err = s.st.saveCheckpoint.ExecContext(ctx,
-			st.Step, count+int64(len(messages)), st.RunID, st.Route, state, now, now, st.ThreadID)
+			st.Step, count+int64(len(messages)), st.RunID, st.Route, state, now, now, threadStatus, threadPK)
 		if err != nil {
 			return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
 		}
-		if err := insertEvents(ctx, s.st.insertEvent, st.RunID, st.Events); err != nil {
+		if err := s.insertEvents(ctx, st.RunID, threadPK, runPK, st.Events); err != nil {
 			return err
 		}
 		if st.Finish != nil {
-			return s.finishInTx(ctx, st.RunID, st.ThreadID, *st.Finish, finishOut)
+			return s.finishInTx(ctx, st.RunID, runPK, *st.Finish, finishOut, now)
 		}
 		return nil
 	})
@@ -113,10 +117,13 @@ func checkEvents(runID string, events []stream.Event) error {
 	return nil
 }
 
-// insertEvents appends events to the run's log through the prepared insert.
-func insertEvents(ctx context.Context, insert *sql.Stmt, runID string, events []stream.Event) error {
+// insertEvents appends events to a run's log, each packed by the store's
+// packer. The caller holds mu.
+func (s *Store) insertEvents(ctx context.Context, runID string, threadPK, runPK int64, events []stream.Event) error {
+	defer s.packer.release()
 	for _, ev := range events {
-		if _, err := insert.ExecContext(ctx, runID, ev.ID, ev.Type, string(ev.Data)); err != nil {
+		codec, data := s.packer.pack(ev.Data)
+		if _, err := s.st.insertEvent.ExecContext(ctx, threadPK, runPK, ev.ID, ev.Type, codec, data); err != nil {
 			return fmt.Errorf("store: run %q: event %d: %w", runID, ev.ID, err)
 		}
 	}
@@ -174,25 +181,32 @@ func scanLatest(ctx context.Context, stmt *sql.Stmt, threadID string) (Checkpoin
 	return cp, nil
 }
 
+// eventsQuery reads a run's events after an id, in id order.
+const eventsQuery = `SELECT h.seq, h.type, h.codec, h.data
+	FROM runs r JOIN history h ON h.thread = r.thread AND h.run = r.pk
+	WHERE r.id = ? AND h.seq > ? ORDER BY h.seq`
+
 // Events returns the run's events with an ID greater than after, ordered by
-// ID. It fails with ErrNotFound when the run does not exist.
+// ID, with the same bytes of data they were saved with. It fails with
+// ErrNotFound when the run does not exist.
 func (s *Store) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx,
-		`SELECT id, type, data FROM events WHERE run_id = ? AND id > ? ORDER BY id`, runID, after)
+	rows, err := s.rq.QueryContext(ctx, eventsQuery, runID, after)
 	if err != nil {
 		return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
 	}
 	defer rows.Close()
 	events := []stream.Event{}
+	var u unpacker
 	for rows.Next() {
 		var ev stream.Event
-		var data string
-		if err := rows.Scan(&ev.ID, &ev.Type, &data); err != nil {
+		var codec int
+		var data sql.RawBytes
+		if err := rows.Scan(&ev.ID, &ev.Type, &codec, &data); err != nil {
 			return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
 		}
-		if data != "" {
-			ev.Data = json.RawMessage(data)
+		if ev.Data, err = u.unpack(codec, data); err != nil {
+			return nil, fmt.Errorf("store: event %d of run %q: %w", ev.ID, runID, err)
 		}
 		events = append(events, ev)
 	}

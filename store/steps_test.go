@@ -54,7 +54,7 @@ func TestSaveStep(t *testing.T) {
 		}
 
 		var stored string
-		must(t, s.rq.QueryRowContext(context.Background(), `SELECT data FROM messages WHERE thread_id = 'th' AND seq = 0`).Scan(&stored))
+		must(t, s.rq.QueryRowContext(context.Background(), `SELECT h.data FROM history h JOIN threads t ON t.pk = h.thread WHERE t.id = 'th' AND h.run = 0 AND h.seq = 0`).Scan(&stored))
 		if stored != `{"role":"user","content":"Where is my order <#42> & why?"}` {
 			t.Errorf("stored message %s is not compact and unescaped", stored)
 		}

@@ -63,7 +63,8 @@ const busyTimeoutMS = 5000
 
 // Store is a thread store backed by one SQLite database. It is safe for
 // concurrent use. Writes go through one connection, one transaction at a
-// time; reads use a pool of connections that WAL lets run beside a write.
+// time, which concurrent writers share (see write); reads use a pool of
+// connections that WAL lets run beside a write.
 type Store struct {
 	path string
 	// mu is held for each write transaction, and for ":memory:", whose
@@ -76,8 +77,12 @@ type Store struct {
 	reader *sql.DB   // read pool; nil for ":memory:"
 	rq     querier   // where reads go: reader, or conn for ":memory:"
 	st     statements
+	packer packer        // compresses event data; guarded by mu
 	ckpt   *checkpointer // nil for ":memory:"
 	clock  atomic.Int64  // last timestamp handed out, Unix nanoseconds
+
+	queueMu sync.Mutex
+	queue   []*writeRequest // waiting for a group commit; guarded by queueMu
 }
 
 // querier is what reads need; *sql.DB and *sql.Conn both have it.
@@ -109,13 +114,24 @@ func Open(path string) (*Store, error) {
 }
 
 // dsnPragmas are the connection settings of a file database, by role.
+// page_size only matters to a new database, and must come before
+// journal_mode, which creates the file: the driver runs _journal_mode after
+// every _pragma.
 const (
-	writerPragmas = "_txlock=immediate&_pragma=busy_timeout(%[1]d)&_pragma=foreign_keys(1)" +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+	writerPragmas = "_txlock=immediate&_pragma=busy_timeout(%[1]d)&_pragma=page_size(%[3]d)" +
+		"&_journal_mode=WAL&_pragma=synchronous(NORMAL)" +
 		"&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%[2]d)"
 	readerPragmas     = "_pragma=busy_timeout(%[1]d)&_pragma=query_only(1)"
 	checkpointPragmas = "_pragma=busy_timeout(%[1]d)&_pragma=synchronous(NORMAL)"
 )
+
+// pageSize is the page size of a new database, in bytes. Each commit
+// writes every page it changed to the WAL, and a step changes a few hundred
+// bytes on each of a few pages, so half SQLite's default page halves what
+// a commit checksums, copies and writes (bench/README.md has the figures).
+// A row bigger than a page still fits: it continues on overflow pages.
+// An existing database keeps the page size it was made with.
+const pageSize = 2048
 
 // walSizeLimit is the size the WAL file is cut back to after the WAL
 // restarts, in bytes.
@@ -123,7 +139,7 @@ const walSizeLimit = 16 << 20
 
 func (s *Store) open() error {
 	ctx := context.Background()
-	writerDSN := ":memory:?_pragma=foreign_keys(1)"
+	writerDSN := ":memory:"
 	if !s.memory {
 		if s.path == "" {
 			return fmt.Errorf("%w: empty path (give a file name, or \":memory:\")", ErrInvalid)
@@ -135,7 +151,7 @@ func (s *Store) open() error {
 		if err != nil {
 			return err
 		}
-		writerDSN = uri + "?" + fmt.Sprintf(writerPragmas, busyTimeoutMS, walSizeLimit)
+		writerDSN = uri + "?" + fmt.Sprintf(writerPragmas, busyTimeoutMS, walSizeLimit, pageSize)
 		if s.reader, err = sql.Open("sqlite", uri+"?"+fmt.Sprintf(readerPragmas, busyTimeoutMS)); err != nil {
 			return err
 		}
@@ -263,52 +279,6 @@ func fromNanos(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n).UTC()
-}
-
-// write runs fn as one write transaction on the writer connection: BEGIN
-// IMMEDIATE, so that it holds the write lock from the start and never fails
-// to upgrade a read lock, and COMMIT when fn returns nil.
-//
-// ctx is checked before the transaction starts. The statements themselves
-// run without its cancellation: they take microseconds, and a context that
-// can end makes the driver start a watcher goroutine for every statement.
-func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	ctx = context.WithoutCancel(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
-	}
-	if _, err := s.st.begin.ExecContext(ctx); err != nil {
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed { // fn failed or panicked, or COMMIT failed
-			s.rollback(ctx)
-		}
-	}()
-	if err := fn(ctx); err != nil {
-		return err
-	}
-	if _, err := s.st.commit.ExecContext(ctx); err != nil {
-		return err
-	}
-	committed = true
-	if s.ckpt != nil {
-		s.ckpt.committed(ctx, s.conn)
-	}
-	return nil
-}
-
-// rollback ends a failed write transaction. Its error is dropped: SQLite
-// may already have rolled back on its own, and the caller reports the
-// first error.
-func (s *Store) rollback(ctx context.Context) {
-	_, _ = s.st.rollback.ExecContext(ctx)
 }
 
 // lockRead is called at the start of a read; the read must call the

@@ -31,14 +31,13 @@ func (s *Store) CreateThread(ctx context.Context, id string, metadata json.RawMe
 	}
 	now := s.now()
 	err = s.write(ctx, func(ctx context.Context) error {
-		res, err := s.st.insertThread.ExecContext(ctx, id, now, now, meta, StatusIdle)
+		var pk int64
+		err := s.st.insertThread.QueryRowContext(ctx, id, now, now, meta, StatusIdle).Scan(&pk)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("thread %q: %w", id, ErrExists)
+		}
 		if err != nil {
 			return fmt.Errorf("store: create thread %q: %w", id, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("store: create thread %q: %w", id, err)
-		} else if n == 0 {
-			return fmt.Errorf("thread %q: %w", id, ErrExists)
 		}
 		return nil
 	})
@@ -87,13 +86,22 @@ func (s *Store) GetThread(ctx context.Context, id string) (Thread, error) {
 	return t, nil
 }
 
+// deleteThreadStatements delete a thread (its pk is the one argument) and
+// everything that belongs to it, children first.
+var deleteThreadStatements = []string{
+	`DELETE FROM history WHERE thread = ?`,
+	`DELETE FROM runs WHERE thread = ?`,
+	`DELETE FROM threads WHERE pk = ?`,
+}
+
 // DeleteThread deletes a thread with its runs, messages, checkpoint and
 // events. It fails with ErrBusy while the thread has a running run.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	return s.write(ctx, func(ctx context.Context) error {
+		var pk int64
 		var running bool
-		err := s.conn.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM runs WHERE thread_id = t.id AND status = 'running')
-			FROM threads t WHERE t.id = ?`, id).Scan(&running)
+		err := s.conn.QueryRowContext(ctx, `SELECT pk, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running')
+			FROM threads t WHERE t.id = ?`, id).Scan(&pk, &running)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("thread %q: %w", id, ErrNotFound)
 		}
@@ -103,9 +111,10 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 		if running {
 			return fmt.Errorf("thread %q: %w: cancel it or wait for it to finish, then delete", id, ErrBusy)
 		}
-		// Runs, messages, checkpoint and events go by ON DELETE CASCADE.
-		if _, err := s.conn.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, id); err != nil {
-			return fmt.Errorf("store: delete thread %q: %w", id, err)
+		for _, stmt := range deleteThreadStatements {
+			if _, err := s.conn.ExecContext(ctx, stmt, pk); err != nil {
+				return fmt.Errorf("store: delete thread %q: %w", id, err)
+			}
 		}
 		return nil
 	})

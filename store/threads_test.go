@@ -106,24 +106,33 @@ func TestDeleteThreadRemovesEverything(t *testing.T) {
 		must(t, s.FinishRun(ctx, "run-1", RunSuccess, "", nil, nil))
 		must(t, s.DeleteThread(ctx, "doomed"))
 
-		for _, table := range []string{"threads", "runs", "messages", "events"} {
-			var gone, kept int
-			col := "thread_id"
-			switch table {
-			case "threads":
-				col = "id"
-			case "events":
-				col = "run_id"
-			}
+		// Rows of each table that belong to a thread, by the thread's id.
+		counts := map[string]string{
+			"threads":  `SELECT count(*) FROM threads WHERE id = ?`,
+			"runs":     `SELECT count(*) FROM runs WHERE thread IN (SELECT pk FROM threads WHERE id = ?)`,
+			"messages": `SELECT count(*) FROM history WHERE run = 0 AND thread IN (SELECT pk FROM threads WHERE id = ?)`,
+			"events":   `SELECT count(*) FROM history WHERE run IN (SELECT pk FROM runs WHERE id = ?)`,
+		}
+		for table, query := range counts {
 			doomed, keep := "doomed", "kept"
 			if table == "events" {
 				doomed, keep = "run-1", "run-2"
 			}
-			must(t, s.rq.QueryRowContext(context.Background(), "SELECT count(*) FROM "+table+" WHERE "+col+" = ?", doomed).Scan(&gone))
-			must(t, s.rq.QueryRowContext(context.Background(), "SELECT count(*) FROM "+table+" WHERE "+col+" = ?", keep).Scan(&kept))
+			var gone, kept int
+			must(t, s.rq.QueryRowContext(ctx, query, doomed).Scan(&gone))
+			must(t, s.rq.QueryRowContext(ctx, query, keep).Scan(&kept))
 			if gone != 0 || kept == 0 {
 				t.Errorf("%s: %d rows of the deleted thread left, %d of the other", table, gone, kept)
 			}
+		}
+		// Nothing is left that no thread owns.
+		var orphans int
+		must(t, s.rq.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM runs WHERE thread NOT IN (SELECT pk FROM threads)) +
+			(SELECT count(*) FROM history WHERE thread NOT IN (SELECT pk FROM threads)) +
+			(SELECT count(*) FROM history WHERE run <> 0 AND run NOT IN (SELECT pk FROM runs))`).Scan(&orphans))
+		if orphans != 0 {
+			t.Errorf("%d rows left without their thread or run", orphans)
 		}
 	})
 }

@@ -22,8 +22,10 @@ func (s *Store) SaveValues(ctx context.Context, threadID string, step int, value
 		return fmt.Errorf("thread %q: %w: %v", threadID, ErrInvalid, err)
 	}
 	return s.write(ctx, func(ctx context.Context) error {
-		var prev int64
-		err := s.conn.QueryRowContext(ctx, `SELECT step FROM threads WHERE id = ?`, threadID).Scan(&prev)
+		var pk, prev int64
+		var running bool
+		err := s.conn.QueryRowContext(ctx, `SELECT pk, step, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running')
+			FROM threads t WHERE t.id = ?`, threadID).Scan(&pk, &prev, &running)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("thread %q: %w", threadID, ErrNotFound)
@@ -31,16 +33,11 @@ func (s *Store) SaveValues(ctx context.Context, threadID string, step int, value
 			return fmt.Errorf("store: save values of thread %q: %w", threadID, err)
 		case int64(step) != prev+1:
 			return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", threadID, ErrStepOrder, step, prev)
-		}
-		var running int
-		if err := s.conn.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE thread_id = ? AND status = 'running'`, threadID).Scan(&running); err != nil {
-			return fmt.Errorf("store: save values of thread %q: %w", threadID, err)
-		}
-		if running > 0 {
+		case running:
 			return fmt.Errorf("thread %q: %w", threadID, ErrBusy)
 		}
 		now := s.now()
-		_, err = s.conn.ExecContext(ctx, `UPDATE threads SET step = ?, state = ?, checkpoint_at = ?, updated_at = ? WHERE id = ?`, step, state, now, now, threadID)
+		_, err = s.conn.ExecContext(ctx, `UPDATE threads SET step = ?, state = ?, checkpoint_at = ?, updated_at = ? WHERE pk = ?`, step, state, now, now, pk)
 		if err != nil {
 			return fmt.Errorf("store: save values of thread %q: %w", threadID, err)
 		}
