@@ -133,7 +133,7 @@ func TestCrashRecovery(t *testing.T) {
 	t.Logf("%d kills in %v: %d runs fired, %d killed mid-run (stream without done), %d run records marked interrupted, "+
 		"%d thread checks with 0 corrupt threads, %d saved-event replays checked, %d new runs accepted after restarts, %d integrity checks ok; "+
 		"%d runs whose client saw done were recorded interrupted (killed between the done event and the run record), %d of them without their final step in the thread; "+
-		"%d replays of runs cut off by a kill end without a done event",
+		"%d replays of runs cut off by a kill end without a done event (want 0)",
 		st.kills, time.Since(started).Round(time.Millisecond), st.fired, st.midRun, st.interrupted, st.checks, st.replays, st.newRuns, st.integrityChecks, st.doneButInterrupted, st.doneButLost, st.replayNoDone)
 	if st.midRun == 0 {
 		t.Errorf("no kill landed in the middle of a run (seed %d): the test did not test recovery", seed)
@@ -290,6 +290,13 @@ func checkReplay(t *testing.T, c *client, id string, f *firedRun, s threadState,
 	}
 	if n := len(saved); !f.done && (n == 0 || saved[n-1].Type != stream.TypeDone) {
 		st.replayNoDone++
+		t.Errorf("thread %s: the replay of interrupted run %s does not end with done", id, f.runID)
+	}
+	if n := len(saved); n > 0 && !f.done && strings.Contains(string(saved[n-1].Data), `"interrupted":true`) {
+		// The replay of a run a crash cut off ends with a done event the
+		// server adds, numbered after the saved events; the client may have
+		// seen live events past the last saved one under the same ids.
+		saved = saved[:n-1]
 	}
 	var lastPlan json.RawMessage
 	for i, e := range saved {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dawn-go/dawn/agent"
 	"github.com/dawn-go/dawn/runner"
+	"github.com/dawn-go/dawn/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/labstack/echo/v4"
@@ -141,7 +142,24 @@ func (s *Server) joinStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.Status == store.RunInterrupted && (len(events) == 0 || events[len(events)-1].Type != stream.TypeDone) {
+		// A crash cut the run off before its done event: end the replay as
+		// a live stream ends, with an id after anything the client saw.
+		last := after
+		if n := len(events); n > 0 {
+			last = max(last, events[n-1].ID)
+		}
+		events = append(events, stream.Event{ID: last + 1, Type: stream.TypeDone, Data: mustJSON(map[string]any{"output": map[string]any{"error": r.Error, "interrupted": true}})})
+	}
 	return s.writeStream(c, replay(events), runID)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // eventSource is what writeStream reads from.
