@@ -11,6 +11,8 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/planfirst"
+	"github.com/dawn-go/dawn/planning"
 )
 
 // readme returns the repository README.
@@ -133,4 +135,52 @@ func firstLines(s string, n int) string {
 		b.WriteString(sc.Text() + "\n")
 	}
 	return b.String()
+}
+
+// TestReadmeGoExamples checks that every Go block in the README is copied
+// from the example app's main.go.
+func TestReadmeGoExamples(t *testing.T) {
+	main, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := 0
+	for _, part := range strings.Split(readme(t), "```go\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		blocks++
+		if !strings.Contains(string(main), block) {
+			t.Errorf("this README Go example is not in examples/app/main.go:\n%s", block)
+		}
+	}
+	if blocks == 0 {
+		t.Fatal("the README has no Go example; the parser is broken")
+	}
+}
+
+// TestReadmeFileExamples checks the README's plan.md and plan-first
+// examples with the parsers that read them.
+func TestReadmeFileExamples(t *testing.T) {
+	text := readme(t)
+	checked := 0
+	for _, part := range strings.Split(text, "```markdown\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		f, err := planning.ParseFile("plan.md", []byte(block))
+		if err != nil || !f.Settings.Enforce || len(f.Seed) == 0 {
+			t.Errorf("README plan.md example: %v (enforce %v, %d items)\n%s", err, f.Settings.Enforce, len(f.Seed), block)
+		}
+		checked++
+	}
+	for _, part := range strings.Split(text, "```json\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		if !strings.Contains(block, `"steps"`) {
+			continue
+		}
+		if _, err := planfirst.Parse(block); err != nil {
+			t.Errorf("README plan-first example does not validate: %v\n%s", err, block)
+		}
+		checked++
+	}
+	if checked < 2 {
+		t.Fatalf("checked %d README file examples, want the plan.md and the plan-first one", checked)
+	}
 }
