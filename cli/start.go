@@ -27,6 +27,7 @@ turns CORS on for those origins. SIGINT or SIGTERM shut it down gracefully:
 runs in flight get --grace to finish, then are cancelled and recorded.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGC(cfg)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))

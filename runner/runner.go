@@ -331,7 +331,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	// is done published. A client that sees done can read the final state
 	// and start the next run at once, and a crash before the save loses
 	// nothing a client was told about.
-	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: mustJSON(map[string]json.RawMessage{"output": run.output})}
+	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: doneData(run.output)}
 	events := append(run.Log.Since(saved), done)
 	if err == nil && pf.preview == nil && pf.stopped == "" {
 		// The last step and the end of the run land in one transaction.
@@ -345,7 +345,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
 			run.err = err
 			run.output = mustJSON(map[string]string{"error": "the last step could not be saved: " + err.Error()})
-			done.Data = mustJSON(map[string]json.RawMessage{"output": run.output})
+			done.Data = doneData(run.output)
 			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), nil, []stream.Event{done})
 		}
 	} else {
