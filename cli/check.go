@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -55,4 +54,3 @@ func splitJoined(err error) []error {
 	return []error{err}
 }
 
-var _ = errors.Join
