@@ -53,4 +53,3 @@ func splitJoined(err error) []error {
 	}
 	return []error{err}
 }
-
