@@ -144,7 +144,9 @@ func TestDevRebuildsGoApp(t *testing.T) {
 		"app/main.go":         goApp("ping"),
 		"app/helper/agent.md": "---\ndescription: Helps\ntools: [ping]\n---\nUse the tool.\n",
 	})
-	env := offlineEnv("GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	// Module downloads stay allowed: on a fresh machine the app's build
+	// fetches what the repository's own build has not needed yet.
+	env := offlineEnv("GOFLAGS=-mod=mod", "GOWORK=off")
 	s := startDawn(t, env, 3*time.Minute, "dev", "--app", appDir)
 	t.Logf("dev (Go app) cold start, build included: ready line after %s", s.ready.Sub(s.started).Round(time.Millisecond))
 	pid := s.cmd.Process.Pid

@@ -192,7 +192,12 @@ func startDawn(t *testing.T, env []string, timeout time.Duration, args ...string
 		pw.Close()
 		close(s.exited)
 	}()
-	t.Cleanup(func() { s.stop(t) })
+	t.Cleanup(func() {
+		s.stop(t)
+		if t.Failed() {
+			t.Logf("output of dawn %v:\n%s", args, s.out)
+		}
+	})
 	select {
 	case s.url = <-urls:
 		s.ready = time.Now()

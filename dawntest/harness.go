@@ -89,7 +89,9 @@ func (h *Harness) Run(t testing.TB, threadID, route, message string) *Result {
 	}
 	res := &Result{Run: run, Events: run.Log.Since(0), Err: run.Err()}
 	if res.Err == nil {
-		_ = json.Unmarshal(run.Output(), &res.Values)
+		if err := json.Unmarshal(run.Output(), &res.Values); err != nil {
+			t.Fatalf("dawntest: run on %s succeeded but its output is not a state object: %v: %s", route, err, run.Output())
+		}
 	}
 	return res
 }
@@ -119,8 +121,9 @@ type Todo struct {
 }
 
 // PlanUpdates decodes the todos of every event of type typ ("plan_update"
-// or "subagent.plan_update").
-func PlanUpdates(events []stream.Event, typ string) [][]Todo {
+// or "subagent.plan_update"). An event it cannot decode fails the test.
+func PlanUpdates(t testing.TB, events []stream.Event, typ string) [][]Todo {
+	t.Helper()
 	var out [][]Todo
 	for _, e := range events {
 		if e.Type != typ {
@@ -129,15 +132,25 @@ func PlanUpdates(events []stream.Event, typ string) [][]Todo {
 		var d struct {
 			Todos []Todo `json:"todos"`
 		}
-		_ = json.Unmarshal(e.Data, &d)
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.Fatalf("dawntest: event %d (%s) has data that is not a plan: %v: %s", e.ID, e.Type, err, e.Data)
+		}
 		out = append(out, d.Todos)
 	}
 	return out
 }
 
-// Todos decodes the "todos" state value.
-func (r *Result) Todos() []Todo {
+// Todos decodes the "todos" state value; a value that is not a todo list
+// fails the test. A missing value gives an empty list.
+func (r *Result) Todos(t testing.TB) []Todo {
+	t.Helper()
 	var todos []Todo
-	_ = json.Unmarshal(r.Values["todos"], &todos)
+	raw, ok := r.Values["todos"]
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(raw, &todos); err != nil {
+		t.Fatalf("dawntest: the todos state value is not a todo list: %v: %s", err, raw)
+	}
 	return todos
 }

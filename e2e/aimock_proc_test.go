@@ -2,16 +2,16 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/nodetool"
 )
 
 // requireAimockEnv makes a missing aimock fail the test instead of skipping
@@ -25,38 +25,15 @@ const answer = "Your account is in good standing."
 const userMessage = "Help me with my account"
 
 // repoRoot is the module root: the nearest parent folder with a go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t *testing.T) string { return nodetool.RepoRoot(t) }
 
 // aimockBin finds the llmock binary (the aimock CLI that takes -f fixtures)
-// installed by `npm ci --prefix tools/aimock`. Without it the test skips, or
-// fails when DAWN_REQUIRE_AIMOCK=1.
+// under tools/aimock, installing it with `npm ci` on first use. Without npm
+// the test skips, or fails when DAWN_REQUIRE_AIMOCK=1.
 func aimockBin(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(repoRoot(t), "tools", "aimock", "node_modules", ".bin", "llmock")
-	if _, err := os.Stat(bin); err != nil {
-		msg := fmt.Sprintf("aimock is not installed (%s missing); run `npm ci --prefix tools/aimock` from the repository root", bin)
-		if os.Getenv(requireAimockEnv) == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	dir := nodetool.Package(t, "aimock", filepath.Join(".bin", "llmock"), requireAimockEnv)
+	return filepath.Join(dir, "node_modules", ".bin", "llmock")
 }
 
 // freePort returns a loopback port nothing listens on right now.

@@ -155,7 +155,7 @@ func checkEventOrder(t *testing.T, events []stream.Event) {
 
 func checkPlanUpdate(t *testing.T, events []stream.Event) {
 	t.Helper()
-	updates := dawntest.PlanUpdates(events, "plan_update")
+	updates := dawntest.PlanUpdates(t, events, "plan_update")
 	if len(updates) != 1 {
 		t.Fatalf("%d plan_update events, want 1", len(updates))
 	}

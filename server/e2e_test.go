@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,10 +136,10 @@ func TestInvalidWriteTodosKeepsStateAndRunGoesOn(t *testing.T) {
 	if res.Err != nil {
 		t.Fatalf("run failed: %v", res.Err)
 	}
-	if n := len(dawntest.PlanUpdates(res.Events, "plan_update")); n != 0 {
+	if n := len(dawntest.PlanUpdates(t, res.Events, "plan_update")); n != 0 {
 		t.Fatalf("%d plan_update events after invalid input", n)
 	}
-	todos := res.Todos()
+	todos := res.Todos(t)
 	if len(todos) != 4 || todos[0].Status != "pending" {
 		t.Fatalf("todos changed: %+v", todos)
 	}
@@ -215,6 +216,7 @@ func TestOneRunPerThreadUnderConcurrency(t *testing.T) {
 	kinds := make([]string, n)
 	var wg sync.WaitGroup
 	var started sync.WaitGroup
+	var conflicts atomic.Int32
 	started.Add(n)
 	for i := range n {
 		wg.Add(1)
@@ -226,6 +228,9 @@ func TestOneRunPerThreadUnderConcurrency(t *testing.T) {
 			codes[i] = resp.StatusCode
 			if resp.StatusCode != http.StatusOK {
 				kinds[i] = decodeErr(t, resp).Error.Kind
+				if kinds[i] == "run_in_flight" {
+					conflicts.Add(1)
+				}
 			} else {
 				resp.Body.Close()
 			}
@@ -234,13 +239,7 @@ func TestOneRunPerThreadUnderConcurrency(t *testing.T) {
 	// Let every request arrive, then release the one run.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		conflicts := 0
-		for i := range n {
-			if kinds[i] == "run_in_flight" {
-				conflicts++
-			}
-		}
-		if conflicts == n-1 || time.Now().After(deadline) {
+		if conflicts.Load() == n-1 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)

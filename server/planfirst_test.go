@@ -58,7 +58,7 @@ func TestPlanFirstDiamondOverHTTP(t *testing.T) {
 	}
 	// plan_update per step: the planned plan with E1 started, then one per
 	// finished step, which also starts the next.
-	updates := dawntest.PlanUpdates(events, "plan_update")
+	updates := dawntest.PlanUpdates(t, events, "plan_update")
 	if len(updates) < 5 {
 		t.Fatalf("%d plan_update events, want 5 or more: %v", len(updates), dawntest.Types(events))
 	}

@@ -106,29 +106,29 @@ func BenchmarkLatest(b *testing.B) {
 	}
 }
 
-// TestBytesPerThread reports the database size after 1,000 runs of the
-// load tool's workload, each on a new thread, once the store is closed (as
-// the load tool measures it: the file after the last checkpoint).
-func TestBytesPerThread(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 1,000 runs")
+// BenchmarkBytesPerThread reports the database size per thread after runs
+// of the load tool's workload, each on a new thread, once the store is
+// closed (as the load tool measures it: the file after the last
+// checkpoint). Run it with -benchtime=1000x for the figure in bench/README.md.
+func BenchmarkBytesPerThread(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "dawn.db")
+	s := openTest(b, path)
+	runs := 0
+	for b.Loop() {
+		runs++
+		workloadRun(b, s, workloadThread(runs))
 	}
-	path := filepath.Join(t.TempDir(), "dawn.db")
-	s := openTest(t, path)
-	const runs = 1000
-	for i := 1; i <= runs; i++ {
-		workloadRun(t, s, workloadThread(i))
-	}
-	must(t, s.Close())
+	b.StopTimer()
+	must(b, s.Close())
 	fi, err := os.Stat(path)
-	must(t, err)
-	s = openTest(t, path)
+	must(b, err)
+	s = openTest(b, path)
 	threads, _, err := s.Stats(context.Background())
-	must(t, err)
+	must(b, err)
 	if threads != runs {
-		t.Fatalf("%d threads, want %d", threads, runs)
+		b.Fatalf("%d threads, want %d", threads, runs)
 	}
-	t.Logf("%d threads: %d bytes, %d bytes per thread", threads, fi.Size(), fi.Size()/int64(threads))
+	b.ReportMetric(float64(fi.Size())/float64(threads), "bytes/thread")
 }
 
 // reportCPU starts measuring process CPU time; the function it returns
