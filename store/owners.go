@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,9 @@ type ownership struct {
 	procStart string
 
 	check, claim, goodbye *sql.Stmt // on the writer connection
+
+	// expires is when the lease ends as last committed, Unix nanoseconds.
+	expires atomic.Int64
 
 	stop     chan struct{} // closed to end the heartbeat
 	stopOnce sync.Once
@@ -87,15 +91,18 @@ func (s *Store) register(ctx context.Context) error {
 		*p.dst = stmt
 		s.st.all = append(s.st.all, stmt)
 	}
+	var expires int64
 	err := s.write(ctx, func(ctx context.Context) error {
 		now := s.leaseTime().UnixNano()
+		expires = now + int64(s.lease)
 		return s.conn.QueryRowContext(ctx, `INSERT INTO owners(pid, host, host_key, proc_start, started_at, expires_at)
 			VALUES (?, ?, ?, ?, ?, ?) RETURNING pk`,
-			o.pid, o.host, o.hostKey, o.procStart, now, now+int64(s.lease)).Scan(&o.pk)
+			o.pid, o.host, o.hostKey, o.procStart, now, expires).Scan(&o.pk)
 	})
 	if err != nil {
 		return fmt.Errorf("register the store's owner: %w", err)
 	}
+	o.expires.Store(expires)
 	o.stop = make(chan struct{})
 	if !s.memory { // no other store can see an in-memory database
 		o.done = make(chan struct{})
@@ -116,34 +123,57 @@ func (s *Store) heartbeat() {
 		case <-s.own.stop:
 			return
 		case <-t.C:
-			_ = s.write(context.Background(), s.renew)
+			s.renewNow(context.Background())
 		}
 	}
 }
 
-// renew pushes the lease a full term forward, bringing the owner row back
-// if another store removed it. It runs inside a write transaction.
-func (s *Store) renew(ctx context.Context) error {
-	o := &s.own
-	now := s.leaseTime().UnixNano()
-	_, err := o.claim.ExecContext(ctx, o.pk, o.pid, o.host, o.hostKey, o.procStart, now, now+int64(s.lease))
-	return err
+// renewNow renews the lease in a write transaction of its own.
+func (s *Store) renewNow(ctx context.Context) {
+	var expires int64
+	err := s.write(ctx, func(ctx context.Context) error {
+		var err error
+		expires, err = s.renew(ctx)
+		return err
+	})
+	if err == nil {
+		s.own.expires.Store(expires)
+	}
 }
 
-// ownerOfNewRun returns the owner pk a run started now records. Inside the
-// run's write transaction it makes sure the owner row is there with at
-// least half its lease left, so the run is never, even for an instant, a
-// run of an owner that looks gone: a store whose row was removed (its lease
-// ran out while the process was paused, say) gets it back first. Should
-// the transaction roll back, so does that, and the next run tries again.
+// renew pushes the lease a full term forward, bringing the owner row back
+// if another store removed it, and returns when it now ends. It runs
+// inside a write transaction; the caller records the end once that
+// transaction has committed.
+func (s *Store) renew(ctx context.Context) (expires int64, err error) {
+	o := &s.own
+	now := s.leaseTime().UnixNano()
+	expires = now + int64(s.lease)
+	_, err = o.claim.ExecContext(ctx, o.pk, o.pid, o.host, o.hostKey, o.procStart, now, expires)
+	return expires, err
+}
+
+// ownerOfNewRun returns the owner pk a run started now records, and makes
+// sure the run is never, even for an instant, a run of an owner that looks
+// gone. While the lease last committed has half its term left, which the
+// heartbeat sees to, no other store can have judged it expired (given
+// clocks that agree to within that half), and there is nothing to do.
+// Otherwise (the heartbeat is late: the process was paused, say), inside
+// the run's write transaction, it checks the owner row and renews it, or
+// brings it back if another store removed it. Should that transaction roll
+// back, so does the renewal, and the next run tries again.
 func (s *Store) ownerOfNewRun(ctx context.Context) (int64, error) {
+	half := int64(s.lease / 2)
+	if s.own.expires.Load()-s.leaseTime().UnixNano() >= half {
+		return s.own.pk, nil
+	}
 	var expires int64
 	err := s.own.check.QueryRowContext(ctx, s.own.pk).Scan(&expires)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
-	if err != nil || expires-s.leaseTime().UnixNano() < int64(s.lease/2) {
-		if err := s.renew(ctx); err != nil {
+	if err != nil || expires-s.leaseTime().UnixNano() < half {
+		if _, err := s.renew(ctx); err != nil {
 			return 0, err
 		}
 	}
@@ -168,7 +198,7 @@ func (s *Store) insertRun(ctx context.Context, r Run, threadPK, now int64) error
 // judged by its pid alone being alive: a reused pid could pass for it, so
 // it is gone once its lease expires anyway.
 func (s *Store) dropGoneOwners(ctx context.Context) error {
-	if err := s.renew(ctx); err != nil {
+	if _, err := s.renew(ctx); err != nil {
 		return err
 	}
 	now := s.leaseTime().UnixNano()

@@ -27,6 +27,13 @@ func ownerRows(t *testing.T, s *Store) int {
 	return n
 }
 
+// setClock sets the clock s judges leases by; f stands for time.Now.
+func setClock(s *Store, f func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leaseTime = f
+}
+
 func runStatus(t *testing.T, s *Store, runID string) string {
 	t.Helper()
 	r, err := s.GetRun(context.Background(), runID)
@@ -85,7 +92,7 @@ func TestRecoverAfterLeaseExpires(t *testing.T) {
 		{45 * time.Second, 0}, // past the default lease, within a's
 		{2 * time.Minute, 1},
 	} {
-		b.leaseTime = func() time.Time { return start.Add(tt.after) }
+		setClock(b, func() time.Time { return start.Add(tt.after) })
 		n, err := b.RecoverInterrupted(ctx)
 		must(t, err)
 		if n != tt.want {
@@ -101,23 +108,24 @@ func TestRecoverAfterLeaseExpires(t *testing.T) {
 	must(t, b.StartRun(ctx, Run{ID: "run-b", ThreadID: "th"}))
 }
 
-// TestLeaseLostThenRegained: a store that another declared gone (its lease
-// expired, say while the process was paused) registers again before its
-// next run, so that run is not taken for an orphan.
+// TestLeaseLostThenRegained: a store that another declared gone (its
+// process was paused past its lease) registers again before its next run,
+// so that run is not taken for an orphan.
 func TestLeaseLostThenRegained(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "dawn.db")
 	a := openTest(t, path)
 	newRun(t, a, "th", "run-a")
 	b := openTest(t, path)
-	b.leaseTime = func() time.Time { return time.Now().Add(time.Hour) }
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	setClock(b, later) // an hour on, a renewed nothing
 	n, err := b.RecoverInterrupted(ctx)
 	must(t, err)
 	if n != 1 {
 		t.Fatalf("RecoverInterrupted with a's lease expired = %d, want 1", n)
 	}
+	setClock(a, later) // a wakes up
 	newRun(t, a, "th-2", "run-a2")
-	b.leaseTime = time.Now
 	if n, err := b.RecoverInterrupted(ctx); n != 0 || err != nil {
 		t.Errorf("RecoverInterrupted after a registered again = %d, %v; want 0", n, err)
 	}
