@@ -130,3 +130,40 @@ func TestSecondServerSparesLiveRuns(t *testing.T) {
 		t.Errorf("a server did not stop within 10s of SIGTERM")
 	}
 }
+
+// TestServerRecoversDeadPeer: two servers share a store; A is killed with
+// SIGKILL while it holds a run. B, still running, marks that run
+// interrupted on its own (it looks for gone owners every third of its
+// lease, 1s here), and the thread takes a new run on B.
+func TestServerRecoversDeadPeer(t *testing.T) {
+	dir, env, model := heldApp(t)
+	a := startDawn(t, env, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	b := startDawn(t, append(env, "DAWN_STORE_LEASE=1s"), "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	ca, cb := newClient(a.url), newClient(b.url)
+	defer ca.close()
+	defer cb.close()
+	go func() { _, _ = ca.do(http.MethodPost, "/threads/shared/runs/wait", runBody("/held", "Hello")) }()
+	waitArrived(t, model)
+	var runs []runRecord
+	cb.getJSON(t, "/threads/shared/runs", &runs)
+	if len(runs) != 1 || runs[0].Status != "running" {
+		t.Fatalf("server B lists the runs as %+v, want one running", runs)
+	}
+	a.kill()
+	model.free()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for runs[0].Status == "running" {
+		if time.Now().After(deadline) {
+			t.Fatalf("server B did not mark the dead server's run interrupted within 15s; its log:\n%s", b.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+		cb.getJSON(t, "/threads/shared/runs", &runs)
+	}
+	if runs[0].Status != "interrupted" || runs[0].Error == "" {
+		t.Errorf("the dead server's run is %+v, want interrupted with a reason", runs[0])
+	}
+	if r := cb.must(t, http.MethodPost, "/threads/shared/runs/wait", runBody("/held", "Again")); r.status != http.StatusOK {
+		t.Errorf("runs/wait on server B after the recovery = %d %s, want 200", r.status, r.body)
+	}
+}
