@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/dawn-go/dawn/app"
@@ -17,39 +18,95 @@ import (
 
 // stack is a running app: its store, runs and HTTP API.
 type stack struct {
-	store *store.Store
-	runs  *runner.Manager
-	api   *server.Server
+	store  *store.Store
+	runs   *runner.Manager
+	api    *server.Server
+	logger *slog.Logger
+	// recovers says serve looks for runs of gone owners as it goes.
+	recovers bool
 }
 
-// openStack opens the app's store, marks runs a previous process left
-// unfinished as interrupted, and builds the API.
+// openStack opens the app's store, marks the runs of processes that are
+// gone as interrupted, and builds the API.
 func openStack(ctx context.Context, cfg *Config, a *app.App, logger *slog.Logger, opts server.Options) (*stack, error) {
 	return openStackFor(ctx, cfg, a, logger, opts, true)
 }
 
-// openStackFor is openStack; recoverRuns false leaves runs marked running
-// alone, for a short-lived client (dawn run) that may share the store with
-// a server whose runs really are in flight.
+// openStackFor is openStack; recoverRuns false leaves recovery to the
+// servers, for a short-lived client (dawn run).
+//
+// Any number of processes may share the store: each is an owner of the
+// runs it starts and holds a lease on them (DAWN_STORE_LEASE, default
+// 30s), and recovery takes only the runs of owners that are gone.
 func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Logger, opts server.Options, recoverRuns bool) (*stack, error) {
+	lease, err := storeLease(cfg)
+	if err != nil {
+		return nil, err
+	}
 	path := a.StorePath()
-	st, err := store.Open(path)
+	st, err := store.OpenWith(path, store.Options{Lease: lease})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the thread store: %w", err)
 	}
+	s := &stack{store: st, logger: logger, recovers: recoverRuns}
 	if recoverRuns {
-		n, err := st.RecoverInterrupted(ctx)
-		if err != nil {
+		if err := s.recoverRuns(ctx); err != nil {
 			st.Close()
 			return nil, err
 		}
-		if n > 0 {
-			logger.Warn("marked runs left unfinished by a previous process as interrupted", "runs", n)
+	}
+	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger})
+	opts.Env, opts.Logger = cfg.Env, logger
+	s.api = server.New(s.runs, opts)
+	return s, nil
+}
+
+// minLease is the shortest DAWN_STORE_LEASE: a lease much shorter than a
+// pause of the process (a GC, a busy disk) would let other servers take
+// runs that are in fact alive.
+const minLease = time.Second
+
+// storeLease reads DAWN_STORE_LEASE; 0 means the store's default.
+func storeLease(cfg *Config) (time.Duration, error) {
+	v := cfg.Env("DAWN_STORE_LEASE")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < minLease {
+		return 0, fmt.Errorf("DAWN_STORE_LEASE=%q: want a duration of at least %v, such as 30s", v, minLease)
+	}
+	return d, nil
+}
+
+// recoverRuns marks the runs of owners that are gone as interrupted.
+func (s *stack) recoverRuns(ctx context.Context) error {
+	n, err := s.store.RecoverInterrupted(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		s.logger.Warn("marked the runs of a server that is gone as interrupted", "runs", n, "store", s.store.Path())
+	}
+	return nil
+}
+
+// recoverLoop looks for the runs of owners that are gone every third of
+// the lease until ctx ends: a server sharing the store that dies has its
+// runs interrupted without waiting for a restart.
+func (s *stack) recoverLoop(ctx context.Context) {
+	t := time.NewTicker(s.store.Lease() / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.recoverRuns(ctx); err != nil && ctx.Err() == nil {
+				s.logger.Error("cannot recover the runs of gone servers; trying again", "store", s.store.Path(), "err", err)
+			}
 		}
 	}
-	runs := runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger})
-	opts.Env, opts.Logger = cfg.Env, logger
-	return &stack{store: st, runs: runs, api: server.New(runs, opts)}, nil
 }
 
 // serve listens on addr and serves h until ctx ends, then shuts down
@@ -63,9 +120,16 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	loopCtx, cancelLoop := context.WithCancel(ctx)
+	var loop sync.WaitGroup
+	if s.recovers {
+		loop.Go(func() { s.recoverLoop(loopCtx) })
+	}
+	stopLoop := func() { cancelLoop(); loop.Wait() } // before the store closes
 	ready(ln.Addr())
 	select {
 	case err := <-errc:
+		stopLoop()
 		s.store.Close()
 		return err
 	case <-ctx.Done():
@@ -78,6 +142,7 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	if err := srv.Shutdown(httpCtx); err != nil {
 		srv.Close()
 	}
+	stopLoop()
 	if err := s.store.Close(); err != nil {
 		return err
 	}

@@ -24,7 +24,12 @@ func newStartCmd(cfg *Config) *cobra.Command {
 DAWN_API_KEY set, every endpoint but /healthz requires
 "Authorization: Bearer $DAWN_API_KEY". DAWN_CORS_ORIGINS (comma-separated)
 turns CORS on for those origins. SIGINT or SIGTERM shut it down gracefully:
-runs in flight get --grace to finish, then are cancelled and recorded.`,
+runs in flight get --grace to finish, then are cancelled and recorded.
+
+Several servers may share one store: each holds a lease on the runs it
+starts (DAWN_STORE_LEASE, default 30s, renewed every third of it), and a
+server marks runs interrupted only once their server is gone: it stopped,
+it is a process on this machine that no longer runs, or its lease expired.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tuneGC(cfg)

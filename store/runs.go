@@ -54,7 +54,7 @@ func (s *Store) startInTx(ctx context.Context, r Run, now int64) error {
 	case taken:
 		return fmt.Errorf("run %q: %w", r.ID, ErrExists)
 	}
-	if _, err := s.st.insertRun.ExecContext(ctx, r.ID, threadPK, r.Route, now, now); err != nil {
+	if err := s.insertRun(ctx, r, threadPK, now); err != nil {
 		return fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
 	if _, err := s.st.setThread.ExecContext(ctx, StatusBusy, now, threadPK); err != nil {
@@ -90,7 +90,7 @@ func (s *Store) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
 		case err != nil:
 			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
 		}
-		if _, err := s.st.insertRun.ExecContext(ctx, r.ID, threadPK, r.Route, now, now); err != nil {
+		if err := s.insertRun(ctx, r, threadPK, now); err != nil {
 			if isUniqueViolation(err) { // the thread is new, so only the run id can clash
 				return fmt.Errorf("run %q: %w", r.ID, ErrExists)
 			}
@@ -265,24 +265,34 @@ func (s *Store) threadExists(ctx context.Context, id string) error {
 	return nil
 }
 
-// recoverThreads and recoverRuns are RecoverInterrupted's statements. Both
-// find the running runs through the runs_running index, which holds only
-// those, so recovery takes as long as there are runs to recover, whatever
+// recoverThreads and recoverRuns are RecoverInterrupted's statements: they
+// take the running runs whose owner has no row. Both find the running runs
+// through the runs_running index, which holds only those, and each owner
+// by its pk, so recovery takes as long as there are runs running, whatever
 // the size of the store.
 const (
 	recoverThreads = `UPDATE threads SET status = ?, updated_at = ?
-		WHERE pk IN (SELECT thread FROM runs WHERE status = 'running')`
-	recoverRuns = `UPDATE runs SET status = ?, error = ?, updated_at = ? WHERE status = 'running'`
+		WHERE pk IN (SELECT thread FROM runs r WHERE status = 'running'
+			AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = r.owner))`
+	recoverRuns = `UPDATE runs SET status = ?, error = ?, updated_at = ? WHERE status = 'running'
+		AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = runs.owner)`
 )
 
-// RecoverInterrupted is meant for start-up, before any run starts: every
-// run still marked running was cut off by a stop of the server, so it
+// RecoverInterrupted marks the runs of owners that are gone: every run
+// still marked running whose store was closed, or whose process is known
+// to have ended, or whose owner's lease has expired, was cut off, so it
 // becomes RunInterrupted with an error saying so, and its thread becomes
-// StatusInterrupted (which accepts new runs). It returns how many runs it
-// marked.
+// StatusInterrupted (which accepts new runs). The runs of live owners,
+// this store included, are left alone, so it is safe to call at any time
+// and from any number of processes sharing the database: at start-up, and
+// now and then to take over the runs of an owner that died. It returns
+// how many runs it marked.
 func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
+		if err := s.dropGoneOwners(ctx); err != nil {
+			return err
+		}
 		now := s.now()
 		_, err := s.conn.ExecContext(ctx, recoverThreads, StatusInterrupted, now)
 		if err != nil {

@@ -172,14 +172,21 @@ func TestRunsNewestFirst(t *testing.T) {
 	})
 }
 
+// TestRecoverInterrupted: the runs a store left running when it closed are
+// recovered by the next store on the file.
 func TestRecoverInterrupted(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
-		ctx := context.Background()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "dawn.db")
+	{
+		s := openTest(t, path)
 		newRun(t, s, "cut-1", "r1")
 		newRun(t, s, "cut-2", "r2")
 		newRun(t, s, "done", "r3")
 		must(t, s.FinishRun(ctx, "r3", RunSuccess, "", nil, nil))
-
+		must(t, s.Close())
+	}
+	{
+		s := openTest(t, path)
 		n, err := s.RecoverInterrupted(ctx)
 		must(t, err)
 		if n != 2 {
@@ -205,5 +212,5 @@ func TestRecoverInterrupted(t *testing.T) {
 			t.Errorf("second RecoverInterrupted = %d, %v; want 0", n, err)
 		}
 		must(t, s.StartRun(ctx, Run{ID: "r4", ThreadID: "cut-1"}))
-	})
+	}
 }

@@ -52,8 +52,8 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 			EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'),
 			EXISTS(SELECT 1 FROM runs WHERE id = ?2)
 			FROM threads t WHERE t.id = ?1`},
-		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at)
-			VALUES (?, ?, ?, 'running', ?, ?)`},
+		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner)
+			VALUES (?, ?, ?, 'running', ?, ?, ?)`},
 		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
 
 		{writer, &st.insertMessage, `INSERT INTO history(thread, run, seq, data) VALUES (?, 0, ?, ?)`},

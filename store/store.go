@@ -81,6 +81,10 @@ type Store struct {
 	ckpt   *checkpointer // nil for ":memory:"
 	clock  atomic.Int64  // last timestamp handed out, Unix nanoseconds
 
+	lease     time.Duration
+	leaseTime func() time.Time // the clock of leases: time.Now, but in tests
+	own       ownership
+
 	queueMu sync.Mutex
 	queue   []*writeRequest // waiting for a group commit; guarded by queueMu
 }
@@ -104,13 +108,12 @@ type querier interface {
 // and even then the database stays consistent at an earlier commit. That
 // trade buys an fsync-free commit, which the run rate needs; the fsyncs of
 // checkpoints happen off the write path (see checkpointer).
+//
+// The store registers itself as an owner in the database and renews its
+// lease while it is open (see Options and RecoverInterrupted), so that
+// several processes can share one file.
 func Open(path string) (*Store, error) {
-	s := &Store{path: path, memory: path == ":memory:"}
-	if err := s.open(); err != nil {
-		_ = s.closeAll()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	return s, nil
+	return OpenWith(path, Options{})
 }
 
 // dsnPragmas are the connection settings of a file database, by role.
@@ -179,6 +182,9 @@ func (s *Store) open() error {
 	if err := s.st.prepare(ctx, s.conn, s.rq); err != nil {
 		return err
 	}
+	if err := s.register(ctx); err != nil {
+		return err
+	}
 	if s.ckpt != nil {
 		s.ckpt.start()
 	}
@@ -207,6 +213,7 @@ var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 // Close closes the database, after any write in flight. Reads in flight
 // may fail, and so does every call after Close. Closing twice is a no-op.
 func (s *Store) Close() error {
+	s.release()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
