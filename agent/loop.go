@@ -171,22 +171,33 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		if len(calls) == 0 {
 			var note string
 			var snapshot json.RawMessage
+			var events []stream.Event
 			reject := false
 			for _, h := range l.hooks {
 				if h.Final == nil {
 					continue
 				}
 				eff := h.Final(state, choice.Content)
-				if state, err = l.effect(state, eff, &stop); err != nil {
+				if state, err = l.apply(state, eff, &stop); err != nil {
 					return res, err
 				}
+				events = append(events, eff.Events...)
 				reject = reject || eff.Reject
 				note = joinNote(note, eff.Note)
 				if eff.Snapshot != nil {
 					snapshot = eff.Snapshot
 				}
 			}
-			if reject && !stop.set {
+			reject = reject && !stop.set
+			if reject {
+				// Right after the answer's chunks, so that clients can
+				// take back exactly those.
+				l.emit(stream.New(stream.TypeAnswerRejected, map[string]string{"reason": note}))
+			}
+			for _, e := range events {
+				l.emit(e)
+			}
+			if reject {
 				msgs = append(msgs, answer, thread.Message{Role: thread.RoleUser, Content: note, Harness: true})
 				if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
 					return res, err
@@ -232,12 +243,21 @@ type stopFlag struct {
 // effect applies a hook's effect: its update through the reducers, its
 // events, and its stop request.
 func (l *loop) effect(state thread.State, eff capabilities.Effect, stop *stopFlag) (thread.State, error) {
-	next, err := l.cfg.Route.Apply(state, eff.Update)
+	next, err := l.apply(state, eff, stop)
 	if err != nil {
-		return state, fmt.Errorf("route %s: a capability hook made an update the route cannot take: %w", l.cfg.Route.Route.ID, err)
+		return state, err
 	}
 	for _, e := range eff.Events {
 		l.emit(e)
+	}
+	return next, nil
+}
+
+// apply is effect without the events, for a caller that emits them itself.
+func (l *loop) apply(state thread.State, eff capabilities.Effect, stop *stopFlag) (thread.State, error) {
+	next, err := l.cfg.Route.Apply(state, eff.Update)
+	if err != nil {
+		return state, fmt.Errorf("route %s: a capability hook made an update the route cannot take: %w", l.cfg.Route.Route.ID, err)
 	}
 	if eff.Stop && !stop.set {
 		*stop = stopFlag{set: true, reason: eff.StopReason}
