@@ -401,16 +401,15 @@ func toolCalls(c *llms.ContentChoice) (calls []thread.ToolCall, bad []error) {
 // when they are JSON, else the JSON string of their text and the reason
 // they are not JSON.
 func toolInput(args string) (json.RawMessage, error) {
-	var v any
-	err := json.Unmarshal([]byte(args), &v)
-	if err == nil {
+	if json.Valid([]byte(args)) {
 		return json.RawMessage(args), nil
 	}
 	text, _ := json.Marshal(args) // a string always encodes
 	if strings.TrimSpace(args) == "" {
 		return text, errors.New("arguments are empty")
 	}
-	return text, err
+	var v any
+	return text, json.Unmarshal([]byte(args), &v) // says why
 }
 
 // dispatch runs one tool call and returns the tool message for the model and
