@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/dawn-go/dawn/capabilities"
@@ -30,7 +31,7 @@ func toLLM(system string, msgs []thread.Message) []llms.MessageContent {
 				mc.Parts = append(mc.Parts, llms.ToolCall{
 					ID:           c.ID,
 					Type:         "function",
-					FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: string(c.Input)},
+					FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: replayArgs(c.Input)},
 				})
 			}
 			out = append(out, mc)
@@ -71,4 +72,16 @@ func modelText(output json.RawMessage) string {
 		}
 	}
 	return string(output)
+}
+
+// replayArgs is a past tool call's input as the model is shown it again.
+// Providers take only a JSON object there (Anthropic and Ollama refuse the
+// request otherwise), so input that was not one, such as arguments that were
+// not JSON and are kept as a JSON string, goes back as {}; the call's tool
+// message already tells the model what it sent and why it failed.
+func replayArgs(input json.RawMessage) string {
+	if trimmed := bytes.TrimLeft(input, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		return string(input)
+	}
+	return "{}"
 }

@@ -166,27 +166,38 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		if err != nil {
 			return res, err
 		}
-		calls := toolCalls(choice)
+		calls, bad := toolCalls(choice)
 		answer := thread.Message{Role: thread.RoleAssistant, Content: choice.Content, ToolCalls: calls}
 		if len(calls) == 0 {
 			var note string
 			var snapshot json.RawMessage
+			var events []stream.Event
 			reject := false
 			for _, h := range l.hooks {
 				if h.Final == nil {
 					continue
 				}
 				eff := h.Final(state, choice.Content)
-				if state, err = l.effect(state, eff, &stop); err != nil {
+				if state, err = l.apply(state, eff, &stop); err != nil {
 					return res, err
 				}
+				events = append(events, eff.Events...)
 				reject = reject || eff.Reject
 				note = joinNote(note, eff.Note)
 				if eff.Snapshot != nil {
 					snapshot = eff.Snapshot
 				}
 			}
-			if reject && !stop.set {
+			reject = reject && !stop.set
+			if reject {
+				// Right after the answer's chunks, so that clients can
+				// take back exactly those.
+				l.emit(stream.New(stream.TypeAnswerRejected, map[string]string{"reason": note}))
+			}
+			for _, e := range events {
+				l.emit(e)
+			}
+			if reject {
 				msgs = append(msgs, answer, thread.Message{Role: thread.RoleUser, Content: note, Harness: true})
 				if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
 					return res, err
@@ -201,11 +212,11 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		}
 		msgs = append(msgs, answer)
 		for _, c := range calls {
-			l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": rawOrNull(c.Input)}))
+			l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": c.Input}))
 		}
-		for _, c := range calls {
+		for i, c := range calls {
 			var reply thread.Message
-			reply, state, err = l.dispatch(ctx, c, state, &stop)
+			reply, state, err = l.dispatch(ctx, c, bad[i], state, &stop)
 			if err != nil {
 				return res, err
 			}
@@ -232,12 +243,21 @@ type stopFlag struct {
 // effect applies a hook's effect: its update through the reducers, its
 // events, and its stop request.
 func (l *loop) effect(state thread.State, eff capabilities.Effect, stop *stopFlag) (thread.State, error) {
-	next, err := l.cfg.Route.Apply(state, eff.Update)
+	next, err := l.apply(state, eff, stop)
 	if err != nil {
-		return state, fmt.Errorf("route %s: a capability hook made an update the route cannot take: %w", l.cfg.Route.Route.ID, err)
+		return state, err
 	}
 	for _, e := range eff.Events {
 		l.emit(e)
+	}
+	return next, nil
+}
+
+// apply is effect without the events, for a caller that emits them itself.
+func (l *loop) apply(state thread.State, eff capabilities.Effect, stop *stopFlag) (thread.State, error) {
+	next, err := l.cfg.Route.Apply(state, eff.Update)
+	if err != nil {
+		return state, fmt.Errorf("route %s: a capability hook made an update the route cannot take: %w", l.cfg.Route.Route.ID, err)
 	}
 	if eff.Stop && !stop.set {
 		*stop = stopFlag{set: true, reason: eff.StopReason}
@@ -350,8 +370,17 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 	return resp.Choices[0], nil
 }
 
-func toolCalls(c *llms.ContentChoice) []thread.ToolCall {
-	var calls []thread.ToolCall
+// toolCalls returns the tool calls of the model's answer. Each call's Input
+// is valid JSON: arguments that are not (a cut-off object, an empty string)
+// are kept as the JSON string of their text, so the call can be streamed,
+// saved and read back as it was made. bad holds, per call, why its
+// arguments are not JSON, or nil.
+func toolCalls(c *llms.ContentChoice) (calls []thread.ToolCall, bad []error) {
+	add := func(id, name, args string) {
+		input, err := toolInput(args)
+		calls = append(calls, thread.ToolCall{ID: id, Name: name, Input: input})
+		bad = append(bad, err)
+	}
 	for i, tc := range c.ToolCalls {
 		if tc.FunctionCall == nil {
 			continue
@@ -360,20 +389,48 @@ func toolCalls(c *llms.ContentChoice) []thread.ToolCall {
 		if id == "" {
 			id = fmt.Sprintf("call_%d", i)
 		}
-		calls = append(calls, thread.ToolCall{ID: id, Name: tc.FunctionCall.Name, Input: json.RawMessage(tc.FunctionCall.Arguments)})
+		add(id, tc.FunctionCall.Name, tc.FunctionCall.Arguments)
 	}
 	if len(calls) == 0 && c.FuncCall != nil {
-		calls = append(calls, thread.ToolCall{ID: "call_0", Name: c.FuncCall.Name, Input: json.RawMessage(c.FuncCall.Arguments)})
+		add("call_0", c.FuncCall.Name, c.FuncCall.Arguments)
 	}
-	return calls
+	return calls, bad
+}
+
+// toolInput is a tool call's arguments as JSON: the arguments themselves
+// when they are JSON, else the JSON string of their text and the reason
+// they are not JSON.
+func toolInput(args string) (json.RawMessage, error) {
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args), nil
+	}
+	text, _ := json.Marshal(args) // a string always encodes
+	if strings.TrimSpace(args) == "" {
+		return text, errors.New("arguments are empty")
+	}
+	var v any
+	return text, json.Unmarshal([]byte(args), &v) // says why
 }
 
 // dispatch runs one tool call and returns the tool message for the model and
 // the state after the call. A failing tool never ends the run: its error
 // becomes the tool message. Only a hook's impossible update is an error.
-func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, state thread.State, stop *stopFlag) (thread.Message, thread.State, error) {
+//
+// badArgs says why the call's arguments are not JSON; such a call fails
+// with an input error without running the tool.
+func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, state thread.State, stop *stopFlag) (thread.Message, thread.State, error) {
 	ev := capabilities.ToolEvent{CallID: c.ID, Name: c.Name, Input: c.Input}
-	res, err := l.invoke(ctx, c, state)
+	var res capabilities.Result
+	var err error
+	if badArgs != nil {
+		msg := fmt.Sprintf("arguments are not valid JSON (%v); send one JSON object that matches the tool's input schema", badArgs)
+		if text := preview(c.Input); strings.TrimSpace(text) != "" {
+			msg += ". The arguments were: " + text
+		}
+		err = &capabilities.InputError{Tool: c.Name, Msg: msg}
+	} else {
+		res, err = l.invoke(ctx, c, state)
+	}
 	next := state
 	if err == nil && len(res.Update) > 0 {
 		next, err = l.cfg.Route.Apply(state, res.Update)
@@ -427,9 +484,6 @@ func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State
 			}
 		}
 	}()
-	if !json.Valid(c.Input) {
-		return res, &capabilities.InputError{Tool: c.Name, Msg: "arguments are not valid JSON"}
-	}
 	if l.task != nil && c.Name == capabilities.ReservedToolName {
 		return l.runSubagent(ctx, c, state)
 	}
@@ -461,6 +515,22 @@ func (l *loop) truncate(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", cut, len(s))
+}
+
+// preview is the text of arguments kept as a JSON string, cut to 200 bytes
+// for an error message.
+func preview(input json.RawMessage) string {
+	var text string
+	_ = json.Unmarshal(input, &text)
+	const max = 200
+	if len(text) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	return text
 }
 
 func rawOrNull(raw json.RawMessage) json.RawMessage {

@@ -194,3 +194,46 @@ func TestModelErrorNamesTheModel(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestArgumentsThatAreNotJSON: a call whose arguments are not JSON fails
+// with an input error that quotes them, without running the tool. The call
+// keeps its arguments as a JSON string, which is also what the tool_call
+// event carries, so the messages encode as JSON (and can be saved), and the
+// model is shown the call again with {} as its arguments.
+func TestArgumentsThatAreNotJSON(t *testing.T) {
+	ran := false
+	echo := capabilities.Func("echo", "echoes", func(_ context.Context, in echoIn) (string, error) { ran = true; return in.Text, nil })
+	for _, args := range []string{`{not json`, ``, `  `, `{"text":"cut`} {
+		t.Run(args, func(t *testing.T) {
+			p := prepare(t, map[string]string{"r/agent.md": "P"}, capabilities.AppTool{Tool: echo})
+			model := dawntest.Script().Then(func([]llms.MessageContent, llms.CallOptions) (*llms.ContentResponse, error) {
+				call := llms.ToolCall{ID: "c1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "echo", Arguments: args}}
+				return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{call}}}}, nil
+			}).Reply("ok")
+			res, rec, err := run(t, p, model, nil)
+			if err != nil || res.Answer != "ok" || ran {
+				t.Fatalf("err %v, answer %q, tool ran %v", err, res.Answer, ran)
+			}
+			want, _ := json.Marshal(args)
+			if got := res.Messages[1].ToolCalls[0].Input; string(got) != string(want) {
+				t.Fatalf("kept input %s, want %s", got, want)
+			}
+			if _, err := json.Marshal(res.Messages); err != nil {
+				t.Fatalf("messages do not encode: %v", err)
+			}
+			var call struct{ Input json.RawMessage }
+			_ = json.Unmarshal(rec.events[0].Data, &call)
+			if rec.events[0].Type != stream.TypeToolCall || string(call.Input) != string(want) {
+				t.Fatalf("first event %s %s, want tool_call with input %s", rec.events[0].Type, rec.events[0].Data, want)
+			}
+			errs := rec.toolErrors()
+			if len(errs) != 1 || !strings.Contains(errs[0], `invalid input for tool "echo": arguments are not valid JSON`) || !strings.Contains(errs[0], strings.TrimSpace(args)) {
+				t.Fatalf("tool errors = %q", errs)
+			}
+			replay := model.Requests()[1][2].Parts[0].(llms.ToolCall)
+			if replay.FunctionCall.Arguments != "{}" {
+				t.Fatalf("replayed arguments %q, want {}", replay.FunctionCall.Arguments)
+			}
+		})
+	}
+}

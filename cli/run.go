@@ -268,8 +268,11 @@ func follow(ctx context.Context, stopSignals func(), next func() (stream.Event, 
 			}
 			return runOutcome{}, appProblem(fmt.Errorf("reading the run's events: %w", err))
 		}
-		if e.Type == stream.TypeChunk {
+		switch e.Type {
+		case stream.TypeChunk:
 			sawText = true
+		case stream.TypeAnswerRejected:
+			sawText = false // that text was not the answer
 		}
 		if e.Type == stream.TypeDone {
 			out.output = doneOutput(e.Data)

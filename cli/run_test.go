@@ -15,6 +15,7 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/planview"
 	"github.com/dawn-go/dawn/store"
 )
 
@@ -310,6 +311,15 @@ func TestRunRemoteOutcomes(t *testing.T) {
 			},
 			wantCode: ExitOK,
 			wantOut:  "Hello!\n",
+		},
+		{
+			name: "a rejected answer is marked and the accepted one shown",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				sse(w, `chunk {"content":"All done!"}`, `answer_rejected {"reason":"plan items are open"}`,
+					`done {"output":{"messages":[{"role":"assistant","content":"All done!"},{"role":"user","content":"Plan harness: …","harness":true},{"role":"assistant","content":"Finished."}]}}`)
+			},
+			wantCode: ExitOK,
+			wantOut:  "All done!\n" + planview.RejectedLine + "\nFinished.\n",
 		},
 	}
 	for _, tt := range tests {

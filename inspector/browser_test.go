@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/stream"
 )
 
@@ -26,6 +29,41 @@ func TestInspectorInBrowser(t *testing.T) {
 	t.Run("a dropped connection rejoins after the last event", func(t *testing.T) { testDroppedStream(t, browserCtx) })
 	t.Run("subagent plans nest under their call", func(t *testing.T) { testSubagentPlan(t, browserCtx) })
 	t.Run("the SSE parser reads what the server writes", func(t *testing.T) { testSSEParser(t, browserCtx) })
+	t.Run("an answer the gate rejects is taken back", func(t *testing.T) { testRejectedAnswer(t, browserCtx) })
+}
+
+// testRejectedAnswer: on a route whose plan the harness owns, the model
+// answers before the plan is done. That answer streams, then the gate
+// rejects it (answer_rejected): the page takes its text back and shows only
+// the accepted answer, live and after a reload.
+func testRejectedAnswer(t *testing.T, browserCtx context.Context) {
+	dir := exampleApp(t)
+	if err := os.MkdirAll(filepath.Join(dir, "quick"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"quick/agent.md": "You do one thing.",
+		"quick/plan.md":  "---\nenforce: true\n---\n- [ ] The one thing\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := map[string]any{"todos": []map[string]string{{"content": "The one thing", "status": "completed"}}, "reason": "did it"}
+	model := dawntest.Script().Reply("All done, bye!").CallTool("writeTodos", done).Reply("Finished for real.")
+	p := openPage(t, browserCtx, startServerWith(t, dir, model).URL)
+	p.pickRoute("/quick")
+	p.send("Do the thing")
+	p.waitFor("the run to end", `document.querySelector('#plan-items .completed') && !document.getElementById('send-button').disabled`)
+	answers := `JSON.stringify([...document.querySelectorAll('#chat .msg.assistant')].map(e => e.textContent))`
+	if got := p.text(answers); got != `["Finished for real."]` {
+		t.Errorf("live answers = %s, want only the accepted one", got)
+	}
+	p.run(chromedp.Reload())
+	p.waitFor("the page to come back", `document.body.dataset.ready === 'true' && document.querySelector('#chat .msg.assistant')`)
+	if got := p.text(answers); got != `["Finished for real."]` {
+		t.Errorf("answers after a reload = %s, want only the accepted one", got)
+	}
 }
 
 func testPlanCard(t *testing.T, browserCtx context.Context) {

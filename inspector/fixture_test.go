@@ -118,6 +118,12 @@ func devServer(t *testing.T, dir string, delay time.Duration) string {
 
 func startServer(t *testing.T, dir string, delay time.Duration) *httptest.Server {
 	t.Helper()
+	return startServerWith(t, dir, slowModel{Model: models.NewOffline(), delay: delay})
+}
+
+// startServerWith is startServer with every route on model.
+func startServerWith(t *testing.T, dir string, model llms.Model) *httptest.Server {
+	t.Helper()
 	a, err := app.Load(context.Background(), dir, app.Options{})
 	if err != nil {
 		t.Fatalf("loading %s: %v", dir, err)
@@ -127,7 +133,6 @@ func startServer(t *testing.T, dir string, delay time.Duration) *httptest.Server
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	model := slowModel{Model: models.NewOffline(), delay: delay}
 	runs := runner.New(st, a, runner.Options{
 		Models: func(string) (llms.Model, error) { return model, nil },
 		Env:    func(string) string { return "" },

@@ -45,6 +45,8 @@ func (p *Plain) Event(e stream.Event) error {
 			p.buf = append(p.buf, text...)
 			p.midLine = !strings.HasSuffix(text, "\n")
 		}
+	case stream.TypeAnswerRejected:
+		p.line(RejectedLine)
 	}
 	return p.flush()
 }

@@ -9,7 +9,8 @@ import (
 
 // Renderer shows a run's events as they arrive. Both renderers show the
 // run's plan, its tool calls (except writeTodos, which the plan shows) and
-// its answer text; they skip every other event, subagent text included.
+// its answer text, with a line below text that an answer_rejected event
+// took back; they skip every other event, subagent text included.
 type Renderer interface {
 	// Event shows one event.
 	Event(e stream.Event) error
@@ -22,6 +23,11 @@ const writeTodosTool = "writeTodos"
 
 // MaxToolInput is how many runes of a tool call's input a line shows.
 const MaxToolInput = 80
+
+// RejectedLine is shown below answer text that the stream took back with an
+// answer_rejected event: the text is already on the screen, so the view
+// says it was not the answer, and the accepted answer follows later.
+const RejectedLine = "(not accepted as the answer; the agent goes on)"
 
 // chunkText returns the text of a chunk event.
 func chunkText(data json.RawMessage) string {

@@ -55,6 +55,8 @@ func (t *TTY) Event(e stream.Event) error {
 		}
 	case stream.TypeChunk:
 		t.text(terminalText(chunkText(e.Data)))
+	case stream.TypeAnswerRejected:
+		t.line(clip(RejectedLine, t.width))
 	}
 	return t.flush()
 }

@@ -123,3 +123,28 @@ func TestPlain(t *testing.T) {
 		t.Errorf("output =\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestRejectedAnswerIsMarked: text the stream takes back with
+// answer_rejected was already on the screen, so both renderers say, on a
+// line below it, that it was not the answer; the accepted answer follows.
+func TestRejectedAnswerIsMarked(t *testing.T) {
+	rejected := stream.New(stream.TypeAnswerRejected, map[string]string{"reason": "Plan harness: your answer was not accepted"})
+	events := []stream.Event{
+		chunkEvent("All "), chunkEvent("done!"), rejected,
+		planEvent(Todo{"a", Completed}),
+		stream.New("subagent."+stream.TypeAnswerRejected, map[string]string{"reason": "x"}),
+		chunkEvent("Finished."),
+	}
+	var plain bytes.Buffer
+	got := showAll(t, NewPlain(&plain), &plain, events...)
+	want := "All done!\n" + RejectedLine + "\nplan: [x] a\nFinished.\n"
+	if got != want {
+		t.Errorf("plain output =\n%q\nwant\n%q", got, want)
+	}
+	var tty bytes.Buffer
+	got = showAll(t, NewTTY(&tty, 0), &tty, events...)
+	want = "All done!\n" + RejectedLine + "\n\nPlan (1/1 done)\n  ✓ a\n\nFinished.\n"
+	if got != want {
+		t.Errorf("tty output =\n%q\nwant\n%q", got, want)
+	}
+}

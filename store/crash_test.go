@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"syscall"
 	"testing"
+
+	"github.com/dawn-go/dawn/thread"
 )
 
 // crashEnv, when set to a path, makes TestMain write steps to that store and
@@ -41,12 +43,20 @@ func crashChild(path string) {
 		os.Exit(5)
 	}
 	for step := 1; step <= crashSteps; step++ {
-		if err := s.SaveStep(ctx, sampleStep("th", "run-1", step, int64(3*step-2))); err != nil {
+		if err := s.SaveStep(ctx, crashStep(step)); err != nil {
 			os.Exit(6)
 		}
 	}
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {}
+}
+
+// crashStep is step n of the run that crashes: sampleStep plus a field
+// that grows by 8 elements per step, kept in parts.
+func crashStep(n int) Step {
+	st := sampleStep("th", "run-1", n, int64(3*n-2))
+	st.Values = thread.State{"todos": todos, "notes": growingValue(8 * n)}
+	return st
 }
 
 // expectedAfterCrash is the checkpoint the crashing child leaves, built by
@@ -56,7 +66,7 @@ func expectedAfterCrash(t *testing.T) Checkpoint {
 	s := openTest(t, ":memory:")
 	newRun(t, s, "th", "run-1")
 	for step := 1; step <= crashSteps; step++ {
-		must(t, s.SaveStep(ctx, sampleStep("th", "run-1", step, int64(3*step-2))))
+		must(t, s.SaveStep(ctx, crashStep(step)))
 	}
 	cp, err := s.Latest(ctx, "th")
 	must(t, err)
@@ -74,7 +84,7 @@ func TestCrashKeepsLastStep(t *testing.T) {
 			must(t, err)
 			newRun(t, s, "th", "run-1")
 			for step := 1; step <= crashSteps; step++ {
-				must(t, s.SaveStep(ctx, sampleStep("th", "run-1", step, int64(3*step-2))))
+				must(t, s.SaveStep(ctx, crashStep(step)))
 			}
 			must(t, s.Close())
 		}},
@@ -110,6 +120,7 @@ func TestCrashKeepsLastStep(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("after the crash:\n got %+v\nwant %+v", got, want)
 			}
+			checkValues(t, "after the crash", got.Values, crashStep(crashSteps).Values)
 			r, err := s.GetRun(ctx, "run-1")
 			must(t, err)
 			th, err := s.GetThread(ctx, "th")

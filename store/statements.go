@@ -24,6 +24,8 @@ type statements struct {
 	insertMessage  *sql.Stmt
 	saveCheckpoint *sql.Stmt
 	insertEvent    *sql.Stmt
+	// SaveStep and SaveValues: state fields kept in parts
+	insertPart, deleteParts *sql.Stmt
 	// FinishRun
 	runOwner  *sql.Stmt
 	finishRun *sql.Stmt
@@ -58,18 +60,19 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 
 		{writer, &st.insertMessage, `INSERT INTO history(thread, run, seq, data) VALUES (?, 0, ?, ?)`},
 		{writer, &st.insertEvent, `INSERT INTO history(thread, run, seq, type, codec, data) VALUES (?, ?, ?, ?, ?, ?)`},
-		{writer, &st.stepCheck, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count
+		{writer, &st.stepCheck, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.parts
 			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = ?`},
 		// status is NULL (kept) unless the step also ends the run.
 		{writer, &st.saveCheckpoint, `UPDATE threads SET step = ?, message_count = ?, run_id = ?, route = ?,
-			state = ?, checkpoint_at = ?, updated_at = ?, status = coalesce(?, status) WHERE pk = ?`},
+			state = ?, parts = ?, checkpoint_at = ?, updated_at = ?, status = coalesce(?, status) WHERE pk = ?`},
+		{writer, &st.insertPart, `INSERT INTO history(thread, run, seq, type, data) VALUES (?, -1, ?, ?, ?)`},
+		{writer, &st.deleteParts, `DELETE FROM history WHERE thread = ? AND run = -1 AND type = ?`},
 
 		{writer, &st.runOwner, `SELECT pk, thread, status FROM runs WHERE id = ?`},
 		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE pk = ?`},
 
-		// One statement, so one read transaction: the head columns come
-		// on the first row only, then one row per message (none when the
-		// thread has no messages, in which case m.seq is NULL).
+		// One statement, so one read transaction: the thread's head row,
+		// then one row per message, then one per part of a state field.
 		{reader, &st.latest, latestQuery},
 		{writer, &st.latestW, latestQuery},
 	}
@@ -84,13 +87,20 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 	return nil
 }
 
-const latestQuery = `SELECT t.step, t.message_count, t.checkpoint_at,
-	CASE WHEN coalesce(m.seq, 0) = 0 THEN t.run_id END,
-	CASE WHEN coalesce(m.seq, 0) = 0 THEN t.route END,
-	CASE WHEN coalesce(m.seq, 0) = 0 THEN t.state END,
-	m.data
-	FROM threads t LEFT JOIN history m ON m.thread = t.pk AND m.run = 0 AND m.seq < t.message_count
-	WHERE t.id = ? ORDER BY m.seq`
+// latestQuery reads a thread's latest checkpoint. Its rows are the head
+// (kind 0: step, message count, time, run, route, state, parts), the
+// messages the checkpoint covers (kind 1: seq and data) and the parts of
+// its state fields (kind 2: seq, field name and data), in that order and
+// by seq: SQLite merges the three, each read in order from its index.
+const latestQuery = `SELECT 0, t.step, t.message_count, t.checkpoint_at, t.run_id, t.route, t.state, t.parts
+	FROM threads t WHERE t.id = ?1
+	UNION ALL
+	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data
+	FROM threads t JOIN history m ON m.thread = t.pk AND m.run = 0 AND m.seq < t.message_count WHERE t.id = ?1
+	UNION ALL
+	SELECT 2, p.seq, NULL, NULL, NULL, NULL, p.type, p.data
+	FROM threads t JOIN history p ON p.thread = t.pk AND p.run = -1 WHERE t.id = ?1
+	ORDER BY 1, 2`
 
 func (st *statements) close() {
 	for _, stmt := range st.all {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -30,8 +31,11 @@ type Step struct {
 	Route    string
 	Step     int              // must be the thread's previous Step + 1
 	Append   []thread.Message // messages added since the previous checkpoint
-	Values   thread.State     // the full state values after the step (replaces the previous)
-	Events   []stream.Event   // events of this step for the run's event log (IDs already assigned)
+	// Values are the full state values after the step; they replace the
+	// previous ones. A large array field that only gained elements costs
+	// the bytes of those elements (see saveParts).
+	Values thread.State
+	Events []stream.Event // events of this step for the run's event log (IDs already assigned)
 	// Finish, when set, ends the run in the same transaction (see Finish).
 	Finish *Finish
 }
@@ -58,9 +62,13 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 			return err
 		}
 	}
+	whole, parted, err := splitValues(st.Values)
+	if err != nil {
+		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
+	}
 	enc := getEncoder()
 	defer putEncoder(enc)
-	messages, state, err := enc.encodeStep(st.Append, st.Values)
+	messages, state, err := enc.encodeStep(st.Append, whole)
 	if err != nil {
 		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
 	}
@@ -71,8 +79,8 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 	return s.write(ctx, func(ctx context.Context) error {
 		now := s.now()
 		var runPK, threadPK, prevStep, count int64
-		var status, owner string
-		err := s.st.stepCheck.QueryRowContext(ctx, st.RunID).Scan(&runPK, &status, &threadPK, &owner, &prevStep, &count)
+		var status, owner, meta string
+		err := s.st.stepCheck.QueryRowContext(ctx, st.RunID).Scan(&runPK, &status, &threadPK, &owner, &prevStep, &count, &meta)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("run %q: %w", st.RunID, ErrNotFound)
@@ -90,8 +98,11 @@ func (s *Store) SaveStep(ctx context.Context, st Step) error {
 				return fmt.Errorf("store: save step %d of thread %q: message %d: %w", st.Step, st.ThreadID, i, err)
 			}
 		}
+		if meta, err = s.saveParts(ctx, threadPK, meta, parted); err != nil {
+			return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
+		}
 		_, err = s.st.saveCheckpoint.ExecContext(ctx,
-			st.Step, count+int64(len(messages)), st.RunID, st.Route, state, now, now, threadStatus, threadPK)
+			st.Step, count+int64(len(messages)), st.RunID, st.Route, state, meta, now, now, threadStatus, threadPK)
 		if err != nil {
 			return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
 		}
@@ -146,30 +157,35 @@ func scanLatest(ctx context.Context, stmt *sql.Stmt, threadID string) (Checkpoin
 	}
 	defer rows.Close()
 	cp := Checkpoint{ThreadID: threadID}
-	var step, count, updated int64
-	var runID, route, state sql.NullString
+	var kind, seq int64
+	var count, updated sql.NullInt64
+	var runID, route, text sql.NullString
 	var data sql.RawBytes
-	for first := true; rows.Next(); first = false {
-		if err := rows.Scan(&step, &count, &updated, &runID, &route, &state, &data); err != nil {
+	var meta string
+	var parts []part
+	for rows.Next() {
+		if err := rows.Scan(&kind, &seq, &count, &updated, &runID, &route, &text, &data); err != nil {
 			return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
 		}
-		if first {
-			cp.RunID, cp.Route, cp.Step = runID.String, route.String, int(step)
-			cp.UpdatedAt = fromNanos(updated)
+		switch kind {
+		case 0:
+			cp.RunID, cp.Route, cp.Step = runID.String, route.String, int(seq)
+			cp.UpdatedAt = fromNanos(updated.Int64)
 			cp.Values = thread.State{}
-			if state.String != "{}" {
-				if err := json.Unmarshal([]byte(state.String), &cp.Values); err != nil {
+			if text.String != "{}" {
+				if err := json.Unmarshal([]byte(text.String), &cp.Values); err != nil {
 					return Checkpoint{}, fmt.Errorf("store: latest of thread %q: state values: %w", threadID, err)
 				}
 			}
-			cp.Messages = make([]thread.Message, 0, count)
-		}
-		if data == nil {
-			continue // no messages
-		}
-		cp.Messages = append(cp.Messages, thread.Message{})
-		if err := json.Unmarshal(data, &cp.Messages[len(cp.Messages)-1]); err != nil {
-			return Checkpoint{}, fmt.Errorf("store: message %d of thread %q: %w", len(cp.Messages)-1, threadID, err)
+			meta = string(data)
+			cp.Messages = make([]thread.Message, 0, count.Int64)
+		case 1:
+			cp.Messages = append(cp.Messages, thread.Message{})
+			if err := json.Unmarshal(data, &cp.Messages[len(cp.Messages)-1]); err != nil {
+				return Checkpoint{}, fmt.Errorf("store: message %d of thread %q: %w", seq, threadID, err)
+			}
+		case 2:
+			parts = append(parts, part{seq: seq, field: text.String, data: bytes.Clone(data)})
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -177,6 +193,9 @@ func scanLatest(ctx context.Context, stmt *sql.Stmt, threadID string) (Checkpoin
 	}
 	if cp.Values == nil {
 		return Checkpoint{}, fmt.Errorf("thread %q: %w", threadID, ErrNotFound)
+	}
+	if err := joinParts(cp.Values, meta, parts); err != nil {
+		return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
 	}
 	return cp, nil
 }

@@ -10,6 +10,12 @@ const (
 	TypeToolResult = "tool_result"
 	TypeDone       = "done"
 	TypeError      = "error"
+	// TypeAnswerRejected follows a final answer that a capability's
+	// finalization gate refused (the harness, while plan items are open).
+	// Its data is {"reason": "…"}. The answer's text was already streamed as
+	// the chunk events right before it; clients discard that text, and the
+	// model goes on.
+	TypeAnswerRejected = "answer_rejected"
 
 	// SubagentPrefix starts the type of every event forwarded from a
 	// subagent to its parent's stream: "subagent.plan_update".

@@ -130,6 +130,7 @@
     byKey: new Map(), // depth + ':' + call id → entry, the newest wins
     expanded: new Set(),
     answer: null,     // the element the answer streams into
+    turnStart: null,  // length of the answer text before the current model turn's chunks
   };
 
   // toPlan reads a plan from a plan_update event, GET /plan or the seed.
@@ -374,11 +375,17 @@
     let parent = st.byKey.get(`${depth - 1}:${d.call_id}`);
     if (!parent) parent = addCall(depth - 1, null, { id: d.call_id, name: d.subagent || 'subagent' });
     parent.subagent = d.subagent || parent.subagent;
+    if (type !== 'chunk' && type !== 'answer_rejected') parent.turnStart = null;
     switch (type) {
       case 'chunk': // the subagent's answer streams into the call's result
         if (!parent.streaming) parent.el.out.textContent = '';
         parent.streaming = true;
+        if (parent.turnStart == null) parent.turnStart = parent.el.out.textContent.length;
         parent.el.out.textContent += d.content || '';
+        break;
+      case 'answer_rejected': // take back the subagent's refused answer
+        if (parent.streaming && parent.turnStart != null) parent.el.out.textContent = parent.el.out.textContent.slice(0, parent.turnStart);
+        parent.turnStart = null;
         break;
       case 'tool_call': addCall(depth, parent, d); break;
       case 'tool_result': finishCall(depth, d); break;
@@ -397,12 +404,16 @@
     return m;
   }
 
+  // showHistory draws the conversation. An assistant answer followed by a
+  // harness message is one the harness refused, not an answer: it is left
+  // out with the harness message.
   function showHistory(messages) {
     $('chat').replaceChildren();
-    for (const m of messages) {
-      if (m.harness || !m.content || (m.role !== 'user' && m.role !== 'assistant')) continue;
+    messages.forEach((m, i) => {
+      if (m.harness || !m.content || (m.role !== 'user' && m.role !== 'assistant')) return;
+      if (m.role === 'assistant' && messages[i + 1] && messages[i + 1].harness) return;
       addMessage(m.role, m.content);
-    }
+    });
   }
 
   // ---- Runs ----------------------------------------------------------------
@@ -413,11 +424,23 @@
     let d = {};
     try { d = JSON.parse(ev.data); } catch { /* keep {} */ }
     if (d === null || typeof d !== 'object') d = {};
+    // A model turn's chunks come in a row; answer_rejected right after
+    // them takes them back (the harness refused that answer).
+    if (ev.type !== 'chunk' && ev.type !== 'answer_rejected') st.turnStart = null;
     switch (ev.type) {
       case 'chunk':
         if (!live) break;
         if (!st.answer) st.answer = addMessage('assistant', '');
+        if (st.turnStart == null) st.turnStart = st.answer.textContent.length;
         st.answer.textContent += d.content || '';
+        break;
+      case 'answer_rejected':
+        if (st.answer && st.turnStart != null) {
+          st.answer.textContent = st.answer.textContent.slice(0, st.turnStart);
+          if (!st.answer.textContent) { st.answer.remove(); st.answer = null; }
+        }
+        st.turnStart = null;
+        timelineNote('answer not accepted; the agent goes on');
         break;
       case 'tool_call': addCall(0, null, d); break;
       case 'tool_result': finishCall(0, d); break;

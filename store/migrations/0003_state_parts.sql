@@ -1,0 +1,17 @@
+-- 0003: large array state fields saved in parts.
+--
+-- Until now a step rewrote the thread's whole state values in threads.state.
+-- A field that grows a little every step (an append-reducer array) made each
+-- step write it all again: the bytes a run wrote grew with the square of its
+-- steps. Now a JSON array of 1 KiB or more is kept as history rows with run
+-- -1: type is the field name, seq numbers the parts within the thread and
+-- data holds some of the array's elements, comma-separated without the
+-- brackets. The field's value is "[" + the parts joined by "," + "]". A
+-- step that only adds elements writes one part with them; any other change
+-- writes the field again as one part.
+--
+-- parts is a JSON object saying which fields are kept that way:
+-- {"next": seq of the next part, "fields": {name: {"size": bytes of the
+-- field's JSON, "sum": hex SHA-256 of that JSON without its closing "]"}}}.
+-- Fields not named there are in state, as before.
+ALTER TABLE threads ADD COLUMN parts TEXT NOT NULL DEFAULT '{}';
