@@ -16,7 +16,7 @@ import (
 
 // partMin is the size, in bytes of compact JSON, from which an array state
 // field is kept in parts: history rows with run -1 (see
-// migrations/0003_state_parts.sql). Smaller values, such as a plan's few
+// migrations/0004_state_parts.sql). Smaller values, such as a plan's few
 // todos, stay in threads.state: a part costs a row, and rewriting a small
 // value costs little.
 const partMin = 1024
