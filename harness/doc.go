@@ -3,6 +3,6 @@
 // evidence and attempts, postconditions, revisions, the auto-advance budget,
 // the retry cap and the finalization gate, as pure functions on a Plan value.
 //
-// It imports only the standard library and yaml.v3; planning wires it into
-// routes.
+// It imports only the standard library, yaml.v3 and todo; planning wires it
+// into routes.
 package harness

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dawn-go/dawn/planfirst"
+	"github.com/dawn-go/dawn/todo"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -56,11 +57,11 @@ func (offlineModel) GenerateContent(ctx context.Context, messages []llms.Message
 		}
 	}
 
-	plan, failures := []todo(nil), 0
+	plan, failures := []item(nil), 0
 	if findTool(opts.Tools, offlineTodosTool) != nil {
 		plan, failures = t.currentPlan()
 		if len(plan) == 0 {
-			plan = []todo{{Content: "Understand the request", Status: statusPending}, {Content: "Answer the request", Status: statusPending}}
+			plan = []item{{Content: "Understand the request", Status: todo.Pending}, {Content: "Answer the request", Status: todo.Pending}}
 		}
 		enforced := findTool(opts.Tools, offlineVerifyTool) != nil
 		if next, ok := advancePlan(plan); ok && failures < maxTodoFailures {
@@ -118,7 +119,7 @@ func findTool(tools []llms.Tool, name string) *llms.FunctionDefinition {
 }
 
 // offlineAnswer is the final text: what was done, and how to get a real model.
-func offlineAnswer(t transcript, plan []todo, gaveUp bool) string {
+func offlineAnswer(t transcript, plan []item, gaveUp bool) string {
 	var b strings.Builder
 	b.WriteString("Offline model: ")
 	input := strconv.Quote(shorten(t.lastUser, 80))

@@ -2,7 +2,7 @@
 // plan as JSON before the agent loop, the harness runs its steps in a fixed
 // order, and the results reach the agent as one report.
 //
-// It is pure logic on values and imports only the standard library and
+// It is pure logic on values and imports only the standard library, todo and
 // thread; it must not import the runner, server, store, agent or model code.
 //
 // # The flow

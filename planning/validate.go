@@ -114,7 +114,7 @@ func validateItem(i int, item any, enforced bool, lim limits) (Todo, error) {
 	}
 	status, _ := fields["status"].(string)
 	switch {
-	case enforced && !Status(status).validEnforced():
+	case enforced && !Status(status).ValidOwned():
 		return Todo{}, fmt.Errorf("todos[%d].status must be one of pending, in_progress, completed, failed, skipped", i)
 	case !enforced && !Status(status).Valid():
 		return Todo{}, fmt.Errorf("todos[%d].status must be one of pending, in_progress, completed", i)
