@@ -31,9 +31,8 @@
 //
 // Steps run in a topological order of their deps; when several steps are
 // ready, the one written first goes first. Ids play no part: lexical order
-// would run E10 before E2, and natural order (NaturalLess) suits only one
-// naming scheme, while the planner's own order always exists and is what the
-// model meant. Because deps only point backwards, a valid plan runs exactly
+// would run E10 before E2, and natural order suits only one naming scheme,
+// while the planner's own order always exists and is what the model meant. Because deps only point backwards, a valid plan runs exactly
 // in the order it is written.
 //
 // # Placeholders
