@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/gomod"
 )
 
 // requireAimockEnv makes a missing aimock fail the test instead of skipping
@@ -27,20 +29,11 @@ const userMessage = "Help me with my account"
 // repoRoot is the module root: the nearest parent folder with a go.mod.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	root, ok := gomod.Root(".")
+	if !ok {
+		t.Fatal("no go.mod above the test's folder")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // aimockBin finds the llmock binary (the aimock CLI that takes -f fixtures)
