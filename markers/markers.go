@@ -5,6 +5,7 @@ package markers
 
 import (
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 )
 
@@ -12,5 +13,6 @@ import (
 func All() []capabilities.Marker {
 	return []capabilities.Marker{
 		planning.Marker(),
+		planfirst.Marker(),
 	}
 }
