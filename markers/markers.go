@@ -5,6 +5,7 @@ package markers
 
 import (
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 )
@@ -13,6 +14,7 @@ import (
 func All() []capabilities.Marker {
 	return []capabilities.Marker{
 		planning.Marker(),
+		harness.Marker(),
 		planfirst.Marker(),
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/todo"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -24,8 +23,11 @@ type todoList struct {
 
 // transcript is what the offline model reads from the messages of a call.
 type transcript struct {
-	system       []string
-	lastUser     string
+	system   []string
+	lastUser string
+	// reply is the answer a capability scripts for lastUser, its own
+	// request to the model (see capabilities.OfflineScript).
+	reply        string
 	toolCalls    int // assistant tool calls so far
 	calls        []llms.ToolCall
 	runStart     int               // index in calls of the first call after the last user message
@@ -46,10 +48,12 @@ func readTranscript(messages []llms.MessageContent) transcript {
 				case llms.ChatMessageTypeSystem:
 					t.system = append(t.system, p.Text)
 				case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
-					if !strings.HasPrefix(p.Text, "Plan harness:") && !strings.HasPrefix(p.Text, planfirst.ReportPrefix) { // the harness's messages are not the user
-						t.lastUser = p.Text
-						t.runStart = len(t.calls)
+					reply, own := scriptedReply(p.Text)
+					if own && reply == "" {
+						continue // a capability's own text, such as a harness note, is not the user
 					}
+					t.lastUser, t.reply = p.Text, reply
+					t.runStart = len(t.calls)
 				}
 			case llms.ToolCall:
 				if mc.Role != llms.ChatMessageTypeAI || p.FunctionCall == nil {
