@@ -1,6 +1,8 @@
 // Package markers is the registry of capability markers: the one list, in
-// run order, that route preparation uses. Adding a capability means writing
-// its package and adding one line here; the runtime does not change.
+// run order, that route preparation uses and where the runtime finds each
+// capability's optional interfaces (capabilities.ConfigSection,
+// RunStrategy, HTTPRoutes, ...). Adding a capability means writing its
+// package and adding one line here; the runtime does not change.
 package markers
 
 import (
