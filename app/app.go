@@ -56,7 +56,11 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	}
 	a := &App{Dir: abs, Routes: map[string]*capabilities.Prepared{}, LoadedAt: time.Now()}
 	var errs []error
-	a.Config, err = LoadConfig(abs)
+	ms := opts.Markers
+	if ms == nil {
+		ms = markers.All()
+	}
+	a.Config, err = loadConfig(abs, ms)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -68,12 +72,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		return a, errors.Join(errs...)
 	}
 	a.Tree = tree
-	ms := opts.Markers
-	if ms == nil {
-		ms = markers.All()
-	}
-	in := capabilities.Input{Markers: ms, AppTools: opts.Tools, AppToolsKnown: opts.ToolsKnown}
-	ctx = capabilities.WithLimits(ctx, capabilities.Limits{Todos: a.Config.Limits.Todos, ItemBytes: a.Config.Limits.TodoBytes})
+	in := capabilities.Input{Markers: a.Config.Markers, AppTools: opts.Tools, AppToolsKnown: opts.ToolsKnown}
 	for _, t := range opts.Tools {
 		if t.Route != "" && tree.Route(t.Route) == nil {
 			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, abs))

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/gomod"
 )
 
 // proc is a child process the tool started: aimock or a dawn server.
@@ -220,18 +222,9 @@ func buildDawn(ctx context.Context, repo, dir string) (string, error) {
 // repoRoot is the nearest folder at or above the working directory with a
 // go.mod.
 func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+	root, ok := gomod.Root(".")
+	if !ok {
+		return "", fmt.Errorf("no go.mod at or above the working directory; run from the dawn repository, or pass --url")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod at or above the working directory; run from the dawn repository, or pass --url")
-		}
-		dir = parent
-	}
+	return root, nil
 }

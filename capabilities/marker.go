@@ -13,6 +13,11 @@ import (
 // route takes three steps, kept apart as in the reference: Detect finds the
 // marker file, Load reads it into a Contribution, and Prepare applies every
 // contribution to the route.
+//
+// A marker may also implement the optional interfaces in optional.go to
+// reach the rest of the runtime (dawn.yaml, typegen, HTTP routes, how a run
+// executes). One that contributes only through those, such as plan-first's
+// run strategy, detects nothing: its Detect always reports false.
 type Marker interface {
 	// Name is the capability's name, such as "planning".
 	Name() string

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dawn-go/dawn/router"
+	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -55,6 +56,9 @@ type Prepared struct {
 	Hooks        []*Hooks
 	Capabilities []Capability
 	Warnings     []string
+	// owners maps each capability tool's name to the marker that
+	// contributed it; a tool not in it is the app's.
+	owners map[string]Marker
 }
 
 // Input is what Prepare needs besides the route.
@@ -160,6 +164,10 @@ func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, err
 			}
 			capabilityTools = append(capabilityTools, tn)
 			p.Tools = append(p.Tools, t)
+			if p.owners == nil {
+				p.owners = map[string]Marker{}
+			}
+			p.owners[tn] = m
 		}
 		for _, f := range c.Fields {
 			f.Capability = name
@@ -236,6 +244,47 @@ func (p *Prepared) Tool(name string) Tool {
 		}
 	}
 	return nil
+}
+
+// Worker returns the route as a worker of a RunStrategy sees it (see
+// WorkerFilter): its prompt, state fields and app tools and, of the
+// capabilities, only the tools a WorkerFilter keeps. p is not changed.
+func (p *Prepared) Worker() *Prepared {
+	w := *p
+	w.Prompts, w.Transformers, w.Hooks, w.Tools = nil, nil, nil, nil
+	for _, t := range p.Tools {
+		name := t.Spec().Name
+		if m, owned := p.owners[name]; owned {
+			if f, ok := m.(WorkerFilter); !ok || !f.WorkerKeeps(name) {
+				continue
+			}
+		}
+		w.Tools = append(w.Tools, t)
+	}
+	return &w
+}
+
+// Signal runs the route's Signal hooks on values, in marker order, for a
+// supervisor's signal ("pause", "resume", "cancel"). It returns the state
+// after them and their events; ok is false when no hook acted on the
+// signal (none returned a state update that applies).
+func (p *Prepared) Signal(values thread.State, signal string) (next thread.State, events []stream.Event, ok bool) {
+	for _, h := range p.Hooks {
+		if h.Signal == nil {
+			continue
+		}
+		eff := h.Signal(values, signal)
+		if eff.Update == nil {
+			continue
+		}
+		applied, err := p.Apply(values, eff.Update)
+		if err != nil {
+			continue
+		}
+		values, ok = applied, true
+		events = append(events, eff.Events...)
+	}
+	return values, events, ok
 }
 
 // Field returns the route's state field named name.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/dawn-go/dawn/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -62,21 +63,17 @@ func ParseStateFile(path string, data []byte) ([]Field, error) {
 	if len(data) > maxStateFile {
 		return nil, fmt.Errorf("%s: file is %d bytes, over the %d byte limit; declare fewer fields", path, len(data), maxStateFile)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	root, err := yamldoc.Mapping(data)
+	var notMapping *yamldoc.NotMappingError
+	switch {
+	case errors.As(err, &notMapping):
+		return nil, fmt.Errorf("%s:%d: expected a mapping of field names to {type, default, reducer}", path, notMapping.Line)
+	case err != nil:
 		return nil, fmt.Errorf("%s: not valid YAML: %v", path, err)
-	}
-	if len(doc.Content) == 0 {
-		return nil, nil // empty file: no fields
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: expected a mapping of field names to {type, default, reducer}", path, root.Line)
 	}
 	var fields []Field
 	var errs []error
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i], root.Content[i+1]
+	for key, val := range yamldoc.Pairs(root) {
 		f, err := parseField(path, key, val)
 		if err != nil {
 			errs = append(errs, err)
@@ -148,8 +145,8 @@ func parseField(path string, key, val *yaml.Node) (Field, error) {
 }
 
 func decodeStrict(n *yaml.Node, v *fieldSpec) error {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		switch k := n.Content[i].Value; k {
+	for key := range yamldoc.Pairs(n) {
+		switch k := key.Value; k {
 		case "type", "default", "reducer", "description":
 		default:
 			return fmt.Errorf("unknown key %q; allowed keys are type, default, reducer, description", k)

@@ -3,6 +3,10 @@
 // evidence and attempts, postconditions, revisions, the auto-advance budget,
 // the retry cap and the finalization gate, as pure functions on a Plan value.
 //
-// It imports only the standard library and yaml.v3; planning wires it into
-// routes.
+// The plan logic imports only the standard library, yaml.v3, yamldoc and
+// todo; planning wires it into routes (plan.md with enforce: true). Marker
+// is the harness's entry in the markers registry: the supervisor's HTTP
+// routes, the keys it stores on messages and its notes for the offline
+// model, reached through capabilities' optional interfaces. The package
+// must not import planning, the runner, server, store, agent or model code.
 package harness

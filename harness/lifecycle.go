@@ -241,10 +241,10 @@ func ToolFailed(p *Plan, s Settings) Outcome {
 	}
 	it := &p.Items[i]
 	it.Attempts++
-	note := fmt.Sprintf("Plan harness: this is step %d/%d, attempt %d/%d. If the error suggests another way, try the one that best fits the user's intent; call stepFailed only when you have run out of angles.", i+1, len(p.Items), it.Attempts, s.RetryCap)
+	note := fmt.Sprintf(NotePrefix+" this is step %d/%d, attempt %d/%d. If the error suggests another way, try the one that best fits the user's intent; call stepFailed only when you have run out of angles.", i+1, len(p.Items), it.Attempts, s.RetryCap)
 	if it.Attempts >= s.RetryCap {
 		out := p.pause(PauseRetryCap, "harness", fmt.Sprintf("step %q failed %d times", it.Content, it.Attempts))
-		out.Note = fmt.Sprintf("Plan harness: step %d/%d failed %d times, the retry cap; the plan is paused for the supervisor.", i+1, len(p.Items), it.Attempts)
+		out.Note = fmt.Sprintf(NotePrefix+" step %d/%d failed %d times, the retry cap; the plan is paused for the supervisor.", i+1, len(p.Items), it.Attempts)
 		return out
 	}
 	return Outcome{Note: note}
@@ -267,7 +267,7 @@ func Final(p *Plan, s Settings) Outcome {
 		return p.fail(fmt.Sprintf("the model gave a final answer %d times while the plan was unfinished (%s)", p.Corrections, strings.Join(missing, "; ")))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Plan harness: your answer was not accepted because the plan is not finished (correction %d of %d):\n", p.Corrections, s.Corrections)
+	fmt.Fprintf(&b, NotePrefix+" your answer was not accepted because the plan is not finished (correction %d of %d):\n", p.Corrections, s.Corrections)
 	for _, m := range missing {
 		fmt.Fprintf(&b, "- %s\n", m)
 	}

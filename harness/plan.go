@@ -3,6 +3,8 @@ package harness
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dawn-go/dawn/todo"
 )
 
 // State is a plan's lifecycle state.
@@ -22,21 +24,19 @@ const (
 // Active reports whether the plan is still being worked on or can resume.
 func (s State) Active() bool { return s == Draft || s == Running || s == Paused }
 
-// Status is an item's status. Pending, InProgress and Completed are Dawn's;
-// Failed and Skipped are the harness's additions.
-type Status string
+// Status is an item's status: the one status type of package todo.
+// Pending, InProgress and Completed are Dawn's; failed and skipped are the
+// harness's additions.
+type Status = todo.Status
 
 // Item statuses.
 const (
-	Pending    Status = "pending"
-	InProgress Status = "in_progress"
-	Completed  Status = "completed"
-	ItemFailed Status = "failed"
-	Skipped    Status = "skipped"
+	Pending    = todo.Pending
+	InProgress = todo.InProgress
+	Completed  = todo.Completed
+	ItemFailed = todo.Failed
+	Skipped    = todo.Skipped
 )
-
-// Terminal reports whether an item needs no more work.
-func (s Status) Terminal() bool { return s == Completed || s == ItemFailed || s == Skipped }
 
 // Pause reasons.
 const (

@@ -1,10 +1,12 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/dawn-go/dawn/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -58,24 +60,20 @@ var Keys = []string{"goal", "enforce", "evidence", "advance", "budget", "retry_c
 // its key and what to write.
 func ParseSettings(path, front string) (Settings, []error) {
 	s := Settings{Advance: AdvanceAuto, Budget: DefaultBudget, RetryCap: DefaultRetryCap, MaxItems: DefaultMaxItems, Corrections: DefaultCorrections}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
-		return s, []error{fmt.Errorf("%s: front matter is not valid YAML: %v", path, err)}
-	}
-	if len(doc.Content) == 0 {
-		return s, nil
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
+	root, err := yamldoc.Mapping([]byte(front))
+	var notMapping *yamldoc.NotMappingError
+	switch {
+	case errors.As(err, &notMapping):
 		return s, []error{fmt.Errorf("%s: front matter must be a mapping of keys (%s)", path, strings.Join(Keys, ", "))}
+	case err != nil:
+		return s, []error{fmt.Errorf("%s: front matter is not valid YAML: %v", path, err)}
 	}
 	var errs []error
 	bad := func(key *yaml.Node, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s:%d: front matter key %q: %s", path, key.Line+1, key.Value, fmt.Sprintf(format, args...)))
 	}
 	var set []string
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i], root.Content[i+1]
+	for key, val := range yamldoc.Pairs(root) {
 		set = append(set, key.Value)
 		switch key.Value {
 		case "goal":

@@ -11,18 +11,20 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 //go:embed static
 var static embed.FS
 
-// asset is one embedded file, ready to serve: its bytes, a gzip copy made
-// once at start-up, and an ETag from its content.
+// asset is one embedded file, ready to serve: its bytes, an ETag from its
+// content and a gzip copy made on the first request that takes gzip.
 type asset struct {
 	contentType string
 	raw         []byte
-	gzipped     []byte
 	etag        string
+	gzipOnce    sync.Once
+	gzipped     []byte // nil when gzip does not make the file smaller
 }
 
 // contentTypes are fixed here rather than read from the system's MIME
@@ -34,8 +36,10 @@ var contentTypes = map[string]string{
 	".svg":  "image/svg+xml",
 }
 
-// assets holds every file under static/, by name relative to it.
-var assets = loadAssets()
+// assets returns every file under static/, by name relative to it. They
+// are read on the first request, not at init: a command that never serves
+// the inspector (dawn routes, dawn check) pays nothing for them.
+var assets = sync.OnceValue(loadAssets)
 
 func loadAssets() map[string]*asset {
 	out := map[string]*asset{}
@@ -52,12 +56,6 @@ func loadAssets() map[string]*asset {
 		if a.contentType == "" {
 			a.contentType = "application/octet-stream"
 		}
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		_, _ = zw.Write(raw)
-		if zw.Close() == nil && buf.Len() < len(raw) {
-			a.gzipped = buf.Bytes()
-		}
 		out[strings.TrimPrefix(p, "static/")] = a
 		return nil
 	})
@@ -65,6 +63,20 @@ func loadAssets() map[string]*asset {
 		panic("inspector: reading embedded assets: " + err.Error())
 	}
 	return out
+}
+
+// gzip returns the gzip copy of a, made once; nil when gzip does not make
+// the file smaller.
+func (a *asset) gzip() []byte {
+	a.gzipOnce.Do(func() {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = zw.Write(a.raw)
+		if zw.Close() == nil && buf.Len() < len(a.raw) {
+			a.gzipped = buf.Bytes()
+		}
+	})
+	return a.gzipped
 }
 
 // write serves a with revalidation (the dev server's files change with the
@@ -82,9 +94,11 @@ func (a *asset) write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := a.raw
-	if a.gzipped != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		body = a.gzipped
-		h.Set("Content-Encoding", "gzip")
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		if z := a.gzip(); z != nil {
+			body = z
+			h.Set("Content-Encoding", "gzip")
+		}
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)

@@ -45,7 +45,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = "index.html"
 	}
-	a, ok := assets[name]
+	a, ok := assets()[name]
 	if !ok {
 		http.NotFound(w, r)
 		return

@@ -1,10 +1,14 @@
 // Package markers is the registry of capability markers: the one list, in
-// run order, that route preparation uses. Adding a capability means writing
-// its package and adding one line here; the runtime does not change.
+// run order, that route preparation uses and where the runtime finds each
+// capability's optional interfaces (capabilities.ConfigSection,
+// RunStrategy, HTTPRoutes, ...). Adding a capability means writing its
+// package and adding one line here; the runtime does not change.
 package markers
 
 import (
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 )
 
@@ -12,5 +16,7 @@ import (
 func All() []capabilities.Marker {
 	return []capabilities.Marker{
 		planning.Marker(),
+		harness.Marker(),
+		planfirst.Marker(),
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dawn-go/dawn/planfirst"
+	"github.com/dawn-go/dawn/todo"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -45,8 +45,8 @@ func (offlineModel) GenerateContent(ctx context.Context, messages []llms.Message
 	t := readTranscript(messages)
 	nextID := "call_offline_" + strconv.Itoa(t.toolCalls+1)
 
-	if task, subagents, ok := planfirst.ReadDirective(t.lastUser); ok {
-		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: offlinePlan(task, subagents), StopReason: "stop"}}}, nil
+	if t.reply != "" {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: t.reply, StopReason: "stop"}}}, nil
 	}
 
 	if task := findTool(opts.Tools, offlineTaskTool); task != nil && !t.taskCalled {
@@ -56,11 +56,11 @@ func (offlineModel) GenerateContent(ctx context.Context, messages []llms.Message
 		}
 	}
 
-	plan, failures := []todo(nil), 0
+	plan, failures := []item(nil), 0
 	if findTool(opts.Tools, offlineTodosTool) != nil {
 		plan, failures = t.currentPlan()
 		if len(plan) == 0 {
-			plan = []todo{{Content: "Understand the request", Status: statusPending}, {Content: "Answer the request", Status: statusPending}}
+			plan = []item{{Content: "Understand the request", Status: todo.Pending}, {Content: "Answer the request", Status: todo.Pending}}
 		}
 		enforced := findTool(opts.Tools, offlineVerifyTool) != nil
 		if next, ok := advancePlan(plan); ok && failures < maxTodoFailures {
@@ -118,7 +118,7 @@ func findTool(tools []llms.Tool, name string) *llms.FunctionDefinition {
 }
 
 // offlineAnswer is the final text: what was done, and how to get a real model.
-func offlineAnswer(t transcript, plan []todo, gaveUp bool) string {
+func offlineAnswer(t transcript, plan []item, gaveUp bool) string {
 	var b strings.Builder
 	b.WriteString("Offline model: ")
 	input := strconv.Quote(shorten(t.lastUser, 80))
@@ -165,23 +165,4 @@ func splitWords(text string, n int) []string {
 		chunks = append(chunks, strings.Join(words[i:min(i+per, len(words))], ""))
 	}
 	return chunks
-}
-
-// offlinePlan is the offline model's answer to a plan-first request: three
-// steps that pass results along with placeholders, the middle one handed to
-// the first subagent when there is one.
-func offlinePlan(task string, subagents []string) string {
-	short := shorten(task, 80)
-	work := map[string]any{"id": "E2", "task": "Work on the task using what step E1 found: #E1.summary", "deps": []string{"E1"}}
-	if len(subagents) > 0 && subagents[0] != "" {
-		work["subagent"] = subagents[0]
-	}
-	return marshalArgs(map[string]any{
-		"goal": "Answer: " + short,
-		"steps": []any{
-			map[string]any{"id": "E1", "task": "Work out what is being asked: " + short},
-			work,
-			map[string]any{"id": "E3", "task": "Check the result of step E2: #E2.head=200", "deps": []string{"E2"}},
-		},
-	})
 }

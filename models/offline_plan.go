@@ -5,34 +5,29 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dawn-go/dawn/planfirst"
+	"github.com/dawn-go/dawn/todo"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Todo statuses, as writeTodos takes them.
-const (
-	statusPending    = "pending"
-	statusInProgress = "in_progress"
-	statusCompleted  = "completed"
-	statusFailed     = "failed"
-	statusSkipped    = "skipped"
-)
-
-type todo struct {
-	Content  string `json:"content"`
-	Status   string `json:"status"`
-	Evidence string `json:"evidence,omitempty"`
+// item is one plan item as writeTodos takes it.
+type item struct {
+	Content  string      `json:"content"`
+	Status   todo.Status `json:"status"`
+	Evidence string      `json:"evidence,omitempty"`
 }
 
 type todoList struct {
-	Todos  []todo `json:"todos"`
+	Todos  []item `json:"todos"`
 	Reason string `json:"reason,omitempty"`
 }
 
 // transcript is what the offline model reads from the messages of a call.
 type transcript struct {
-	system       []string
-	lastUser     string
+	system   []string
+	lastUser string
+	// reply is the answer a capability scripts for lastUser, its own
+	// request to the model (see capabilities.OfflineScript).
+	reply        string
 	toolCalls    int // assistant tool calls so far
 	calls        []llms.ToolCall
 	runStart     int               // index in calls of the first call after the last user message
@@ -53,10 +48,12 @@ func readTranscript(messages []llms.MessageContent) transcript {
 				case llms.ChatMessageTypeSystem:
 					t.system = append(t.system, p.Text)
 				case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
-					if !strings.HasPrefix(p.Text, "Plan harness:") && !strings.HasPrefix(p.Text, planfirst.ReportPrefix) { // the harness's messages are not the user
-						t.lastUser = p.Text
-						t.runStart = len(t.calls)
+					reply, own := scriptedReply(p.Text)
+					if own && reply == "" {
+						continue // a capability's own text, such as a harness note, is not the user
 					}
+					t.lastUser, t.reply = p.Text, reply
+					t.runStart = len(t.calls)
 				}
 			case llms.ToolCall:
 				if mc.Role != llms.ChatMessageTypeAI || p.FunctionCall == nil {
@@ -90,7 +87,7 @@ func readTranscript(messages []llms.MessageContent) transcript {
 // succeeded since the user last spoke, or else the plan rendered in the
 // system prompt (the thread's state when the run began), and how many
 // writeTodos calls failed in all.
-func (t transcript) currentPlan() (plan []todo, failures int) {
+func (t transcript) currentPlan() (plan []item, failures int) {
 	found := false
 	for i := len(t.calls) - 1; i >= 0; i-- {
 		call := t.calls[i]
@@ -144,8 +141,8 @@ func isErrorResult(result string) bool {
 
 // parsePromptPlan reads the plan as the planning prompt renders it: lines of
 // the form "- [pending] text", "- [in_progress] text" or "- [completed] text".
-func parsePromptPlan(text string) []todo {
-	var plan []todo
+func parsePromptPlan(text string) []item {
+	var plan []item
 	for line := range strings.Lines(text) {
 		line = strings.TrimSpace(line)
 		rest, ok := strings.CutPrefix(line, "- [")
@@ -158,11 +155,8 @@ func parsePromptPlan(text string) []todo {
 		}
 		content, _, _ = strings.Cut(content, " (evidence: ") // an enforced plan shows evidence after the item
 		content = strings.TrimSpace(content)
-		switch status {
-		case statusPending, statusInProgress, statusCompleted, statusFailed, statusSkipped:
-			if content != "" {
-				plan = append(plan, todo{Content: content, Status: status})
-			}
+		if todo.Status(status).ValidOwned() && content != "" {
+			plan = append(plan, item{Content: content, Status: todo.Status(status)})
 		}
 	}
 	return plan
@@ -171,34 +165,34 @@ func parsePromptPlan(text string) []todo {
 // advancePlan moves the plan one step: the item in progress is completed and
 // the next pending one started, or else the first pending one is started. It
 // reports false when nothing is left to do.
-func advancePlan(plan []todo) ([]todo, bool) {
-	next := make([]todo, len(plan))
+func advancePlan(plan []item) ([]item, bool) {
+	next := make([]item, len(plan))
 	copy(next, plan)
 	firstPending := func(from int) int {
 		for i := from; i < len(next); i++ {
-			if next[i].Status == statusPending {
+			if next[i].Status == todo.Pending {
 				return i
 			}
 		}
 		return -1
 	}
 	for i, item := range next {
-		if item.Status != statusInProgress {
+		if item.Status != todo.InProgress {
 			continue
 		}
-		next[i].Status = statusCompleted
+		next[i].Status = todo.Completed
 		next[i].Evidence = "offline model: finished " + strconv.Quote(shorten(item.Content, 60))
 		j := firstPending(i + 1)
 		if j < 0 {
 			j = firstPending(0)
 		}
 		if j >= 0 {
-			next[j].Status = statusInProgress
+			next[j].Status = todo.InProgress
 		}
 		return next, true
 	}
 	if j := firstPending(0); j >= 0 {
-		next[j].Status = statusInProgress
+		next[j].Status = todo.InProgress
 		return next, true
 	}
 	return nil, false

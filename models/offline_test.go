@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn/todo"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -59,7 +60,7 @@ func statusLine(t *testing.T, args string) string {
 	if err := json.Unmarshal([]byte(args), &list); err != nil {
 		t.Fatalf("writeTodos arguments %s: %v", args, err)
 	}
-	letters := map[string]string{statusPending: "P", statusInProgress: "I", statusCompleted: "C"}
+	letters := map[todo.Status]string{todo.Pending: "P", todo.InProgress: "I", todo.Completed: "C"}
 	var out []string
 	for _, item := range list.Todos {
 		out = append(out, letters[item.Status])
@@ -237,12 +238,12 @@ func TestOfflineStops(t *testing.T) {
 func TestParsePromptPlan(t *testing.T) {
 	tests := []struct {
 		in   string
-		want []todo
+		want []item
 	}{
 		{"", nil},
-		{"- [pending] A\n  - [in_progress] B  \n- [completed] C", []todo{{"A", "pending", ""}, {"B", "in_progress", ""}, {"C", "completed", ""}}},
+		{"- [pending] A\n  - [in_progress] B  \n- [completed] C", []item{{"A", "pending", ""}, {"B", "in_progress", ""}, {"C", "completed", ""}}},
 		{"- [done] A\n- [pending]\n- [pending]   \n* [pending] B\n-[pending] C", nil},
-		{"- [pending] a ] b", []todo{{"a ] b", "pending", ""}}},
+		{"- [pending] a ] b", []item{{"a ] b", "pending", ""}}},
 	}
 	for _, tt := range tests {
 		if got := parsePromptPlan(tt.in); !reflect.DeepEqual(got, tt.want) {
@@ -259,7 +260,7 @@ func FuzzParsePromptPlan(f *testing.F) {
 				t.Fatalf("item content %q is empty or untrimmed", item.Content)
 			}
 			switch item.Status {
-			case statusPending, statusInProgress, statusCompleted:
+			case todo.Pending, todo.InProgress, todo.Completed:
 			default:
 				t.Fatalf("item status %q", item.Status)
 			}

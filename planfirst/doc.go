@@ -2,8 +2,13 @@
 // plan as JSON before the agent loop, the harness runs its steps in a fixed
 // order, and the results reach the agent as one report.
 //
-// It is pure logic on values and imports only the standard library and
-// thread; it must not import the runner, server, store, agent or model code.
+// The plan logic is pure functions on values. Marker is plan-first's entry
+// in the markers registry: it reads dawn.yaml's plan_first section
+// (capabilities.ConfigSection), runs a route plan-first when asked
+// (capabilities.RunStrategy, over the runtime's RunHost) and answers its own
+// directive on the offline model (capabilities.OfflineScript). It imports
+// capabilities, planning and harness; it must not import the runner,
+// server, store, agent or model code.
 //
 // # The flow
 //
@@ -31,9 +36,8 @@
 //
 // Steps run in a topological order of their deps; when several steps are
 // ready, the one written first goes first. Ids play no part: lexical order
-// would run E10 before E2, and natural order (NaturalLess) suits only one
-// naming scheme, while the planner's own order always exists and is what the
-// model meant. Because deps only point backwards, a valid plan runs exactly
+// would run E10 before E2, and natural order suits only one naming scheme,
+// while the planner's own order always exists and is what the model meant. Because deps only point backwards, a valid plan runs exactly
 // in the order it is written.
 //
 // # Placeholders

@@ -5,19 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/dawn-go/dawn/todo"
 )
 
-// Status is a step's status. The values match the harness's plan item
-// statuses, so a step maps onto a plan item as is.
-type Status string
+// Status is a step's status: the one status type of package todo, so a
+// step maps onto a harness plan item as is.
+type Status = todo.Status
 
 // Step statuses.
 const (
-	Pending    Status = "pending"
-	InProgress Status = "in_progress"
-	Completed  Status = "completed"
-	Failed     Status = "failed"
-	Skipped    Status = "skipped"
+	Pending    = todo.Pending
+	InProgress = todo.InProgress
+	Completed  = todo.Completed
+	Failed     = todo.Failed
+	Skipped    = todo.Skipped
 )
 
 // Runner runs one step: task is the step's task with its placeholders

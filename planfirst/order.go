@@ -7,7 +7,7 @@ package planfirst
 // The planner's own order is the tie-breaker because it is the only order
 // that means something for every naming scheme: ids are free-form ("E2",
 // "fetch", "step-10"), lexical order runs E10 before E2, and natural order
-// (see NaturalLess) fixes that only for one scheme. Since Validate lets deps
+// fixes that only for one scheme. Since Validate lets deps
 // point only backwards, a valid plan runs exactly in the order it was
 // written, which is also the order its steps appear as plan items. Order
 // still sorts properly for hand-built plans: unknown deps are ignored, and
@@ -68,53 +68,4 @@ func orderIndices(p *Plan) []int {
 		}
 	}
 	return order
-}
-
-// NaturalLess reports whether a sorts before b in natural order: runs of
-// digits compare by numeric value, so "E2" < "E10" (lexical order says the
-// opposite), and everything else compares byte by byte. Equal values with
-// different leading zeros sort the shorter first, and the order is total.
-//
-// Order does not use it: execution follows the plan's own order. It is for
-// listing ids that have no plan position, like the keys of an outputs map.
-func NaturalLess(a, b string) bool {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if isDigit(a[i]) && isDigit(b[j]) {
-			si, sj := i, j
-			for i < len(a) && isDigit(a[i]) {
-				i++
-			}
-			for j < len(b) && isDigit(b[j]) {
-				j++
-			}
-			da, db := trimZeros(a[si:i]), trimZeros(b[sj:j])
-			if len(da) != len(db) {
-				return len(da) < len(db)
-			}
-			if da != db {
-				return da < db
-			}
-			if i-si != j-sj { // same value, fewer leading zeros first
-				return i-si < j-sj
-			}
-			continue
-		}
-		if a[i] != b[j] {
-			return a[i] < b[j]
-		}
-		i++
-		j++
-	}
-	if len(a)-i != len(b)-j {
-		return len(a)-i < len(b)-j
-	}
-	return a < b
-}
-
-func trimZeros(s string) string {
-	for len(s) > 1 && s[0] == '0' {
-		s = s[1:]
-	}
-	return s
 }

@@ -3,8 +3,6 @@ package planfirst
 import (
 	"fmt"
 	"reflect"
-	"slices"
-	"sort"
 	"testing"
 )
 
@@ -75,36 +73,6 @@ func TestOrderRespectsDeps(t *testing.T) {
 				t.Errorf("%s runs at %d, before its dep %s at %d", s.ID, at[s.ID], d, at[d])
 			}
 		}
-	}
-}
-
-func TestNaturalLess(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"E2", "E10", true},
-		{"E10", "E2", false},
-		{"E1", "E1", false},
-		{"E1", "E01", true},
-		{"E01", "E1", false},
-		{"E9", "F1", true},
-		{"E", "E1", true},
-		{"E1", "E1a", true},
-		{"step2-b", "step10-a", true},
-		{"a", "b", true},
-		{"E99999999999999999999", "E100000000000000000000", true},
-		{"1", "a", true},
-	}
-	for _, tt := range tests {
-		if got := NaturalLess(tt.a, tt.b); got != tt.want {
-			t.Errorf("NaturalLess(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-	}
-	ids := []string{"E10", "E2", "E1", "E12", "E11", "E3", "E01"}
-	sort.Slice(ids, func(i, j int) bool { return NaturalLess(ids[i], ids[j]) })
-	if want := []string{"E1", "E01", "E2", "E3", "E10", "E11", "E12"}; !slices.Equal(ids, want) {
-		t.Errorf("sorted = %v, want %v", ids, want)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // Names used by a route whose plan the harness owns (enforce: true).
 const (
 	// PlanField is the state field holding the harness-owned plan.
-	PlanField = "plan"
+	PlanField = harness.PlanField
 	// StepFailedTool reports that the step in progress failed.
 	StepFailedTool = "stepFailed"
 	// VerifyTool verifies one postcondition with evidence.

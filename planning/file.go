@@ -1,13 +1,13 @@
 package planning
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/yamldoc"
 )
 
 // File is a parsed plan.md: its optional front matter (the plan harness
@@ -36,9 +36,9 @@ func LoadFile(path string) (File, error) {
 func ParseFile(path string, data []byte) (File, error) {
 	f := File{Seed: []Todo{}}
 	data = normalize(data)
-	front, body, err := splitFrontMatter(path, data)
+	front, body, err := yamldoc.SplitFrontMatter(data)
 	if err != nil {
-		return f, err
+		return f, fmt.Errorf("%s: front matter starts with --- but has no closing --- line; close it or remove the first line", path)
 	}
 	if front != nil {
 		var errs []error
@@ -52,27 +52,6 @@ func ParseFile(path string, data []byte) (File, error) {
 		return f, fmt.Errorf("%s: the checklist has %d items, over max_items (%d); raise max_items or shorten the plan", path, len(f.Seed), f.Settings.MaxItems)
 	}
 	return f, nil
-}
-
-// splitFrontMatter separates a leading "---" YAML block from the Markdown.
-// A plan.md without one has nil front matter.
-func splitFrontMatter(path string, data []byte) (front, body []byte, err error) {
-	if !bytes.HasPrefix(data, []byte("---\n")) {
-		return nil, data, nil
-	}
-	rest := data[len("---\n"):]
-	for off := 0; off <= len(rest); {
-		line := rest[off:]
-		end := bytes.IndexByte(line, '\n')
-		if end < 0 {
-			end = len(line)
-		}
-		if string(bytes.TrimRight(line[:end], " \t")) == "---" {
-			return rest[:off], rest[min(off+end+1, len(rest)):], nil
-		}
-		off += end + 1
-	}
-	return nil, nil, fmt.Errorf("%s: front matter starts with --- but has no closing --- line; close it or remove the first line", path)
 }
 
 // readSeedFile reads plan.md unless it is over MaxSeedBytes, in which case

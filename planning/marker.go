@@ -20,9 +20,11 @@ const Name = "planning"
 // contributes the writeTodos tool, the todos state field (replace reducer,
 // default the seed), the planning prompt fragment and the plan_update
 // transformer. Its Details are {"seed":[...]}.
-func Marker() capabilities.Marker { return marker{} }
+func Marker() capabilities.Marker { return marker{lim: defaultLimits()} }
 
-type marker struct{}
+// marker is the planning marker; lim are the writeTodos limits of the app
+// (see Configure).
+type marker struct{ lim limits }
 
 func (marker) Name() string { return Name }
 
@@ -34,8 +36,8 @@ func (marker) Detect(dir string) (string, bool) {
 	return MarkerFile, true
 }
 
-func (marker) Load(ctx context.Context, _ *router.Route, file string) (*capabilities.Contribution, error) {
-	lim := limitsFrom(capabilities.LimitsFrom(ctx))
+func (m marker) Load(_ context.Context, _ *router.Route, file string) (*capabilities.Contribution, error) {
+	lim := m.lim
 	f, err := LoadFile(file)
 	if err != nil {
 		var pathErr *fs.PathError

@@ -1,5 +1,7 @@
 package planning
 
+import "github.com/dawn-go/dawn/todo"
+
 // MarkerFile is the file beside agent.md that switches planning on and seeds
 // the todo list.
 const MarkerFile = "plan.md"
@@ -17,27 +19,19 @@ const StateField = "todos"
 // EventType is the stream event emitted after a successful writeTodos call.
 const EventType = "plan_update"
 
-// Status is the state of one todo.
-type Status string
+// Status is the state of one todo: the one status type of package todo.
+type Status = todo.Status
 
 // Statuses a todo can have. A seed only yields Pending and Completed; the
-// model may also use InProgress.
+// model may also use InProgress. Failed and Skipped exist only on routes
+// whose plan the harness owns (enforce: true in plan.md).
 const (
-	Pending    Status = "pending"
-	InProgress Status = "in_progress"
-	Completed  Status = "completed"
-	// Failed and Skipped exist only on routes whose plan the harness owns
-	// (enforce: true in plan.md).
-	Failed  Status = "failed"
-	Skipped Status = "skipped"
+	Pending    = todo.Pending
+	InProgress = todo.InProgress
+	Completed  = todo.Completed
+	Failed     = todo.Failed
+	Skipped    = todo.Skipped
 )
-
-// Valid reports whether s is one of the known statuses.
-func (s Status) Valid() bool {
-	return s == Pending || s == InProgress || s == Completed
-}
-
-func (s Status) validEnforced() bool { return s.Valid() || s == Failed || s == Skipped }
 
 // Todo is one item of the plan. Evidence is set only on routes whose plan
 // the harness owns.

@@ -21,7 +21,7 @@ Example: {"todos":[{"content":"Understand the customer request","status":"comple
 // on valid input its output is {"todos":[...]} and it updates the todos state
 // field; on invalid input it returns a *capabilities.InputError whose Msg is
 // Validate's message and changes nothing.
-// The input schema's maxItems is MaxTodos at the time Tool is called.
+// Its limits are the defaults, MaxTodos and MaxContentBytes.
 func Tool() capabilities.Tool { return newTool(defaultLimits()) }
 
 func newTool(lim limits) capabilities.Tool {

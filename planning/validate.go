@@ -5,17 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dawn-go/dawn/capabilities"
 	"slices"
 	"strings"
 )
 
-// MaxTodos is the most items one writeTodos call may pass.
-var MaxTodos = 200
+// MaxTodos is the most items one writeTodos call may pass, unless dawn.yaml
+// sets limits.todos.
+const MaxTodos = 200
 
 // MaxContentBytes is the longest content, in bytes after trimming, of one
-// item passed to writeTodos.
-var MaxContentBytes = 2000
+// item passed to writeTodos, unless dawn.yaml sets limits.todo_bytes.
+const MaxContentBytes = 2000
 
 const objectHint = `input must be a JSON object like {"todos":[{"content":"…","status":"pending"}]}`
 
@@ -33,18 +33,6 @@ func Validate(raw json.RawMessage) ([]Todo, error) {
 type limits struct{ todos, itemBytes int }
 
 func defaultLimits() limits { return limits{todos: MaxTodos, itemBytes: MaxContentBytes} }
-
-// limitsFrom fills zero fields of l with the package defaults.
-func limitsFrom(l capabilities.Limits) limits {
-	out := defaultLimits()
-	if l.Todos > 0 {
-		out.todos = l.Todos
-	}
-	if l.ItemBytes > 0 {
-		out.itemBytes = l.ItemBytes
-	}
-	return out
-}
 
 // ValidateEnforced is Validate for a route whose plan the harness owns:
 // items may also be failed or skipped and carry "evidence", and the input
@@ -114,7 +102,7 @@ func validateItem(i int, item any, enforced bool, lim limits) (Todo, error) {
 	}
 	status, _ := fields["status"].(string)
 	switch {
-	case enforced && !Status(status).validEnforced():
+	case enforced && !Status(status).ValidOwned():
 		return Todo{}, fmt.Errorf("todos[%d].status must be one of pending, in_progress, completed, failed, skipped", i)
 	case !enforced && !Status(status).Valid():
 		return Todo{}, fmt.Errorf("todos[%d].status must be one of pending, in_progress, completed", i)

@@ -1,6 +1,16 @@
 package planview
 
-import "github.com/dawn-go/dawn/stream"
+import (
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/todo"
+)
+
+// Short names for the statuses the tests use.
+const (
+	Pending    = todo.Pending
+	InProgress = todo.InProgress
+	Completed  = todo.Completed
+)
 
 // planEvent is a plan_update event with todos.
 func planEvent(todos ...Todo) stream.Event {

@@ -1,25 +1,20 @@
 package planview
 
+import "github.com/dawn-go/dawn/todo"
+
 // Todo is one plan item as plan_update events carry it.
 type Todo struct {
-	Content string `json:"content"`
-	Status  string `json:"status"`
+	Content string      `json:"content"`
+	Status  todo.Status `json:"status"`
 }
-
-// Statuses a Todo can have.
-const (
-	Pending    = "pending"
-	InProgress = "in_progress"
-	Completed  = "completed"
-)
 
 // Symbol is the mark a terminal shows for status: ✓ completed, ▶ in
 // progress, and ○ for pending or anything unknown.
-func Symbol(status string) string {
+func Symbol(status todo.Status) string {
 	switch status {
-	case Completed:
+	case todo.Completed:
 		return "✓"
-	case InProgress:
+	case todo.InProgress:
 		return "▶"
 	}
 	return "○"
@@ -27,11 +22,11 @@ func Symbol(status string) string {
 
 // Box is the mark a plain line shows for status: [x] completed, [>] in
 // progress, and [ ] for pending or anything unknown.
-func Box(status string) string {
+func Box(status todo.Status) string {
 	switch status {
-	case Completed:
+	case todo.Completed:
 		return "[x]"
-	case InProgress:
+	case todo.InProgress:
 		return "[>]"
 	}
 	return "[ ]"
@@ -41,7 +36,7 @@ func Box(status string) string {
 func CountDone(todos []Todo) int {
 	n := 0
 	for _, t := range todos {
-		if t.Status == Completed {
+		if t.Status == todo.Completed {
 			n++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/gomod"
 )
 
 // dawnBin is the stock binary (./cmd/dawn) that TestMain builds once.
@@ -63,20 +66,11 @@ func goBuild(out, pkg string) error {
 
 // findRepo is the nearest folder above the working directory with a go.mod.
 func findRepo() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+	root, ok := gomod.Root(".")
+	if !ok {
+		return "", errors.New("no go.mod above the working directory")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above %s", dir)
-		}
-		dir = parent
-	}
+	return root, nil
 }
 
 // writeApp writes files (slash paths) under a new temp folder.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 
@@ -31,16 +30,6 @@ func BenchmarkAppendSSE(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = stream.AppendSSE(buf[:0], e)
-	}
-}
-
-func BenchmarkWriteSSE(b *testing.B) {
-	e := planUpdate()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := stream.WriteSSE(io.Discard, e); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
@@ -83,9 +72,7 @@ func BenchmarkReader(b *testing.B) {
 	e := planUpdate()
 	for i := range events {
 		e.ID = int64(i + 1)
-		if err := stream.WriteSSE(&wire, e); err != nil {
-			b.Fatal(err)
-		}
+		wire.Write(stream.AppendSSE(nil, e))
 	}
 	data := wire.Bytes()
 	b.SetBytes(int64(len(data) / events))

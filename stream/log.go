@@ -20,8 +20,7 @@ type Log struct {
 	// blocks hold the events in fixed-size arrays, so that a long run never
 	// copies its history to grow and Publish stays cheap at any length.
 	blocks []*[logBlockSize]Event
-	n      int   // the number of events
-	base   int64 // the ID before the first event
+	n      int // the number of events
 	closed bool
 	// wake is closed by the next Publish or Close to wake the subscribers
 	// waiting on it. It is nil while nobody waits, so Publish allocates
@@ -32,10 +31,6 @@ type Log struct {
 // NewLog returns an empty log whose first event gets ID 1.
 func NewLog() *Log { return &Log{} }
 
-// NewLogFrom returns an empty log that continues a numbering: startID is the
-// ID of the last event already sent, and the first Publish gets startID+1.
-func NewLogFrom(startID int64) *Log { return &Log{base: startID} }
-
 // Publish appends e with the next ID, wakes waiting subscribers and returns
 // e with its ID. After Close it does nothing and returns e with ID 0.
 func (l *Log) Publish(e Event) Event {
@@ -45,7 +40,7 @@ func (l *Log) Publish(e Event) Event {
 		e.ID = 0
 		return e
 	}
-	e.ID = l.base + int64(l.n) + 1
+	e.ID = int64(l.n) + 1
 	if l.n%logBlockSize == 0 {
 		l.blocks = append(l.blocks, new([logBlockSize]Event))
 	}
@@ -96,7 +91,7 @@ func (l *Log) Len() int {
 func (l *Log) LastID() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.base + int64(l.n)
+	return int64(l.n)
 }
 
 // Since returns a copy of the events whose ID is greater than after.
@@ -119,7 +114,7 @@ func (l *Log) at(i int) Event { return l.blocks[i/logBlockSize][i%logBlockSize] 
 // indexAfter returns the index of the first event with an ID greater than
 // after. The caller holds l.mu.
 func (l *Log) indexAfter(after int64) int {
-	switch i := after - l.base; {
+	switch i := after; {
 	case i <= 0:
 		return 0
 	case i >= int64(l.n):

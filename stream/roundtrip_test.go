@@ -10,7 +10,7 @@ import (
 	"github.com/dawn-go/dawn/stream"
 )
 
-// sanitizedType is the type a client sees for typ after WriteSSE.
+// sanitizedType is the type a client sees for typ after AppendSSE.
 func sanitizedType(typ string) string {
 	typ = strings.NewReplacer("\r", "", "\n", "").Replace(typ)
 	if typ == "" {
@@ -19,7 +19,7 @@ func sanitizedType(typ string) string {
 	return typ
 }
 
-// compactJSON returns data as WriteSSE sends it.
+// compactJSON returns data as AppendSSE encodes it.
 func compactJSON(t testing.TB, data []byte) []byte {
 	if len(data) == 0 {
 		return []byte("{}")
@@ -57,16 +57,12 @@ func TestSSERoundTrip(t *testing.T) {
 	want = append(want, stream.Event{Type: "no id", Data: []byte(`{}`)})
 	var wire bytes.Buffer
 	for _, e := range l.Since(0) {
-		if err := stream.WriteSSE(&wire, e); err != nil {
-			t.Fatal(err)
-		}
+		wire.Write(stream.AppendSSE(nil, e))
 		if err := stream.WriteComment(&wire, "ping"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := stream.WriteSSE(&wire, stream.Event{Type: "no id", Data: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	wire.Write(stream.AppendSSE(nil, stream.Event{Type: "no id", Data: []byte(`{}`)}))
 	r := stream.NewReader(&wire)
 	for i, w := range want {
 		got, err := r.Next()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
-	"sync"
 )
 
 // AppendSSE appends e to dst in the text/event-stream format and returns the
@@ -58,25 +57,6 @@ func appendEventData(dst, data []byte) []byte {
 		return appendJSONString(dst[:n], data) // not JSON: send it as a JSON string
 	}
 	return buf.Bytes()
-}
-
-// sseBuffers holds encoding buffers for WriteSSE.
-var sseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// maxPooledBuffer keeps one huge event from pinning a huge buffer.
-const maxPooledBuffer = 64 << 10
-
-// WriteSSE writes e to w as one text/event-stream event, in a single Write
-// call. See AppendSSE for the format.
-func WriteSSE(w io.Writer, e Event) error {
-	bp := sseBuffers.Get().(*[]byte)
-	buf := AppendSSE((*bp)[:0], e)
-	_, err := w.Write(buf)
-	if cap(buf) <= maxPooledBuffer {
-		*bp = buf[:0]
-		sseBuffers.Put(bp)
-	}
-	return err
 }
 
 // WriteComment writes text to w as an SSE comment, which clients ignore; a

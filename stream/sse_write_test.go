@@ -9,7 +9,7 @@ import (
 	"github.com/dawn-go/dawn/stream"
 )
 
-func TestWriteSSE(t *testing.T) {
+func TestAppendSSE(t *testing.T) {
 	tests := []struct {
 		name string
 		in   stream.Event
@@ -74,11 +74,9 @@ func TestWriteSSE(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := stream.WriteSSE(&buf, tt.in); err != nil {
-				t.Fatal(err)
-			}
+			buf.Write(stream.AppendSSE(nil, tt.in))
 			if got := buf.String(); got != tt.want {
-				t.Errorf("WriteSSE:\n got %q\nwant %q", got, tt.want)
+				t.Errorf("AppendSSE:\n got %q\nwant %q", got, tt.want)
 			}
 			if got := string(stream.AppendSSE([]byte("prefix"), tt.in)); got != "prefix"+tt.want {
 				t.Errorf("AppendSSE:\n got %q\nwant %q", got, "prefix"+tt.want)
@@ -112,10 +110,7 @@ type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("client gone") }
 
-func TestWriteSSEReturnsWriteError(t *testing.T) {
-	if err := stream.WriteSSE(failingWriter{}, stream.New("chunk", nil)); err == nil {
-		t.Error("WriteSSE to a failing writer returned nil")
-	}
+func TestWriteCommentReturnsWriteError(t *testing.T) {
 	if err := stream.WriteComment(failingWriter{}, "ping"); err == nil {
 		t.Error("WriteComment to a failing writer returned nil")
 	}

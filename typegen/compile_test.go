@@ -110,7 +110,7 @@ func TestGeneratedGoCompiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(root, a.pkg)
-		if err := Write(dir, files); err != nil {
+		if _, err := Sync(dir, files); err != nil {
 			t.Fatal(err)
 		}
 		if a.test != "" {

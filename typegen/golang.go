@@ -14,7 +14,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/dawn-go/dawn/planning"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -34,7 +33,7 @@ var goImports = []string{
 // staticNames returns the top-level names staticGo and staticTS declare,
 // and the other fixed names of the Go output, so that no route takes one.
 var staticNames = sync.OnceValue(func() []string {
-	names := []string{"Routes", "StatusPending", "StatusInProgress", "StatusCompleted"}
+	names := []string{"Routes"}
 	for _, m := range tsDeclName.FindAllStringSubmatch(staticTS, -1) {
 		names = append(names, m[1])
 	}
@@ -88,7 +87,7 @@ func renderGo(m *model, pkg string) ([]byte, error) {
 	writeRouteConsts(&w, m)
 	w.WriteString(staticGo)
 	w.WriteString("\n")
-	writeTodoStatuses(&w)
+	writeConsts(&w, m)
 	for _, d := range m.types.decls[:m.shared] {
 		writeGoDecl(&w, d)
 	}
@@ -152,12 +151,16 @@ func writeRouteConsts(w *bytes.Buffer, m *model) {
 	w.WriteString("}\n}\n\n")
 }
 
-func writeTodoStatuses(w *bytes.Buffer) {
-	w.WriteString("// Statuses of a Todo.\nconst (\n")
-	fmt.Fprintf(w, "\tStatusPending = %q\n", planning.Pending)
-	fmt.Fprintf(w, "\tStatusInProgress = %q\n", planning.InProgress)
-	fmt.Fprintf(w, "\tStatusCompleted = %q\n", planning.Completed)
-	w.WriteString(")\n")
+// writeConsts writes the const blocks capabilities contribute.
+func writeConsts(w *bytes.Buffer, m *model) {
+	for _, t := range m.consts {
+		writeComment(w, "", t.ConstsDoc)
+		w.WriteString("const (\n")
+		for _, c := range t.Consts {
+			fmt.Fprintf(w, "\t%s = %q\n", c.Name, c.Value)
+		}
+		w.WriteString(")\n")
+	}
 }
 
 // commentWidth is where comment text wraps.

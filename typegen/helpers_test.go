@@ -83,3 +83,14 @@ func summarize(decls []*decl) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// todoItemSchema is the schema of the Todo type the registered markers
+// contribute.
+func todoItemSchema() []byte {
+	for _, typ := range contributedTypes(nil) {
+		if typ.Name == "Todo" {
+			return typ.Schema
+		}
+	}
+	panic("no marker contributes Todo")
+}

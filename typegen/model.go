@@ -3,14 +3,14 @@ package typegen
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/dawn-go/dawn/agent"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/dawn-go/dawn/agent"
 	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -19,8 +19,12 @@ import (
 type model struct {
 	routes []*routeModel
 	types  *typeBuilder
-	// shared is how many of types.decls are shared by every route (Todo).
+	// shared is how many of types.decls are shared by every route: the
+	// types capabilities contribute (planning's Todo).
 	shared int
+	// consts are the const blocks capabilities contribute, written before
+	// the shared types in the Go output.
+	consts []capabilities.TypegenType
 	// catchAll says some route has a catch-all param, so the Go output needs
 	// its escapeParts helper.
 	catchAll bool
@@ -60,16 +64,47 @@ type toolModel struct {
 	inputType   string
 }
 
-// todoDoc is the doc comment of the shared Todo type.
-const todoDoc = "Todo is one item of a route's plan: the todos state field of a route with a plan.md, the input of its writeTodos tool and the data of plan_update events."
+// contributedTypes returns the types the markers of a contribute to every
+// app's code (capabilities.TypegenContributor), in marker order. An App not
+// made by app.Load has the registered markers.
+func contributedTypes(a *app.App) []capabilities.TypegenType {
+	var ms []capabilities.Marker
+	if a != nil {
+		ms = a.Config.Markers
+	}
+	if ms == nil {
+		ms = markers.All()
+	}
+	var types []capabilities.TypegenType
+	for _, m := range ms {
+		if c, ok := m.(capabilities.TypegenContributor); ok {
+			types = append(types, c.TypegenTypes()...)
+		}
+	}
+	return types
+}
 
 // buildModel names everything the generators write for a.
 func buildModel(a *app.App) (*model, error) {
-	names := newNamer("", false, staticNames()...)
+	contributed := contributedTypes(a)
+	reserved := staticNames()
+	for _, t := range contributed {
+		for _, c := range t.Consts {
+			reserved = append(reserved, c.Name)
+		}
+	}
+	names := newNamer("", false, reserved...)
 	m := &model{types: &typeBuilder{names: names, known: map[string]string{}}}
-	names.unique("Todo")
-	if err := m.types.declareKnown("Todo", todoItemSchema(), todoDoc); err != nil {
-		return nil, err
+	for _, t := range contributed {
+		if got := names.unique(t.Name); got != t.Name {
+			return nil, fmt.Errorf("a capability contributes type %s, a name typegen already uses", t.Name)
+		}
+		if err := m.types.declareKnown(t.Name, t.Schema, t.Doc); err != nil {
+			return nil, err
+		}
+		if len(t.Consts) > 0 {
+			m.consts = append(m.consts, t)
+		}
 	}
 	m.shared = len(m.types.decls)
 
@@ -213,16 +248,4 @@ func toolTypeName(tool string) string {
 		return n
 	}
 	return "Tool"
-}
-
-// todoItemSchema is the JSON Schema of one todo, taken from the planning
-// capability's writeTodos tool so that the two never drift apart.
-func todoItemSchema() []byte {
-	var s struct {
-		Properties map[string]struct {
-			Items json.RawMessage `json:"items"`
-		} `json:"properties"`
-	}
-	_ = json.Unmarshal(planning.Tool().Spec().Schema, &s)
-	return s.Properties[planning.StateField].Items
 }

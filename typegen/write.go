@@ -21,12 +21,6 @@ type Changes struct {
 	Removed   []string
 }
 
-// Write writes files (as Generate returns them) under dir; see Sync.
-func Write(dir string, files map[string][]byte) error {
-	_, err := Sync(dir, files)
-	return err
-}
-
 // Sync makes dir hold files: it writes each file whose bytes differ from
 // what is on disk (through a temporary file and a rename), leaves equal
 // files untouched so their modification times stay, and removes files a

@@ -111,14 +111,14 @@ func TestSyncRemovesEmptySchemaDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(out, files); err != nil {
+	if _, err := Sync(out, files); err != nil {
 		t.Fatal(err)
 	}
 	empty, err := Generate(nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(out, empty); err != nil {
+	if _, err := Sync(out, empty); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, SchemaDir)); !os.IsNotExist(err) {

@@ -49,14 +49,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Watch calls onChange with the changed paths (absolute, sorted,
-// deduplicated) after each burst of changes under dir has been quiet for
-// debounce. It returns nil when ctx ends, or an error if dir cannot be
-// watched.
-func Watch(ctx context.Context, dir string, debounce time.Duration, onChange func(paths []string)) error {
-	return Changes(ctx, dir, Options{Debounce: debounce}, func(b Batch) { onChange(b.Paths) })
-}
-
 // Changes watches dir and every folder below it, new ones included, and
 // calls onBatch on the watching goroutine for each burst of changes. Changes
 // that only touch a file's mode or times are not reported. It returns nil

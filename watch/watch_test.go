@@ -231,10 +231,10 @@ func TestChangesMissingFolder(t *testing.T) {
 	}
 }
 
-func TestWatchStopsWithContext(t *testing.T) {
+func TestChangesStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, t.TempDir(), 10*time.Millisecond, func([]string) {}) }()
+	go func() { done <- Changes(ctx, t.TempDir(), Options{Debounce: 10 * time.Millisecond}, func(Batch) {}) }()
 	cancel()
 	select {
 	case err := <-done:
@@ -242,6 +242,6 @@ func TestWatchStopsWithContext(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("Watch did not return after its context ended")
+		t.Fatal("Changes did not return after its context ended")
 	}
 }

@@ -15,26 +15,19 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/dawn-go/dawn/internal/gomod"
 )
 
 // RepoRoot returns the module root: the nearest folder above the working
 // directory that holds a go.mod.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	root, ok := gomod.Root(".")
+	if !ok {
+		t.Fatal("no go.mod above the test's folder")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // Package returns the folder of the npm package tools/<name> with its

@@ -1,0 +1,191 @@
+package capabilities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+	"gopkg.in/yaml.v3"
+)
+
+// The interfaces below are optional. A marker implements one to reach a part
+// of the runtime beyond route preparation, and the runtime finds it by an
+// interface assertion on the registered markers, as Caddy finds a module's
+// Provision or Validate. The runtime never names a capability.
+
+// ConfigSection is a marker with settings in dawn.yaml, which it parses
+// itself.
+type ConfigSection interface {
+	// ConfigKeys names the dawn.yaml keys the marker reads: a top-level key
+	// ("plan_first") or a key inside a section the app owns ("limits.todos").
+	ConfigKeys() []string
+	// Configure returns the marker set up from the keys dawn.yaml sets, by
+	// the names ConfigKeys gives; a key the file leaves out is absent from
+	// values. It must not change the receiver: every load of the app
+	// configures afresh. An error names the key and what to write; the host
+	// adds the file.
+	Configure(values map[string]*yaml.Node) (Marker, error)
+}
+
+// TypegenContributor is a marker that adds named types to the code
+// `dawn typegen` writes for every app, such as planning's Todo.
+type TypegenContributor interface {
+	TypegenTypes() []TypegenType
+}
+
+// TypegenType is one named type of the generated code.
+type TypegenType struct {
+	Name string
+	// Doc is the type's doc comment, starting with Name.
+	Doc    string
+	Schema json.RawMessage
+	// Consts are named string values of the type, written to the Go output
+	// as one const block documented by ConstsDoc, before the types.
+	ConstsDoc string
+	Consts    []TypegenConst
+}
+
+// TypegenConst is one named string constant of the Go output.
+type TypegenConst struct{ Name, Value string }
+
+// HTTPRoutes is a marker that serves endpoints under /threads/:id/, such as
+// the harness's GET /threads/:id/plan.
+type HTTPRoutes interface {
+	ThreadRoutes(host ThreadHost) []ThreadRoute
+}
+
+// ThreadRoute is one endpoint under /threads/:id/.
+type ThreadRoute struct {
+	// Method is the HTTP method, such as GET or POST.
+	Method string
+	// Path follows /threads/:id/, without a leading slash: "plan/pause".
+	Path string
+	// Handler serves the request; r.PathValue("id") is the thread id. The
+	// host answers a returned error in its own error format: an *HTTPError
+	// with its status and kind, a ThreadHost error as the host classifies
+	// it, anything else as an internal error.
+	Handler func(w http.ResponseWriter, r *http.Request) error
+}
+
+// HTTPError is an error a ThreadRoute answers with Status, in the host's
+// error body {"error":{"kind":Kind,"message":Msg}}.
+type HTTPError struct {
+	Status int
+	Kind   string
+	Msg    string
+}
+
+func (e *HTTPError) Error() string { return e.Msg }
+
+// ThreadHost is what the runtime lends a capability's HTTP routes.
+type ThreadHost interface {
+	// Thread returns the prepared route of the thread's latest checkpoint,
+	// its state values with the route's defaults filled in, and whether a
+	// run is in flight on it.
+	Thread(ctx context.Context, threadID string) (p *Prepared, values thread.State, running bool, err error)
+	// Signal hands signal ("pause", "resume", "cancel") to the thread. With
+	// a run in flight, the run acts on it at its next step boundary (cancel
+	// also interrupts the model call) and Signal returns once the run has
+	// stopped. With none, the route's Signal hooks change the saved state
+	// and it is saved as a new checkpoint; ErrSignalRefused says no hook
+	// could act on the signal.
+	Signal(ctx context.Context, threadID, signal string) error
+}
+
+// ErrSignalRefused is returned by ThreadHost.Signal when no Signal hook of
+// the thread's route can act on the signal in the saved state.
+var ErrSignalRefused = errors.New("no capability of the thread's route can act on the signal in its current state")
+
+// RunStrategy is a marker that runs some routes its own way before the
+// agent loop, as plan-first has the model plan the whole task and runs the
+// steps before the loop writes the answer.
+type RunStrategy interface {
+	// RunOption names the field of a run request that steers the strategy
+	// ("plan_first").
+	RunOption() string
+	// Choose decides whether a run on p goes through the strategy, given
+	// option (the request's RunOption field, "" when unset) and the run's
+	// new input messages. It returns nil for the plain agent loop. An error
+	// is the client's mistake and names the option.
+	Choose(p *Prepared, option string, input []thread.Message) (StrategyRun, error)
+}
+
+// StrategyRun is the strategy's part of one run. history is the thread's
+// conversation before the run, values its state with the input applied.
+type StrategyRun func(ctx context.Context, host RunHost, history []thread.Message, values thread.State, input []thread.Message) (StrategyResult, error)
+
+// RunHost is what the runtime lends a StrategyRun.
+type RunHost interface {
+	// Complete asks the run's model for one answer to convo, with the
+	// route's system prompt and no tools.
+	Complete(ctx context.Context, convo []thread.Message) (string, error)
+	// Routes returns the ids of the app's agent routes other than the
+	// run's, sorted.
+	Routes() []string
+	// RunStep runs task on a fresh agent and returns its answer: on the
+	// route's subagent target.Subagent, on route target.Route, or else on a
+	// worker of the run's route (see Prepared.Worker). The agent's events
+	// reach the run's stream as subagent events under callID.
+	RunStep(ctx context.Context, callID string, target StepTarget, task string) (string, error)
+	// Emit publishes e on the run's stream.
+	Emit(e stream.Event)
+	// Save checkpoints the messages added since the last save and values.
+	Save(ctx context.Context, added []thread.Message, values thread.State) error
+	// Signal returns the supervisor's pending signal ("pause" or "cancel"),
+	// or "" when there is none.
+	Signal() string
+}
+
+// StepTarget says who runs a step: a subagent of the run's route, another
+// route, or (both empty) a worker of the run's route.
+type StepTarget struct {
+	Subagent string
+	Route    string
+}
+
+// StrategyResult is what a StrategyRun hands to the runtime.
+type StrategyResult struct {
+	// Messages is the conversation the agent loop goes on from: the
+	// history, the input and what the strategy added.
+	Messages []thread.Message
+	Values   thread.State
+	// Stop, when set, ends the run without the agent loop, for this reason
+	// ("plan_paused", "plan_preview").
+	Stop string
+	// Output, when set, is the run's output in place of its final state
+	// values (a preview's plan).
+	Output json.RawMessage
+	// Record is kept in the run's record under RunOption.
+	Record any
+}
+
+// WorkerFilter is a marker whose tools a worker keeps. A worker is a fresh
+// agent on a route that runs one step for a RunStrategy: it has the route's
+// prompt, state fields and app tools, but no capability's prompts,
+// transformers or hooks and, unless the capability's WorkerKeeps says so,
+// none of its tools, so the run's own plan does not steer the step.
+type WorkerFilter interface {
+	WorkerKeeps(tool string) bool
+}
+
+// MessageMetadata is a marker that stores data of its own on thread
+// messages, under keys it names: the harness marks the messages it writes
+// ("harness") and links its plan snapshot to a final answer ("plan"). The
+// runtime keeps and serves those keys beside the message's own fields and
+// never reads them.
+type MessageMetadata interface {
+	MessageKeys() []string
+}
+
+// OfflineScript is a marker whose run strategy or hooks write model turns of
+// their own. The built-in offline model, which needs no network, asks it
+// about each text in a user turn: own reports the capability wrote the text
+// (so it is not the user's request), and reply, when not empty, is the
+// offline model's answer to it (plan-first's planning directive gets a
+// plan).
+type OfflineScript interface {
+	OfflineReply(text string) (reply string, own bool)
+}

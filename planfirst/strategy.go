@@ -1,0 +1,269 @@
+package planfirst
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// RunOption is the run request field that steers plan-first: "off",
+// "auto", "always" or "preview" (plan without executing).
+const RunOption = "plan_first"
+
+// optionPreview is the RunOption value that plans without executing.
+const optionPreview = "preview"
+
+// Stop reason and event of a preview run.
+const (
+	StopPreview      = "plan_preview"
+	EventPlanPreview = "plan_preview"
+)
+
+// RunOption names the run request field that steers plan-first
+// (capabilities.RunStrategy).
+func (marker) RunOption() string { return RunOption }
+
+// Choose decides whether a run on p plans first (capabilities.RunStrategy).
+// The run's option wins over the route's plan.md front matter, which wins
+// over dawn.yaml's plan_first. Only routes whose plan the harness owns
+// (enforce: true) can plan first; asking for it elsewhere is an error.
+func (m marker) Choose(p *capabilities.Prepared, option string, input []thread.Message) (capabilities.StrategyRun, error) {
+	mode, err := m.planMode(p, option, input)
+	if err != nil || mode == "" {
+		return nil, err
+	}
+	return func(ctx context.Context, host capabilities.RunHost, history []thread.Message, values thread.State, input []thread.Message) (capabilities.StrategyResult, error) {
+		return run(ctx, host, p, mode, history, values, input)
+	}, nil
+}
+
+// planMode is "" for no plan-first, "always" to plan and execute, or "preview".
+func (m marker) planMode(p *capabilities.Prepared, option string, input []thread.Message) (string, error) {
+	settings, enforced := planning.SettingsOf(p)
+	option = strings.ToLower(strings.TrimSpace(option))
+	if option != "" && !enforced {
+		return "", fmt.Errorf("%s: route %s has no harness-owned plan; add enforce: true to the front matter of its plan.md to plan first", RunOption, p.Route.ID)
+	}
+	if !enforced {
+		return "", nil
+	}
+	if option == optionPreview {
+		return optionPreview, nil
+	}
+	modeText, threshold := m.mode, m.threshold
+	if settings.Mode != "" {
+		modeText = settings.Mode
+	}
+	if settings.Threshold > 0 {
+		threshold = settings.Threshold
+	}
+	if option != "" {
+		modeText = option
+	}
+	mode, err := ParseMode(modeText)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v, or preview", RunOption, err)
+	}
+	if ShouldPlan(mode, threshold, lastUserText(input)) {
+		return string(Always), nil
+	}
+	return "", nil
+}
+
+func lastUserText(msgs []thread.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == thread.RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// run asks the model for a structured plan, validates it (sending the
+// problems back once), turns its steps into the harness plan's items and
+// executes them in order, each on its subagent, route or a worker of the
+// route, saving a checkpoint after every step. The plan and the report are
+// added to the conversation so the agent loop can write the answer. A
+// preview stops after the plan.
+func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepared, mode string, history []thread.Message, values thread.State, input []thread.Message) (capabilities.StrategyResult, error) {
+	out := capabilities.StrategyResult{Messages: append(slices.Clip(history), input...), Values: values}
+	plan, err := askPlanner(ctx, host, p, lastUserText(input))
+	if err != nil {
+		return out, err
+	}
+	if mode == optionPreview {
+		data := PreviewData(plan)
+		host.Emit(stream.New(EventPlanPreview, map[string]any{"plan": plan, "order": data.Order, "text": Preview(plan)}))
+		out.Stop = StopPreview
+		out.Output = mustJSON(map[string]any{"preview": data})
+		return out, nil
+	}
+
+	settings, _ := planning.SettingsOf(p)
+	seeds := make([]harness.Seed, len(plan.Steps))
+	for i, st := range plan.Steps {
+		seeds[i] = harness.Seed{Content: st.ID + ": " + st.Task}
+	}
+	if plan.Goal != "" {
+		settings.Goal = plan.Goal
+	}
+	settings.Postconditions = postconditionsOf(values)
+	hp, _ := harness.Start(nil, settings, seeds, true)
+	planMsg := thread.Message{Role: thread.RoleAssistant, Content: plan.JSON(), Harness: true}
+	out.Messages = append(out.Messages, planMsg)
+	emitPlan := func() { host.Emit(planning.PlanEvent(hp)) }
+	setPlan := func() error {
+		next, err := p.Apply(out.Values, planning.PlanState(hp))
+		out.Values = next
+		return err
+	}
+	if err := setPlan(); err != nil {
+		return out, err
+	}
+	emitPlan()
+	if err := host.Save(ctx, append(slices.Clip(input), planMsg), out.Values); err != nil {
+		return out, err
+	}
+
+	index := map[string]int{}
+	for i, st := range plan.Steps {
+		index[st.ID] = i
+	}
+	var stopReason string
+	observe := func(ev Event) error {
+		i := index[ev.StepID]
+		var o harness.Outcome
+		switch ev.Status {
+		case InProgress:
+			if sig := host.Signal(); sig != "" {
+				return fmt.Errorf("supervisor %s", sig)
+			}
+			if hp.Current() == i {
+				return nil // the harness already started it when the last step ended
+			}
+			o = harness.MarkStep(hp, i, harness.InProgress, "")
+		case Completed:
+			o = harness.MarkStep(hp, i, harness.Completed, stepEvidence(ev.Output))
+		case Failed:
+			o = harness.MarkStep(hp, i, harness.ItemFailed, "error: "+ev.Err)
+		default:
+			return nil // skipped steps stay pending, so a resumed plan still shows them
+		}
+		if err := setPlan(); err != nil {
+			return err
+		}
+		emitPlan()
+		if o.Event != "" {
+			host.Emit(stream.New(o.Event, map[string]any{"state": hp.State, "pause_reason": hp.PauseReason, "reason": hp.Reason}))
+		}
+		if ev.Status != InProgress {
+			if err := host.Save(ctx, nil, out.Values); err != nil {
+				return err
+			}
+		}
+		if o.Stop {
+			stopReason = planning.StopPaused
+			return ErrStop
+		}
+		return nil
+	}
+	runStep := func(ctx context.Context, step Step, task string) (string, error) {
+		return host.RunStep(ctx, step.ID, capabilities.StepTarget{Subagent: step.Subagent, Route: step.Route}, task)
+	}
+	report := Execute(ctx, plan, runStep, observe)
+	out.Record = map[string]any{"had_errors": report.HadErrors, "stopped": report.Stopped, "steps": len(report.Steps)}
+	if report.Stopped && ctx.Err() == nil {
+		if stopReason == "" { // the supervisor paused or cancelled between steps
+			sig := host.Signal()
+			if next, events, ok := p.Signal(out.Values, sig); ok {
+				out.Values = next
+				for _, e := range events {
+					host.Emit(e)
+				}
+			}
+			stopReason = planning.StopPaused
+			if sig == "cancel" {
+				stopReason = planning.StopCancelled
+			}
+		}
+		out.Stop = stopReason
+		return out, host.Save(ctx, nil, out.Values)
+	}
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	reportMsg := Messages(plan, report)[1]
+	out.Messages = append(out.Messages, reportMsg)
+	return out, host.Save(ctx, []thread.Message{reportMsg}, out.Values)
+}
+
+// askPlanner gets a valid plan from the model, sending the problems back
+// once when the first answer is not one.
+func askPlanner(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepared, task string) (*Plan, error) {
+	var subagents []string
+	for name := range p.Route.Subagents {
+		subagents = append(subagents, name)
+	}
+	slices.Sort(subagents)
+	routes := host.Routes()
+	convo := []thread.Message{{Role: thread.RoleUser, Content: Directive(task, routes, subagents)}}
+	var lastErr error
+	for attempt := 0; attempt < 2; attempt++ {
+		text, err := host.Complete(ctx, convo)
+		if err != nil {
+			return nil, err
+		}
+		plan, err := Parse(text)
+		if err == nil {
+			err = CheckTargets(plan, routes, subagents)
+		}
+		if err == nil {
+			return plan, nil
+		}
+		lastErr = err
+		convo = append(convo, thread.Message{Role: thread.RoleAssistant, Content: text}, thread.Message{Role: thread.RoleUser, Content: Feedback(err)})
+	}
+	return nil, fmt.Errorf("plan-first: the model's plan was still invalid after one correction: %w", lastErr)
+}
+
+// postconditionsOf keeps the route's postconditions from the current plan.
+func postconditionsOf(values thread.State) []string {
+	var p harness.Plan
+	if err := json.Unmarshal(values[planning.PlanField], &p); err != nil {
+		return nil
+	}
+	out := make([]string, len(p.Postconditions))
+	for i, pc := range p.Postconditions {
+		out[i] = pc.Content
+	}
+	return out
+}
+
+// stepEvidence is a step's output as item evidence: its first line, at most
+// 200 runes.
+func stepEvidence(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
+
+func mustJSON(v any) json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic("planfirst: " + err.Error())
+	}
+	return raw
+}
