@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/server"
 	"github.com/dawn-go/dawn/watch"
 )
 
@@ -52,9 +53,10 @@ func runDevGo(ctx context.Context, dir string, port int, stdout, stderr io.Write
 		stdout: stdout, stderr: stderr, proxy: newDevProxy(),
 		wake: make(chan struct{}, 1),
 	}
-	srv := &http.Server{Handler: g.proxy, ReadHeaderTimeout: 10 * time.Second}
+	limits := server.HTTPLimits{}
+	srv := limits.Server(server.LocalOnly(g.proxy)) // the child checks too; an older dawn in the app may not
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(limits.Listener(ln)) }()
 	g.run(ctx, ln.Addr())
 
 	httpCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -139,7 +139,7 @@ func startServer(t *testing.T, dir string, delay time.Duration) *httptest.Server
 	})
 	api := server.New(runs, server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	inspector.Register(api.Echo())
-	srv := httptest.NewServer(api)
+	srv := httptest.NewServer(server.LocalOnly(api)) // as dawn dev serves it
 	t.Cleanup(srv.Close)
 	return srv
 }
