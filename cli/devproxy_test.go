@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/dawn-go/dawn/server"
 )
 
 // stockBinary builds ./cmd/dawn for a test that needs a real dev child.
@@ -55,9 +53,7 @@ func startDevFront(t *testing.T, files map[string]string) *devFront {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits := server.HTTPLimits{}
-	srv := limits.Server(server.LocalOnly(g.proxy))
-	go srv.Serve(limits.Listener(ln))
+	srv := serveDevPort(ln, g.proxy, make(chan error, 1))
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
@@ -134,11 +130,19 @@ func abortStream(client *http.Client, base, thread string) error {
 	return err
 }
 
-// TestProxyKeepsStreamsAfterAborts aborts a stream through the real dev
+// TestProxyWithRealChild drives the dev port of a Go app, the proxy in
+// front of real children of the stock binary (one build for all parts).
+func TestProxyWithRealChild(t *testing.T) {
+	f := startDevFront(t, streamApp)
+	t.Run("cross-site requests are refused", func(t *testing.T) { testProxyRefusesCrossSite(t, f) })
+	t.Run("no stream is cut after an aborted one", func(t *testing.T) { testProxyKeepsStreamsAfterAborts(t, f) })
+	t.Run("requests wait across restarts", func(t *testing.T) { testProxyHoldsRequestsDuringRestart(t, f) })
+}
+
+// testProxyKeepsStreamsAfterAborts aborts a stream through the real dev
 // proxy and child, then streams a run to its end, 500 times: no stream may
 // be cut short.
-func TestProxyKeepsStreamsAfterAborts(t *testing.T) {
-	f := startDevFront(t, streamApp)
+func testProxyKeepsStreamsAfterAborts(t *testing.T, f *devFront) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	const pairs = 500
 	deadline := time.Now().Add(3 * time.Minute)
@@ -166,11 +170,10 @@ func TestProxyKeepsStreamsAfterAborts(t *testing.T) {
 	}
 }
 
-// TestProxyHoldsRequestsDuringRestart restarts the dev child while clients
+// testProxyHoldsRequestsDuringRestart restarts the dev child while clients
 // keep sending requests: each must be answered by a child, none with 502
 // or 503, as during a build.
-func TestProxyHoldsRequestsDuringRestart(t *testing.T) {
-	f := startDevFront(t, streamApp)
+func testProxyHoldsRequestsDuringRestart(t *testing.T, f *devFront) {
 	bin := f.g.bin
 	client := &http.Client{Timeout: 30 * time.Second}
 	stop := make(chan struct{})
@@ -236,4 +239,30 @@ func TestProxyHoldsRequestsDuringRestart(t *testing.T) {
 		t.Fatalf("%d of %d requests sent across 5 restarts failed; first: %q", failed.Load(), sent.Load(), failures)
 	}
 	t.Logf("%d requests across 5 restarts, all answered", sent.Load())
+}
+
+// testProxyRefusesCrossSite checks the dev port of a Go app: a page on
+// another site, or a rebound name, gets 403.
+func testProxyRefusesCrossSite(t *testing.T, f *devFront) {
+	for _, tc := range []struct{ host, origin, kind string }{
+		{"", "http://evil.test", "forbidden_origin"},
+		{"evil.test", "", "forbidden_host"},
+	} {
+		req, _ := runRequest(context.Background(), f.url, "cross", "wait")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), tc.kind) {
+			t.Errorf("Host %q Origin %q: %d %s, want 403 %s", tc.host, tc.origin, resp.StatusCode, data, tc.kind)
+		}
+	}
 }
