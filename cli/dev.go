@@ -106,7 +106,7 @@ func runDev(ctx context.Context, cfg *Config, dir string, port int, child bool, 
 	if child {
 		ready = childReadyPrefix
 	}
-	return s.serve(ctx, addr, s.api, 5*time.Second, func(addr net.Addr) {
+	return s.serve(ctx, addr, server.LocalOnly(s.api), 5*time.Second, func(addr net.Addr) {
 		fmt.Fprintf(stdout, "%shttp://%s\n", ready, addr)
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/server"
 	"github.com/dawn-go/dawn/watch"
 )
 
@@ -52,9 +53,8 @@ func runDevGo(ctx context.Context, dir string, port int, stdout, stderr io.Write
 		stdout: stdout, stderr: stderr, proxy: newDevProxy(),
 		wake: make(chan struct{}, 1),
 	}
-	srv := &http.Server{Handler: g.proxy, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	srv := serveDevPort(ln, g.proxy, served)
 	g.run(ctx, ln.Addr())
 
 	httpCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -66,6 +66,17 @@ func runDevGo(ctx context.Context, dir string, port int, stdout, stderr io.Write
 		return err
 	}
 	return nil
+}
+
+// serveDevPort serves p on ln with the API's default limits, to this
+// machine's pages and programs only (the child checks that too, but an app
+// built with an older dawn may not), until the server is shut down; what
+// Serve returns goes to served.
+func serveDevPort(ln net.Listener, p *devProxy, served chan<- error) *http.Server {
+	limits := server.HTTPLimits{}
+	srv := limits.Server(server.LocalOnly(p))
+	go func() { served <- srv.Serve(limits.Listener(ln)) }()
+	return srv
 }
 
 // devGoApp builds and runs an app's main package for dev. Only run's

@@ -117,9 +117,10 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w (is another server using the port? pass --port)", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	limits := s.api.HTTPLimits()
+	srv := limits.Server(h)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(limits.Listener(ln)) }()
 	loopCtx, cancelLoop := context.WithCancel(ctx)
 	var loop sync.WaitGroup
 	if s.recovers {

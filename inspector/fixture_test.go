@@ -144,7 +144,7 @@ func startServerWith(t *testing.T, dir string, model llms.Model) *httptest.Serve
 	})
 	api := server.New(runs, server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	inspector.Register(api.Echo())
-	srv := httptest.NewServer(api)
+	srv := httptest.NewServer(server.LocalOnly(api)) // as dawn dev serves it
 	t.Cleanup(srv.Close)
 	return srv
 }

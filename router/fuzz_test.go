@@ -2,6 +2,7 @@ package router
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -39,6 +40,9 @@ func FuzzMatch(f *testing.F) {
 	f.Add("/files/[[...path]]", "/files")
 	f.Add("/a/[x]/b", "a/../b")
 	f.Add("/", "//")
+	f.Add("/s/[tenant]", "/s/..%2fetc")
+	f.Add("/s/[tenant]", "/s/a%20b%23c")
+	f.Add("/s/[...rest]", "/s/a/%2e%2e/b")
 	f.Fuzz(func(t *testing.T, pattern, path string) {
 		r, err := routeFromID(pattern)
 		if err != nil {
@@ -63,11 +67,16 @@ func FuzzMatch(f *testing.F) {
 		if len(params) == 0 {
 			return
 		}
-		// A concrete match builds back into the same path.
+		// A concrete match's params are values Path accepts (no "..", "/" in
+		// a one-part param, control characters or over-long values), and
+		// the path Path builds from them matches again to the same params.
 		built, err := got.Path(params)
-		clean, _, _ := cleanPath(path)
-		if err != nil || built != clean {
-			t.Fatalf("Match(%q) params %v build %q, %v; want %q", path, params, built, err, clean)
+		if err != nil {
+			t.Fatalf("Match(%q) params %q do not build a path: %v", path, params, err)
+		}
+		again, params2, err := tree.Match(built)
+		if err != nil || again != got || !reflect.DeepEqual(params2, params) {
+			t.Fatalf("Match(%q) params %q build %q, which matches %v %q, %v", path, params, built, again, params2, err)
 		}
 	})
 }

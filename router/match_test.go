@@ -64,6 +64,15 @@ func TestMatch(t *testing.T) {
 		{"#agent", "/", none},
 		{"/nope", "", nil},
 		{"/SUPPORT", "", nil},
+		// Params are percent-decoded once.
+		{"/support/ac%20me", "/support/[tenant]", map[string]string{"tenant": "ac me"}},
+		{"/support/%61cme", "/support/[tenant]", map[string]string{"tenant": "acme"}},
+		{"/support/100%2525", "/support/[tenant]", map[string]string{"tenant": "100%25"}},
+		{"/support/a+b%23c", "/support/[tenant]", map[string]string{"tenant": "a+b#c"}},
+		{"/support/%5Bx%5D", "/support/[tenant]", map[string]string{"tenant": "[x]"}},
+		{"/support/caf%C3%A9", "/support/[tenant]", map[string]string{"tenant": "café"}},
+		{"/docs/a%20b/c", "/docs/[...slug]", map[string]string{"slug": "a b/c"}},
+		{"/%73upport/help", "/support/help", none},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -119,11 +128,34 @@ func TestMatchInvalidPath(t *testing.T) {
 		{"/a//", "empty part"},
 		{`/a\b`, "backslash"},
 		{"/a\x00b", "NUL"},
+		// Checked after percent-decoding each part once.
+		{"/a/..%2fetc", `"/"`},
+		{"/a/..%2Fetc", `"/"`},
+		{"/a/%2e%2e", `".." parts`},
+		{"/a/%2E", `"." parts`},
+		{"/a/x/%2e%2e/y", `".." parts`},
+		{"/a/a%00b", "NUL"},
+		{"/a/a%5cb", "backslash"},
+		{"/a/a%0ab", "control character"},
+		{"/a/a\nb", "control character"},
+		{"/a/a\tb", "control character"},
+		{"/a/a%7fb", "control character"},
+		{"/a/a%C2%85b", "control character"},
+		{"/a/a%ffb", "UTF-8"},
+		{"/a/a%zzb", "escape"},
+		{"/a/a%2", "escape"},
+		{"/a/" + strings.Repeat("x", MaxParamBytes+1), "longer than"},
+		{"/a/" + strings.Repeat("%41", MaxParamBytes+1), "longer than"},
+		{"/a/" + strings.Repeat("xy/", MaxParamBytes/2), "longer than"},
+		{"/" + strings.Repeat("x", 100<<10), "longer than"},
 	}
 	for _, tt := range tests {
 		r, _, err := tree.Match(tt.path)
 		if !errors.Is(err, ErrInvalidPath) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Match(%q) = %v, %v; want ErrInvalidPath saying %q", tt.path, r, err, tt.want)
+			t.Errorf("Match(%.80q) = %v, %.300v; want ErrInvalidPath saying %q", tt.path, r, err, tt.want)
+		}
+		if err != nil && len(err.Error()) > 500 {
+			t.Errorf("Match(%.80q) error is %d bytes long; it should quote a long path shortened", tt.path, len(err.Error()))
 		}
 		if errors.Is(err, ErrNotFound) {
 			t.Errorf("Match(%q) error %v is also ErrNotFound", tt.path, err)
@@ -178,7 +210,14 @@ func TestRoutePath(t *testing.T) {
 		{"/support/[tenant]", map[string]string{"tenant": "a/b"}, "", `may not contain "/"`},
 		{"/support/[tenant]", map[string]string{"tenant": ".."}, "", `".."`},
 		{"/docs/[...slug]", map[string]string{"slug": "a//b"}, "", "empty"},
-		{"/support/[tenant]", map[string]string{"tenant": "a#b"}, "", "may not contain"},
+		{"/support/[tenant]", map[string]string{"tenant": "a#b"}, "/support/a%23b", ""},
+		{"/support/[tenant]", map[string]string{"tenant": "a b"}, "/support/a%20b", ""},
+		{"/support/[tenant]", map[string]string{"tenant": "[x]"}, "/support/%5Bx%5D", ""},
+		{"/docs/[...slug]", map[string]string{"slug": "a b/c%d"}, "/docs/a%20b/c%25d", ""},
+		{"/support/[tenant]", map[string]string{"tenant": "a\x00b"}, "", "NUL"},
+		{"/support/[tenant]", map[string]string{"tenant": "a\nb"}, "", "control character"},
+		{"/support/[tenant]", map[string]string{"tenant": `a\b`}, "", "backslash"},
+		{"/support/[tenant]", map[string]string{"tenant": strings.Repeat("x", MaxParamBytes+1)}, "", "longer than"},
 	}
 	for _, tt := range tests {
 		r, err := routeFromID(tt.id)
@@ -188,7 +227,7 @@ func TestRoutePath(t *testing.T) {
 		got, err := r.Path(tt.params)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), tt.id) {
-				t.Errorf("%s.Path(%v) = %q, %v; want an error naming the route and saying %q", tt.id, tt.params, got, err, tt.wantErr)
+				t.Errorf("%s.Path(%.100v) = %.100q, %.300v; want an error naming the route and saying %q", tt.id, tt.params, got, err, tt.wantErr)
 			}
 			continue
 		}

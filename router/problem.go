@@ -36,7 +36,8 @@ func (p *Problem) Error() string {
 var ErrNotFound = errors.New("route not found")
 
 // ErrInvalidPath is wrapped by Match's error for a request path it refuses:
-// one with "." or ".." parts, empty parts, NUL bytes or backslashes.
+// one whose parts, percent-decoded, are empty, "." or "..", or hold "/",
+// backslashes, NUL or other control characters; see Tree.Match.
 var ErrInvalidPath = errors.New("invalid route path")
 
 // NotFoundError says that no route matches a request path.

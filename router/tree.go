@@ -1,6 +1,9 @@
 package router
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Tree is an app's routes, found by Discover. It does not change after
 // Discover returns, so any number of goroutines may use it at once.
@@ -42,11 +45,17 @@ func (t *Tree) Route(id string) *Route {
 // route wins, comparing part by part: static beats [x] beats [...x] beats
 // [[...x]]. A "#..." suffix (Dawn's "#agent") and a trailing "/" are ignored.
 //
-// A path no route matches is a *NotFoundError (errors.Is ErrNotFound); a
-// path with "." or ".." or empty parts, NUL bytes or backslashes wraps
-// ErrInvalidPath.
+// Each part of a concrete path is percent-decoded once, and params hold
+// the decoded values ("/support/ac%20me" gives tenant "ac me"). A route id
+// is looked up as written, without decoding.
+//
+// A path no route matches is a *NotFoundError (errors.Is ErrNotFound). A
+// path with a part that is, after decoding, empty, "." or "..", or holds
+// "/", a backslash, NUL or another control character or invalid UTF-8, a
+// bad percent escape, a param longer than MaxParamBytes or a path longer
+// than 8 KiB wraps ErrInvalidPath.
 func (t *Tree) Match(path string) (*Route, map[string]string, error) {
-	clean, brackets, err := cleanPath(path)
+	clean, decoded, brackets, err := cleanPath(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,12 +74,15 @@ func (t *Tree) Match(path string) (*Route, map[string]string, error) {
 	if t.maxParams > len(buf) {
 		values = make([]string, t.maxParams)
 	}
-	r := t.root.match(clean[1:], values, 0)
+	r := t.root.match(decoded[1:], values, 0)
 	if r == nil {
 		return nil, nil, &NotFoundError{Path: path}
 	}
 	params := make(map[string]string, len(r.Params))
 	for i, name := range r.Params {
+		if len(values[i]) > MaxParamBytes {
+			return nil, nil, invalidPath(path, fmt.Sprintf("param %q of route %s is longer than %d bytes after decoding", name, r.ID, MaxParamBytes))
+		}
 		params[name] = values[i]
 	}
 	return r, params, nil

@@ -129,7 +129,10 @@ func (s *Server) runStream(c echo.Context) error {
 // that already ended is replayed from the event log.
 func (s *Server) joinStream(c echo.Context) error {
 	id, runID := c.Param("id"), c.Param("run")
-	after := lastEventID(c)
+	after, err := lastEventID(c)
+	if err != nil {
+		return err
+	}
 	if run := s.runs.Active(id); run != nil && run.ID == runID {
 		return s.writeStream(c, run.Log.Subscribe(after), runID)
 	}

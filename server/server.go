@@ -3,8 +3,11 @@ package server
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/dawn-go/dawn/runner"
 	"github.com/labstack/echo/v4"
@@ -16,13 +19,24 @@ type Options struct {
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on every
 	// endpoint but /healthz.
 	APIKey string
-	// CORSOrigins lists origins allowed to call the API from a browser;
-	// empty turns CORS off.
+	// CORSOrigins lists origins allowed to call the API from a browser,
+	// like "https://app.example.com" (see ParseOrigins); empty turns CORS
+	// off.
 	CORSOrigins []string
 	// Env reads environment variables (for the model each route uses).
 	Env    func(string) string
 	Logger *slog.Logger
+	// HTTP bounds what one client may hold; zero fields take the defaults.
+	HTTP HTTPLimits
 }
+
+// corsHeaders are the request headers a browser on an allowed origin may
+// send, and exposedHeaders the response headers its scripts may read:
+// Dawn-Run-Id is what a page needs to rejoin a stream.
+var (
+	corsHeaders    = []string{"Authorization", "Content-Type", "Last-Event-ID"}
+	exposedHeaders = []string{"Dawn-Run-Id"}
+)
 
 // Server is the HTTP API.
 type Server struct {
@@ -42,12 +56,13 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.recoverPanics)
-	if len(opts.CORSOrigins) > 0 {
-		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: opts.CORSOrigins, AllowHeaders: []string{"Authorization", "Content-Type", "Last-Event-ID"}}))
+	if origins := trimOrigins(opts.CORSOrigins); len(origins) > 0 {
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: exposedHeaders}))
 	}
 	if opts.APIKey != "" {
 		e.Use(s.requireKey)
 	}
+	e.Use(s.requireJSON)
 	e.Use(s.limitBody)
 
 	e.GET("/healthz", s.health)
@@ -100,20 +115,68 @@ func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// requireJSON refuses a request that sends a body, or names a content
+// type, other than JSON, with 415. Browsers send text/plain and form
+// bodies from any site without asking first (no CORS preflight); refusing
+// them keeps a page elsewhere from starting or cancelling runs. A request
+// with no body and no Content-Type, such as a bare POST to cancel, passes.
+func (s *Server) requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		switch req.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		ct := req.Header.Get(echo.HeaderContentType)
+		if ct == "" && (req.ContentLength == 0 || req.Body == nil || req.Body == http.NoBody) {
+			return next(c)
+		}
+		if isJSON(ct) {
+			return next(c)
+		}
+		got := "no Content-Type"
+		if ct != "" {
+			got = fmt.Sprintf("Content-Type %q", ct)
+		}
+		return newError(http.StatusUnsupportedMediaType, "unsupported_media_type",
+			fmt.Sprintf("%s %s: send the body as JSON with Content-Type: application/json (got %s); with curl, add -H 'Content-Type: application/json'", req.Method, req.URL.Path, got))
+	}
+}
+
+// isJSON reports whether a Content-Type names JSON: application/json or a
+// +json type, with any parameters.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
 // limitBody refuses bodies over the app's limit with 413, whether the size
-// is announced or only discovered while reading.
+// is announced or only discovered while reading, and gives the body
+// HTTPLimits.BodyTimeout to arrive.
 func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	timeout := s.opts.HTTP.WithDefaults().BodyTimeout
 	return func(c echo.Context) error {
 		limit := s.runs.App().Config.Limits.WithDefaults().BodyBytes
 		req := c.Request()
 		if req.ContentLength > limit {
 			return newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
 		}
-		if req.Body != nil {
-			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+		if req.Body != nil && req.Body != http.NoBody {
+			req.Body = http.MaxBytesReader(c.Response(), deadlineBody(c.Response(), req.Body, timeout), limit)
 		}
 		return next(c)
 	}
+}
+
+// bodyReadError is the API error for a failed read of a request body.
+func bodyReadError(err error) error {
+	switch {
+	case isTooLarge(err):
+		return newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
+	case errors.Is(err, errBodyTimeout):
+		return newError(http.StatusRequestTimeout, "body_timeout", err.Error())
+	}
+	return newError(http.StatusBadRequest, "invalid_body", "cannot read request body: "+err.Error())
 }
 
 func (s *Server) health(c echo.Context) error {

@@ -19,10 +19,7 @@ import (
 func decode(c echo.Context, v any) error {
 	data, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		if isTooLarge(err) {
-			return newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
-		}
-		return newError(http.StatusBadRequest, "invalid_body", "cannot read request body: "+err.Error())
+		return bodyReadError(err)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark some editors and tools write
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -173,11 +170,20 @@ func (s *Server) cancel(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"thread_id": id, "cancelled": cancelled})
 }
 
-func lastEventID(c echo.Context) int64 {
-	v := c.Request().Header.Get("Last-Event-ID")
+// lastEventID reads the Last-Event-ID header, or else the after query
+// parameter: 0 when neither is set, and a 400 naming the one that is not
+// a whole number from 0 up.
+func lastEventID(c echo.Context) (int64, error) {
+	name, v := "Last-Event-ID header", c.Request().Header.Get("Last-Event-ID")
 	if v == "" {
-		v = c.QueryParam("after")
+		name, v = "after parameter", c.QueryParam("after")
 	}
-	n, _ := strconv.ParseInt(v, 10, 64)
-	return n
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, newError(http.StatusBadRequest, "invalid_last_event_id", "the "+name+" "+strconv.Quote(v)+" is not an event id: send the id: of the last event received, a whole number (0 replays from the start)")
+	}
+	return n, nil
 }
