@@ -19,6 +19,9 @@ func Complete(ctx context.Context, model llms.Model, modelName, system string, m
 		}
 		return "", &ModelError{Model: modelName, Err: err}
 	}
+	if err := ctx.Err(); err != nil { // partial text from a call cut off
+		return "", err
+	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return "", &ModelError{Model: modelName, Err: errors.New("the model returned no choices")}
 	}

@@ -364,6 +364,11 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 		}
 		return nil, &ModelError{Model: l.cfg.ModelName, Err: err}
 	}
+	// A client may end a stream cut off by ctx with the partial text and
+	// no error (langchaingo's OpenAI client does): that is no answer.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return nil, &ModelError{Model: l.cfg.ModelName, Err: errors.New("the model returned no choices")}
 	}

@@ -426,6 +426,9 @@ func cancelRemote(threadURL string, cfg *Config) error {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusConflict {
+		return nil // no_run_in_flight: the run ended first; the stream carries its done event
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return errors.New(serverError(resp))
 	}

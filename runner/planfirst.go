@@ -169,7 +169,7 @@ func (m *Manager) runPlanFirst(ctx context.Context, run *Run, a *app.App, cfg ag
 	out.report = &report
 	if report.Stopped && ctx.Err() == nil {
 		if stopEvent == "" { // the supervisor paused or cancelled between steps
-			sig := run.pendingSignal()
+			sig := run.takeSignal()
 			if next, ok := m.applySignal(route, out.values, sig, func(e stream.Event) { run.Log.Publish(e) }); ok {
 				out.values = next
 			}

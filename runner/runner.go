@@ -50,6 +50,14 @@ type Manager struct {
 	active   map[string]*Run
 	closing  bool
 	inflight sync.WaitGroup
+
+	// unrecorded holds, by thread, the end of a run the store could not
+	// record (see finishStore).
+	unrecMu    sync.Mutex
+	unrecorded map[string]runEnd
+	retrying   bool // a retryUnrecorded loop is running
+	quit       chan struct{}
+	quitOnce   sync.Once
 }
 
 // Options configure a Manager.
@@ -63,7 +71,11 @@ type Options struct {
 
 // New returns a Manager running routes of a on st.
 func New(st *store.Store, a *app.App, opts Options) *Manager {
-	m := &Manager{store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, models: map[string]llms.Model{}, active: map[string]*Run{}}
+	m := &Manager{
+		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models,
+		models: map[string]llms.Model{}, active: map[string]*Run{},
+		unrecorded: map[string]runEnd{}, quit: make(chan struct{}),
+	}
 	if m.env == nil {
 		m.env = osGetenv
 	}
@@ -119,35 +131,6 @@ type Request struct {
 	PlanFirst string
 }
 
-// Run is a run in flight or finished.
-type Run struct {
-	ID       string
-	ThreadID string
-	RouteID  string
-	Model    string
-	// Log holds the run's events; it is closed after "done".
-	Log *stream.Log
-
-	cancel    context.CancelFunc
-	cancelled atomic.Bool
-	// signal is a supervisor signal ("pause", "cancel") for the loop to act
-	// on at the next step boundary.
-	signal atomic.Value
-	done   chan struct{}
-	output json.RawMessage
-	err    error
-}
-
-// Done is closed when the run has finished and its result is saved.
-func (r *Run) Done() <-chan struct{} { return r.done }
-
-// Output is the "done" event's output: the final state values, or
-// {"error": ...} / {"cancelled": true}. Valid after Done.
-func (r *Run) Output() json.RawMessage { return r.output }
-
-// Err is the run's error, nil on success. Valid after Done.
-func (r *Run) Err() error { return r.err }
-
 // Active returns the run in flight on a thread, or nil.
 func (m *Manager) Active(threadID string) *Run {
 	m.mu.Lock()
@@ -155,16 +138,15 @@ func (m *Manager) Active(threadID string) *Run {
 	return m.active[threadID]
 }
 
-// Cancel stops the run in flight on threadID. It reports whether there was
-// one.
-func (m *Manager) Cancel(threadID string) bool {
+// Cancel stops the run in flight on threadID and returns it, or nil when
+// there is none. ok is false when the run's outcome was already decided, so
+// the cancel did not reach it; after Done, Run.Cancelled tells for sure.
+func (m *Manager) Cancel(threadID string) (run *Run, ok bool) {
 	r := m.Active(threadID)
 	if r == nil {
-		return false
+		return nil, false
 	}
-	r.cancelled.Store(true)
-	r.cancel()
-	return true
+	return r, r.requestCancel("")
 }
 
 // Start validates req, reserves the thread and starts the run on its own
@@ -189,14 +171,19 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		return nil, err
 	}
 
-	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{})}
+	// The run can be cancelled from the moment it is registered: its
+	// context comes first.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel}
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
+		cancel()
 		return nil, ErrShuttingDown
 	}
 	if m.active[req.ThreadID] != nil {
 		m.mu.Unlock()
+		cancel()
 		return nil, ErrBusy
 	}
 	m.active[req.ThreadID] = run
@@ -206,21 +193,36 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		m.free(run)
 		m.inflight.Done()
 	}
+	// abort ends a run that never got going: whoever cancelled it in the
+	// meantime is waiting for Done.
+	abort := func(err error) (*Run, error) {
+		run.end()
+		cancel()
+		run.err = err
+		run.output = mustJSON(map[string]string{"error": err.Error()})
+		release()
+		run.Log.Close()
+		close(run.done)
+		return nil, err
+	}
 
+	// A run whose end the store could not record still holds the thread
+	// there: record it first.
+	if err := m.settle(req.ThreadID); err != nil {
+		return abort(err)
+	}
+	// The store calls use the request's context, not the run's: a cancel
+	// that comes now stops the run once it starts, and is recorded so.
 	cp, err := m.prepareThread(ctx, run, prepared)
 	if err != nil {
-		release()
-		return nil, err
+		return abort(err)
 	}
 	values, err := prepared.ApplyInput(withDefaults(prepared, cp.Values), req.Values)
 	if err != nil {
 		m.finishStore(run, store.RunError, err.Error(), nil, nil)
-		release()
-		return nil, &InputError{Msg: err.Error()}
+		return abort(&InputError{Msg: err.Error()})
 	}
 
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	run.cancel = cancel
 	cfg := agent.Config{
 		Route:         prepared,
 		Params:        params,
@@ -231,7 +233,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		Subagent:      m.subagentResolver(a),
 		MaxDepth:      a.Config.Limits.WithDefaults().SubagentDepth,
 		MaxToolOutput: a.Config.Limits.WithDefaults().ToolOutputBytes,
-		Signal:        run.pendingSignal,
+		Signal:        run.takeSignal,
 	}
 	go func() {
 		defer release()
@@ -269,14 +271,19 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	save := func(ctx context.Context, added []thread.Message, values thread.State) error {
 		step++
 		events := run.Log.Since(saved)
+		err := m.store.SaveStep(context.WithoutCancel(ctx), store.Step{
+			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
+			Append: added, Values: values, Events: events,
+		})
+		if err != nil {
+			step--
+			return err
+		}
 		if len(events) > 0 {
 			saved = events[len(events)-1].ID
 		}
 		last = values
-		return m.store.SaveStep(context.WithoutCancel(ctx), store.Step{
-			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
-			Append: added, Values: values, Events: events,
-		})
+		return nil
 	}
 	cfg.Checkpoint = save
 	cfg.DeferLastCheckpoint = true
@@ -297,7 +304,22 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	default:
 		res, err = agent.Run(ctx, cfg, history, values, input)
 	}
-	if err != nil && run.cancelled.Load() && run.pendingSignal() == "cancel" {
+	// From here on the outcome is decided: a cancel that came first wins
+	// over whatever the model or a tool did meanwhile (a model client may
+	// return its partial text without an error when its context ends), and
+	// a later one no longer reaches the run.
+	cancelled, signal := run.end()
+	if cancelled && !errors.Is(err, context.Canceled) {
+		err = context.Canceled
+	}
+	if !cancelled && err == nil && signal == "pause" && pf.preview == nil {
+		// The pause came after the last step boundary: it takes effect on
+		// the final state, as the supervisor was told.
+		if next, ok := m.applySignal(cfg.Route, res.Values, signal, cfg.Emit); ok {
+			res.Values = next
+		}
+	}
+	if cancelled && signal == "cancel" {
 		// The supervisor cancelled the plan: record it on the last saved
 		// state before the run ends.
 		if next, ok := m.applySignal(cfg.Route, last, "cancel", cfg.Emit); ok {
@@ -315,8 +337,9 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	case err == nil:
 		run.output = stateValues(res.Messages, res.Values)
 		record = runRecord(res, pf.report)
-	case run.cancelled.Load() && errors.Is(err, context.Canceled):
+	case cancelled:
 		status = store.RunCancelled
+		run.cancelled = true
 		run.output = json.RawMessage(`{"cancelled":true}`)
 		record = run.output
 	default:
@@ -346,7 +369,8 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 			run.err = err
 			run.output = mustJSON(map[string]string{"error": "the last step could not be saved: " + err.Error()})
 			done.Data = doneData(run.output)
-			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), nil, []stream.Event{done})
+			events[len(events)-1] = done
+			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), run.output, events)
 		}
 	} else {
 		m.finishStore(run, status, errText, record, events)
@@ -381,12 +405,6 @@ func runRecord(res agent.Result, pf *planfirst.Report) json.RawMessage {
 		rec["plan"] = res.Messages[n-1].Plan
 	}
 	return mustJSON(rec)
-}
-
-func (m *Manager) finishStore(run *Run, status, errText string, record json.RawMessage, events []stream.Event) {
-	if err := m.store.FinishRun(context.Background(), run.ID, status, errText, record, events); err != nil {
-		m.logger.Error("cannot record the end of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
-	}
 }
 
 func (m *Manager) subagentResolver(a *app.App) func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
@@ -431,6 +449,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Unlock()
 	done := make(chan struct{})
 	go func() { m.inflight.Wait(); close(done) }()
+	defer m.stopRetrying()
 	select {
 	case <-done:
 		return
@@ -438,9 +457,28 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	}
 	m.mu.Lock()
 	for _, r := range m.active {
-		r.cancelled.Store(true)
-		r.cancel()
+		r.requestCancel("")
 	}
 	m.mu.Unlock()
 	<-done
+}
+
+// stopRetrying makes a last attempt to record the ends of runs the store
+// could not record, and stops retrying them in the background.
+func (m *Manager) stopRetrying() {
+	m.quitOnce.Do(func() { close(m.quit) })
+	if n := m.settleAll(); n > 0 {
+		m.logger.Error("the store could not record the end of some runs; they stay marked running and are recovered as interrupted at the next start", "runs", n)
+	}
+}
+
+// DeleteThread deletes a thread that has no run in flight.
+func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
+	if m.Active(threadID) != nil {
+		return ErrBusy
+	}
+	if err := m.settle(threadID); err != nil {
+		return err
+	}
+	return m.store.DeleteThread(ctx, threadID)
 }

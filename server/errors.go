@@ -25,11 +25,18 @@ func newError(status int, kind, msg string) *apiError {
 	return &apiError{Status: status, Kind: kind, Msg: msg}
 }
 
+// errorBody is Dawn's error shape. details.code repeats the kind, where
+// Dawn clients look for it.
 type errorBody struct {
 	Error struct {
-		Kind    string `json:"kind"`
-		Message string `json:"message"`
+		Kind    string       `json:"kind"`
+		Message string       `json:"message"`
+		Details errorDetails `json:"details"`
 	} `json:"error"`
+}
+
+type errorDetails struct {
+	Code string `json:"code"`
 }
 
 // classify maps any error to a status and kind. Internal errors never leak
@@ -89,6 +96,6 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.logger.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
 	}
 	var body errorBody
-	body.Error.Kind, body.Error.Message = ae.Kind, ae.Msg
+	body.Error.Kind, body.Error.Message, body.Error.Details.Code = ae.Kind, ae.Msg, ae.Kind
 	_ = c.JSON(ae.Status, body)
 }

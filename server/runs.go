@@ -97,7 +97,10 @@ func (s *Server) runWait(c echo.Context) error {
 		return err
 	}
 	<-run.Done()
-	if err := run.Err(); err != nil && !errors.Is(err, context.Canceled) {
+	if run.Cancelled() {
+		return newError(http.StatusConflict, "run_cancelled", "the run on thread "+req.ThreadID+" was cancelled before it finished; its completed steps are kept")
+	}
+	if err := run.Err(); err != nil {
 		var me *agent.ModelError
 		var tl *agent.TurnLimitError
 		switch {

@@ -83,10 +83,7 @@ func (s *Server) getThread(c echo.Context) error {
 
 func (s *Server) deleteThread(c echo.Context) error {
 	id := c.Param("id")
-	if s.runs.Active(id) != nil {
-		return runner.ErrBusy
-	}
-	if err := s.runs.Store().DeleteThread(c.Request().Context(), id); err != nil {
+	if err := s.runs.DeleteThread(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
@@ -154,20 +151,40 @@ func (s *Server) listRuns(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// cancel is POST /threads/:id/cancel: it stops the run in flight and, unless
+// ?wait=false, waits until the run is recorded as cancelled. It answers
+// 200 {"thread_id", "status":"interrupted"}, or 409 no_run_in_flight when
+// there is no run to stop (or the run finished before the cancel reached
+// it).
 func (s *Server) cancel(c echo.Context) error {
 	id := c.Param("id")
 	ctx := c.Request().Context()
-	if s.runs.Active(id) == nil {
+	run, reached := s.runs.Cancel(id)
+	if run == nil {
 		if _, err := s.runs.Store().GetThread(ctx, id); err != nil {
 			return err
 		}
+		return newError(http.StatusConflict, "no_run_in_flight", "thread "+id+" has no run in flight to cancel")
 	}
-	run := s.runs.Active(id)
-	cancelled := s.runs.Cancel(id)
-	if cancelled && c.QueryParam("wait") != "false" {
-		<-run.Done()
+	if reached && c.QueryParam("wait") == "false" {
+		return c.JSON(http.StatusOK, cancelBody{ThreadID: id, Status: "interrupted"})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"thread_id": id, "cancelled": cancelled})
+	select {
+	case <-run.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !run.Cancelled() {
+		return newError(http.StatusConflict, "no_run_in_flight", "the run on thread "+id+" finished before the cancel reached it")
+	}
+	return c.JSON(http.StatusOK, cancelBody{ThreadID: id, Status: "interrupted"})
+}
+
+// cancelBody is Dawn's answer to a cancel; its status is always
+// "interrupted", Dawn's name for a run stopped on request.
+type cancelBody struct {
+	ThreadID string `json:"thread_id"`
+	Status   string `json:"status"`
 }
 
 // lastEventID reads the Last-Event-ID header, or else the after query

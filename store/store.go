@@ -87,6 +87,8 @@ type Store struct {
 
 	queueMu sync.Mutex
 	queue   []*writeRequest // waiting for a group commit; guarded by queueMu
+
+	fault atomic.Pointer[error] // set by FailWrites
 }
 
 // querier is what reads need; *sql.DB and *sql.Conn both have it.

@@ -100,6 +100,11 @@ func (s *Store) commitGroup(group []*writeRequest) {
 			}
 		}
 	}
+	if f := s.fault.Load(); f != nil {
+		fail(*f)
+		s.rollback(ctx)
+		return
+	}
 	if _, err := s.st.commit.ExecContext(ctx); err != nil {
 		fail(err)
 		s.rollback(ctx)
@@ -154,4 +159,17 @@ func (s *Store) runInSavepoint(r *writeRequest) bool {
 // first error.
 func (s *Store) rollback(ctx context.Context) {
 	_, _ = s.st.rollback.ExecContext(ctx)
+}
+
+// FailWrites makes every write transaction fail with err at its commit and
+// roll back, as SQLite does when the disk is full or the file reaches its
+// size limit, until FailWrites(nil). Reads go on working. It is a
+// fault-injection point for tests of what callers do when the store cannot
+// write; nothing else calls it.
+func (s *Store) FailWrites(err error) {
+	if err == nil {
+		s.fault.Store(nil)
+		return
+	}
+	s.fault.Store(&err)
 }

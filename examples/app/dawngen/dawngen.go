@@ -147,6 +147,10 @@ func (c *Client) Wait(ctx context.Context, threadID, route string, input Input) 
 // waitState runs Wait and decodes the final state into state.
 func (c *Client) waitState(ctx context.Context, threadID, route string, input Input, state any) error {
 	raw, err := c.Wait(ctx, threadID, route, input)
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.Kind == "run_cancelled" {
+		return ErrRunCanceled
+	}
 	if err != nil {
 		return err
 	}
