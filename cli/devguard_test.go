@@ -103,8 +103,10 @@ func TestDevRefusesCrossSiteRequests(t *testing.T) {
 	if status, e := send(t, "POST", s.url+"/threads/x/runs/wait", "", s.url, "application/json", run); status != http.StatusOK {
 		t.Errorf("same-origin run: %d %+v", status, e)
 	}
-	if status, e := send(t, "POST", s.url+"/threads/x/cancel", "", "", "", ""); status != http.StatusOK {
-		t.Errorf("cancel without a body: %d %+v", status, e)
+	// A body-less cancel passes the guard; with no run in flight it is
+	// Dawn's 409 no_run_in_flight.
+	if status, e := send(t, "POST", s.url+"/threads/x/cancel", "", "", "", ""); status != http.StatusConflict || e.Error.Kind != "no_run_in_flight" {
+		t.Errorf("cancel without a body: %d %+v, want 409 no_run_in_flight", status, e)
 	}
 	local := "localhost:" + u.Port()
 	if status, e := send(t, "GET", s.url+"/threads/x/state", local, "http://"+local, "", ""); status != http.StatusOK {
