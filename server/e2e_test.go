@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -375,8 +376,13 @@ func TestThreadsCRUD(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodDelete, url+"/threads/"+th.ThreadID, nil)
 	dresp, err := http.DefaultClient.Do(req)
-	if err != nil || dresp.StatusCode != 200 {
-		t.Fatalf("delete: %v %v", err, dresp.StatusCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(dresp.Body)
+	dresp.Body.Close()
+	if dresp.StatusCode != http.StatusNoContent || len(body) != 0 {
+		t.Fatalf("delete: %d %q, want Dawn's 204 with no body", dresp.StatusCode, body)
 	}
 	if code := getJSON(t, url+"/threads/"+th.ThreadID, nil); code != 404 {
 		t.Fatalf("after delete: %d", code)

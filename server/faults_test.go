@@ -142,7 +142,7 @@ func TestStoreWriteFailureDuringRunFreesTheThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	del.Body.Close()
-	if del.StatusCode != http.StatusOK {
+	if del.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE after the store recovered: %d", del.StatusCode)
 	}
 }

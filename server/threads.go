@@ -86,7 +86,7 @@ func (s *Server) deleteThread(c echo.Context) error {
 	if err := s.runs.DeleteThread(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
+	return c.NoContent(http.StatusNoContent) // Dawn answers 204 with no body
 }
 
 type stateBody struct {
