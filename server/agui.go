@@ -140,7 +140,11 @@ func (in *aguiInput) newestUserMessage(limit int) (thread.Message, error) {
 		}
 		text, err := aguiText(m.Content)
 		if err != nil {
-			return thread.Message{}, newError(http.StatusBadRequest, "invalid_body", fmt.Sprintf("messages[%d].content %s", i, err))
+			sep := " " // "content must be …", or "content[2] is …"
+			if strings.HasPrefix(err.Error(), "[") {
+				sep = ""
+			}
+			return thread.Message{}, newError(http.StatusBadRequest, "invalid_body", fmt.Sprintf("messages[%d].content%s%s", i, sep, err))
 		}
 		if len(text) > limit {
 			return thread.Message{}, newError(http.StatusBadRequest, "invalid_input", fmt.Sprintf("messages[%d].content is %d bytes, over the %d byte limit (limits.message_bytes in dawn.yaml)", i, len(text), limit))
