@@ -96,7 +96,6 @@ func aguiBody(threadID, runID, text string, state any) string {
 	return string(b)
 }
 
-
 // applyPatch applies RFC 6902 add, replace and remove operations to the
 // objects of doc, as a client does, failing on one that does not apply
 // (replacing or removing a member that is not there, adding under a parent
