@@ -97,6 +97,30 @@ async function run(agent, text) {
   return { events, warnings, result };
 }
 
+// The README's example is the code between the readme markers, word for
+// word (e2e/agui_client_test.go checks that).
+test("the README example: an HttpAgent on a Dawn route, with the live plan", async () => {
+  const threadId = `readme-${randomUUID()}`;
+  const plans = [];
+  const render = (todos) => plans.push(todos);
+  // readme:begin
+  const agent = new HttpAgent({
+    url: `${base}/agui/${encodeURIComponent("/support/acme#agent")}`,
+    headers: { Authorization: `Bearer ${process.env.DAWN_API_KEY}` },
+    threadId,
+  });
+  agent.subscribe({ onStateChanged: ({ state }) => render(state.todos) });
+  agent.addMessage({ id: randomUUID(), role: "user", content: "My invoice is wrong" });
+  await agent.runAgent();
+  const answer = agent.messages.at(-1).content; // "Offline model: worked through 4 plan items …"
+  // readme:end
+  assert.match(answer, /^Offline model: worked through 4 plan items/);
+  assert.equal(plans[0].length, 4);
+  assert.ok(plans[0].every((t) => t.status === "pending"), "the first plan shown is the seed");
+  assert.ok(plans.some((todos) => todos.some((t) => t.status === "in_progress")), "no plan in progress was shown");
+  assert.deepEqual(plans.at(-1), (await threadState(threadId)).todos);
+});
+
 test("a support run streams the plan as shared state, tool calls and the answer", async () => {
   const threadId = `agui-${randomUUID()}`;
   const wire = recordingFetch();
