@@ -185,7 +185,7 @@ func (in *aguiInput) state() (map[string]json.RawMessage, error) {
 		return out, nil
 	}
 	if err := json.Unmarshal(in.State, &out); err != nil {
-		return nil, newError(http.StatusBadRequest, "invalid_body", "state must be a JSON object (the AG-UI shared state this endpoint sent), not "+string(jsonKindName(in.State)))
+		return nil, newError(http.StatusBadRequest, "invalid_body", "state must be a JSON object (the AG-UI shared state this endpoint sent), not "+jsonKindName(in.State))
 	}
 	return out, nil
 }
