@@ -80,6 +80,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.POST("/threads/:id/plan/pause", s.supervise("pause"))
 	e.POST("/threads/:id/plan/resume", s.supervise("resume"))
 	e.POST("/threads/:id/plan/cancel", s.supervise("cancel"))
+	e.POST("/agui/*", s.aguiRun)
 	return s
 }
 

@@ -1,0 +1,536 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// aguiEvent is one AG-UI event: a JSON object whose "type" names it, with
+// the protocol's own field names.
+type aguiEvent map[string]any
+
+// AG-UI event types this endpoint sends.
+const (
+	aguiRunStarted         = "RUN_STARTED"
+	aguiRunFinished        = "RUN_FINISHED"
+	aguiRunError           = "RUN_ERROR"
+	aguiTextMessageStart   = "TEXT_MESSAGE_START"
+	aguiTextMessageContent = "TEXT_MESSAGE_CONTENT"
+	aguiTextMessageEnd     = "TEXT_MESSAGE_END"
+	aguiToolCallStart      = "TOOL_CALL_START"
+	aguiToolCallArgs       = "TOOL_CALL_ARGS"
+	aguiToolCallEnd        = "TOOL_CALL_END"
+	aguiToolCallResult     = "TOOL_CALL_RESULT"
+	aguiStateSnapshot      = "STATE_SNAPSHOT"
+	aguiStateDelta         = "STATE_DELTA"
+)
+
+// aguiSubagents is the shared-state key under which subagent plans live,
+// one object per task call id.
+const aguiSubagents = "subagents"
+
+// typeInterrupt is the Dawn event of a run parked for a human.
+const typeInterrupt = "interrupt"
+
+// aguiFields says which of a route's state fields the shared state
+// mirrors, and how.
+type aguiFields struct {
+	// names are every state field of the route.
+	names []string
+	// harnessPlan is set when the route's plan field holds a harness-owned
+	// plan, shown in the shared state as its plan_update view.
+	harnessPlan bool
+}
+
+func aguiFieldsOf(route *capabilities.Prepared) aguiFields {
+	f := aguiFields{}
+	for _, field := range route.Fields {
+		f.names = append(f.names, field.Name)
+	}
+	_, f.harnessPlan = planning.SettingsOf(route)
+	return f
+}
+
+func (f aguiFields) has(name string) bool { return slices.Contains(f.names, name) }
+
+// aguiStream translates one run's Dawn events to AG-UI events. It frames
+// the text Dawn streams as chunks into messages, turns tool calls and
+// results into their AG-UI events, and keeps the AG-UI shared state: the
+// route's state fields (todos, the harness plan, state.yaml fields) as the
+// thread has them, kept live from plan events, with each subagent's plan
+// under subagents/<call id>. It ends with exactly one RUN_FINISHED or
+// RUN_ERROR.
+type aguiStream struct {
+	threadID string
+	// runID is the AG-UI run id from the request.
+	runID string
+	// idPrefix makes the ids this side invents (messages, tool results)
+	// unique across runs: the Dawn run id.
+	idPrefix string
+	n        int
+	fields   aguiFields
+
+	state map[string]any
+	// text is the id of the text message being streamed, or "".
+	text string
+	// unnamed holds, per tool name, the ids made up for calls that came
+	// without one, so their results find them.
+	unnamed    map[string][]string
+	interrupts []any
+	done       bool
+}
+
+func newAGUIStream(threadID, runID, idPrefix string, fields aguiFields) *aguiStream {
+	return &aguiStream{threadID: threadID, runID: runID, idPrefix: idPrefix, fields: fields, state: map[string]any{}, unnamed: map[string][]string{}}
+}
+
+func (a *aguiStream) newID(kind string) string {
+	a.n++
+	return fmt.Sprintf("%s-%s-%d", kind, a.idPrefix, a.n)
+}
+
+// finished reports whether the terminal event was sent.
+func (a *aguiStream) finished() bool { return a.done }
+
+// start opens the run: RUN_STARTED, then STATE_SNAPSHOT of the client's
+// state (its own keys are kept) with the thread's state fields as the run
+// starts from them. Subagent plans of earlier runs are dropped.
+func (a *aguiStream) start(client map[string]json.RawMessage, values thread.State) []aguiEvent {
+	doc := map[string]any{}
+	for k, raw := range client {
+		if k != aguiSubagents && !a.fields.has(k) {
+			doc[k] = decodeAny(raw)
+		}
+	}
+	for _, name := range a.fields.names {
+		if raw, ok := values[name]; ok {
+			doc[name] = a.fieldView(name, raw)
+		}
+	}
+	a.state = doc
+	return []aguiEvent{
+		{"type": aguiRunStarted, "threadId": a.threadID, "runId": a.runID},
+		{"type": aguiStateSnapshot, "snapshot": doc},
+	}
+}
+
+// fieldView is a state field's value as the shared state shows it.
+func (a *aguiStream) fieldView(name string, raw json.RawMessage) any {
+	if a.fields.harnessPlan && name == planning.PlanField {
+		var p harness.Plan
+		if err := json.Unmarshal(raw, &p); err == nil {
+			return planView(decodeObject(planning.PlanEvent(&p).Data))
+		}
+	}
+	return decodeAny(raw)
+}
+
+// translate returns the AG-UI events for one Dawn event.
+func (a *aguiStream) translate(e stream.Event) []aguiEvent {
+	if a.done {
+		return nil
+	}
+	if e.Type == stream.TypeChunk {
+		return a.chunk(e.Data)
+	}
+	if len(a.interrupts) > 0 && e.Type != stream.TypeDone && e.Type != typeInterrupt {
+		return nil // a parked run: only its end matters
+	}
+	out := a.closeText()
+	sub, isSub := strings.CutPrefix(e.Type, stream.SubagentPrefix)
+	switch {
+	case e.Type == stream.TypeToolCall:
+		out = append(out, a.toolCall(e.Data)...)
+	case e.Type == stream.TypeToolResult:
+		out = append(out, a.toolResult(e.Data)...)
+	case e.Type == planning.EventType:
+		out = append(out, a.setState(planUpdate(a.state, nil, decodeObject(e.Data)))...)
+	case isLifecycle(e.Type):
+		out = append(out, a.setState(lifecycle(a.state, nil, decodeObject(e.Data)))...)
+	case isSub && (sub == planning.EventType || isLifecycle(sub)):
+		data := decodeObject(e.Data)
+		callID, _ := data["call_id"].(string)
+		if callID == "" {
+			break
+		}
+		base := []string{aguiSubagents, callID}
+		next := a.state
+		for _, k := range []string{"subagent", "route_id", "depth"} {
+			if v, ok := data[k]; ok {
+				next = with(next, pathOf(base, k), v)
+			}
+		}
+		if sub == planning.EventType {
+			next = planUpdate(next, base, data)
+		} else {
+			next = lifecycle(next, base, data)
+		}
+		out = append(out, a.setState(next)...)
+	case e.Type == typeInterrupt:
+		out = append(out, a.interrupt(e.Data)...)
+	case e.Type == stream.TypeDone:
+		out = append(out, a.finish(e.Data)...)
+	}
+	return out
+}
+
+// end finishes a stream that closed without Dawn's done event.
+func (a *aguiStream) end() []aguiEvent {
+	if a.done {
+		return nil
+	}
+	a.done = true
+	return append(a.closeText(), aguiEvent{"type": aguiRunError, "message": "the run's event stream ended without a result; read the thread's state for what was saved"})
+}
+
+func isLifecycle(typ string) bool {
+	switch typ {
+	case harness.EventPaused, harness.EventDone, harness.EventFailed, harness.EventCancelled:
+		return true
+	}
+	return false
+}
+
+// chunk streams a text delta, opening a message first. Its data is the
+// text as a JSON string, or {"content": text}.
+func (a *aguiStream) chunk(data json.RawMessage) []aguiEvent {
+	var delta string
+	if json.Unmarshal(data, &delta) != nil {
+		var c struct {
+			Content string `json:"content"`
+		}
+		_ = json.Unmarshal(data, &c)
+		delta = c.Content
+	}
+	if delta == "" {
+		return nil
+	}
+	var out []aguiEvent
+	if a.text == "" {
+		a.text = a.newID("msg")
+		out = append(out, aguiEvent{"type": aguiTextMessageStart, "messageId": a.text, "role": "assistant"})
+	}
+	return append(out, aguiEvent{"type": aguiTextMessageContent, "messageId": a.text, "delta": delta})
+}
+
+// closeText ends the text message being streamed, if any.
+func (a *aguiStream) closeText() []aguiEvent {
+	if a.text == "" {
+		return nil
+	}
+	id := a.text
+	a.text = ""
+	return []aguiEvent{{"type": aguiTextMessageEnd, "messageId": id}}
+}
+
+type toolEventData struct {
+	ID     string          `json:"id"`
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	Output json.RawMessage `json:"output"`
+	Error  string          `json:"error"`
+}
+
+// toolCall is a whole tool call: Dawn sends it once its arguments are
+// complete, so start, arguments and end follow each other.
+func (a *aguiStream) toolCall(data json.RawMessage) []aguiEvent {
+	var tc toolEventData
+	if json.Unmarshal(data, &tc) != nil || tc.Name == "" {
+		return nil
+	}
+	id := tc.ID
+	if id == "" {
+		id = a.newID("call")
+		a.unnamed[tc.Name] = append(a.unnamed[tc.Name], id)
+	}
+	args := compactJSON(tc.Input)
+	if args == "" || args == "null" {
+		args = "{}"
+	}
+	return []aguiEvent{
+		{"type": aguiToolCallStart, "toolCallId": id, "toolCallName": tc.Name},
+		{"type": aguiToolCallArgs, "toolCallId": id, "delta": args},
+		{"type": aguiToolCallEnd, "toolCallId": id},
+	}
+}
+
+// toolResult is the result of a call as a tool message. Its content is the
+// output's text: a string output as it is, anything else as JSON, and a
+// failed call's error.
+func (a *aguiStream) toolResult(data json.RawMessage) []aguiEvent {
+	var tr toolEventData
+	if json.Unmarshal(data, &tr) != nil || tr.Name == "" {
+		return nil
+	}
+	id := tr.ID
+	if id == "" {
+		if ids := a.unnamed[tr.Name]; len(ids) > 0 {
+			id, a.unnamed[tr.Name] = ids[0], ids[1:]
+		} else {
+			id = a.newID("call")
+		}
+	}
+	content := compactJSON(tr.Output)
+	var s string
+	switch {
+	case tr.Error != "" && (content == "" || content == "null"):
+		content = tr.Error
+	case content == "null":
+		content = ""
+	case json.Unmarshal(tr.Output, &s) == nil:
+		content = s
+	}
+	return []aguiEvent{{"type": aguiToolCallResult, "messageId": a.newID("result"), "toolCallId": id, "content": content, "role": "tool"}}
+}
+
+// planUpdate returns doc with a plan_update's todos (and, for a
+// harness-owned plan, its view) at base.
+func planUpdate(doc map[string]any, base []string, data map[string]any) map[string]any {
+	if data == nil {
+		return doc
+	}
+	next := with(doc, pathOf(base, planning.StateField), projectTodos(data[planning.StateField]))
+	if _, ok := data["state"]; ok {
+		next = with(next, pathOf(base, planning.PlanField), planView(data))
+	}
+	return next
+}
+
+// lifecycle returns doc with a harness plan's new lifecycle state (paused,
+// done, failed, cancelled) and why, in the plan at base.
+func lifecycle(doc map[string]any, base []string, data map[string]any) map[string]any {
+	if data == nil {
+		return doc
+	}
+	planPath := pathOf(base, planning.PlanField)
+	plan := map[string]any{}
+	if have, ok := lookup(doc, planPath).(map[string]any); ok {
+		maps.Copy(plan, have)
+	}
+	plan["state"] = data["state"]
+	for _, k := range []string{"pause_reason", "reason"} {
+		if s, _ := data[k].(string); s != "" {
+			plan[k] = s
+		} else {
+			delete(plan, k)
+		}
+	}
+	return with(doc, planPath, plan)
+}
+
+// interrupt records a parked run's interrupt; the run then finishes with
+// the interrupt outcome, as Dawn's adapter does.
+func (a *aguiStream) interrupt(data json.RawMessage) []aguiEvent {
+	env := decodeObject(data)
+	id, _ := env["interruptId"].(string)
+	if id == "" {
+		a.done = true
+		return []aguiEvent{{"type": aguiRunError, "message": "the run parked with an interrupt that has no interruptId"}}
+	}
+	in := map[string]any{"id": id, "reason": "interrupt", "metadata": env}
+	if kind, ok := env["kind"].(string); ok && kind != "" {
+		in["reason"] = kind
+	}
+	for _, k := range []string{"message", "toolCallId"} {
+		if s, ok := env[k].(string); ok {
+			in[k] = s
+		}
+	}
+	a.interrupts = append(a.interrupts, in)
+	return nil
+}
+
+// finish turns Dawn's done event into the terminal AG-UI event. A finished
+// run's final state values first bring the shared state up to date, so it
+// ends equal to the thread's state.
+func (a *aguiStream) finish(data json.RawMessage) []aguiEvent {
+	a.done = true
+	var done struct {
+		Output json.RawMessage `json:"output"`
+	}
+	_ = json.Unmarshal(data, &done)
+	var out struct {
+		Error     *string `json:"error"`
+		Cancelled bool    `json:"cancelled"`
+	}
+	_ = json.Unmarshal(done.Output, &out)
+	finished := aguiEvent{"type": aguiRunFinished, "threadId": a.threadID, "runId": a.runID}
+	switch {
+	case out.Error != nil:
+		return []aguiEvent{{"type": aguiRunError, "message": *out.Error}}
+	case out.Cancelled:
+		finished["outcome"] = map[string]any{"type": "cancelled"}
+		return []aguiEvent{finished}
+	}
+	var events []aguiEvent
+	var values map[string]json.RawMessage
+	if json.Unmarshal(done.Output, &values) == nil {
+		next := a.state
+		for _, name := range a.fields.names {
+			if raw, ok := values[name]; ok {
+				next = with(next, []string{name}, a.fieldView(name, raw))
+			}
+		}
+		events = a.setState(next)
+	}
+	if len(a.interrupts) > 0 {
+		finished["outcome"] = map[string]any{"type": "interrupt", "interrupts": a.interrupts}
+	} else {
+		finished["outcome"] = map[string]any{"type": "success"}
+		if v := decodeAny(done.Output); v != nil {
+			finished["result"] = v
+		}
+	}
+	return append(events, finished)
+}
+
+// setState makes next the shared state and returns the STATE_DELTA that
+// takes a client from the old state to it, or nothing when they are equal.
+func (a *aguiStream) setState(next map[string]any) []aguiEvent {
+	ops := jsonPatch(nil, "", a.state, next)
+	a.state = next
+	if len(ops) == 0 {
+		return nil
+	}
+	return []aguiEvent{{"type": aguiStateDelta, "delta": ops}}
+}
+
+// planView is a harness plan as the shared state shows it: the plan_update
+// data with its todos (the plan's items, ids and attempts included) under
+// "items", and without the subagent identity fields.
+func planView(data map[string]any) map[string]any {
+	view := map[string]any{}
+	for k, v := range data {
+		switch k {
+		case planning.StateField:
+			view["items"] = v
+		case "call_id", "subagent", "route_id", "depth":
+		default:
+			view[k] = v
+		}
+	}
+	return view
+}
+
+// projectTodos returns a plan_update's todos in the shape the thread keeps
+// them: content, status and (when set) evidence. A harness plan's items
+// carry ids and attempts too, which the plan view keeps.
+func projectTodos(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, len(list))
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			out[i] = item
+			continue
+		}
+		todo := map[string]any{"content": m["content"], "status": m["status"]}
+		if ev, ok := m["evidence"].(string); ok && ev != "" {
+			todo["evidence"] = ev
+		}
+		out[i] = todo
+	}
+	return out
+}
+
+// jsonPatch appends to ops the RFC 6902 operations that turn old into new
+// at the JSON Pointer path: objects are compared member by member, and any
+// other value that changed is replaced whole (a todo list is one replace).
+func jsonPatch(ops []any, path string, old, new any) []any {
+	om, oldIsObject := old.(map[string]any)
+	nm, newIsObject := new.(map[string]any)
+	if !oldIsObject || !newIsObject {
+		if !reflect.DeepEqual(old, new) {
+			ops = append(ops, map[string]any{"op": "replace", "path": path, "value": new})
+		}
+		return ops
+	}
+	for _, k := range slices.Sorted(maps.Keys(om)) {
+		if _, ok := nm[k]; !ok {
+			ops = append(ops, map[string]any{"op": "remove", "path": path + "/" + escapePointer(k)})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(nm)) {
+		ov, ok := om[k]
+		if !ok {
+			ops = append(ops, map[string]any{"op": "add", "path": path + "/" + escapePointer(k), "value": nm[k]})
+			continue
+		}
+		ops = jsonPatch(ops, path+"/"+escapePointer(k), ov, nm[k])
+	}
+	return ops
+}
+
+// escapePointer escapes one JSON Pointer reference token (RFC 6901).
+func escapePointer(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
+// with returns doc with v at path, copying the objects along the path (doc
+// itself is not changed) and creating those that are missing.
+func with(doc map[string]any, path []string, v any) map[string]any {
+	out := make(map[string]any, len(doc)+1)
+	maps.Copy(out, doc)
+	if len(path) == 1 {
+		out[path[0]] = v
+		return out
+	}
+	child, _ := doc[path[0]].(map[string]any)
+	out[path[0]] = with(child, path[1:], v)
+	return out
+}
+
+// lookup returns the value at path in doc, or nil.
+func lookup(doc map[string]any, path []string) any {
+	var v any = doc
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func pathOf(base []string, key string) []string {
+	return append(slices.Clip(base), key)
+}
+
+// decodeAny decodes JSON text to maps, slices and scalars; invalid or
+// empty text is nil.
+func decodeAny(raw json.RawMessage) any {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+// decodeObject decodes a JSON object; anything else is nil.
+func decodeObject(raw json.RawMessage) map[string]any {
+	m, _ := decodeAny(raw).(map[string]any)
+	return m
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
