@@ -353,7 +353,7 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 			if len(chunk) == 0 {
 				return nil
 			}
-			l.emit(stream.New(stream.TypeChunk, map[string]string{"content": string(chunk)}))
+			l.emit(stream.Chunk(string(chunk)))
 			return nil
 		}))
 	}

@@ -316,7 +316,7 @@ func showFinalAnswer(output json.RawMessage, show planview.Renderer) {
 	}
 	last := out.Messages[len(out.Messages)-1]
 	if last.Role == thread.RoleAssistant && last.Content != "" {
-		_ = show.Event(stream.New(stream.TypeChunk, map[string]string{"content": last.Content}))
+		_ = show.Event(stream.Chunk(last.Content))
 	}
 }
 

@@ -256,7 +256,7 @@ func TestRunRemoteOutcomes(t *testing.T) {
 					fmt.Fprint(w, `{"error":{"kind":"unauthorized","message":"missing or wrong API key"}}`)
 					return
 				}
-				sse(w, `chunk {"content":"ok"}`, `done {"output":{"messages":[]}}`)
+				sse(w, `chunk "ok"`, `done {"output":{"messages":[]}}`)
 			},
 			wantCode: ExitOK,
 			wantOut:  "ok\n",
@@ -298,7 +298,7 @@ func TestRunRemoteOutcomes(t *testing.T) {
 		{
 			name: "stream cut before done",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				sse(w, `chunk {"content":"part"}`)
+				sse(w, `chunk "part"`)
 			},
 			wantCode: ExitProblem,
 			wantOut:  "part\n",
@@ -315,7 +315,7 @@ func TestRunRemoteOutcomes(t *testing.T) {
 		{
 			name: "a rejected answer is marked and the accepted one shown",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				sse(w, `chunk {"content":"All done!"}`, `answer_rejected {"reason":"plan items are open"}`,
+				sse(w, `chunk "All done!"`, `answer_rejected {"reason":"plan items are open"}`,
 					`done {"output":{"messages":[{"role":"assistant","content":"All done!"},{"role":"user","content":"Plan harness: …","harness":true},{"role":"assistant","content":"Finished."}]}}`)
 			},
 			wantCode: ExitOK,

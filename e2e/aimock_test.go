@@ -171,13 +171,11 @@ func checkChunks(t *testing.T, events []stream.Event) {
 		if e.Type != stream.TypeChunk {
 			continue
 		}
-		var c struct {
-			Content string `json:"content"`
+		var delta string // Dawn's shape: data: "partial text"
+		if err := json.Unmarshal(e.Data, &delta); err != nil {
+			t.Fatalf("chunk data %s is not a bare JSON string, as Dawn sends it: %v", e.Data, err)
 		}
-		if err := json.Unmarshal(e.Data, &c); err != nil {
-			t.Fatalf("chunk data %s: %v", e.Data, err)
-		}
-		text.WriteString(c.Content)
+		text.WriteString(delta)
 	}
 	if text.String() != answer {
 		t.Errorf("chunks spell %q, want only the answer %q", text.String(), answer)

@@ -346,7 +346,7 @@ func testSSEParser(t *testing.T, browserCtx context.Context) {
 	p := openPage(t, browserCtx, base)
 	var wire []byte
 	events := []stream.Event{
-		{ID: 1, Type: "chunk", Data: json.RawMessage(`{"content":"héllo ✓"}`)},
+		{ID: 1, Type: "chunk", Data: json.RawMessage(`"héllo ✓"`)},
 		{ID: 2, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"a","status":"in_progress"}]}`)},
 		{ID: 3, Type: "done", Data: json.RawMessage(`{"output":{}}`)},
 	}
@@ -356,8 +356,8 @@ func testSSEParser(t *testing.T, browserCtx context.Context) {
 	tests := []struct {
 		name, input, want string
 	}{
-		{"server output", string(wire), `1 chunk {"content":"héllo ✓"}|2 plan_update {"todos":[{"content":"a","status":"in_progress"}]}|3 done {"output":{}}`},
-		{"CRLF and comments", ": keep-alive\r\n\r\nid: 7\r\nevent: chunk\r\ndata: {\"content\":\"x\"}\r\n\r\n", `7 chunk {"content":"x"}`},
+		{"server output", string(wire), `1 chunk "héllo ✓"|2 plan_update {"todos":[{"content":"a","status":"in_progress"}]}|3 done {"output":{}}`},
+		{"CRLF and comments", ": keep-alive\r\n\r\nid: 7\r\nevent: chunk\r\ndata: \"x\"\r\n\r\n", `7 chunk "x"`},
 		{"CR only, multi-line data", "event: note\rdata: a\rdata:b\r\r", ` note a` + "\n" + `b`},
 		{"no event name", "data: {}\n\n", ` message {}`},
 		{"unfinished event is held", "event: chunk\ndata: {}\n", ``},

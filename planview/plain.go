@@ -41,7 +41,7 @@ func (p *Plain) Event(e stream.Event) error {
 			p.line(line)
 		}
 	case stream.TypeChunk:
-		if text := chunkText(e.Data); text != "" {
+		if text := stream.ChunkText(e.Data); text != "" {
 			p.buf = append(p.buf, text...)
 			p.midLine = !strings.HasSuffix(text, "\n")
 		}

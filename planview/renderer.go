@@ -29,14 +29,6 @@ const MaxToolInput = 80
 // says it was not the answer, and the accepted answer follows later.
 const RejectedLine = "(not accepted as the answer; the agent goes on)"
 
-// chunkText returns the text of a chunk event.
-func chunkText(data json.RawMessage) string {
-	var d struct {
-		Content string `json:"content"`
-	}
-	_ = json.Unmarshal(data, &d)
-	return d.Content
-}
 
 // ToolLine returns the line for a tool_call event's data:
 // `tool: lookupAccount({"tenant":"acme"})`, with the input made compact and

@@ -54,7 +54,7 @@ func (t *TTY) Event(e stream.Event) error {
 			t.line(clip(line, t.width))
 		}
 	case stream.TypeChunk:
-		t.text(terminalText(chunkText(e.Data)))
+		t.text(terminalText(stream.ChunkText(e.Data)))
 	case stream.TypeAnswerRejected:
 		t.line(clip(RejectedLine, t.width))
 	}

@@ -205,14 +205,7 @@ func isLifecycle(typ string) bool {
 // chunk streams a text delta, opening a message first. Its data is the
 // text as a JSON string, or {"content": text}.
 func (a *aguiStream) chunk(data json.RawMessage) []aguiEvent {
-	var delta string
-	if json.Unmarshal(data, &delta) != nil {
-		var c struct {
-			Content string `json:"content"`
-		}
-		_ = json.Unmarshal(data, &c)
-		delta = c.Content
-	}
+	delta := stream.ChunkText(data)
 	if delta == "" {
 		return nil
 	}

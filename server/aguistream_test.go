@@ -36,7 +36,7 @@ func TestAGUITranslate(t *testing.T) {
 		{
 			name:   "text in either chunk shape is one message",
 			fields: plain,
-			events: []stream.Event{ev("chunk", `"Hel"`), ev("chunk", `{"content":"lo"}`), ev("chunk", `""`), ev("done", `{"output":{"messages":[]}}`)},
+			events: []stream.Event{ev("chunk", `"Hel"`), ev("chunk", `"lo"`), ev("chunk", `""`), ev("done", `{"output":{"messages":[]}}`)},
 			want: []string{
 				`{"type":"TEXT_MESSAGE_START","messageId":"msg-d-1","role":"assistant"}`,
 				`{"type":"TEXT_MESSAGE_CONTENT","messageId":"msg-d-1","delta":"Hel"}`,

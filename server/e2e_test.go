@@ -72,9 +72,11 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 	var answer strings.Builder
 	for _, e := range events {
 		if e.Type == stream.TypeChunk {
-			var c struct{ Content string }
-			_ = json.Unmarshal(e.Data, &c)
-			answer.WriteString(c.Content)
+			var delta string // Dawn's shape: a bare JSON string
+			if err := json.Unmarshal(e.Data, &delta); err != nil {
+				t.Fatalf("chunk data %s is not a JSON string: %v", e.Data, err)
+			}
+			answer.WriteString(delta)
 		}
 	}
 	if answer.String() != "Your account is fine." {

@@ -97,8 +97,14 @@ func checkSSE(t *testing.T, body []byte) []stream.Event {
 		if e.ID != int64(len(events)+1) {
 			t.Fatalf("event %d (%s) has id %d, want %d", len(events), e.Type, e.ID, len(events)+1)
 		}
-		if !json.Valid(e.Data) || len(e.Data) == 0 || e.Data[0] != '{' {
-			t.Fatalf("event %d (%s) data is not a JSON object: %.200q", e.ID, e.Type, e.Data)
+		// Every event's data is a JSON object, but a chunk's, which is a
+		// bare JSON string as Dawn sends it.
+		want := byte('{')
+		if e.Type == stream.TypeChunk {
+			want = '"'
+		}
+		if !json.Valid(e.Data) || len(e.Data) == 0 || e.Data[0] != want {
+			t.Fatalf("event %d (%s) data is not a JSON %s: %.200q", e.ID, e.Type, map[byte]string{'{': "object", '"': "string"}[want], e.Data)
 		}
 		if len(events) > 0 && events[len(events)-1].Type == stream.TypeDone {
 			t.Fatalf("event %s after done", e.Type)
@@ -332,13 +338,11 @@ func fuzzSSEFromModelText(f *testing.F) func(t *testing.T, reply, tool string) {
 		for _, e := range events {
 			switch e.Type {
 			case stream.TypeChunk:
-				var c struct {
-					Content *string `json:"content"`
+				var text string // Dawn's shape: a bare JSON string
+				if err := json.Unmarshal(e.Data, &text); err != nil {
+					t.Fatalf("chunk %d data %q is not a JSON string (%v)", e.ID, e.Data, err)
 				}
-				if err := json.Unmarshal(e.Data, &c); err != nil || c.Content == nil {
-					t.Fatalf("chunk %d data %q has no content string (%v)", e.ID, e.Data, err)
-				}
-				chunks.WriteString(*c.Content)
+				chunks.WriteString(text)
 			case stream.TypeToolResult:
 				results++
 				var r struct {

@@ -17,9 +17,7 @@ func answerText(events []stream.Event, prefix string) string {
 	for _, e := range events {
 		switch e.Type {
 		case prefix + stream.TypeChunk:
-			var c struct{ Content string }
-			_ = json.Unmarshal(e.Data, &c)
-			turn.WriteString(c.Content)
+			turn.WriteString(stream.ChunkText(e.Data))
 			continue
 		case prefix + stream.TypeAnswerRejected:
 			turn.Reset()

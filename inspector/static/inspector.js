@@ -381,7 +381,7 @@
         if (!parent.streaming) parent.el.out.textContent = '';
         parent.streaming = true;
         if (parent.turnStart == null) parent.turnStart = parent.el.out.textContent.length;
-        parent.el.out.textContent += d.content || '';
+        parent.el.out.textContent += typeof d.data === 'string' ? d.data : ''; // forwarded: {data, call_id, ...}
         break;
       case 'answer_rejected': // take back the subagent's refused answer
         if (parent.streaming && parent.turnStart != null) parent.el.out.textContent = parent.el.out.textContent.slice(0, parent.turnStart);
@@ -423,6 +423,8 @@
   function handle(ev, live) {
     let d = {};
     try { d = JSON.parse(ev.data); } catch { /* keep {} */ }
+    // A chunk's data is a bare JSON string, as Dawn sends it.
+    const text = typeof d === 'string' ? d : '';
     if (d === null || typeof d !== 'object') d = {};
     // A model turn's chunks come in a row; answer_rejected right after
     // them takes them back (the harness refused that answer).
@@ -432,7 +434,7 @@
         if (!live) break;
         if (!st.answer) st.answer = addMessage('assistant', '');
         if (st.turnStart == null) st.turnStart = st.answer.textContent.length;
-        st.answer.textContent += d.content || '';
+        st.answer.textContent += text;
         break;
       case 'answer_rejected':
         if (st.answer && st.turnStart != null) {

@@ -54,9 +54,12 @@ export interface APIError {
   };
 }
 
-/** Data of a chunk event: a piece of the model's answer. */
-export interface ChunkEvent {
-  content: string;
+/** Data of a chunk event: a piece of the model's answer, a bare JSON string as Dawn sends it. */
+export type ChunkEvent = string;
+
+/** Data of an answer_rejected event: the text of the chunk events right before it was refused as the answer; drop it. */
+export interface AnswerRejectedEvent {
+  reason: string;
 }
 
 /** Data of a tool_call event. */
@@ -103,7 +106,8 @@ export type StreamEvent =
   | { id: number; event: "tool_call"; data: ToolCallEvent }
   | { id: number; event: "tool_result"; data: ToolResultEvent }
   | { id: number; event: "plan_update"; data: PlanUpdateEvent }
-  | { id: number; event: "subagent.chunk"; data: ChunkEvent & SubagentFields }
+  | { id: number; event: "answer_rejected"; data: AnswerRejectedEvent }
+  | { id: number; event: "subagent.chunk"; data: { data: ChunkEvent } & SubagentFields }
   | { id: number; event: "subagent.tool_call"; data: ToolCallEvent & SubagentFields }
   | { id: number; event: "subagent.tool_result"; data: ToolResultEvent & SubagentFields }
   | { id: number; event: "subagent.plan_update"; data: PlanUpdateEvent & SubagentFields }

@@ -265,17 +265,26 @@ func (s *EventStream) Close() error {
 // Event types of a run's stream. A subagent's events reach its parent's
 // stream with the SubagentPrefix: "subagent.plan_update".
 const (
-	EventChunk      = "chunk"
-	EventToolCall   = "tool_call"
-	EventToolResult = "tool_result"
-	EventPlanUpdate = "plan_update"
-	EventDone       = "done"
-	SubagentPrefix  = "subagent."
+	EventChunk          = "chunk"
+	EventToolCall       = "tool_call"
+	EventToolResult     = "tool_result"
+	EventPlanUpdate     = "plan_update"
+	EventAnswerRejected = "answer_rejected"
+	EventDone           = "done"
+	SubagentPrefix      = "subagent."
 )
 
-// ChunkEvent is the data of a chunk event: a piece of the model's answer.
-type ChunkEvent struct {
-	Content string `json:"content"`
+// ChunkEvent is the data of a chunk event: a piece of the model's answer,
+// sent as a bare JSON string (data: "Hello"), as Dawn sends it. A forwarded
+// subagent.chunk carries the text in a "data" field beside the Subagent
+// fields.
+type ChunkEvent string
+
+// AnswerRejectedEvent is the data of an answer_rejected event: the
+// finalization gate refused the answer whose chunk events came right before
+// it, so a client drops that text; the run goes on.
+type AnswerRejectedEvent struct {
+	Reason string `json:"reason"`
 }
 
 // ToolCallEvent is the data of a tool_call event. Decode Input into the
