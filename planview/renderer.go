@@ -29,7 +29,6 @@ const MaxToolInput = 80
 // says it was not the answer, and the accepted answer follows later.
 const RejectedLine = "(not accepted as the answer; the agent goes on)"
 
-
 // ToolLine returns the line for a tool_call event's data:
 // `tool: lookupAccount({"tenant":"acme"})`, with the input made compact and
 // cut to MaxToolInput runes. It reports false for writeTodos calls and data
