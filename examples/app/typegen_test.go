@@ -79,7 +79,7 @@ func TestGeneratedParamsPath(t *testing.T) {
 func serve(t *testing.T) *dawngen.Client {
 	t.Helper()
 	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
-	return &dawngen.Client{BaseURL: h.Serve(t)}
+	return &dawngen.Client{BaseURL: h.URL}
 }
 
 func TestGeneratedClientWait(t *testing.T) {
