@@ -114,6 +114,9 @@ func TestErrorsAreTyped(t *testing.T) {
 	if err := c.Cancel(ctx, "t"); !client.IsKind(err, "no_run_in_flight") {
 		t.Errorf("Cancel with nothing in flight: %v, want no_run_in_flight", err)
 	}
+	if _, err := c.Plan(ctx, "t"); !client.IsKind(err, "plan_not_found") {
+		t.Errorf("Plan of a thread that never ran plan-first: %v, want plan_not_found", err)
+	}
 }
 
 func TestErrorOfAnotherShapeKeepsStatusAndBody(t *testing.T) {
