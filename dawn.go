@@ -18,26 +18,49 @@ import (
 	"github.com/dawn-go/dawn/cli"
 )
 
-// Option configures Main.
-type Option func(*cli.Config)
+// Option configures Main; make one with Tool, RouteTool or WithTool. Its
+// fields are private so that what Main does with it can change without
+// breaking apps.
+type Option struct {
+	apply func(*options)
+}
+
+// options is what Options set.
+type options struct {
+	tools []capabilities.AppTool
+}
+
+// addTool returns the Option that registers t.
+func addTool(t capabilities.AppTool) Option {
+	return Option{apply: func(o *options) { o.tools = append(o.tools, t) }}
+}
+
+// collect applies opts in order.
+func collect(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		if opt.apply != nil {
+			opt.apply(&o)
+		}
+	}
+	return o
+}
 
 // Tool registers a tool shared by every route. Its input schema is derived
 // from In; input is validated against it before fn runs.
 func Tool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) Option {
-	t := capabilities.Func(name, description, fn)
-	return func(c *cli.Config) { c.Tools = append(c.Tools, capabilities.AppTool{Tool: t}) }
+	return addTool(capabilities.AppTool{Tool: capabilities.Func(name, description, fn)})
 }
 
 // RouteTool registers a tool for one route id, such as "/support/[tenant]".
 func RouteTool[In, Out any](route, name, description string, fn func(ctx context.Context, in In) (Out, error)) Option {
-	t := capabilities.Func(name, description, fn)
-	return func(c *cli.Config) { c.Tools = append(c.Tools, capabilities.AppTool{Tool: t, Route: route}) }
+	return addTool(capabilities.AppTool{Tool: capabilities.Func(name, description, fn), Route: route})
 }
 
 // WithTool registers a hand-written capabilities.Tool, shared by every route
 // or (with a non-empty route) scoped to one.
 func WithTool(route string, t capabilities.Tool) Option {
-	return func(c *cli.Config) { c.Tools = append(c.Tools, capabilities.AppTool{Tool: t, Route: route}) }
+	return addTool(capabilities.AppTool{Tool: t, Route: route})
 }
 
 // Param returns the route parameter name of the route running the current
@@ -54,18 +77,11 @@ func Param(ctx context.Context, name string) string {
 // them, so a test can load the app with the same tools its main passes to
 // Main.
 func Tools(opts ...Option) []capabilities.AppTool {
-	var cfg cli.Config
-	for _, o := range opts {
-		o(&cfg)
-	}
-	return cfg.Tools
+	return collect(opts).tools
 }
 
 // Main runs the dawn CLI with the app's tools and exits with its status.
 func Main(opts ...Option) {
-	cfg := cli.Config{ToolsKnown: true}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	os.Exit(cli.Run(os.Args[1:], cfg))
+	o := collect(opts)
+	os.Exit(cli.Run(os.Args[1:], cli.Config{Tools: o.tools, ToolsKnown: true}))
 }

@@ -215,7 +215,7 @@ func total(counts map[string]int) int {
 // plan_update. With mock, it also times aimock alone on the same two
 // requests. With pid, it reads the server's CPU time around each phase.
 // Figures are recorded under prefix+key.
-func (b *bench) serverFigures(ctx context.Context, prefix string, c *client, mock string, pid int) error {
+func (b *bench) serverFigures(ctx context.Context, prefix string, c *loadClient, mock string, pid int) error {
 	o := b.opts
 	phase := strings.TrimSuffix(prefix, "_")
 	if _, err := runBatch(ctx, o.warmup/2, 1, b.waitOp(c, phase+"warm-s")); err != nil {
@@ -276,7 +276,7 @@ func (b *bench) serverFigures(ctx context.Context, prefix string, c *client, moc
 }
 
 // waitOp is a runs/wait on the i-th fresh thread of phase.
-func (b *bench) waitOp(c *client, phase string) timed {
+func (b *bench) waitOp(c *loadClient, phase string) timed {
 	return func(ctx context.Context, i int) error {
 		_, err := c.wait(ctx, b.threadID(phase, i))
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,81 +11,57 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/internal/client"
 )
 
 // userMessage is what the workload asks, and what the aimock fixture
 // matches on.
 const userMessage = "Help me with my account"
 
-// client is a keep-alive HTTP client for one server and route.
-type client struct {
-	http  *http.Client
-	url   string // the server's root URL
+// loadClient runs the workload on one server and route, keeping its
+// connections alive.
+type loadClient struct {
+	api   *client.Client
 	route string
-	body  []byte // the runs/wait and runs/stream request body
+	run   client.Run
 }
 
 // newClient returns a client that keeps up to conns connections alive.
-func newClient(url, route string, conns int) *client {
+func newClient(url, route string, conns int) *loadClient {
 	tr := &http.Transport{
 		MaxIdleConns:        conns + 4,
 		MaxIdleConnsPerHost: conns + 4,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	body, _ := json.Marshal(map[string]any{
-		"route": route,
-		"input": map[string]any{"messages": []map[string]string{{"role": "user", "content": userMessage}}},
-	})
-	return &client{http: &http.Client{Transport: tr, Timeout: time.Minute}, url: strings.TrimRight(url, "/"), route: route, body: body}
-}
-
-// post sends the run request to path and returns the response if it is 200.
-func (c *client) post(ctx context.Context, path string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+path, strings.NewReader(string(c.body)))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
-		return nil, fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(msg)))
-	}
-	return resp, nil
+	api := &client.Client{BaseURL: strings.TrimRight(url, "/"), HTTP: &http.Client{Transport: tr, Timeout: time.Minute}}
+	return &loadClient{api: api, route: route, run: client.Run{Route: route, Input: client.UserInput(userMessage)}}
 }
 
 // wait runs the workload on thread with runs/wait and returns the final
 // values' JSON.
-func (c *client) wait(ctx context.Context, thread string) ([]byte, error) {
-	resp, err := c.post(ctx, "/threads/"+thread+"/runs/wait")
+func (c *loadClient) wait(ctx context.Context, thread string) ([]byte, error) {
+	out, err := c.api.Wait(ctx, thread, c.run)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("runs/wait on %s: %w", c.route, err)
 	}
-	defer resp.Body.Close()
-	return io.ReadAll(resp.Body)
+	return out, nil
 }
 
 // streamToPlan runs the workload on thread with runs/stream and returns the
 // time from sending the request to having read the first plan_update, and
 // the number of events of each type. It reads the stream to its end.
-func (c *client) streamToPlan(ctx context.Context, thread string) (time.Duration, map[string]int, error) {
+func (c *loadClient) streamToPlan(ctx context.Context, thread string) (time.Duration, map[string]int, error) {
 	start := time.Now()
-	resp, err := c.post(ctx, "/threads/"+thread+"/runs/stream")
+	s, err := c.api.Stream(ctx, thread, c.run)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("runs/stream on %s: %w", c.route, err)
 	}
-	defer resp.Body.Close()
-	r := stream.NewReader(resp.Body)
+	defer s.Close()
 	var first time.Duration
 	counts := map[string]int{}
 	for {
-		e, err := r.Next()
+		e, err := s.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -18,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/planview"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/server"
@@ -361,102 +359,43 @@ func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadI
 // runRemote runs the route on the server at base through
 // POST /threads/{id}/runs/stream.
 func runRemote(ctx context.Context, stopSignals func(), cfg *Config, base, threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
-	base = strings.TrimRight(base, "/")
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return runOutcome{}, fmt.Errorf("--url %q is not a server URL; pass one like http://127.0.0.1:8000", base)
-	}
-	request := map[string]any{
-		"route": route,
-		"input": map[string]any{"messages": []map[string]string{{"role": "user", "content": input}}},
-	}
-	if planFirst != "" {
-		request["plan_first"] = planFirst
-	}
-	body, err := json.Marshal(request)
+	c, err := client.New(base)
 	if err != nil {
-		return runOutcome{}, err
+		return runOutcome{}, fmt.Errorf("--url: %w", err)
 	}
-	threadURL := base + "/threads/" + url.PathEscape(threadID)
-	// The request must outlive Ctrl-C: the stream carries the cancellation
-	// through to the done event.
-	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, threadURL+"/runs/stream", bytes.NewReader(body))
+	c.APIKey = cfg.Env("DAWN_API_KEY")
+	// The stream must outlive Ctrl-C: it carries the cancellation through
+	// to the done event.
+	events, err := c.Stream(context.WithoutCancel(ctx), threadID, client.Run{Route: route, Input: client.UserInput(input), PlanFirst: planFirst})
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) {
+		return runOutcome{}, appProblem(err)
+	}
 	if err != nil {
-		return runOutcome{}, err
+		return runOutcome{}, appProblem(fmt.Errorf("cannot reach the server at %s: %w; is it running (dawn dev or dawn start)?", c.BaseURL, err))
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	authorize(req, cfg)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return runOutcome{}, appProblem(fmt.Errorf("cannot reach the server at %s: %w; is it running (dawn dev or dawn start)?", base, err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return runOutcome{}, appProblem(errors.New(serverError(resp)))
-	}
-	events := stream.NewReader(resp.Body)
+	defer events.Close()
 	cancel := func() {
-		if err := cancelRemote(threadURL, cfg); err != nil {
+		cctx, done := context.WithTimeout(context.Background(), cancelTimeout)
+		defer done()
+		// no_run_in_flight: the run ended first; the stream carries its done event.
+		if err := c.Cancel(cctx, threadID); err != nil && !client.IsKind(err, "no_run_in_flight") {
 			fmt.Fprintln(cfg.Stderr, "dawn: cannot cancel the run on the server:", err)
-			resp.Body.Close()
+			events.Close()
 		}
 	}
-	return follow(ctx, stopSignals, events.Next, cancel, show)
-}
-
-// authorize adds the API key, when DAWN_API_KEY is set.
-func authorize(req *http.Request, cfg *Config) {
-	if key := cfg.Env("DAWN_API_KEY"); key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	next := func() (stream.Event, error) {
+		e, err := events.Next()
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return e, io.EOF // follow reports a stream that ended before done
+		}
+		return e, err
 	}
+	return follow(ctx, stopSignals, next, cancel, show)
 }
 
 // cancelTimeout bounds the request that cancels a remote run on Ctrl-C.
 const cancelTimeout = 10 * time.Second
-
-// cancelRemote asks the server to cancel the thread's run.
-func cancelRemote(threadURL string, cfg *Config) error {
-	req, err := http.NewRequest(http.MethodPost, threadURL+"/cancel", nil)
-	if err != nil {
-		return err
-	}
-	authorize(req, cfg)
-	resp, err := (&http.Client{Timeout: cancelTimeout}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusConflict {
-		return nil // no_run_in_flight: the run ended first; the stream carries its done event
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return errors.New(serverError(resp))
-	}
-	return nil
-}
-
-// serverError returns the message of the server's JSON error
-// {"error":{"kind","message"}}, or the status and the start of the body.
-func serverError(resp *http.Response) string {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var body struct {
-		Error struct {
-			Kind    string `json:"kind"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
-		return body.Error.Message
-	}
-	text := strings.TrimSpace(string(data))
-	if len(text) > 200 {
-		text = text[:200] + "…"
-	}
-	if text == "" {
-		return fmt.Sprintf("the server answered %s", resp.Status)
-	}
-	return fmt.Sprintf("the server answered %s: %s", resp.Status, text)
-}
 
 // lifecycleRenderer prints what the plan view does not show: the
 // plan-first preview (the plan and its execution order) and the plan's

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/planview"
 	"github.com/dawn-go/dawn/store"
@@ -148,7 +149,7 @@ func TestRunJSON(t *testing.T) {
 
 func TestRunURL(t *testing.T) {
 	dir := writeRunApp(t)
-	url := dawntest.New(t, dir, models.NewOffline(), dawntest.Options{}).Serve(t)
+	url := dawntest.New(t, dir, models.NewOffline(), dawntest.Options{}).URL
 	code, stdout, stderr := runCLI(t, nil, "run", "/support/acme", "--url", url, "--input", "hello there")
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
@@ -161,7 +162,7 @@ func TestRunURL(t *testing.T) {
 
 func TestRunBadRoute(t *testing.T) {
 	dir := writeRunApp(t)
-	url := dawntest.New(t, dir, models.NewOffline(), dawntest.Options{}).Serve(t)
+	url := dawntest.New(t, dir, models.NewOffline(), dawntest.Options{}).URL
 	for _, where := range [][]string{{"--app", dir}, {"--url", url}} {
 		t.Run(where[0], func(t *testing.T) {
 			args := append([]string{"run", "/nope/here", "--input", "hi"}, where...)
@@ -362,7 +363,7 @@ func TestRunInterrupt(t *testing.T) {
 	}
 	dir := writeRunApp(t)
 	never := make(chan struct{})
-	h := dawntest.New(t, dir, dawntest.Script().Wait(never).Reply("never sent"), dawntest.Options{})
+	h := apptest.New(t, dir, dawntest.Script().Wait(never).Reply("never sent"), apptest.Options{})
 	url := h.Serve(t)
 	type result struct {
 		code           int

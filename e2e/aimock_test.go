@@ -66,7 +66,7 @@ func serveInProcess(t *testing.T, base string) string {
 			return models.New(spec, func(k string) string { return env[k] })
 		},
 	})
-	return h.Serve(t)
+	return h.URL
 }
 
 // checkPlanThenAnswer drives one streamed run and one waited run on fresh

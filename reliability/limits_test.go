@@ -53,7 +53,7 @@ func bigTool(n int) capabilities.AppTool {
 func serveLimits(t *testing.T, model *dawntest.ScriptedModel) *client {
 	t.Helper()
 	h := dawntest.New(t, limitsApp(t), model, dawntest.Options{Tools: []capabilities.AppTool{bigTool(5000)}})
-	c := newClient(h.Serve(t))
+	c := newClient(h.URL)
 	t.Cleanup(c.close)
 	return c
 }

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/models"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -153,7 +153,7 @@ func TestSoak(t *testing.T) {
 		"support/[tenant]/plan.md":  plan.String(),
 	})
 	gate := newStreamGate(soakSubscribers)
-	h := dawntest.New(t, dir, gatedModel{inner: models.NewOffline(), gate: gate}, dawntest.Options{StorePath: filepath.Join(t.TempDir(), "dawn.db")})
+	h := apptest.New(t, dir, gatedModel{inner: models.NewOffline(), gate: gate}, apptest.Options{StorePath: filepath.Join(t.TempDir(), "dawn.db")})
 	srv := httptest.NewServer(gate.handler(h.API))
 	t.Cleanup(srv.Close)
 

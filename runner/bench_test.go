@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/tmc/langchaingo/llms"
@@ -60,7 +60,7 @@ func benchRuns(b *testing.B) *runner.Manager {
 			b.Fatal(err)
 		}
 	}
-	h := dawntest.New(b, filepath.Join(dir, "app"), instantModel{}, dawntest.Options{StorePath: filepath.Join(dir, "dawn.db")})
+	h := apptest.New(b, filepath.Join(dir, "app"), instantModel{}, apptest.Options{StorePath: filepath.Join(dir, "dawn.db")})
 	return h.Runs
 }
 

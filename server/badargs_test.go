@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/tmc/langchaingo/llms"
@@ -72,7 +73,7 @@ func TestToolCallWithInvalidJSONArguments(t *testing.T) {
 					}
 					model.Reply("Sorry, retrying later.")
 				}
-				h := dawntest.New(t, dir, model, dawntest.Options{})
+				h := apptest.New(t, dir, model, apptest.Options{})
 				url := h.Serve(t)
 
 				// runs/wait

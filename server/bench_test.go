@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -74,7 +74,7 @@ func (m *benchModel) Call(ctx context.Context, prompt string, opts ...llms.CallO
 
 // benchServe serves a one-route planning app on an on-disk store with model
 // over loopback, and returns the harness and the API's URL.
-func benchServe(b *testing.B, model llms.Model) (*dawntest.Harness, string) {
+func benchServe(b *testing.B, model llms.Model) (*apptest.Harness, string) {
 	b.Helper()
 	dir := b.TempDir()
 	files := map[string]string{
@@ -90,7 +90,7 @@ func benchServe(b *testing.B, model llms.Model) (*dawntest.Harness, string) {
 			b.Fatal(err)
 		}
 	}
-	h := dawntest.New(b, filepath.Join(dir, "app"), model, dawntest.Options{StorePath: filepath.Join(dir, "dawn.db")})
+	h := apptest.New(b, filepath.Join(dir, "app"), model, apptest.Options{StorePath: filepath.Join(dir, "dawn.db")})
 	return h, h.Serve(b)
 }
 

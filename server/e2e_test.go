@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/stream"
 )
 
@@ -44,7 +45,7 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 		CallTool("writeTodos", fourTodos(0)).
 		CallTool("writeTodos", fourTodos(4)).
 		Reply("Your account is fine.")
-	h := dawntest.New(t, dir, model, dawntest.Options{StorePath: db})
+	h := apptest.New(t, dir, model, apptest.Options{StorePath: db})
 	url := h.Serve(t)
 
 	events := readSSE(t, post(t, url+"/threads/t1/runs/stream", runBody("/support/acme", "Help me with my account")))
@@ -106,13 +107,13 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 
 	// Restart: a new server on the same database file sees the same state.
 	h.Store.Close()
-	h2 := dawntest.New(t, dir, dawntest.Script(), dawntest.Options{StorePath: db})
+	h2 := apptest.New(t, dir, dawntest.Script(), apptest.Options{StorePath: db})
 	checkState(h2.Serve(t))
 }
 
 func TestRunWaitReturnsFinalValues(t *testing.T) {
 	model := dawntest.Script().CallTool("writeTodos", fourTodos(1)).Reply("Done.")
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/threads/w1/runs/wait", runBody("/support/[tenant]#agent", "hi"))
 	defer resp.Body.Close()
@@ -134,7 +135,7 @@ func TestRunWaitReturnsFinalValues(t *testing.T) {
 func TestInvalidWriteTodosKeepsStateAndRunGoesOn(t *testing.T) {
 	bad := map[string]any{"todos": []map[string]string{{"content": "a", "status": "pending"}, {"content": "b", "status": "done"}}}
 	model := dawntest.Script().CallTool("writeTodos", bad).Reply("Sorry.")
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	res := h.Run(t, "inv", "/support/acme", "hi")
 	if res.Err != nil {
 		t.Fatalf("run failed: %v", res.Err)
@@ -168,7 +169,7 @@ func TestSubagentPlanUpdateIsForwarded(t *testing.T) {
 		CallTool("writeTodos", childPlan).                                                 // child
 		Reply("child answer").                                                             // child
 		Reply("parent answer")                                                             // parent
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	res := h.Run(t, "sub", "/research", "question")
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -212,7 +213,7 @@ func TestSubagentPlanUpdateIsForwarded(t *testing.T) {
 func TestOneRunPerThreadUnderConcurrency(t *testing.T) {
 	gate := make(chan struct{})
 	model := dawntest.Script().Wait(gate).Reply("ok")
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	const n = 20
 	codes := make([]int, n)
@@ -266,7 +267,7 @@ func TestOneRunPerThreadUnderConcurrency(t *testing.T) {
 func TestCancelMidRun(t *testing.T) {
 	gate := make(chan struct{}) // never closed: the model hangs until cancelled
 	model := dawntest.Script().CallTool("writeTodos", fourTodos(0)).Wait(gate).Reply("never")
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/threads/c1/runs/stream", runBody("/support/acme", "hi"))
 	done := make(chan []stream.Event)
@@ -313,7 +314,7 @@ func TestCancelMidRun(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok"), apptest.Options{})
 	url := h.Serve(t)
 	big := `{"route":"/plain","input":{"messages":[{"role":"user","content":"` + strings.Repeat("x", 2<<20) + `"}]}}`
 	cases := []struct {
@@ -357,7 +358,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestThreadsCRUD(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok"), apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/threads", `{"metadata":{"user":"ada"}}`)
 	var th struct {
@@ -401,7 +402,7 @@ func TestThreadsCRUD(t *testing.T) {
 }
 
 func TestModelErrorAndTurnLimit(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Fail(errors.New("connection refused")), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Fail(errors.New("connection refused")), apptest.Options{})
 	url := h.Serve(t)
 	events := readSSE(t, post(t, url+"/threads/m1/runs/stream", runBody("/plain", "hi")))
 	last := events[len(events)-1]
@@ -418,7 +419,7 @@ func TestModelErrorAndTurnLimit(t *testing.T) {
 
 	loop := dawntest.Script().CallTool("writeTodos", fourTodos(0)).Repeat()
 	dir := writeApp(t, map[string]string{"a/agent.md": "---\nmax_turns: 3\n---\nLoop.", "a/plan.md": ""})
-	h2 := dawntest.New(t, dir, loop, dawntest.Options{})
+	h2 := apptest.New(t, dir, loop, apptest.Options{})
 	res := h2.Run(t, "loop", "/a", "go")
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "3 turns without a final answer") {
 		t.Fatalf("err = %v", res.Err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
@@ -90,7 +91,7 @@ func TestStoreWriteFailureDuringRunFreesTheThread(t *testing.T) {
 		Wait(gate).Reply("two").
 		Reply("three")
 	db := filepath.Join(t.TempDir(), "dawn.db")
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{StorePath: db})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{StorePath: db})
 	url := h.Serve(t)
 
 	// Two runs, on two threads, both inside their model call.
@@ -174,7 +175,7 @@ func (m partialModel) Call(ctx context.Context, prompt string, options ...llms.C
 // does not turn the cancelled run into a success.
 func TestCancelDuringStreamIsRecordedAsCancelled(t *testing.T) {
 	model := partialModel{streamed: make(chan struct{})}
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/threads/s1/runs/stream", runBody("/plain", "hi"))
 	done := make(chan []stream.Event, 1)
@@ -219,7 +220,7 @@ func TestCancelWireFormat(t *testing.T) {
 	gate, open := newGate() // opened only when the test ends: the model waits for the cancel
 	defer open()
 	model := dawntest.Script().Wait(gate).Reply("never").Reply("later")
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	wait := make(chan *http.Response, 1)
 	go func() { wait <- post(t, url+"/threads/w/runs/wait", runBody("/plain", "hi")) }()
@@ -255,7 +256,7 @@ func TestStartCancelPairsNeverFail(t *testing.T) {
 	}
 	const workers = 4
 	model := dawntest.Script().Reply("ok").Repeat()
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{StorePath: filepath.Join(t.TempDir(), "dawn.db")})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{StorePath: filepath.Join(t.TempDir(), "dawn.db")})
 	url := h.Serve(t)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * workers}}
 	t.Cleanup(client.CloseIdleConnections)
@@ -377,7 +378,7 @@ func TestPauseDuringSlowModelCallIsPending(t *testing.T) {
 		CallTool("writeTodos", list(3, 0, false)).
 		Wait(gate).CallTool("writeTodos", list(3, 1, false)).
 		Reply("never")
-	h := dawntest.New(t, enforcedApp(t, "", 3), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "", 3), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/threads/slow/runs/stream", runBody("/job", "go"))
 	done := make(chan []stream.Event, 1)
@@ -407,7 +408,7 @@ func TestPauseDuringSlowModelCallIsPending(t *testing.T) {
 	// A pause on a route without a harness-owned plan is refused at once.
 	gate2, open2 := newGate()
 	defer open2()
-	h2 := dawntest.New(t, enforcedApp(t, "", 1), dawntest.Script().Wait(gate2).Reply("x"), dawntest.Options{})
+	h2 := apptest.New(t, enforcedApp(t, "", 1), dawntest.Script().Wait(gate2).Reply("x"), apptest.Options{})
 	url2 := h2.Serve(t)
 	go func() {
 		if r, err := http.Post(url2+"/threads/open/runs/wait", "application/json", strings.NewReader(runBody("/open", "go"))); err == nil {
@@ -426,7 +427,7 @@ func TestPlanDuringFirstRun(t *testing.T) {
 	gate, open := newGate()
 	defer open()
 	model := dawntest.Script().Wait(gate).CallTool("writeTodos", list(2, 0, false)).Reply("x")
-	h := dawntest.New(t, enforcedApp(t, "", 2), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "", 2), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/threads/first/runs/stream", runBody("/job", "go"))
 	done := make(chan []stream.Event, 1)
@@ -450,7 +451,7 @@ func TestPlanCancelRacingStartNeverFails(t *testing.T) {
 		pairs = 60
 	}
 	const workers = 3
-	h := dawntest.New(t, enforcedApp(t, "", 1), models.NewOffline(), dawntest.Options{StorePath: filepath.Join(t.TempDir(), "dawn.db")})
+	h := apptest.New(t, enforcedApp(t, "", 1), models.NewOffline(), apptest.Options{StorePath: filepath.Join(t.TempDir(), "dawn.db")})
 	url := h.Serve(t)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * workers}}
 	t.Cleanup(client.CloseIdleConnections)

@@ -21,7 +21,7 @@ import (
 
 	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/planning"
 	"github.com/dawn-go/dawn/stream"
@@ -141,7 +141,7 @@ func FuzzRunBody(f *testing.F) {
 }
 
 func fuzzRunBody(f *testing.F) func(t *testing.T, endpoint uint8, threadID string, body []byte) {
-	h := dawntest.New(f, writeFuzzApp(f, fuzzSupportFiles), models.NewOffline(), dawntest.Options{})
+	h := apptest.New(f, writeFuzzApp(f, fuzzSupportFiles), models.NewOffline(), apptest.Options{})
 	var n atomic.Int64
 	return func(t *testing.T, endpoint uint8, threadID string, body []byte) {
 		id := threadID
@@ -319,7 +319,7 @@ func fuzzSSEFromModelText(f *testing.F) func(t *testing.T, reply, tool string) {
 	cases := &sync.Map{}
 	dir := writeFuzzApp(f, map[string]string{"echo/agent.md": "You echo."})
 	tools := []capabilities.AppTool{{Tool: echoTool{cases: cases}}}
-	h := dawntest.New(f, dir, echoModel{cases: cases}, dawntest.Options{Tools: tools})
+	h := apptest.New(f, dir, echoModel{cases: cases}, apptest.Options{Tools: tools})
 	var n atomic.Int64
 	return func(t *testing.T, reply, tool string) {
 		k := n.Add(1)

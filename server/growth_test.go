@@ -11,6 +11,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/stream"
 )
 
@@ -49,7 +50,7 @@ func TestGrowingAppendFieldReadsBack(t *testing.T) {
 	}
 	model.Reply("Noted everything.")
 	db := filepath.Join(t.TempDir(), "dawn.db")
-	h := dawntest.New(t, dir, model, dawntest.Options{StorePath: db, Tools: []capabilities.AppTool{{Tool: noteTool{}}}})
+	h := apptest.New(t, dir, model, apptest.Options{StorePath: db, Tools: []capabilities.AppTool{{Tool: noteTool{}}}})
 	url := h.Serve(t)
 	events := readSSE(t, post(t, url+"/threads/n/runs/stream", runBody("/notes", "take notes")))
 	done := events[len(events)-1]
@@ -81,6 +82,6 @@ func TestGrowingAppendFieldReadsBack(t *testing.T) {
 	}
 	check(url, "after the run")
 	h.Store.Close()
-	h2 := dawntest.New(t, dir, dawntest.Script(), dawntest.Options{StorePath: db, Tools: []capabilities.AppTool{{Tool: noteTool{}}}})
+	h2 := apptest.New(t, dir, dawntest.Script(), apptest.Options{StorePath: db, Tools: []capabilities.AppTool{{Tool: noteTool{}}}})
 	check(h2.Serve(t), "after a restart")
 }

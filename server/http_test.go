@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/server"
 	"github.com/dawn-go/dawn/stream"
 )
@@ -92,7 +93,7 @@ func TestParseOrigins(t *testing.T) {
 // and that a browser on an allowed origin can read Dawn-Run-Id, which it
 // needs to rejoin a stream.
 func TestCORS(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok").Repeat(), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok").Repeat(), apptest.Options{})
 	origins, err := server.ParseOrigins("http://a.test, http://b.test")
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +129,7 @@ func TestCORS(t *testing.T) {
 // TestLastEventIDMustBeANumber checks that a rejoin with an id the server
 // cannot read is refused instead of replaying the run from its start.
 func TestLastEventIDMustBeANumber(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok"), apptest.Options{})
 	base := h.Serve(t)
 	resp := post(t, base+"/threads/j/runs/stream", runBody("/plain", "hi"))
 	events := readSSE(t, resp)
@@ -177,7 +178,7 @@ func TestLastEventIDMustBeANumber(t *testing.T) {
 func TestJSONBodiesOnly(t *testing.T) {
 	gate := make(chan struct{})
 	defer close(gate)
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Wait(gate).Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Wait(gate).Reply("ok"), apptest.Options{})
 	base := h.Serve(t)
 	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
 		req := newRequest(t, http.MethodPost, base+"/threads/p/runs/stream", runBody("/plain", "hi"))
@@ -231,7 +232,7 @@ func TestJSONBodiesOnly(t *testing.T) {
 func TestLocalOnly(t *testing.T) {
 	gate := make(chan struct{})
 	defer close(gate)
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Wait(gate).Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Wait(gate).Reply("ok"), apptest.Options{})
 	srv := httptest.NewServer(server.LocalOnly(h.API))
 	defer srv.Close()
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
@@ -335,7 +336,7 @@ func TestHTTPLimitsDefaults(t *testing.T) {
 // TestBodyReadTimeout trickles a body one byte at a time: the server must
 // stop waiting for it after the body timeout and answer 408.
 func TestBodyReadTimeout(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok"), apptest.Options{})
 	limits := server.HTTPLimits{BodyTimeout: 300 * time.Millisecond}
 	api := server.New(h.Runs, server.Options{HTTP: limits})
 	addr := serveWith(t, api, api.HTTPLimits())
@@ -384,7 +385,7 @@ func TestBodyReadTimeout(t *testing.T) {
 // its done event.
 func TestBodyTimeoutSparesStreams(t *testing.T) {
 	gate := make(chan struct{})
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Wait(gate).Reply("late answer"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Wait(gate).Reply("late answer"), apptest.Options{})
 	api := server.New(h.Runs, server.Options{HTTP: server.HTTPLimits{BodyTimeout: 100 * time.Millisecond}})
 	addr := serveWith(t, api, api.HTTPLimits())
 	resp := post(t, "http://"+addr+"/threads/long/runs/stream", runBody("/plain", "hi"))
@@ -398,7 +399,7 @@ func TestBodyTimeoutSparesStreams(t *testing.T) {
 // TestMaxConns checks that connections beyond the cap wait to be served
 // until one of those open closes.
 func TestMaxConns(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok"), apptest.Options{})
 	api := server.New(h.Runs, server.Options{HTTP: server.HTTPLimits{MaxConns: 2}})
 	addr := serveWith(t, api, api.HTTPLimits())
 	var held []net.Conn
@@ -440,7 +441,7 @@ func TestMaxConns(t *testing.T) {
 // TestHeaderCap checks that headers over the default cap (well under Go's
 // own 1 MiB) are refused before any handler.
 func TestHeaderCap(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok"), apptest.Options{})
 	api := server.New(h.Runs, server.Options{})
 	addr := serveWith(t, api, api.HTTPLimits())
 	req := newRequest(t, http.MethodGet, "http://"+addr+"/healthz", "")

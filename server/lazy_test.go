@@ -8,6 +8,7 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -68,7 +69,7 @@ func TestLazyModelWithAndWithoutTheGate(t *testing.T) {
 	dir := enforcedApp(t, "evidence: required\n", 6)
 
 	lazy := lazyModel()
-	open := dawntest.New(t, dir, lazy, dawntest.Options{}).Run(t, "lazy-open", "/open", "do all six")
+	open := apptest.New(t, dir, lazy, apptest.Options{}).Run(t, "lazy-open", "/open", "do all six")
 	var todos []struct{ Status string }
 	_ = json.Unmarshal(open.Values["todos"], &todos)
 	completed := 0
@@ -83,7 +84,7 @@ func TestLazyModelWithAndWithoutTheGate(t *testing.T) {
 	openCalls, openBytes := lazy.Calls(), promptBytes(lazy)
 
 	lazy = lazyModel()
-	enforced := dawntest.New(t, dir, lazy, dawntest.Options{}).Run(t, "lazy-enforced", "/job", "do all six")
+	enforced := apptest.New(t, dir, lazy, apptest.Options{}).Run(t, "lazy-enforced", "/job", "do all six")
 	p := planOf(t, enforced)
 	if enforced.Err != nil || p.State != harness.Done {
 		t.Fatalf("with enforcement: err %v, plan %+v", enforced.Err, p)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -59,7 +60,7 @@ func list(n, done int, ev bool) map[string]any {
 	return map[string]any{"todos": todos, "reason": fmt.Sprintf("finished %d", done)}
 }
 
-func planOf(t *testing.T, res *dawntest.Result) harness.Plan {
+func planOf(t *testing.T, res *apptest.Result) harness.Plan {
 	t.Helper()
 	var p harness.Plan
 	if err := json.Unmarshal(res.Values["plan"], &p); err != nil {
@@ -91,7 +92,7 @@ func hasEvent(events []stream.Event, typ string) bool {
 func TestHarnessNormalizesInProgress(t *testing.T) {
 	two := map[string]any{"todos": []todoArg{{"content": "Step 1", "status": "in_progress"}, {"content": "Step 2", "status": "in_progress"}}}
 	model := dawntest.Script().CallTool("writeTodos", two).Reply("x").Reply("x")
-	h := dawntest.New(t, enforcedApp(t, "corrections: 1\n", 2), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "corrections: 1\n", 2), model, apptest.Options{})
 	res := h.Run(t, "n", "/job", "go")
 	p := planOf(t, res)
 	if p.Items[0].Status != harness.InProgress || p.Items[1].Status != harness.Pending {
@@ -120,7 +121,7 @@ func TestHarnessRefusesCompletionWithoutEvidence(t *testing.T) {
 		CallTool("writeTodos", list(2, 1, false)).
 		CallTool("writeTodos", list(2, 2, true)).
 		Reply("done")
-	h := dawntest.New(t, enforcedApp(t, "evidence: required\n", 2), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "evidence: required\n", 2), model, apptest.Options{})
 	res := h.Run(t, "e", "/job", "go")
 	errs := toolErrors(res.Events)
 	if len(errs) != 1 || !strings.Contains(errs[0], `todos[0] "Step 1" is marked completed without evidence. Evidence is a short, checkable record`) {
@@ -143,7 +144,7 @@ func TestHarnessGateRejectsPrematureAnswer(t *testing.T) {
 		Reply("Now really done."). // the postcondition is still unverified
 		CallTool("verifyPostcondition", map[string]any{"index": 0, "evidence": "customer replied thanks"}).
 		Reply("Done, verified.")
-	h := dawntest.New(t, enforcedApp(t, "", 2, "The customer confirms"), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "", 2, "The customer confirms"), model, apptest.Options{})
 	res := h.Run(t, "g", "/job", "go")
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -171,7 +172,7 @@ func TestHarnessGateRejectsPrematureAnswer(t *testing.T) {
 
 func TestHarnessCorrectionLimitFailsThePlan(t *testing.T) {
 	model := dawntest.Script().CallTool("writeTodos", list(3, 1, false)).Reply("done").Reply("done").Reply("done")
-	h := dawntest.New(t, enforcedApp(t, "corrections: 2\n", 3), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "corrections: 2\n", 3), model, apptest.Options{})
 	res := h.Run(t, "c", "/job", "go")
 	p := planOf(t, res)
 	if p.State != harness.Failed || !strings.Contains(p.Reason, "final answer 3 times while the plan was unfinished") {
@@ -188,7 +189,7 @@ func TestHarnessRetryCapPauses(t *testing.T) {
 		CallTool("writeTodos", list(2, 0, false)).
 		CallTools(failing).CallTools(failing).
 		Reply("unreachable")
-	h := dawntest.New(t, enforcedApp(t, "retry_cap: 2\n", 2), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "retry_cap: 2\n", 2), model, apptest.Options{})
 	res := h.Run(t, "r", "/job", "go")
 	p := planOf(t, res)
 	if p.State != harness.Paused || p.PauseReason != harness.PauseRetryCap || p.Items[0].Attempts != 2 {
@@ -222,7 +223,7 @@ func TestHarnessStepFailed(t *testing.T) {
 				CallTool("writeTodos", list(3, 0, false)).
 				CallTool("stepFailed", map[string]any{"next": tc.next, "reason": "the API is down"}).
 				Reply("stopping here").Reply("stopping here")
-			h := dawntest.New(t, enforcedApp(t, "corrections: 1\n", 3), model, dawntest.Options{})
+			h := apptest.New(t, enforcedApp(t, "corrections: 1\n", 3), model, apptest.Options{})
 			res := h.Run(t, "s", "/job", "go")
 			p := planOf(t, res)
 			if p.Items[0].Status != tc.wantItem {
@@ -259,7 +260,7 @@ func TestHarnessBudgetPausesAndResumeContinues(t *testing.T) {
 		CallTool("writeTodos", list(4, 4, false)).
 		Reply("finished")
 	dir := enforcedApp(t, "budget: 2\n", 4)
-	h := dawntest.New(t, dir, model, dawntest.Options{})
+	h := apptest.New(t, dir, model, apptest.Options{})
 	url := h.Serve(t)
 	res := h.Run(t, "b", "/job", "go")
 	p := planOf(t, res)
@@ -297,7 +298,7 @@ func TestHarnessSupervisorPauseAndCancelMidRun(t *testing.T) {
 				CallTool("writeTodos", list(3, 0, false)).
 				Wait(gate).CallTool("writeTodos", list(3, 1, false)).
 				Reply("never")
-			h := dawntest.New(t, enforcedApp(t, "", 3), model, dawntest.Options{})
+			h := apptest.New(t, enforcedApp(t, "", 3), model, apptest.Options{})
 			url := h.Serve(t)
 			resp := post(t, url+"/threads/p/runs/stream", runBody("/job", "go"))
 			done := make(chan []stream.Event)
@@ -339,10 +340,10 @@ func TestPlanSnapshotSurvivesRestart(t *testing.T) {
 	dir := enforcedApp(t, "", 1)
 	db := filepath.Join(t.TempDir(), "dawn.db")
 	model := dawntest.Script().CallTool("writeTodos", list(1, 1, false)).Reply("done")
-	h := dawntest.New(t, dir, model, dawntest.Options{StorePath: db})
+	h := apptest.New(t, dir, model, apptest.Options{StorePath: db})
 	h.Run(t, "snap", "/job", "go")
 	h.Store.Close()
-	h2 := dawntest.New(t, dir, dawntest.Script(), dawntest.Options{StorePath: db})
+	h2 := apptest.New(t, dir, dawntest.Script(), apptest.Options{StorePath: db})
 	url := h2.Serve(t)
 	var st struct {
 		Values struct {
@@ -368,7 +369,7 @@ func TestPlanSnapshotSurvivesRestart(t *testing.T) {
 }
 
 func TestPlanEndpointsErrors(t *testing.T) {
-	h := dawntest.New(t, enforcedApp(t, "", 1), dawntest.Script().CallTool("writeTodos", list(1, 1, false)).Reply("ok").Reply("ok"), dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "", 1), dawntest.Script().CallTool("writeTodos", list(1, 1, false)).Reply("ok").Reply("ok"), apptest.Options{})
 	url := h.Serve(t)
 	h.Run(t, "done", "/job", "go")
 	if resp := post(t, url+"/threads/done/plan/resume", ""); resp.StatusCode != http.StatusConflict || decodeErr(t, resp).Error.Kind != "plan_state" {
@@ -394,7 +395,7 @@ func waitFor(t *testing.T, cond func() bool) {
 
 func TestOfflineModelFinishesAnEnforcedPlan(t *testing.T) {
 	dir := enforcedApp(t, "evidence: required\ngoal: Onboard the customer\n", 3, "The customer has a login")
-	h := dawntest.New(t, dir, models.NewOffline(), dawntest.Options{})
+	h := apptest.New(t, dir, models.NewOffline(), apptest.Options{})
 	res := h.Run(t, "off", "/job", "Onboard ACME")
 	if res.Err != nil {
 		t.Fatal(res.Err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -40,7 +41,7 @@ func TestPlanFirstDiamondOverHTTP(t *testing.T) {
 		Reply("looks right").            // E3
 		Reply("all combined").           // E4
 		Reply("Final answer from the report.")
-	h := dawntest.New(t, enforcedApp(t, "", 2), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "", 2), model, apptest.Options{})
 	url := h.Serve(t)
 	events := readSSE(t, post(t, url+"/threads/pf/runs/stream", planFirstBody("/job", "Collect the facts, then summarize and check them, then combine.", "always")))
 
@@ -113,7 +114,7 @@ func TestPlanFirstDiamondOverHTTP(t *testing.T) {
 func TestPlanFirstPreviewAndFailures(t *testing.T) {
 	t.Run("preview", func(t *testing.T) {
 		model := dawntest.Script().Reply(diamond)
-		h := dawntest.New(t, enforcedApp(t, "", 2), model, dawntest.Options{})
+		h := apptest.New(t, enforcedApp(t, "", 2), model, apptest.Options{})
 		resp := post(t, h.Serve(t)+"/threads/pv/runs/wait", planFirstBody("/job", "x", "preview"))
 		var out struct {
 			Preview struct {
@@ -128,7 +129,7 @@ func TestPlanFirstPreviewAndFailures(t *testing.T) {
 	})
 	t.Run("a failed step does not stop the rest", func(t *testing.T) {
 		model := dawntest.Script().Reply(diamond).Fail(fmt.Errorf("tool outage")).Reply("b").Reply("c").Reply("d").Reply("answer")
-		h := dawntest.New(t, enforcedApp(t, "", 2), model, dawntest.Options{})
+		h := apptest.New(t, enforcedApp(t, "", 2), model, apptest.Options{})
 		url := h.Serve(t)
 		resp := post(t, url+"/threads/ff2/runs/wait", planFirstBody("/job", "x", "always"))
 		resp.Body.Close()
@@ -147,7 +148,7 @@ func TestPlanFirstPreviewAndFailures(t *testing.T) {
 	})
 	t.Run("invalid twice", func(t *testing.T) {
 		model := dawntest.Script().Reply("no plan here").Reply(`{"steps":[{"id":"E1","task":"x","deps":["E9"]}]}`)
-		h := dawntest.New(t, enforcedApp(t, "", 2), model, dawntest.Options{})
+		h := apptest.New(t, enforcedApp(t, "", 2), model, apptest.Options{})
 		resp := post(t, h.Serve(t)+"/threads/iv/runs/wait", planFirstBody("/job", "x", "always"))
 		e := decodeErr(t, resp)
 		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(e.Error.Message, "still invalid after one correction") || !strings.Contains(e.Error.Message, "E9") {
@@ -158,7 +159,7 @@ func TestPlanFirstPreviewAndFailures(t *testing.T) {
 		}
 	})
 	t.Run("only on harness routes", func(t *testing.T) {
-		h := dawntest.New(t, enforcedApp(t, "", 2), dawntest.Script(), dawntest.Options{})
+		h := apptest.New(t, enforcedApp(t, "", 2), dawntest.Script(), apptest.Options{})
 		resp := post(t, h.Serve(t)+"/threads/o/runs/wait", planFirstBody("/open", "x", "always"))
 		if e := decodeErr(t, resp); resp.StatusCode != 400 || !strings.Contains(e.Error.Message, "enforce: true") {
 			t.Fatalf("%d %+v", resp.StatusCode, e)
@@ -176,7 +177,7 @@ func TestPlanFirstAutoTrigger(t *testing.T) {
 	}
 	for _, tc := range cases {
 		model := dawntest.Script().Reply(`{"steps":[{"id":"E1","task":"do it"}]}`).Reply("step done").Reply("answer").Reply("answer")
-		h := dawntest.New(t, enforcedApp(t, "mode: auto\n", 1), model, dawntest.Options{})
+		h := apptest.New(t, enforcedApp(t, "mode: auto\n", 1), model, apptest.Options{})
 		resp := post(t, h.Serve(t)+"/threads/auto/runs/wait", runBody("/job", tc.task))
 		resp.Body.Close()
 		planned := strings.Contains(lastUser(model.Requests()[0]), "JSON")

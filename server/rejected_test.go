@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/stream"
 )
 
@@ -38,7 +39,7 @@ func TestGateRejectedAnswerIsTakenBack(t *testing.T) {
 		Reply("All done, bye!"). // premature: Step 1 is open
 		CallTool("writeTodos", list(1, 1, false)).
 		Reply("Finished for real.")
-	h := dawntest.New(t, enforcedApp(t, "", 1), model, dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "", 1), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/threads/r/runs/stream", runBody("/job", "go"))
 	runID := resp.Header.Get("Dawn-Run-Id")

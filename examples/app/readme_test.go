@@ -86,7 +86,7 @@ func curlCalls(t *testing.T, text string) []curlCall {
 func TestReadmeExamples(t *testing.T) {
 	text := readme(t)
 	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
-	base := h.Serve(t)
+	base := h.URL
 	calls := curlCalls(t, text)
 	if len(calls) < 5 {
 		t.Fatalf("found %d curl commands in the README; the parser is broken", len(calls))

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/examples/app/dawngen"
 	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/typegen"
 )
 
@@ -79,7 +84,7 @@ func TestGeneratedParamsPath(t *testing.T) {
 func serve(t *testing.T) *dawngen.Client {
 	t.Helper()
 	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
-	return &dawngen.Client{BaseURL: h.Serve(t)}
+	return &dawngen.Client{BaseURL: h.URL}
 }
 
 func TestGeneratedClientWait(t *testing.T) {
@@ -108,8 +113,79 @@ func TestGeneratedClientAPIError(t *testing.T) {
 	if !errors.As(err, &apiErr) {
 		t.Fatalf("error = %v, want an *APIError", err)
 	}
-	if apiErr.Status != 404 || apiErr.Kind != "route_not_found" || apiErr.Message == "" {
-		t.Errorf("APIError = %+v, want 404 route_not_found with a message", apiErr)
+	if apiErr.Status != 404 || apiErr.Kind != "route_not_found" || apiErr.Code != "route_not_found" || apiErr.Message == "" {
+		t.Errorf("APIError = %+v, want 404 route_not_found with a message and details.code", apiErr)
+	}
+	err = c.Cancel(context.Background(), "no-such-thread")
+	if !errors.As(err, &apiErr) || apiErr.Status != 404 || apiErr.Kind != "thread_not_found" {
+		t.Errorf("Cancel on a missing thread = %v, want a 404 thread_not_found APIError", err)
+	}
+}
+
+// TestGeneratedClientRejoin: a stream dropped midway is picked up with
+// Last-Event-ID and gives exactly the events not yet read.
+func TestGeneratedClientRejoin(t *testing.T) {
+	c := serve(t)
+	ctx := context.Background()
+	s, err := c.StreamSupportTenant(ctx, "rejoin-1", dawngen.SupportTenantParams{Tenant: "acme"}, dawngen.UserInput("Can I add seats?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ThreadID != "rejoin-1" || s.LastEventID() != strconv.FormatInt(first.ID, 10) {
+		t.Fatalf("ThreadID %q, LastEventID %q after event %d", s.ThreadID, s.LastEventID(), first.ID)
+	}
+	rest := readStream(t, s)
+	s.Close()
+	s2, err := c.Join(ctx, "rejoin-1", s.RunID, strconv.FormatInt(first.ID, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	again := readStream(t, s2)
+	if !slices.Equal(dawntest.Types(again), dawntest.Types(rest)) || again[0].ID != rest[0].ID {
+		t.Fatalf("rejoined events %v, want %v", dawntest.Types(again), dawntest.Types(rest))
+	}
+}
+
+// TestGeneratedClientCutStream: a stream that ends before its done event
+// is not mistaken for a finished run.
+func TestGeneratedClientCutStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "id: 1\nevent: chunk\ndata: {\"content\":\"hi\"}\n\n")
+	}))
+	defer srv.Close()
+	c := &dawngen.Client{BaseURL: srv.URL}
+	s, err := c.Stream(context.Background(), "cut-1", dawngen.RouteBlog, dawngen.UserInput("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Next(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("Next at the cut = %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+// readStream reads s to its done event.
+func readStream(t *testing.T, s *dawngen.EventStream) []stream.Event {
+	t.Helper()
+	var out []stream.Event
+	for {
+		e, err := s.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
 	}
 }
 

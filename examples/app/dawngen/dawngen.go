@@ -110,14 +110,17 @@ type Client struct {
 }
 
 // APIError is an error response of the API:
-// {"error":{"kind":"...","message":"..."}}.
+// {"error":{"kind":"...","message":"...","details":{"code":"..."}}}.
 type APIError struct {
 	// Status is the HTTP status code.
 	Status int
 	// Kind is the machine-readable error kind, such as "route_not_found"
-	// or "run_in_flight".
+	// or "run_in_flight". A response that is not the API's error shape has
+	// the kind "http_error".
 	Kind    string
 	Message string
+	// Code is details.code, where Dawn's clients look for the kind.
+	Code string
 }
 
 func (e *APIError) Error() string {
@@ -132,7 +135,7 @@ var ErrRunCanceled = errors.New("dawn client: the run was canceled before it fin
 // waits for it to finish and returns its final state values as JSON. The
 // thread is created if it does not exist.
 func (c *Client) Wait(ctx context.Context, threadID, route string, input Input) (json.RawMessage, error) {
-	resp, err := c.post(ctx, threadID, "wait", route, input)
+	resp, err := c.send(ctx, http.MethodPost, threadPath(threadID)+"/runs/wait", runBody(route, input), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -170,30 +173,77 @@ func (c *Client) waitState(ctx context.Context, threadID, route string, input In
 // returns its events as they happen. Close the stream when done with it;
 // closing it early does not stop the run.
 func (c *Client) Stream(ctx context.Context, threadID, route string, input Input) (*EventStream, error) {
-	resp, err := c.post(ctx, threadID, "stream", route, input)
+	resp, err := c.send(ctx, http.MethodPost, threadPath(threadID)+"/runs/stream", runBody(route, input), eventStreamHeader())
 	if err != nil {
 		return nil, err
 	}
-	return &EventStream{RunID: resp.Header.Get("Dawn-Run-Id"), body: resp.Body, events: stream.NewReader(resp.Body)}, nil
+	return newEventStream(threadID, resp), nil
 }
 
-// post sends a run request and returns a successful response.
-func (c *Client) post(ctx context.Context, threadID, kind, route string, input Input) (*http.Response, error) {
-	body, err := json.Marshal(struct {
+// Join picks up the stream of run runID on thread threadID after the
+// event with id lastEventID ("" for all of it), as a client that lost its
+// connection does. A finished run's events are replayed.
+func (c *Client) Join(ctx context.Context, threadID, runID, lastEventID string) (*EventStream, error) {
+	h := eventStreamHeader()
+	if lastEventID != "" {
+		h.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := c.send(ctx, http.MethodGet, threadPath(threadID)+"/runs/"+url.PathEscape(runID)+"/stream", nil, h)
+	if err != nil {
+		return nil, err
+	}
+	return newEventStream(threadID, resp), nil
+}
+
+// Rejoin picks the run of s up again after the last event s returned, for
+// a stream whose Next failed.
+func (c *Client) Rejoin(ctx context.Context, s *EventStream) (*EventStream, error) {
+	return c.Join(ctx, s.ThreadID, s.RunID, s.LastEventID())
+}
+
+// Cancel cancels the run in flight on thread threadID and waits for it to
+// stop. With no run in flight it returns an *APIError of kind
+// "no_run_in_flight".
+func (c *Client) Cancel(ctx context.Context, threadID string) error {
+	resp, err := c.send(ctx, http.MethodPost, threadPath(threadID)+"/cancel", nil, nil)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+func threadPath(threadID string) string { return "/threads/" + url.PathEscape(threadID) }
+
+func eventStreamHeader() http.Header { return http.Header{"Accept": {"text/event-stream"}} }
+
+// runBody is the body of a run request.
+func runBody(route string, input Input) any {
+	return struct {
 		Route string `json:"route"`
 		Input Input  `json:"input"`
-	}{route, input})
-	if err != nil {
-		return nil, fmt.Errorf("dawn client: encoding the input for route %s: %w", route, err)
+	}{route, input}
+}
+
+// send sends a request with body (nil for none) as JSON and returns a
+// successful response; any other response is an *APIError.
+func (c *Client) send(ctx context.Context, method, path string, body any, header http.Header) (*http.Response, error) {
+	var r io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("dawn client: encoding the request to %s: %w", path, err)
+		}
+		r = bytes.NewReader(data)
 	}
-	endpoint := strings.TrimRight(c.BaseURL, "/") + "/threads/" + url.PathEscape(threadID) + "/runs/" + kind
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, r)
 	if err != nil {
 		return nil, fmt.Errorf("dawn client: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if kind == "stream" {
-		req.Header.Set("Accept", "text/event-stream")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.APIKey)
@@ -220,11 +270,14 @@ func readAPIError(resp *http.Response) error {
 		Error struct {
 			Kind    string `json:"kind"`
 			Message string `json:"message"`
+			Details struct {
+				Code string `json:"code"`
+			} `json:"details"`
 		} `json:"error"`
 	}
 	e := &APIError{Status: resp.StatusCode}
 	if json.Unmarshal(raw, &body) == nil && body.Error.Kind != "" {
-		e.Kind, e.Message = body.Error.Kind, body.Error.Message
+		e.Kind, e.Message, e.Code = body.Error.Kind, body.Error.Message, body.Error.Details.Code
 		return e
 	}
 	e.Kind, e.Message = "http_error", strings.TrimSpace(http.StatusText(resp.StatusCode)+" "+string(raw))
@@ -233,6 +286,8 @@ func readAPIError(resp *http.Response) error {
 
 // EventStream is the live event stream of one run.
 type EventStream struct {
+	// ThreadID is the run's thread.
+	ThreadID string
 	// RunID is the run's id, from the Dawn-Run-Id header.
 	RunID string
 
@@ -241,13 +296,21 @@ type EventStream struct {
 	done   bool
 }
 
-// Next returns the run's next event. After the done event, and at the end
-// of the stream, it returns io.EOF.
+func newEventStream(threadID string, resp *http.Response) *EventStream {
+	return &EventStream{ThreadID: threadID, RunID: resp.Header.Get("Dawn-Run-Id"), body: resp.Body, events: stream.NewReader(resp.Body)}
+}
+
+// Next returns the run's next event. After the done event it returns
+// io.EOF. A stream that ends before the done event (a dropped connection)
+// returns io.ErrUnexpectedEOF: Client.Rejoin picks the run up again.
 func (s *EventStream) Next() (stream.Event, error) {
 	if s.done {
 		return stream.Event{}, io.EOF
 	}
 	e, err := s.events.Next()
+	if err == io.EOF {
+		return stream.Event{}, io.ErrUnexpectedEOF
+	}
 	if err != nil {
 		return stream.Event{}, err
 	}
@@ -256,6 +319,10 @@ func (s *EventStream) Next() (stream.Event, error) {
 	}
 	return e, nil
 }
+
+// LastEventID is the id of the last event Next returned, as Last-Event-ID
+// carries it.
+func (s *EventStream) LastEventID() string { return s.events.LastID }
 
 // Close ends the stream. The run goes on.
 func (s *EventStream) Close() error {

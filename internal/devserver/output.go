@@ -1,4 +1,4 @@
-package cli
+package devserver
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ type lockedWriter struct {
 	w  io.Writer
 }
 
-func newLockedWriter(w io.Writer) *lockedWriter {
+func NewLockedWriter(w io.Writer) *lockedWriter {
 	if lw, ok := w.(*lockedWriter); ok {
 		return lw
 	}

@@ -1,4 +1,4 @@
-package cli
+package devserver
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,16 +15,22 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/app"
-	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/watch"
 )
 
-// devReloader applies edits to a running app: it loads the folder again and
+// Apps is what a Reloader swaps snapshots in: the run manager.
+type Apps interface {
+	// App returns the snapshot serving.
+	App() *app.App
+	// SetApp makes a the snapshot new runs start on.
+	SetApp(a *app.App)
+}
+
+// Reloader applies edits to a running app: it loads the folder again and
 // swaps the new snapshot in, unless the edit broke something that worked.
-type devReloader struct {
-	cfg  *Config
-	dir  string
-	runs *runner.Manager
+type Reloader struct {
+	load func(ctx context.Context) (*app.App, error)
+	runs Apps
 	out  io.Writer
 
 	mu sync.Mutex
@@ -31,8 +38,42 @@ type devReloader struct {
 	configOK bool
 }
 
-// reload handles one batch of changes.
-func (r *devReloader) reload(ctx context.Context, b watch.Batch) {
+// NewReloader returns a Reloader that loads the app again with load, swaps
+// the snapshots of runs, and reports to out.
+func NewReloader(load func(ctx context.Context) (*app.App, error), runs Apps, out io.Writer) *Reloader {
+	return &Reloader{load: load, runs: runs, out: out, configOK: configLoads(runs.App().Dir)}
+}
+
+// Watch watches the app folder and reloads on every batch of edits until
+// ctx ends. It returns once the watcher is ready (or after a few seconds on
+// a huge tree), so an edit made right after is seen.
+func (r *Reloader) Watch(ctx context.Context, logger *slog.Logger) {
+	dir := r.runs.App().Dir
+	watching := make(chan struct{})
+	go func() {
+		opts := watch.Options{Debounce: reloadDebounce, Ready: func() { close(watching) }}
+		if err := watch.Changes(ctx, dir, opts, func(b watch.Batch) { r.Reload(ctx, b) }); err != nil {
+			logger.Error("cannot watch the app folder; edits need a restart", "dir", dir, "err", err)
+			close(watching)
+		}
+	}()
+	waitWatching(watching)
+}
+
+// reloadDebounce is how long the app folder must be quiet before a reload.
+const reloadDebounce = 15 * time.Millisecond
+
+// waitWatching waits for a watcher to be ready, so an edit made right after
+// the ready line is seen, but not for long on a huge tree.
+func waitWatching(watching <-chan struct{}) {
+	select {
+	case <-watching:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// Reload handles one batch of changes.
+func (r *Reloader) Reload(ctx context.Context, b watch.Batch) {
 	if !needsReload(b.Paths) {
 		return
 	}
@@ -40,9 +81,9 @@ func (r *devReloader) reload(ctx context.Context, b watch.Batch) {
 	defer r.mu.Unlock()
 	start := time.Now()
 	cur := r.runs.App()
-	next, err := loadApp(ctx, r.cfg, r.dir)
+	next, err := r.load(ctx)
 	if next == nil || next.Tree == nil {
-		printProblems(r.out, "reload failed; still serving the last good version", err)
+		PrintProblems(r.out, "reload failed; still serving the last good version", err)
 		return
 	}
 	configOK := configLoads(next.Dir)
@@ -51,7 +92,7 @@ func (r *devReloader) reload(ctx context.Context, b watch.Batch) {
 		if len(broken) > 0 {
 			what = "route " + strings.Join(broken, ", ")
 		}
-		printProblems(r.out, fmt.Sprintf("%s broke %s; still serving the last good version until you fix it", relPaths(next.Dir, b.Paths), what), err)
+		PrintProblems(r.out, fmt.Sprintf("%s broke %s; still serving the last good version until you fix it", relPaths(next.Dir, b.Paths), what), err)
 		return
 	}
 	r.runs.SetApp(next)
@@ -63,7 +104,7 @@ func (r *devReloader) reload(ctx context.Context, b watch.Batch) {
 	fmt.Fprintf(r.out, "dawn dev: reloaded %d route(s) in %s%s (%s)\n",
 		len(next.Routes), time.Since(start).Round(time.Microsecond), after, relPaths(next.Dir, b.Paths))
 	if err != nil {
-		printProblems(r.out, "these routes still have problems and do not run", err)
+		PrintProblems(r.out, "these routes still have problems and do not run", err)
 	}
 	if cur.StorePath() != next.StorePath() {
 		fmt.Fprintf(r.out, "dawn dev: dawn.yaml now names the store %s; restart dawn dev to use it (threads stay in %s until then)\n", next.StorePath(), cur.StorePath())

@@ -1,4 +1,4 @@
-package cli
+package devserver
 
 import (
 	"bufio"
@@ -20,14 +20,14 @@ import (
 func stockBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "dawn"+exeSuffix())
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/dawn").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dawn").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/dawn: %v\n%s", err, out)
 	}
 	return bin
 }
 
 // devFront is the dev port in front of real children of the stock binary,
-// wired as runDevGo wires it.
+// wired as RunGo wires it.
 type devFront struct {
 	g   *devGoApp
 	url string

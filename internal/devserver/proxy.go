@@ -1,4 +1,4 @@
-package cli
+package devserver
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package cli
+package devserver
 
 import (
 	"bytes"
@@ -30,18 +30,18 @@ const rebuildDebounce = 100 * time.Millisecond
 // goModFiles are the files beside go.mod whose changes need a rebuild.
 var goModFiles = []string{"go.mod", "go.sum", "go.work", "go.work.sum"}
 
-// runDevGo serves an app with Go code: it builds the app's main package,
+// RunGo serves an app with Go code: it builds the app's main package,
 // runs the binary as a dev child (which hot-reloads Markdown and YAML
 // itself), proxies the dev port to it, and rebuilds and restarts it when Go
 // code changes.
-func runDevGo(ctx context.Context, dir string, port int, stdout, stderr io.Writer) error {
+func RunGo(ctx context.Context, dir string, port int, stdout, stderr io.Writer) error {
 	appDir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return appProblem(fmt.Errorf("the app in %s has Go code (a main package) but the go command is not on PATH: install Go (https://go.dev/dl) or build the app yourself and run its binary with `dev`", dir))
+		return fmt.Errorf("the app in %s has Go code (a main package) but %w: install Go (https://go.dev/dl) or build the app yourself and run its binary with `dev`", dir, ErrNoGo)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", fmt.Sprint(port)))
 	if err != nil {
@@ -124,7 +124,7 @@ func (g *devGoApp) run(ctx context.Context, addr net.Addr) {
 	waitWatching(watching)
 
 	g.rebuild(ctx, time.Time{}, "")
-	fmt.Fprintf(g.stdout, "%shttp://%s\n", devReadyPrefix, addr)
+	fmt.Fprintf(g.stdout, "%shttp://%s\n", ReadyPrefix, addr)
 	for {
 		var exited <-chan struct{}
 		if g.child != nil {

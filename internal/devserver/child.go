@@ -1,4 +1,4 @@
-package cli
+package devserver
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func startChild(ctx context.Context, bin, appDir string, stdout, stderr io.Write
 	ready := make(chan string, 1)
 	c := &devChild{exited: make(chan struct{})}
 	c.out = &lineWriter{out: stdout, take: func(line string) bool {
-		for _, prefix := range []string{childReadyPrefix, devReadyPrefix} {
+		for _, prefix := range []string{ChildReadyPrefix, ReadyPrefix} {
 			if addr, ok := strings.CutPrefix(line, prefix); ok {
 				select {
 				case ready <- addr:
@@ -49,7 +49,7 @@ func startChild(ctx context.Context, bin, appDir string, stdout, stderr io.Write
 		return false
 	}}
 	c.cmd = exec.Command(bin, "dev", "--app", appDir, "--port", "0")
-	c.cmd.Env = append(os.Environ(), devChildEnv+"=1")
+	c.cmd.Env = append(os.Environ(), ChildEnv+"=1")
 	c.cmd.Stdout = c.out
 	c.cmd.Stderr = &lineWriter{out: stderr}
 	c.cmd.WaitDelay = 2 * time.Second // a grandchild holding the output must not hang Wait

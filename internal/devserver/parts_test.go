@@ -1,4 +1,4 @@
-package cli
+package devserver
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/store"
 	"github.com/dawn-go/dawn/watch"
@@ -85,7 +86,7 @@ func TestIsGoInput(t *testing.T) {
 	}
 }
 
-// TestReloadKeepsLastGoodVersion drives devReloader directly: an edit that
+// TestReloadKeepsLastGoodVersion drives Reloader directly: an edit that
 // breaks a working route is not applied, a route removed on purpose is, a
 // new broken route does not block other edits, and a fix recovers.
 func TestReloadKeepsLastGoodVersion(t *testing.T) {
@@ -96,9 +97,9 @@ func TestReloadKeepsLastGoodVersion(t *testing.T) {
 		"a/plan.md":  "- [ ] one\n",
 		"b/agent.md": fmt.Sprintf(agent, "B1"),
 	})
-	cfg := &Config{Stock: true, Env: func(string) string { return "" }}
 	ctx := context.Background()
-	a, err := loadApp(ctx, cfg, dir)
+	load := func(ctx context.Context) (*app.App, error) { return app.Load(ctx, dir, app.Options{ToolsKnown: true}) }
+	a, err := load(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +110,12 @@ func TestReloadKeepsLastGoodVersion(t *testing.T) {
 	defer st.Close()
 	runs := runner.New(st, a, runner.Options{})
 	var out bytes.Buffer
-	r := &devReloader{cfg: cfg, dir: dir, runs: runs, out: &out, configOK: true}
+	r := NewReloader(load, runs, &out)
 	edit := func(files map[string]string) {
 		t.Helper()
 		out.Reset()
 		writeDevFiles(t, dir, files)
-		r.reload(ctx, watch.Batch{Paths: []string{filepath.Join(dir, "a", "agent.md")}, First: time.Now()})
+		r.Reload(ctx, watch.Batch{Paths: []string{filepath.Join(dir, "a", "agent.md")}, First: time.Now()})
 	}
 	desc := func(id string) string {
 		if p, ok := runs.App().Routes[id]; ok {
@@ -151,7 +152,7 @@ func TestReloadKeepsLastGoodVersion(t *testing.T) {
 	}
 	writeDevFiles(t, dir, map[string]string{"main.go": "package main\n"})
 	out.Reset()
-	r.reload(ctx, watch.Batch{Paths: []string{filepath.Join(dir, "main.go")}})
+	r.Reload(ctx, watch.Batch{Paths: []string{filepath.Join(dir, "main.go")}})
 	if out.Len() != 0 {
 		t.Errorf("a .go change reloaded: %s", out.String())
 	}
@@ -161,7 +162,7 @@ func TestLineWriterFiltersReadyLine(t *testing.T) {
 	var out bytes.Buffer
 	var taken []string
 	w := &lineWriter{out: &out, take: func(line string) bool {
-		if strings.HasPrefix(line, childReadyPrefix) {
+		if strings.HasPrefix(line, ChildReadyPrefix) {
 			taken = append(taken, line)
 			return true
 		}
@@ -176,7 +177,7 @@ func TestLineWriterFiltersReadyLine(t *testing.T) {
 	if got := out.String(); got != "log one\nlog two\ntail\n" {
 		t.Errorf("passed on %q", got)
 	}
-	if !slices.Equal(taken, []string{childReadyPrefix + "http://127.0.0.1:1"}) {
+	if !slices.Equal(taken, []string{ChildReadyPrefix + "http://127.0.0.1:1"}) {
 		t.Errorf("took %q", taken)
 	}
 }

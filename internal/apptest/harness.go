@@ -1,4 +1,8 @@
-package dawntest
+// Package apptest runs an app's routes in-process for this module's own
+// tests: the loaded app, its store, the run manager and the HTTP API, all
+// exposed. App authors use dawntest, which serves the same stack over HTTP
+// and shows only its URL and a client.
+package apptest
 
 import (
 	"context"
@@ -43,7 +47,7 @@ func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 	t.Helper()
 	a, err := app.Load(context.Background(), dir, app.Options{Tools: opts.Tools, ToolsKnown: true})
 	if err != nil {
-		t.Fatalf("dawntest: loading app %s: %v", dir, err)
+		t.Fatalf("apptest: loading app %s: %v", dir, err)
 	}
 	path := opts.StorePath
 	if path == "" {
@@ -51,7 +55,7 @@ func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 	}
 	st, err := store.Open(path)
 	if err != nil {
-		t.Fatalf("dawntest: opening store: %v", err)
+		t.Fatalf("apptest: opening store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
 	factory := opts.Models
@@ -80,17 +84,17 @@ func (h *Harness) Run(t testing.TB, threadID, route, message string) *Result {
 		Messages: []thread.Message{{Role: thread.RoleUser, Content: message}},
 	})
 	if err != nil {
-		t.Fatalf("dawntest: starting %s: %v", route, err)
+		t.Fatalf("apptest: starting %s: %v", route, err)
 	}
 	select {
 	case <-run.Done():
 	case <-time.After(time.Minute):
-		t.Fatalf("dawntest: run on %s did not finish within a minute", route)
+		t.Fatalf("apptest: run on %s did not finish within a minute", route)
 	}
 	res := &Result{Run: run, Events: run.Log.Since(0), Err: run.Err()}
 	if res.Err == nil {
 		if err := json.Unmarshal(run.Output(), &res.Values); err != nil {
-			t.Fatalf("dawntest: run on %s succeeded but its output is not a state object: %v: %s", route, err, run.Output())
+			t.Fatalf("apptest: run on %s succeeded but its output is not a state object: %v: %s", route, err, run.Output())
 		}
 	}
 	return res
@@ -105,39 +109,10 @@ func (h *Harness) Serve(t testing.TB) string {
 	return srv.URL
 }
 
-// Types returns the event types of events, in order.
-func Types(events []stream.Event) []string {
-	out := make([]string, len(events))
-	for i, e := range events {
-		out[i] = e.Type
-	}
-	return out
-}
-
-// Todo is one plan item as events and state carry it.
+// Todo is one plan item as state carries it.
 type Todo struct {
 	Content string `json:"content"`
 	Status  string `json:"status"`
-}
-
-// PlanUpdates decodes the todos of every event of type typ ("plan_update"
-// or "subagent.plan_update"). An event it cannot decode fails the test.
-func PlanUpdates(t testing.TB, events []stream.Event, typ string) [][]Todo {
-	t.Helper()
-	var out [][]Todo
-	for _, e := range events {
-		if e.Type != typ {
-			continue
-		}
-		var d struct {
-			Todos []Todo `json:"todos"`
-		}
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.Fatalf("dawntest: event %d (%s) has data that is not a plan: %v: %s", e.ID, e.Type, err, e.Data)
-		}
-		out = append(out, d.Todos)
-	}
-	return out
 }
 
 // Todos decodes the "todos" state value; a value that is not a todo list
@@ -150,7 +125,7 @@ func (r *Result) Todos(t testing.TB) []Todo {
 		return nil
 	}
 	if err := json.Unmarshal(raw, &todos); err != nil {
-		t.Fatalf("dawntest: the todos state value is not a todo list: %v: %s", err, raw)
+		t.Fatalf("apptest: the todos state value is not a todo list: %v: %s", err, raw)
 	}
 	return todos
 }

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/models"
+)
+
+// TestLoadClientRunsTheWorkload: the load tool's client drives runs/wait and
+// runs/stream on a real server and sees the plan.
+func TestLoadClientRunsTheWorkload(t *testing.T) {
+	dir := t.TempDir()
+	route := filepath.Join(dir, "support", "[tenant]")
+	if err := os.MkdirAll(route, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"agent.md": "You help customers.",
+		"plan.md":  "- [ ] Understand the request\n- [ ] Answer\n",
+	} {
+		if err := os.WriteFile(filepath.Join(route, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newClient(apptest.New(t, dir, models.NewOffline(), apptest.Options{}).Serve(t), "/support/acme", 2)
+	if out, err := c.wait(t.Context(), "w1"); err != nil || len(out) == 0 {
+		t.Fatalf("wait = %s, %v", out, err)
+	}
+	_, counts, err := c.streamToPlan(t.Context(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts["plan_update"] == 0 || counts["done"] != 1 {
+		t.Fatalf("event counts %v, want plan updates and one done", counts)
+	}
+	if _, err := newClient(c.api.BaseURL, "/nowhere", 1).wait(t.Context(), "w2"); err == nil {
+		t.Fatal("wait on a missing route succeeded")
+	}
+}
