@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/models"
 )
 
@@ -29,7 +29,7 @@ func FuzzAGUIBody(f *testing.F) {
 }
 
 func fuzzAGUIBody(f *testing.F) func(t *testing.T, key string, body []byte) {
-	h := dawntest.New(f, writeFuzzApp(f, fuzzSupportFiles), models.NewOffline(), dawntest.Options{})
+	h := apptest.New(f, writeFuzzApp(f, fuzzSupportFiles), models.NewOffline(), apptest.Options{})
 	return func(t *testing.T, key string, body []byte) {
 		target := "/agui/" + url.PathEscape(key)
 		rec := serveFuzz(h.API, http.MethodPost, target, body)

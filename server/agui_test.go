@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/server"
 )
@@ -225,7 +226,7 @@ func checkRunShape(t *testing.T, events []aguiEvent, threadID, runID string) {
 // AG-UI events, and the plan a client holds after applying every delta is
 // the thread's saved plan.
 func TestAGUIRunOnOfflineModel(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), models.NewOffline(), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), models.NewOffline(), apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/agui/%2Fsupport%2Facme%23agent", aguiBody("t1", "r1", "My invoice is wrong", map[string]any{}))
 	if resp.Header.Get("Dawn-Run-Id") == "" {
@@ -275,7 +276,7 @@ func TestAGUIRunOnOfflineModel(t *testing.T) {
 // and a concrete path written out all name the route; an unknown route is a
 // JSON 404 before any event.
 func TestAGUIRouteKeys(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok").Repeat(), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok").Repeat(), apptest.Options{})
 	url := h.Serve(t)
 	for i, path := range []string{"/agui/%2Fsupport%2Facme%23agent", "/agui/%2Fsupport%2F%5Btenant%5D%23agent", "/agui/support/acme", "/agui/%2Fplain", "/agui/plain"} {
 		thread := "keys" + string(rune('a'+i))
@@ -300,7 +301,7 @@ func TestAGUIRouteKeys(t *testing.T) {
 // TestAGUIBadBodies: a body that is not a RunAgentInput this endpoint can
 // run is a 400 naming the field, and leaves no thread behind.
 func TestAGUIBadBodies(t *testing.T) {
-	h := dawntest.New(t, stateApp(t), dawntest.Script().Reply("ok").Repeat(), dawntest.Options{})
+	h := apptest.New(t, stateApp(t), dawntest.Script().Reply("ok").Repeat(), apptest.Options{})
 	url := h.Serve(t)
 	user := `"messages":[{"id":"m","role":"user","content":"hi"}]`
 	cases := []struct {
@@ -357,7 +358,7 @@ func stateApp(t *testing.T) string {
 // changed them, an append field taking what the client added at the end.
 // The snapshot keeps the client's own keys.
 func TestAGUIStateInput(t *testing.T) {
-	h := dawntest.New(t, stateApp(t), dawntest.Script().Reply("ok").Repeat(), dawntest.Options{})
+	h := apptest.New(t, stateApp(t), dawntest.Script().Reply("ok").Repeat(), apptest.Options{})
 	url := h.Serve(t)
 	run := func(runID string, state map[string]any) []aguiEvent {
 		t.Helper()
@@ -407,7 +408,7 @@ func TestAGUIStateInput(t *testing.T) {
 func TestAGUIDisconnectCancelsRun(t *testing.T) {
 	gate := make(chan struct{}) // never closed: the model hangs until cancelled
 	model := dawntest.Script().CallTool("writeTodos", fourTodos(0)).Wait(gate).Reply("never").Reply("next run")
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/agui/support/acme", aguiBody("gone", "r1", "hi", nil))
 	r := newAGUIReader(t, resp)
@@ -449,7 +450,7 @@ func TestAGUIDisconnectCancelsRun(t *testing.T) {
 func TestAGUIBusyThread(t *testing.T) {
 	gate := make(chan struct{})
 	model := dawntest.Script().Wait(gate).Reply("done")
-	h := dawntest.New(t, supportApp(t), model, dawntest.Options{})
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/agui/support/acme", aguiBody("busy", "r1", "hi", nil))
 	r := newAGUIReader(t, resp)
@@ -475,7 +476,7 @@ func TestAGUIBusyThread(t *testing.T) {
 // state shows the plan's lifecycle next to the todos, and ends equal to the
 // thread's saved plan.
 func TestAGUIHarnessPlan(t *testing.T) {
-	h := dawntest.New(t, enforcedApp(t, "", 2, "the answer is checked"), models.NewOffline(), dawntest.Options{})
+	h := apptest.New(t, enforcedApp(t, "", 2, "the answer is checked"), models.NewOffline(), apptest.Options{})
 	url := h.Serve(t)
 	events := readAGUI(t, post(t, url+"/agui/job", aguiBody("hp", "r1", "do the job", nil)))
 	checkRunShape(t, events, "hp", "r1")
@@ -509,7 +510,7 @@ func TestAGUIHarnessPlan(t *testing.T) {
 // TestAGUIKeyAndCORS: the endpoint is one more route of the API, behind
 // the API key and the CORS rules.
 func TestAGUIKeyAndCORS(t *testing.T) {
-	h := dawntest.New(t, supportApp(t), dawntest.Script().Reply("ok").Repeat(), dawntest.Options{})
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok").Repeat(), apptest.Options{})
 	api := server.New(h.Runs, server.Options{APIKey: "k3y", CORSOrigins: []string{"http://app.test"}})
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
