@@ -102,6 +102,26 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 		if len(st.Values.Messages) != 6 {
 			t.Fatalf("state has %d messages, want 6", len(st.Values.Messages))
 		}
+		// Dawn's shape: {values, next, config, metadata, created_at,
+		// parent_config}, with config naming the thread.
+		var shape map[string]json.RawMessage
+		getJSON(t, url+"/threads/t1/state", &shape)
+		for _, key := range []string{"values", "next", "config", "metadata", "created_at", "parent_config"} {
+			if _, ok := shape[key]; !ok {
+				t.Errorf("state lacks Dawn's %q field: %s", key, mustMarshal(shape))
+			}
+		}
+		var config struct {
+			Configurable struct {
+				ThreadID string `json:"thread_id"`
+			} `json:"configurable"`
+		}
+		if err := json.Unmarshal(shape["config"], &config); err != nil || config.Configurable.ThreadID != "t1" {
+			t.Errorf("state config = %s, want {\"configurable\":{\"thread_id\":\"t1\",...}}", shape["config"])
+		}
+		if string(shape["next"]) != "[]" {
+			t.Errorf("state next = %s, want [] for an idle thread", shape["next"])
+		}
 	}
 	checkState(url)
 
