@@ -71,6 +71,14 @@ func (b *lockedBuffer) String() string {
 // /v1). The process is killed when the test ends.
 func startAimock(t *testing.T, fixtures string) string {
 	t.Helper()
+	return startAimockPaced(t, fixtures, 0, 4096)
+}
+
+// startAimockPaced is startAimock with streamed answers cut into chunks of
+// chunkSize characters, latencyMs apart: a slow model, for tests that act
+// on a run in flight.
+func startAimockPaced(t *testing.T, fixtures string, latencyMs, chunkSize int) string {
+	t.Helper()
 	bin := aimockBin(t)
 	abs, err := filepath.Abs(fixtures)
 	if err != nil {
@@ -79,7 +87,7 @@ func startAimock(t *testing.T, fixtures string) string {
 	for attempt := 0; ; attempt++ {
 		port := freePort(t)
 		var out lockedBuffer
-		cmd := exec.Command(bin, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-f", abs, "-l", "0", "-c", "4096", "--log-level", "warn")
+		cmd := exec.Command(bin, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-f", abs, "-l", strconv.Itoa(latencyMs), "-c", strconv.Itoa(chunkSize), "--log-level", "warn")
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("starting aimock (%s): %v", bin, err)
