@@ -37,7 +37,7 @@ func BenchmarkTTYPlanUpdate(b *testing.B) {
 }
 
 func BenchmarkTTYChunk(b *testing.B) {
-	e := stream.New(stream.TypeChunk, map[string]string{"content": "Your account is in good standing. "})
+	e := stream.Chunk("Your account is in good standing. ")
 	tty := NewTTY(io.Discard, 80)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -26,7 +26,7 @@ func subagentEvent(name, callID string, depth int, todos ...Todo) stream.Event {
 }
 
 func chunkEvent(text string) stream.Event {
-	return stream.New(stream.TypeChunk, map[string]string{"content": text})
+	return stream.Chunk(text)
 }
 
 func toolCallEvent(name, input string) stream.Event {

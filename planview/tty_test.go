@@ -74,7 +74,7 @@ func TestTTY(t *testing.T) {
 		},
 		{
 			name:   "subagent text and other events are not shown",
-			events: []stream.Event{stream.New("subagent.chunk", map[string]string{"content": "inner"}), stream.New(stream.TypeDone, map[string]any{"output": map[string]any{}})},
+			events: []stream.Event{stream.Forward(stream.Chunk("inner"), stream.Subagent{CallID: "c1", Name: "researcher", RouteID: "/research/researcher", Depth: 1}), stream.New(stream.TypeDone, map[string]any{"output": map[string]any{}})},
 			want:   "",
 		},
 	}
@@ -106,7 +106,7 @@ func TestPlain(t *testing.T) {
 		planEvent(Todo{"a", Completed}, Todo{"b", InProgress}, Todo{"c", Pending}),
 		toolCallEvent("lookupAccount", `{"tenant": "acme"}`),
 		subagentEvent("researcher", "call_x", 1, Todo{"Find", InProgress}),
-		stream.New("subagent.chunk", map[string]string{"content": "inner"}),
+		stream.Forward(stream.Chunk("inner"), stream.Subagent{CallID: "c1", Name: "researcher", RouteID: "/research/researcher", Depth: 1}),
 		chunkEvent("Your account "),
 		chunkEvent("is fine."),
 		planEvent(),
