@@ -18,10 +18,10 @@ import (
 var capabilityPackages = []string{"planning", "harness", "planfirst"}
 
 // runtimePackages name no capability: they find capabilities through the
-// optional interfaces of the registered markers. runner and server join the
-// list once they call the markers' RunStrategy and HTTPRoutes instead of
-// runner/planfirst.go and server/plan.go.
-var runtimePackages = []string{"app", "models", "typegen", "agent", "store", "thread", "stream", "router", "cli", "dawntest", "inspector", "planview"}
+// optional interfaces of the registered markers: the runner runs their
+// RunStrategy and lends them its RunHost and ThreadHost, the server mounts
+// their HTTPRoutes.
+var runtimePackages = []string{"runner", "server", "app", "models", "typegen", "agent", "store", "thread", "stream", "router", "cli", "dawntest", "inspector", "planview"}
 
 // TestRuntimeNamesNoCapability: no runtime package's Go files (tests
 // aside) import a capability package.
