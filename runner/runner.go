@@ -405,7 +405,8 @@ func (m *Manager) free(run *Run) {
 
 // runRecord is what the run's record keeps of a finished run: the final
 // answer, the index of the final message, the run strategy's record under
-// its option, and why a hook stopped the run.
+// its option, why a hook stopped the run, and the final answer's metadata
+// (the harness's plan snapshot as "plan").
 func runRecord(res agent.Result, strat *strategy, strategyRecord any) json.RawMessage {
 	rec := map[string]any{"answer": res.Answer, "message": len(res.Messages) - 1}
 	if strat != nil && strategyRecord != nil {
@@ -414,8 +415,11 @@ func runRecord(res agent.Result, strat *strategy, strategyRecord any) json.RawMe
 	if res.Stopped != "" {
 		rec["stopped"] = res.Stopped
 	}
-	if n := len(res.Messages); n > 0 && res.Messages[n-1].Plan != nil {
-		rec["plan"] = res.Messages[n-1].Plan
+	// The final answer's metadata, such as the harness's plan snapshot.
+	for k, v := range res.AnswerMeta {
+		if _, taken := rec[k]; !taken {
+			rec[k] = v
+		}
 	}
 	return mustJSON(rec)
 }
