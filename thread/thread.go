@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Roles used in Message.Role.
@@ -41,6 +42,19 @@ type Message struct {
 	Meta map[string]json.RawMessage `json:"-"`
 }
 
+// encoder writes JSON without HTML escaping into a reusable buffer.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
 // ownFields are Message's JSON keys; every other key is Meta.
 var ownFields = []string{"role", "content", "tool_calls", "tool_call_id", "name", "is_error"}
 
@@ -52,17 +66,21 @@ type messageFields Message
 // order. HTML is not escaped here: an encoder that escapes it does so on
 // the whole output.
 func (m Message) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode((*messageFields)(&m)); err != nil {
+	e := encoders.Get().(*encoder)
+	defer func() {
+		if e.buf.Cap() <= 1<<20 { // let a huge buffer go
+			encoders.Put(e)
+		}
+	}()
+	e.buf.Reset()
+	if err := e.enc.Encode((*messageFields)(&m)); err != nil {
 		return nil, err
 	}
-	out := bytes.TrimRight(buf.Bytes(), "\n")
+	own := bytes.TrimRight(e.buf.Bytes(), "\n")
 	if len(m.Meta) == 0 {
-		return out, nil
+		return bytes.Clone(own), nil
 	}
-	out = out[:len(out)-1] // the closing brace
+	out := own[: len(own)-1 : len(own)-1] // without the closing brace; appends copy
 	for _, k := range slices.Sorted(maps.Keys(m.Meta)) {
 		v := m.Meta[k]
 		if len(v) == 0 || isOwnField(k) {
