@@ -74,6 +74,9 @@ type Result struct {
 	// Stopped says why a hook ended the run early and cleanly (for example
 	// "plan_paused"); empty when the model gave its final answer.
 	Stopped string
+	// AnswerMeta is the metadata the hooks stored on the final answer
+	// (capabilities.Effect.AnswerMeta), such as the harness's plan snapshot.
+	AnswerMeta map[string]json.RawMessage
 	// Unsaved holds the messages of the last step, with Values its state,
 	// when Config.DeferLastCheckpoint left that step for the caller to save.
 	Unsaved []thread.Message
@@ -170,7 +173,7 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		answer := thread.Message{Role: thread.RoleAssistant, Content: choice.Content, ToolCalls: calls}
 		if len(calls) == 0 {
 			var note string
-			var snapshot json.RawMessage
+			var answerMeta, noteMeta map[string]json.RawMessage
 			var events []stream.Event
 			reject := false
 			for _, h := range l.hooks {
@@ -184,9 +187,8 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 				events = append(events, eff.Events...)
 				reject = reject || eff.Reject
 				note = joinNote(note, eff.Note)
-				if eff.Snapshot != nil {
-					snapshot = eff.Snapshot
-				}
+				answerMeta = mergeMeta(answerMeta, eff.AnswerMeta)
+				noteMeta = mergeMeta(noteMeta, eff.NoteMeta)
 			}
 			reject = reject && !stop.set
 			if reject {
@@ -198,14 +200,14 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 				l.emit(e)
 			}
 			if reject {
-				msgs = append(msgs, answer, thread.Message{Role: thread.RoleUser, Content: note, Harness: true})
+				msgs = append(msgs, answer, thread.Message{Role: thread.RoleUser, Content: note, Meta: noteMeta})
 				if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
 					return res, err
 				}
 				pending = len(msgs)
 				continue
 			}
-			answer.Plan = snapshot
+			answer.Meta, res.AnswerMeta = answerMeta, answerMeta
 			msgs = append(msgs, answer)
 			res.Answer = choice.Content
 			return finish(stop.reason)
@@ -232,6 +234,17 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 	}
 	res.Messages, res.Values = msgs, state
 	return res, &TurnLimitError{Route: cfg.Route.Route.ID, Max: l.maxTurns}
+}
+
+// mergeMeta adds the message metadata keys of add to m.
+func mergeMeta(m, add map[string]json.RawMessage) map[string]json.RawMessage {
+	for k, v := range add {
+		if m == nil {
+			m = map[string]json.RawMessage{}
+		}
+		m[k] = v
+	}
+	return m
 }
 
 // stopFlag records the first hook that asked the run to stop.

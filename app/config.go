@@ -30,28 +30,10 @@ type Config struct {
 	// Store is the SQLite file, relative to the app folder, or ":memory:".
 	Store  string
 	Limits Limits
-	// PlanFirst is dawn.yaml's plan_first section as the plan-first marker
-	// read it. Only the runner reads it, until it asks the marker's
-	// capabilities.RunStrategy instead; then it goes.
-	PlanFirst PlanFirst
 	// Markers are the capability markers, each ConfigSection configured
 	// from its dawn.yaml keys. Routes are prepared with them, and the
 	// runtime finds capabilities' optional interfaces on them.
 	Markers []capabilities.Marker
-}
-
-// PlanFirst is dawn.yaml's plan_first section: see Config.PlanFirst.
-type PlanFirst struct {
-	// Mode is off (the default), auto or always.
-	Mode string
-	// Threshold is the complexity score at which auto plans first (0 for
-	// the default, 6).
-	Threshold int
-}
-
-// planFirstDefaults is what Config.PlanFirst is read from; it goes with it.
-type planFirstDefaults interface {
-	PlanFirstDefaults() (mode string, threshold int)
 }
 
 // Limits bound what a client or a model can make the server do. Zero means
@@ -160,9 +142,6 @@ func loadConfig(dir string, ms []capabilities.Marker) (Config, error) {
 			continue
 		}
 		c.Markers[i] = configured
-		if d, ok := configured.(planFirstDefaults); ok {
-			c.PlanFirst.Mode, c.PlanFirst.Threshold = d.PlanFirstDefaults()
-		}
 	}
 	return c, errors.Join(p.errs...)
 }

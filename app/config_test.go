@@ -87,17 +87,32 @@ func TestConfigSectionErrors(t *testing.T) {
 }
 
 // TestPlanFirstSection: dawn.yaml's plan_first reaches the plan-first
-// marker (through ConfigSection) and, for the runner, Config.PlanFirst.
+// marker (through ConfigSection), and the configured marker in
+// Config.Markers is the run strategy the runner asks: with mode always, a
+// run on a route whose plan the harness owns plans first.
 func TestPlanFirstSection(t *testing.T) {
+	for yamlText, want := range map[string]bool{"": false, "plan_first:\n  mode: always\n": true} {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": yamlText, "a/agent.md": "A", "a/plan.md": "---\nenforce: true\n---\n- [ ] Step 1\n"})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chosen := false
+		for _, m := range a.Config.Markers {
+			if rs, ok := m.(capabilities.RunStrategy); ok {
+				run, err := rs.Choose(a.Routes["/a"], "", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				chosen = chosen || run != nil
+			}
+		}
+		if chosen != want {
+			t.Errorf("dawn.yaml %q: a run strategy took the run = %v, want %v", yamlText, chosen, want)
+		}
+	}
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"dawn.yaml": "plan_first:\n  mode: auto\n  threshold: 4\n", "a/agent.md": "A"})
-	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Config.PlanFirst.Mode != "auto" || a.Config.PlanFirst.Threshold != 4 {
-		t.Errorf("PlanFirst = %+v", a.Config.PlanFirst)
-	}
 	for yamlText, want := range map[string]string{
 		"plan_first:\n  mode: sometimes\n": `plan_first.mode: plan-first mode "sometimes" is not valid; use off, auto or always`,
 		"plan_first:\n  threshold: 11\n":   "plan_first.threshold is 11; it must be from 0 to 10",

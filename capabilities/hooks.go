@@ -37,6 +37,10 @@ type Effect struct {
 	// Stop ends the run cleanly after the current step, with StopReason.
 	Stop       bool
 	StopReason string
-	// Snapshot, from Final, is stored on the final assistant message.
-	Snapshot json.RawMessage
+	// AnswerMeta, from Final, is stored on the final answer as its
+	// metadata (thread.Message.Meta) when the answer is accepted, such as
+	// the harness's plan snapshot; NoteMeta on the Note message when it is
+	// rejected, such as the harness's mark. The hooks' keys are merged in
+	// marker order.
+	AnswerMeta, NoteMeta map[string]json.RawMessage
 }

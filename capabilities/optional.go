@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -82,22 +83,53 @@ func (e *HTTPError) Error() string { return e.Msg }
 
 // ThreadHost is what the runtime lends a capability's HTTP routes.
 type ThreadHost interface {
-	// Thread returns the prepared route of the thread's latest checkpoint,
-	// its state values with the route's defaults filled in, and whether a
-	// run is in flight on it.
-	Thread(ctx context.Context, threadID string) (p *Prepared, values thread.State, running bool, err error)
-	// Signal hands signal ("pause", "resume", "cancel") to the thread. With
-	// a run in flight, the run acts on it at its next step boundary (cancel
-	// also interrupts the model call) and Signal returns once the run has
-	// stopped. With none, the route's Signal hooks change the saved state
-	// and it is saved as a new checkpoint; ErrSignalRefused says no hook
-	// could act on the signal.
-	Signal(ctx context.Context, threadID, signal string) error
+	// Thread returns the thread's latest checkpoint as a route sees it:
+	// while a run is in flight, on the run's route (so the first run on a
+	// thread shows the route's defaults until its first step is saved).
+	Thread(ctx context.Context, threadID string) (ThreadView, error)
+	// Signal hands signal ("pause", "resume", "cancel") to the thread.
+	//
+	// With a run in flight, the run acts on a pause or cancel at its next
+	// step boundary (a cancel also interrupts the model call); Signal waits
+	// up to wait for the run to stop, and pending reports that it has not
+	// yet, so the signal is still on its way. Any other signal needs the
+	// thread at rest: ErrRunInFlight. A run being cancelled takes no other
+	// signal: ErrRunCancelling.
+	//
+	// With no run, the route's Signal hooks change the saved state and it
+	// is saved as a new checkpoint; ErrSignalRefused says no hook could act
+	// on the signal.
+	Signal(ctx context.Context, threadID, signal string, wait time.Duration) (pending bool, err error)
 }
 
-// ErrSignalRefused is returned by ThreadHost.Signal when no Signal hook of
-// the thread's route can act on the signal in the saved state.
-var ErrSignalRefused = errors.New("no capability of the thread's route can act on the signal in its current state")
+// ThreadView is a thread as ThreadHost.Thread shows it.
+type ThreadView struct {
+	// Route is the prepared route of the thread (see ThreadHost.Thread), or
+	// nil when the app has no such route: a thread with no run yet, or one
+	// whose route has since been removed.
+	Route *Prepared
+	// Values are the thread's state values with the route's defaults
+	// filled in.
+	Values thread.State
+	// Running is true while a run is in flight on the thread.
+	Running bool
+	// PendingSignal is a signal ("pause", "cancel") the run in flight has
+	// not acted on yet.
+	PendingSignal string
+}
+
+// Errors of ThreadHost.Signal.
+var (
+	// ErrSignalRefused: no Signal hook of the thread's route can act on the
+	// signal in the saved state.
+	ErrSignalRefused = errors.New("no capability of the thread's route can act on the signal in its current state")
+	// ErrRunInFlight: the signal needs the thread at rest, and a run is in
+	// flight on it.
+	ErrRunInFlight = errors.New("a run is in flight on this thread")
+	// ErrRunCancelling: the run in flight is being cancelled and takes no
+	// other signal.
+	ErrRunCancelling = errors.New("the run in flight is being cancelled")
+)
 
 // RunStrategy is a marker that runs some routes its own way before the
 // agent loop, as plan-first has the model plan the whole task and runs the

@@ -318,6 +318,19 @@ func showFinalAnswer(output json.RawMessage, show planview.Renderer) {
 	}
 }
 
+// planFirstOption is the run option the --plan-first and --plan-preview
+// flags set: the plan-first capability's RunOption.
+const planFirstOption = "plan_first"
+
+// strategyOptions are the run strategies' options of a run with the
+// --plan-first value planFirst.
+func strategyOptions(planFirst string) map[string]string {
+	if planFirst == "" {
+		return nil
+	}
+	return map[string]string{planFirstOption: planFirst}
+}
+
 // runLocal runs the route in-process on the app folder's own store.
 func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
 	a, loadErr := loadApp(ctx, cfg, dir)
@@ -331,11 +344,11 @@ func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadI
 	}
 	defer s.store.Close()
 	run, err := s.runs.Start(context.WithoutCancel(ctx), runner.Request{
-		ThreadID:  threadID,
-		Route:     route,
-		Messages:  []thread.Message{{Role: thread.RoleUser, Content: input}},
-		Stream:    true,
-		PlanFirst: planFirst,
+		ThreadID: threadID,
+		Route:    route,
+		Messages: []thread.Message{{Role: thread.RoleUser, Content: input}},
+		Stream:   true,
+		Options:  strategyOptions(planFirst),
 	})
 	if err != nil {
 		for _, p := range splitJoined(loadErr) {

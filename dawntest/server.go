@@ -36,13 +36,16 @@ type Options struct {
 	// Models picks a model per spec ("openai:gpt-4o-mini"); nil gives every
 	// route the model New got.
 	Models func(spec string) (llms.Model, error)
+	// Markers replaces the registered capability markers (markers.All()),
+	// to try a capability before it is registered.
+	Markers []capabilities.Marker
 }
 
 // New loads the app in dir and serves it until Close or the end of the
 // test. Problems loading the app fail the test.
 func New(t testing.TB, dir string, model llms.Model, opts Options) *Server {
 	t.Helper()
-	h := apptest.New(t, dir, model, apptest.Options{Tools: opts.Tools, StorePath: opts.StorePath, Models: opts.Models})
+	h := apptest.New(t, dir, model, apptest.Options{Tools: opts.Tools, StorePath: opts.StorePath, Models: opts.Models, Markers: opts.Markers})
 	srv := httptest.NewServer(h.API)
 	t.Cleanup(srv.Close)
 	return &Server{URL: srv.URL, close: srv.Close, client: &client.Client{BaseURL: srv.URL}}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 )
@@ -13,6 +14,9 @@ import (
 // plan.
 const errNoPlan = "this thread's route has no harness-owned plan; add enforce: true to the front matter of its plan.md"
 
+// errRunning is the message for resuming a plan while a run is in flight.
+const errRunning = "a run is in flight on this thread, so the plan is not paused"
+
 // ThreadRoutes serves the supervisor API (capabilities.HTTPRoutes):
 //
 //	GET  /threads/:id/plan           the plan, budget_left and run_in_flight
@@ -20,12 +24,14 @@ const errNoPlan = "this thread's route has no harness-owned plan; add enforce: t
 //	POST /threads/:id/plan/resume    resume a paused plan
 //	POST /threads/:id/plan/cancel    cancel it
 //
-// Each action answers with the plan as it is afterwards. A thread whose
+// Each action answers with the plan as it is afterwards: 200 once taken,
+// 202 with pending_signal while the run in flight has not reached it (a
+// pause waits 1 s for the model call in progress, a cancel 10 s). A thread whose
 // route has no harness-owned plan gets 404 plan_not_found, an action the
 // plan's state does not allow 409 plan_state.
 func (marker) ThreadRoutes(host capabilities.ThreadHost) []capabilities.ThreadRoute {
 	routes := []capabilities.ThreadRoute{{Method: http.MethodGet, Path: "plan", Handler: func(w http.ResponseWriter, r *http.Request) error {
-		return writePlan(w, r, host)
+		return writePlan(w, r, host, http.StatusOK)
 	}}}
 	for _, action := range []string{"pause", "resume", "cancel"} {
 		routes = append(routes, capabilities.ThreadRoute{Method: http.MethodPost, Path: "plan/" + action, Handler: func(w http.ResponseWriter, r *http.Request) error {
@@ -40,50 +46,77 @@ func (marker) ThreadRoutes(host capabilities.ThreadHost) []capabilities.ThreadRo
 type planBody struct {
 	ThreadID    string `json:"thread_id"`
 	RunInFlight bool   `json:"run_in_flight"`
-	BudgetLeft  int    `json:"budget_left"`
+	// PendingSignal is a pause or cancel the run in flight has not reached
+	// yet: it takes effect at the run's next step boundary.
+	PendingSignal string `json:"pending_signal,omitempty"`
+	BudgetLeft    int    `json:"budget_left"`
 	*Plan
 }
 
+// superviseWait is how long a supervisor action waits for the run in
+// flight to act on it before answering 202 with the action pending. A
+// pause waits for the model call in progress to end, which can take
+// minutes; a cancel interrupts it.
+var superviseWait = map[string]time.Duration{"pause": time.Second, "cancel": 10 * time.Second}
+
 // threadPlan reads the thread's plan.
-func threadPlan(r *http.Request, host capabilities.ThreadHost) (*Plan, bool, error) {
-	p, values, running, err := host.Thread(r.Context(), r.PathValue("id"))
+func threadPlan(r *http.Request, host capabilities.ThreadHost) (*Plan, capabilities.ThreadView, error) {
+	view, err := host.Thread(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return nil, false, err
+		return nil, view, err
 	}
-	if f, ok := p.Field(PlanField); !ok || f.Capability == "" || len(p.Hooks) == 0 {
-		return nil, false, &capabilities.HTTPError{Status: http.StatusNotFound, Kind: "plan_not_found", Msg: errNoPlan}
+	if !owns(view.Route) {
+		return nil, view, &capabilities.HTTPError{Status: http.StatusNotFound, Kind: "plan_not_found", Msg: errNoPlan}
 	}
 	var plan Plan
-	if err := json.Unmarshal(values[PlanField], &plan); err != nil {
-		return nil, false, fmt.Errorf("the saved plan cannot be read: %w", err)
+	if err := json.Unmarshal(view.Values[PlanField], &plan); err != nil {
+		return nil, view, fmt.Errorf("the saved plan cannot be read: %w", err)
 	}
-	return &plan, running, nil
+	return &plan, view, nil
 }
 
-func writePlan(w http.ResponseWriter, r *http.Request, host capabilities.ThreadHost) error {
-	plan, running, err := threadPlan(r, host)
+// owns reports whether p's plan is harness-owned: a capability's plan field
+// and the hooks that enforce it.
+func owns(p *capabilities.Prepared) bool {
+	if p == nil {
+		return false
+	}
+	f, ok := p.Field(PlanField)
+	return ok && f.Capability != "" && len(p.Hooks) > 0
+}
+
+func writePlan(w http.ResponseWriter, r *http.Request, host capabilities.ThreadHost, status int) error {
+	plan, view, err := threadPlan(r, host)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	return json.NewEncoder(w).Encode(planBody{ThreadID: r.PathValue("id"), RunInFlight: running, BudgetLeft: plan.BudgetLeft(), Plan: plan})
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(planBody{ThreadID: r.PathValue("id"), RunInFlight: view.Running, PendingSignal: view.PendingSignal, BudgetLeft: plan.BudgetLeft(), Plan: plan})
 }
 
+// supervise takes a supervisor action and answers with the plan as it is
+// afterwards: 200 once the action is taken, 202 (with pending_signal) while
+// the run in flight has not reached it.
 func supervise(w http.ResponseWriter, r *http.Request, host capabilities.ThreadHost, action string) error {
-	_, running, err := threadPlan(r, host)
-	if err != nil {
+	if _, view, err := threadPlan(r, host); err != nil {
 		return err
+	} else if action == "resume" && view.Running {
+		return &capabilities.HTTPError{Status: http.StatusConflict, Kind: "plan_state", Msg: errRunning}
 	}
-	if action == "resume" && running {
-		return &capabilities.HTTPError{Status: http.StatusConflict, Kind: "plan_state", Msg: "a run is in flight on this thread, so the plan is not paused"}
-	}
-	err = host.Signal(r.Context(), r.PathValue("id"), action)
-	if errors.Is(err, capabilities.ErrSignalRefused) {
+	pending, err := host.Signal(r.Context(), r.PathValue("id"), action, superviseWait[action])
+	switch {
+	case errors.Is(err, capabilities.ErrSignalRefused):
 		return &capabilities.HTTPError{Status: http.StatusConflict, Kind: "plan_state", Msg: fmt.Sprintf("the plan cannot %s in its current state", action)}
-	}
-	if err != nil {
+	case errors.Is(err, capabilities.ErrRunInFlight):
+		return &capabilities.HTTPError{Status: http.StatusConflict, Kind: "plan_state", Msg: errRunning}
+	case errors.Is(err, capabilities.ErrRunCancelling):
+		return &capabilities.HTTPError{Status: http.StatusConflict, Kind: "plan_state", Msg: "the run is being cancelled, and its plan with it"}
+	case err != nil:
 		return err
 	}
-	return writePlan(w, r, host)
+	if pending {
+		return writePlan(w, r, host, http.StatusAccepted)
+	}
+	return writePlan(w, r, host, http.StatusOK)
 }

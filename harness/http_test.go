@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/thread"
@@ -20,24 +21,29 @@ type fakeHost struct {
 	running bool
 	signals []string
 	refuse  bool
+	pending string
 }
 
-func (h *fakeHost) Thread(_ context.Context, id string) (*capabilities.Prepared, thread.State, bool, error) {
+func (h *fakeHost) Thread(_ context.Context, id string) (capabilities.ThreadView, error) {
 	if id != "t1" {
-		return nil, nil, false, errors.New("thread not found")
+		return capabilities.ThreadView{}, errors.New("thread not found")
 	}
-	return h.p, h.values, h.running, nil
+	return capabilities.ThreadView{Route: h.p, Values: h.values, Running: h.running, PendingSignal: h.pending}, nil
 }
 
-func (h *fakeHost) Signal(_ context.Context, _ string, sig string) error {
+func (h *fakeHost) Signal(_ context.Context, _ string, sig string, _ time.Duration) (bool, error) {
 	if h.refuse {
-		return capabilities.ErrSignalRefused
+		return false, capabilities.ErrSignalRefused
+	}
+	if h.running {
+		h.pending = sig
+		return true, nil
 	}
 	h.signals = append(h.signals, sig)
 	p := New(Settings{Advance: AdvanceAuto, Budget: 2}, []Seed{{Content: "a"}})
 	p.State = Paused
 	h.values = thread.State{PlanField: mustJSON(p)}
-	return nil
+	return false, nil
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -105,6 +111,9 @@ func TestThreadRoutes(t *testing.T) {
 	host.running = true
 	if code, body := do(t, http.MethodPost, srv.URL+"/threads/t1/plan/resume"); code != 409 || body["kind"] != "plan_state" {
 		t.Errorf("resume with a run in flight = %d %v, want 409 plan_state", code, body)
+	}
+	if code, body := do(t, http.MethodPost, srv.URL+"/threads/t1/plan/pause"); code != 202 || body["pending_signal"] != "pause" || body["run_in_flight"] != true {
+		t.Errorf("pause the run has not reached = %d %v, want 202 with pending_signal", code, body)
 	}
 	host.running, host.refuse = false, true
 	if code, body := do(t, http.MethodPost, srv.URL+"/threads/t1/plan/cancel"); code != 409 || body["message"] != "the plan cannot cancel in its current state" {

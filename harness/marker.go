@@ -2,10 +2,13 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/router"
+	"github.com/dawn-go/dawn/thread"
 )
 
 // Name is the capability's name.
@@ -53,3 +56,25 @@ func (marker) MessageKeys() []string { return []string{MessageHarness, MessagePl
 func (marker) OfflineReply(text string) (string, bool) {
 	return "", strings.HasPrefix(text, NotePrefix)
 }
+
+// Mark returns m with the harness's mark: a message the harness wrote, not
+// the user or the model.
+func Mark(m thread.Message) thread.Message {
+	meta := maps.Clone(m.Meta)
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[MessageHarness] = json.RawMessage("true")
+	m.Meta = meta
+	return m
+}
+
+// Marked reports whether the harness wrote m.
+func Marked(m thread.Message) bool {
+	var marked bool
+	_ = json.Unmarshal(m.Meta[MessageHarness], &marked)
+	return marked
+}
+
+// Snapshot returns the plan snapshot linked to a final answer, or nil.
+func Snapshot(m thread.Message) json.RawMessage { return m.Meta[MessagePlan] }

@@ -3,6 +3,7 @@ package markers_test
 import (
 	"go/parser"
 	"go/token"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,20 +19,51 @@ import (
 var capabilityPackages = []string{"planning", "harness", "planfirst"}
 
 // runtimePackages name no capability: they find capabilities through the
-// optional interfaces of the registered markers. runner and server join the
-// list once they call the markers' RunStrategy and HTTPRoutes instead of
-// runner/planfirst.go and server/plan.go.
-var runtimePackages = []string{"app", "models", "typegen", "agent", "store", "thread", "stream", "router", "cli", "dawntest", "inspector", "planview"}
+// optional interfaces of the registered markers: the runner runs their
+// RunStrategy and lends them its RunHost and ThreadHost, the server mounts
+// their HTTPRoutes.
+var runtimePackages = []string{"runner", "server", "app", "models", "typegen", "agent", "store", "thread", "stream", "router", "cli", "dawntest", "inspector", "planview"}
 
 // TestRuntimeNamesNoCapability: no runtime package's Go files (tests
 // aside) import a capability package.
 func TestRuntimeNamesNoCapability(t *testing.T) {
 	for _, pkg := range runtimePackages {
-		dir := filepath.Join("..", pkg)
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no Go files in %s: %v", dir, err)
+		for file, path := range imports(t, pkg) {
+			if slices.Contains(capabilityPackages, path) {
+				t.Errorf("%s imports %s; reach the capability through an optional interface of capabilities instead", file, path)
+			}
 		}
+	}
+}
+
+// TestCapabilitiesNameNoRuntime: capability packages (tests aside) import
+// neither the runtime nor the registry, only capabilities and what is
+// below it, so the runtime can find them without a cycle.
+func TestCapabilitiesNameNoRuntime(t *testing.T) {
+	forbidden := append([]string{"markers"}, runtimePackages...)
+	for _, data := range []string{"thread", "stream", "router"} {
+		forbidden = slices.DeleteFunc(forbidden, func(p string) bool { return p == data })
+	}
+	for _, pkg := range append(capabilityPackages, "examples/notes") {
+		for file, path := range imports(t, pkg) {
+			if slices.Contains(forbidden, path) {
+				t.Errorf("%s imports %s; a capability reaches the runtime only through the interfaces of capabilities", file, path)
+			}
+		}
+	}
+}
+
+// imports yields each import of the non-test Go files of pkg (relative to
+// the repository root) that is in this module, by file, as a path relative
+// to the module.
+func imports(t *testing.T, pkg string) iter.Seq2[string, string] {
+	t.Helper()
+	dir := filepath.Join("..", pkg)
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in %s: %v", dir, err)
+	}
+	return func(yield func(string, string) bool) {
 		for _, file := range files {
 			if strings.HasSuffix(file, "_test.go") {
 				continue
@@ -42,10 +74,8 @@ func TestRuntimeNamesNoCapability(t *testing.T) {
 			}
 			for _, imp := range f.Imports {
 				path, _ := strconv.Unquote(imp.Path.Value)
-				for _, c := range capabilityPackages {
-					if path == "github.com/dawn-go/dawn/"+c {
-						t.Errorf("%s imports %s; reach the capability through an optional interface of capabilities instead", file, path)
-					}
+				if rel, ok := strings.CutPrefix(path, "github.com/dawn-go/dawn/"); ok && !yield(file, rel) {
+					return
 				}
 			}
 		}

@@ -73,8 +73,3 @@ func (m marker) Configure(values map[string]*yaml.Node) (capabilities.Marker, er
 	}
 	return m, nil
 }
-
-// PlanFirstDefaults returns dawn.yaml's plan_first mode, as written, and
-// threshold. It serves app.Config.PlanFirst until the runner asks the
-// marker's run strategy instead.
-func (m marker) PlanFirstDefaults() (mode string, threshold int) { return m.mode, m.threshold }

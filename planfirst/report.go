@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -118,8 +119,8 @@ const ReportPrefix = "Plan-first results:"
 // ends on a user turn). Both are marked as added by the harness.
 func Messages(p *Plan, r Report) []thread.Message {
 	return []thread.Message{
-		{Role: thread.RoleAssistant, Content: p.JSON(), Harness: true},
-		{Role: thread.RoleUser, Content: r.Text(), Harness: true},
+		harness.Mark(thread.Message{Role: thread.RoleAssistant, Content: p.JSON()}),
+		harness.Mark(thread.Message{Role: thread.RoleUser, Content: r.Text()}),
 	}
 }
 

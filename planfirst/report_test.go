@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -101,7 +102,7 @@ func TestMessages(t *testing.T) {
 	p := samplePlan(t)
 	r := Execute(context.Background(), p, echoRunner, nil)
 	msgs := Messages(p, r)
-	if len(msgs) != 2 || msgs[0].Role != thread.RoleAssistant || msgs[1].Role != thread.RoleUser || !msgs[0].Harness || !msgs[1].Harness {
+	if len(msgs) != 2 || msgs[0].Role != thread.RoleAssistant || msgs[1].Role != thread.RoleUser || !harness.Marked(msgs[0]) || !harness.Marked(msgs[1]) {
 		t.Fatalf("messages = %+v", msgs)
 	}
 	var back Plan

@@ -117,7 +117,7 @@ func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepare
 	}
 	settings.Postconditions = postconditionsOf(values)
 	hp, _ := harness.Start(nil, settings, seeds, true)
-	planMsg := thread.Message{Role: thread.RoleAssistant, Content: plan.JSON(), Harness: true}
+	planMsg := harness.Mark(thread.Message{Role: thread.RoleAssistant, Content: plan.JSON()})
 	out.Messages = append(out.Messages, planMsg)
 	emitPlan := func() { host.Emit(planning.PlanEvent(hp)) }
 	setPlan := func() error {

@@ -173,7 +173,7 @@ func TestStrategyRun(t *testing.T) {
 		t.Errorf("stop %q output %s, want the loop to go on", res.Stop, res.Output)
 	}
 	// history, input, the plan, the report
-	if n := len(res.Messages); n != 4 || !res.Messages[2].Harness || !strings.HasPrefix(res.Messages[3].Content, ReportPrefix) {
+	if n := len(res.Messages); n != 4 || !harness.Marked(res.Messages[2]) || !strings.HasPrefix(res.Messages[3].Content, ReportPrefix) {
 		t.Fatalf("messages = %+v", res.Messages)
 	}
 	var hp harness.Plan

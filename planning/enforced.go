@@ -223,8 +223,10 @@ func (e *enforced) final(s thread.State, _ string) capabilities.Effect {
 	p := e.current(s)
 	out := harness.Final(p, e.settings)
 	eff := effect(p, out)
-	if !out.Reject {
-		eff.Snapshot = mustJSON(p)
+	if out.Reject {
+		eff.NoteMeta = map[string]json.RawMessage{harness.MessageHarness: json.RawMessage("true")}
+	} else {
+		eff.AnswerMeta = map[string]json.RawMessage{harness.MessagePlan: mustJSON(p)}
 	}
 	return eff
 }

@@ -2,11 +2,12 @@ package router
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dawn-go/dawn/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -32,85 +33,48 @@ func ParseAgent(path string, data []byte) (Agent, error) {
 	if !utf8.Valid(data) {
 		return agent, &Problem{Path: path, Msg: "the file is not UTF-8 text: save it as UTF-8"}
 	}
-	text := string(data)
-	if strings.Contains(text, "\r\n") {
-		text = strings.ReplaceAll(text, "\r\n", "\n")
+	if bytes.Contains(data, []byte("\r\n")) {
+		data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	}
-	front, body, hasFront := splitFrontMatter(text)
-	if hasFront && front == nil {
-		return agent, &Problem{Path: path, Line: 1, Msg: `front matter starts with "---" but has no closing "---" line: add one after the last key, or remove the first line if the file has no front matter`}
+	front, body, err := yamldoc.SplitFrontMatter(data)
+	if err != nil {
+		return agent, &Problem{Path: path, Line: 1, Msg: err.Error()}
 	}
 	if front != nil {
-		if err := decodeFrontMatter(path, *front, &agent); err != nil {
+		if err := decodeFrontMatter(path, front, &agent); err != nil {
 			return agent, err
 		}
 	}
-	agent.Prompt = strings.TrimSpace(body)
+	agent.Prompt = strings.TrimSpace(string(body))
 	return agent, nil
-}
-
-// splitFrontMatter splits text into front matter and body. hasFront reports
-// whether the first line is "---"; front is nil when no closing line follows.
-func splitFrontMatter(text string) (front *string, body string, hasFront bool) {
-	first, rest, found := strings.Cut(text, "\n")
-	if !isFence(first) {
-		return nil, text, false
-	}
-	if !found {
-		return nil, "", true
-	}
-	for offset := 0; offset <= len(rest); {
-		line, _, more := strings.Cut(rest[offset:], "\n")
-		if isFence(line) {
-			f := rest[:offset]
-			end := offset + len(line)
-			if more {
-				end++
-			}
-			return &f, rest[end:], true
-		}
-		if !more {
-			break
-		}
-		offset += len(line) + 1
-	}
-	return nil, "", true
-}
-
-func isFence(line string) bool {
-	return strings.TrimRight(line, " \t") == "---"
 }
 
 // decodeFrontMatter checks every key and value of the front matter and fills
 // agent. YAML line n is file line n+1, after the opening "---".
-func decodeFrontMatter(path, front string, agent *Agent) (err error) {
+func decodeFrontMatter(path string, front []byte, agent *Agent) (err error) {
 	defer func() {
 		// A YAML library bug must not take down "dawn check" or the server.
 		if r := recover(); r != nil {
 			err = &Problem{Path: path, Msg: fmt.Sprintf("front matter could not be parsed (%v): simplify it", r)}
 		}
 	}()
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
-		line, msg := yamlErrorLine(err)
+	root, err := yamldoc.Mapping(front)
+	var syntax *yamldoc.SyntaxError
+	var notMapping *yamldoc.NotMappingError
+	switch {
+	case errors.As(err, &syntax):
+		line := syntax.Line
 		if line > 0 {
 			line++
 		}
-		return &Problem{Path: path, Line: line, Msg: "front matter is not valid YAML: " + msg}
+		return &Problem{Path: path, Line: line, Msg: "front matter is not valid YAML: " + syntax.Msg}
+	case errors.As(err, &notMapping):
+		return &Problem{Path: path, Line: notMapping.Line + 1, Msg: "front matter must be \"key: value\" lines; allowed keys: " + frontMatterKeys}
+	case err != nil:
+		return &Problem{Path: path, Msg: "front matter: " + err.Error()}
 	}
-	if len(doc.Content) == 0 {
-		return nil
-	}
-	root := resolveAlias(doc.Content[0])
-	if isNull(root) {
-		return nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return &Problem{Path: path, Line: root.Line + 1, Msg: "front matter must be \"key: value\" lines; allowed keys: " + frontMatterKeys}
-	}
-	seen := make(map[string]bool, len(root.Content)/2)
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, value := root.Content[i], resolveAlias(root.Content[i+1])
+	seen := map[string]bool{}
+	for key, value := range yamldoc.Pairs(root) {
 		if key.Kind != yaml.ScalarNode {
 			return &Problem{Path: path, Line: key.Line + 1, Msg: "front matter keys must be plain names; allowed keys: " + frontMatterKeys}
 		}
@@ -160,7 +124,7 @@ func setField(agent *Agent, key string, value *yaml.Node) string {
 
 func toolList(value *yaml.Node) ([]string, string) {
 	const want = `front matter key "tools" must be a list of tool names, e.g. tools: [search, fetch]`
-	if isNull(value) {
+	if yamldoc.IsNull(value) {
 		return nil, ""
 	}
 	if value.Kind != yaml.SequenceNode {
@@ -168,7 +132,7 @@ func toolList(value *yaml.Node) ([]string, string) {
 	}
 	tools := make([]string, 0, len(value.Content))
 	for i, item := range value.Content {
-		name, ok := scalarText(resolveAlias(item))
+		name, ok := scalarText(yamldoc.Resolve(item))
 		if !ok || strings.TrimSpace(name) == "" {
 			return nil, fmt.Sprintf("%s; item %d is not a name", want, i+1)
 		}
@@ -178,7 +142,7 @@ func toolList(value *yaml.Node) ([]string, string) {
 }
 
 func wholeNumber(value *yaml.Node) (int, bool) {
-	if isNull(value) {
+	if yamldoc.IsNull(value) {
 		return 0, true
 	}
 	if value.Kind != yaml.ScalarNode || value.ShortTag() != "!!int" {
@@ -193,37 +157,11 @@ func wholeNumber(value *yaml.Node) (int, bool) {
 
 // scalarText returns a scalar's text; null is "".
 func scalarText(value *yaml.Node) (string, bool) {
-	if isNull(value) {
+	if yamldoc.IsNull(value) {
 		return "", true
 	}
 	if value.Kind != yaml.ScalarNode {
 		return "", false
 	}
 	return value.Value, true
-}
-
-func isNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
-}
-
-func resolveAlias(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// yamlErrorLine splits "yaml: line 3: msg" into 3 and "msg".
-func yamlErrorLine(err error) (int, string) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	rest, ok := strings.CutPrefix(msg, "line ")
-	if !ok {
-		return 0, msg
-	}
-	num, text, ok := strings.Cut(rest, ": ")
-	n, convErr := strconv.Atoi(num)
-	if !ok || convErr != nil {
-		return 0, msg
-	}
-	return n, text
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/models"
-	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -126,9 +125,10 @@ type Request struct {
 	Values map[string]json.RawMessage
 	// Stream asks the model to stream text as "chunk" events.
 	Stream bool
-	// PlanFirst overrides the route's plan-first mode for this run: "off",
-	// "auto", "always", or "preview" to plan without executing.
-	PlanFirst string
+	// Options steer the app's run strategies (capabilities.RunStrategy),
+	// keyed by each strategy's RunOption: {"plan_first": "preview"} plans
+	// without executing.
+	Options map[string]string
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -161,7 +161,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	if err := m.checkInput(a, req); err != nil {
 		return nil, err
 	}
-	planFirst, err := planFirstMode(a, prepared, req)
+	strat, err := chooseStrategy(a, prepared, req)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	go func() {
 		defer release()
 		defer cancel()
-		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, planFirst)
+		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, strat)
 	}()
 	return run, nil
 }
@@ -263,7 +263,9 @@ func withDefaults(p *capabilities.Prepared, values thread.State) thread.State {
 	return out
 }
 
-func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message, planFirst string) {
+// execute runs the agent loop, after strat when the run goes through a run
+// strategy, and records the run's end.
+func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message, strat *strategy) {
 	step := cp.Step
 	var saved int64
 	last := values
@@ -290,17 +292,18 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	history := cp.Messages
 	var res agent.Result
 	var err error
-	var pf planFirstOutcome
-	if planFirst != "" {
-		pf, err = m.runPlanFirst(ctx, run, a, cfg, planFirst, history, values, input, save)
-		history, values, input = pf.messages, pf.values, nil
+	// sr is the strategy's result: it may stop the run before the loop,
+	// with an output of its own.
+	var sr capabilities.StrategyResult
+	if strat != nil {
+		host := &runHost{m: m, run: run, a: a, cfg: cfg, save: save}
+		sr, err = strat.run(ctx, host, history, values, input)
+		history, values, input = sr.Messages, sr.Values, nil
 	}
 	switch {
 	case err != nil:
-	case pf.preview != nil:
-		res = agent.Result{Messages: history, Values: values, Stopped: "plan_preview"}
-	case pf.stopped != "":
-		res = agent.Result{Messages: history, Values: values, Stopped: pf.stopped}
+	case sr.Stop != "":
+		res = agent.Result{Messages: history, Values: values, Stopped: sr.Stop}
 	default:
 		res, err = agent.Run(ctx, cfg, history, values, input)
 	}
@@ -312,17 +315,20 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	if cancelled && !errors.Is(err, context.Canceled) {
 		err = context.Canceled
 	}
-	if !cancelled && err == nil && signal == "pause" && pf.preview == nil {
+	if !cancelled && err == nil && signal == "pause" && sr.Stop == "" {
 		// The pause came after the last step boundary: it takes effect on
-		// the final state, as the supervisor was told.
-		if next, ok := m.applySignal(cfg.Route, res.Values, signal, cfg.Emit); ok {
+		// the final state, as the supervisor was told. (A strategy that
+		// stopped the run has acted on it.)
+		if next, events, ok := cfg.Route.Signal(res.Values, signal); ok {
 			res.Values = next
+			publish(run, events)
 		}
 	}
 	if cancelled && signal == "cancel" {
 		// The supervisor cancelled the plan: record it on the last saved
 		// state before the run ends.
-		if next, ok := m.applySignal(cfg.Route, last, "cancel", cfg.Emit); ok {
+		if next, events, ok := cfg.Route.Signal(last, "cancel"); ok {
+			publish(run, events)
 			if serr := save(context.Background(), nil, next); serr != nil {
 				m.logger.Error("cannot save the cancelled plan", "thread", run.ThreadID, "err", serr)
 			}
@@ -331,12 +337,12 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	status, errText := store.RunSuccess, ""
 	var record json.RawMessage
 	switch {
-	case err == nil && pf.preview != nil:
-		run.output = mustJSON(map[string]any{"preview": pf.preview})
+	case err == nil && sr.Output != nil:
+		run.output = sr.Output
 		record = run.output
 	case err == nil:
 		run.output = stateValues(res.Messages, res.Values)
-		record = runRecord(res, pf.report)
+		record = runRecord(res, strat, sr.Record)
 	case cancelled:
 		status = store.RunCancelled
 		run.cancelled = true
@@ -356,7 +362,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	// nothing a client was told about.
 	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: doneData(run.output)}
 	events := append(run.Log.Since(saved), done)
-	if err == nil && pf.preview == nil && pf.stopped == "" {
+	if err == nil && sr.Stop == "" {
 		// The last step and the end of the run land in one transaction.
 		step++
 		err := m.store.SaveStep(context.Background(), store.Step{
@@ -381,6 +387,13 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	close(run.done)
 }
 
+// publish publishes events on the run's stream.
+func publish(run *Run, events []stream.Event) {
+	for _, e := range events {
+		run.Log.Publish(e)
+	}
+}
+
 // free removes run from the runs in flight, if it is still the thread's.
 func (m *Manager) free(run *Run) {
 	m.mu.Lock()
@@ -391,18 +404,22 @@ func (m *Manager) free(run *Run) {
 }
 
 // runRecord is what the run's record keeps of a finished run: the final
-// answer, the index of the final message and the plan snapshot linked to
-// it, or why a hook stopped the run.
-func runRecord(res agent.Result, pf *planfirst.Report) json.RawMessage {
+// answer, the index of the final message, the run strategy's record under
+// its option, why a hook stopped the run, and the final answer's metadata
+// (the harness's plan snapshot as "plan").
+func runRecord(res agent.Result, strat *strategy, strategyRecord any) json.RawMessage {
 	rec := map[string]any{"answer": res.Answer, "message": len(res.Messages) - 1}
-	if pf != nil {
-		rec["plan_first"] = map[string]any{"had_errors": pf.HadErrors, "stopped": pf.Stopped, "steps": len(pf.Steps)}
+	if strat != nil && strategyRecord != nil {
+		rec[strat.option] = strategyRecord
 	}
 	if res.Stopped != "" {
 		rec["stopped"] = res.Stopped
 	}
-	if n := len(res.Messages); n > 0 && res.Messages[n-1].Plan != nil {
-		rec["plan"] = res.Messages[n-1].Plan
+	// The final answer's metadata, such as the harness's plan snapshot.
+	for k, v := range res.AnswerMeta {
+		if _, taken := rec[k]; !taken {
+			rec[k] = v
+		}
 	}
 	return mustJSON(rec)
 }

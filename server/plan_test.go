@@ -157,7 +157,7 @@ func TestHarnessGateRejectsPrematureAnswer(t *testing.T) {
 	_ = json.Unmarshal(res.Values["messages"], &msgs)
 	var corrections []string
 	for _, m := range msgs {
-		if m.Harness {
+		if harness.Marked(m) {
 			corrections = append(corrections, m.Content)
 		}
 	}
@@ -165,7 +165,7 @@ func TestHarnessGateRejectsPrematureAnswer(t *testing.T) {
 		t.Fatalf("corrections = %q", corrections)
 	}
 	final := msgs[len(msgs)-1]
-	if final.Content != "Done, verified." || final.Plan == nil {
+	if final.Content != "Done, verified." || harness.Snapshot(final) == nil {
 		t.Fatalf("final message = %+v", final)
 	}
 }
@@ -353,8 +353,8 @@ func TestPlanSnapshotSurvivesRestart(t *testing.T) {
 	getJSON(t, url+"/threads/snap/state", &st)
 	last := st.Values.Messages[len(st.Values.Messages)-1]
 	var p harness.Plan
-	if err := json.Unmarshal(last.Plan, &p); err != nil || p.State != harness.Done {
-		t.Fatalf("final message plan = %s (%v)", last.Plan, err)
+	if err := json.Unmarshal(harness.Snapshot(last), &p); err != nil || p.State != harness.Done {
+		t.Fatalf("final message plan = %s (%v)", harness.Snapshot(last), err)
 	}
 	var runs []struct {
 		Output struct {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/dawn-go/dawn/agent"
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/store"
 	"github.com/dawn-go/dawn/stream"
@@ -23,9 +25,44 @@ type runBody struct {
 	// AssistantID is accepted as a synonym of Route.
 	AssistantID string   `json:"assistant_id"`
 	Input       runInput `json:"input"`
-	// PlanFirst is "off", "auto", "always" or "preview" (plan without
-	// executing) for routes whose plan the harness owns.
-	PlanFirst string `json:"plan_first"`
+	// fields are all the body's top-level fields, where the run strategies'
+	// options are found (capabilities.RunStrategy's RunOption, such as
+	// plan_first: "off", "auto", "always" or "preview").
+	fields map[string]json.RawMessage
+}
+
+func (b *runBody) UnmarshalJSON(data []byte) error {
+	type plain runBody
+	if err := json.Unmarshal(data, (*plain)(b)); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, &b.fields)
+}
+
+// strategyOptions reads the options of the app's run strategies from the
+// body: each is a string, like "plan_first": "preview".
+func (s *Server) strategyOptions(body runBody) (map[string]string, error) {
+	var opts map[string]string
+	for _, mk := range s.runs.App().Config.Markers {
+		rs, ok := mk.(capabilities.RunStrategy)
+		if !ok {
+			continue
+		}
+		name := rs.RunOption()
+		raw, ok := body.fields[name]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, newError(http.StatusBadRequest, "invalid_body", fmt.Sprintf("%s must be a string, like %q: %q", name, name, "off"))
+		}
+		if opts == nil {
+			opts = map[string]string{}
+		}
+		opts[name] = v
+	}
+	return opts, nil
 }
 
 type runInput struct {
@@ -71,7 +108,11 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
 	if err := checkThreadID(id); err != nil {
 		return runner.Request{}, err
 	}
-	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, PlanFirst: body.PlanFirst}
+	opts, err := s.strategyOptions(body)
+	if err != nil {
+		return runner.Request{}, err
+	}
+	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts}
 	for _, m := range body.Input.Messages {
 		role := m.Role
 		switch {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -76,12 +77,41 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.POST("/threads/:id/runs/stream", s.runStream)
 	e.GET("/threads/:id/runs/:run/stream", s.joinStream)
 	e.POST("/threads/:id/cancel", s.cancel)
-	e.GET("/threads/:id/plan", s.getPlan)
-	e.POST("/threads/:id/plan/pause", s.supervise("pause"))
-	e.POST("/threads/:id/plan/resume", s.supervise("resume"))
-	e.POST("/threads/:id/plan/cancel", s.supervise("cancel"))
+	s.mountCapabilities()
 	e.POST("/agui/*", s.aguiRun)
 	return s
+}
+
+// mountCapabilities serves the endpoints the app's capabilities add under
+// /threads/:id/ (capabilities.HTTPRoutes), such as the harness's
+// /threads/:id/plan, with the runner as their capabilities.ThreadHost. They
+// are mounted once, from the markers of the app the server starts with.
+func (s *Server) mountCapabilities() {
+	for _, mk := range s.runs.App().Config.Markers {
+		hr, ok := mk.(capabilities.HTTPRoutes)
+		if !ok {
+			continue
+		}
+		for _, rt := range hr.ThreadRoutes(s.runs) {
+			s.echo.Add(rt.Method, "/threads/:id/"+strings.TrimPrefix(rt.Path, "/"), threadRoute(rt))
+		}
+	}
+}
+
+// threadRoute adapts a capability's endpoint to echo: the thread id is the
+// request's "id" path value, and an *HTTPError is answered in the API's
+// error format.
+func threadRoute(rt capabilities.ThreadRoute) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		r.SetPathValue("id", c.Param("id"))
+		err := rt.Handler(c.Response(), r)
+		var he *capabilities.HTTPError
+		if errors.As(err, &he) {
+			return newError(he.Status, he.Kind, he.Msg)
+		}
+		return err
+	}
 }
 
 // Echo exposes the echo instance so the dev server can add pages.

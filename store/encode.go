@@ -40,9 +40,14 @@ func (e *encoder) encodeStep(messages []thread.Message, values thread.State) ([]
 	e.buf.Reset()
 	e.ends = e.ends[:0]
 	for i := range messages {
-		if err := e.enc.Encode(&messages[i]); err != nil {
+		// MarshalJSON directly: its output is compact, with HTML unescaped,
+		// and the encoder would only compact it once more.
+		data, err := messages[i].MarshalJSON()
+		if err != nil {
 			return nil, "", err
 		}
+		e.buf.Write(data)
+		e.buf.WriteByte('\n')
 		e.ends = append(e.ends, e.buf.Len())
 	}
 	if len(values) == 0 {

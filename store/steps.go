@@ -181,7 +181,9 @@ func scanLatest(ctx context.Context, stmt *sql.Stmt, threadID string) (Checkpoin
 			cp.Messages = make([]thread.Message, 0, count.Int64)
 		case 1:
 			cp.Messages = append(cp.Messages, thread.Message{})
-			if err := json.Unmarshal(data, &cp.Messages[len(cp.Messages)-1]); err != nil {
+			// UnmarshalJSON directly: json.Unmarshal would check the
+			// whole message once more before handing it over.
+			if err := cp.Messages[len(cp.Messages)-1].UnmarshalJSON(data); err != nil {
 				return Checkpoint{}, fmt.Errorf("store: message %d of thread %q: %w", seq, threadID, err)
 			}
 		case 2:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,18 +139,22 @@ func firstLines(s string, n int) string {
 }
 
 // TestReadmeGoExamples checks that every Go block in the README is copied
-// from the example app's main.go.
+// from the example app's main.go or the example capability, examples/notes.
 func TestReadmeGoExamples(t *testing.T) {
-	main, err := os.ReadFile("main.go")
-	if err != nil {
-		t.Fatal(err)
+	var sources []string
+	for _, file := range []string{"main.go", "../notes/notes.go", "../notes/notes_test.go"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, string(data))
 	}
 	blocks := 0
 	for _, part := range strings.Split(readme(t), "```go\n")[1:] {
 		block, _, _ := strings.Cut(part, "```")
 		blocks++
-		if !strings.Contains(string(main), block) {
-			t.Errorf("this README Go example is not in examples/app/main.go:\n%s", block)
+		if !slices.ContainsFunc(sources, func(src string) bool { return strings.Contains(src, block) }) {
+			t.Errorf("this README Go example is not in examples/app/main.go or examples/notes:\n%s", block)
 		}
 	}
 	if blocks == 0 {

@@ -39,13 +39,16 @@ type Options struct {
 	StorePath string
 	// Models picks a model per spec; nil gives every route Model.
 	Models runner.ModelFactory
+	// Markers replaces the registered capability markers (markers.All()),
+	// to try a capability before it is registered.
+	Markers []capabilities.Marker
 }
 
 // New loads the app in dir and returns a harness whose routes all run on
 // model. Problems loading the app fail the test.
 func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 	t.Helper()
-	a, err := app.Load(context.Background(), dir, app.Options{Tools: opts.Tools, ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{Tools: opts.Tools, ToolsKnown: true, Markers: opts.Markers})
 	if err != nil {
 		t.Fatalf("apptest: loading app %s: %v", dir, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/gomod"
 	"github.com/dawn-go/dawn/server"
 	"github.com/dawn-go/dawn/watch"
 )
@@ -47,8 +48,9 @@ func RunGo(ctx context.Context, dir string, port int, stdout, stderr io.Writer) 
 	if err != nil {
 		return fmt.Errorf("cannot listen on 127.0.0.1:%d: %w (is another server using the port? pass another --port)", port, err)
 	}
+	modRoot, _ := gomod.Root(appDir) // "" outside a module
 	g := &devGoApp{
-		goTool: goTool, appDir: appDir, modRoot: moduleRoot(appDir),
+		goTool: goTool, appDir: appDir, modRoot: modRoot,
 		binDir: filepath.Join(appDir, ".dawn", "bin"),
 		stdout: stdout, stderr: stderr, proxy: newDevProxy(),
 		wake: make(chan struct{}, 1),
@@ -320,20 +322,6 @@ func (g *devGoApp) sumModFiles() map[string][32]byte {
 func fileSum(path string) [32]byte {
 	data, _ := os.ReadFile(path)
 	return sha256.Sum256(data)
-}
-
-// moduleRoot returns the folder of the go.mod that dir belongs to, or "".
-func moduleRoot(dir string) string {
-	for {
-		if st, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !st.IsDir() {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
 
 // sameContents reports whether two files hold the same bytes.

@@ -199,14 +199,6 @@ func TestSameContents(t *testing.T) {
 	}
 }
 
-func TestModuleRoot(t *testing.T) {
-	dir := t.TempDir()
-	writeDevFiles(t, dir, map[string]string{"go.mod": "module x\n", "app/support/agent.md": ""})
-	if got := moduleRoot(filepath.Join(dir, "app", "support")); got != dir {
-		t.Errorf("moduleRoot = %q, want %q", got, dir)
-	}
-}
-
 func TestProxyWaitsForTheApp(t *testing.T) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hello from %s", r.URL.Path)
