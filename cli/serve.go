@@ -18,7 +18,7 @@ import (
 
 // stack is a running app: its store, runs and HTTP API.
 type stack struct {
-	store  *store.Store
+	store  store.Store
 	runs   *runner.Manager
 	api    *server.Server
 	logger *slog.Logger

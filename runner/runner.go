@@ -37,7 +37,7 @@ type ModelFactory func(spec string) (llms.Model, error)
 
 // Manager starts runs and keeps track of those in flight.
 type Manager struct {
-	store  *store.Store
+	store  store.Store
 	app    atomic.Pointer[app.App]
 	env    func(string) string
 	logger *slog.Logger
@@ -62,7 +62,7 @@ type Options struct {
 }
 
 // New returns a Manager running routes of a on st.
-func New(st *store.Store, a *app.App, opts Options) *Manager {
+func New(st store.Store, a *app.App, opts Options) *Manager {
 	m := &Manager{store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, models: map[string]llms.Model{}, active: map[string]*Run{}}
 	if m.env == nil {
 		m.env = osGetenv
@@ -85,7 +85,7 @@ func (m *Manager) App() *app.App { return m.app.Load() }
 func (m *Manager) SetApp(a *app.App) { m.app.Store(a) }
 
 // Store returns the thread store.
-func (m *Manager) Store() *store.Store { return m.store }
+func (m *Manager) Store() store.Store { return m.store }
 
 // Model returns the (cached) model for spec.
 func (m *Manager) Model(spec string) (llms.Model, error) {

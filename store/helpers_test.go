@@ -21,7 +21,7 @@ var kinds = []struct {
 }
 
 // eachKind runs fn on a fresh file store and a fresh in-memory store.
-func eachKind(t *testing.T, fn func(t *testing.T, s *Store)) {
+func eachKind(t *testing.T, fn func(t *testing.T, s *SQLite)) {
 	t.Helper()
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -30,9 +30,9 @@ func eachKind(t *testing.T, fn func(t *testing.T, s *Store)) {
 	}
 }
 
-func openTest(t testing.TB, path string) *Store {
+func openTest(t testing.TB, path string) *SQLite {
 	t.Helper()
-	s, err := Open(path)
+	s, err := OpenSQLite(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func sampleStep(threadID, runID string, step int, firstEvent int64) Step {
 }
 
 // newRun creates a thread and starts a run on it.
-func newRun(t testing.TB, s *Store, threadID, runID string) {
+func newRun(t testing.TB, s Store, threadID, runID string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.CreateThread(ctx, threadID, nil); err != nil {

@@ -83,7 +83,7 @@ func splitValues(values thread.State) (whole thread.State, parted []partedValue,
 // nothing; any other field is written again as one part, and the parts of
 // a field that is no longer parted are deleted. The caller holds the write
 // transaction.
-func (s *Store) saveParts(ctx context.Context, threadPK int64, metaText string, parted []partedValue) (string, error) {
+func (s *SQLite) saveParts(ctx context.Context, threadPK int64, metaText string, parted []partedValue) (string, error) {
 	if len(parted) == 0 && metaText == "{}" {
 		return "{}", nil
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func TestLatestEmpty(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s *SQLite) {
 		ctx := context.Background()
 		_, err := s.CreateThread(ctx, "th", nil)
 		must(t, err)
@@ -30,7 +30,7 @@ func TestLatestEmpty(t *testing.T) {
 }
 
 func TestSaveStep(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s *SQLite) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		user := thread.Message{Role: thread.RoleUser, Content: "Where is my order <#42> & why?"}
@@ -105,7 +105,7 @@ func TestSaveStep(t *testing.T) {
 }
 
 func TestEventsAfter(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s *SQLite) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		must(t, s.SaveStep(ctx, sampleStep("th", "run-1", 1, 1)))
@@ -164,7 +164,7 @@ func TestLatestPersisted(t *testing.T) {
 // TestConcurrentReadsDuringWrites runs readers beside a writer; run it with
 // -race. Every checkpoint a reader sees must be whole: 2 messages per step.
 func TestConcurrentReadsDuringWrites(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s *SQLite) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		var wg sync.WaitGroup

@@ -25,7 +25,7 @@ func TestCreateThreadMetadata(t *testing.T) {
 		{"string", `"x"`, "", ErrInvalid},
 		{"broken", `{"a":`, "", ErrInvalid},
 	}
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s *SQLite) {
 		ctx := context.Background()
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -54,7 +54,7 @@ func TestCreateThreadMetadata(t *testing.T) {
 }
 
 func TestThreadLifecycle(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s *SQLite) {
 		ctx := context.Background()
 		th, err := s.CreateThread(ctx, "thread-1", json.RawMessage(`{"k":"v"}`))
 		must(t, err)
@@ -92,7 +92,7 @@ func TestThreadLifecycle(t *testing.T) {
 }
 
 func TestDeleteThreadRemovesEverything(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s *SQLite) {
 		ctx := context.Background()
 		newRun(t, s, "doomed", "run-1")
 		newRun(t, s, "kept", "run-2")
