@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -56,10 +55,19 @@ func Open(dsn string) (Store, error) {
 // URL opens a Postgres store (see OpenPostgres), anything else is an
 // SQLite file path or ":memory:" (see OpenSQLite).
 func OpenWith(dsn string, o Options) (Store, error) {
+	// A typed nil must not become a non-nil Store.
 	if IsPostgres(dsn) {
-		return nil, fmt.Errorf("store: %w: Postgres is not supported by this build", ErrInvalid)
+		if s, err := OpenPostgres(dsn, o); err == nil {
+			return s, nil
+		} else {
+			return nil, err
+		}
 	}
-	return OpenSQLite(dsn, o)
+	if s, err := OpenSQLite(dsn, o); err == nil {
+		return s, nil
+	} else {
+		return nil, err
+	}
 }
 
 // IsPostgres reports whether dsn names a Postgres database rather than an

@@ -14,7 +14,7 @@ import (
 )
 
 func TestStartRun(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *SQLite) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		if err := s.StartRun(ctx, Run{ID: "r0", ThreadID: "missing"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"missing"`) {
 			t.Errorf("StartRun on a missing thread = %v, want ErrNotFound naming it", err)
@@ -100,7 +100,7 @@ func TestFinishRun(t *testing.T) {
 		{RunError, "model refused", `{"error":"model refused"}`, StatusError},
 		{RunInterrupted, "stopped", "", StatusInterrupted},
 	}
-	eachKind(t, func(t *testing.T, s *SQLite) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		for _, tt := range tests {
 			t.Run(tt.status, func(t *testing.T) {
@@ -144,7 +144,7 @@ func TestFinishRun(t *testing.T) {
 }
 
 func TestRunsNewestFirst(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *SQLite) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "th", "a")
 		must(t, s.FinishRun(ctx, "a", RunSuccess, "", nil, nil))

@@ -14,7 +14,7 @@ import (
 )
 
 func TestLatestEmpty(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *SQLite) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		_, err := s.CreateThread(ctx, "th", nil)
 		must(t, err)
@@ -30,7 +30,7 @@ func TestLatestEmpty(t *testing.T) {
 }
 
 func TestSaveStep(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *SQLite) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		user := thread.Message{Role: thread.RoleUser, Content: "Where is my order <#42> & why?"}
@@ -53,8 +53,7 @@ func TestSaveStep(t *testing.T) {
 			t.Errorf("checkpoint = %+v", cp)
 		}
 
-		var stored string
-		must(t, s.rq.QueryRowContext(context.Background(), `SELECT h.data FROM history h JOIN threads t ON t.pk = h.thread WHERE t.id = 'th' AND h.run = 0 AND h.seq = 0`).Scan(&stored))
+		stored := queryString(t, s, `SELECT h.data FROM history h JOIN threads t ON t.pk = h.thread WHERE t.id = 'th' AND h.run = 0 AND h.seq = 0`)
 		if stored != `{"role":"user","content":"Where is my order <#42> & why?"}` {
 			t.Errorf("stored message %s is not compact and unescaped", stored)
 		}
@@ -105,7 +104,7 @@ func TestSaveStep(t *testing.T) {
 }
 
 func TestEventsAfter(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *SQLite) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		must(t, s.SaveStep(ctx, sampleStep("th", "run-1", 1, 1)))
@@ -164,7 +163,7 @@ func TestLatestPersisted(t *testing.T) {
 // TestConcurrentReadsDuringWrites runs readers beside a writer; run it with
 // -race. Every checkpoint a reader sees must be whole: 2 messages per step.
 func TestConcurrentReadsDuringWrites(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *SQLite) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		var wg sync.WaitGroup
