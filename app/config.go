@@ -19,7 +19,9 @@ const ConfigFile = "dawn.yaml"
 type Config struct {
 	// Model is the default model for routes whose agent.md names none.
 	Model string `yaml:"model"`
-	// Store is the SQLite file, relative to the app folder, or ":memory:".
+	// Store is the SQLite file, relative to the app folder, or ":memory:",
+	// or a postgres:// URL of a database several servers can share.
+	// DAWN_STORE overrides it.
 	Store  string `yaml:"store"`
 	Limits Limits `yaml:"limits"`
 	// PlanFirst is the default plan-first mode for routes whose plan the

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,29 @@ func TestStartBadLease(t *testing.T) {
 		code, _, stderr := runCLI(t, map[string]string{"DAWN_STORE_LEASE": v}, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
 		if code == ExitOK || !strings.Contains(stderr, `DAWN_STORE_LEASE="`+v+`"`) || !strings.Contains(stderr, "at least 1s") {
 			t.Errorf("DAWN_STORE_LEASE=%s: exit %d, stderr:\n%s\nwant a failure naming the variable and the minimum", v, code, stderr)
+		}
+	}
+}
+
+// TestStartBadStoreURL: a DAWN_STORE (or dawn.yaml store:) Postgres URL
+// that does not parse, or names a database that does not answer, stops
+// dawn start with an error that names the setting and the host and does
+// not print the password.
+func TestStartBadStoreURL(t *testing.T) {
+	dir := writeRunApp(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	for _, tt := range []struct{ url, host string }{
+		{"postgres://ann:s3cret-pw@db.example:notaport/app", "db.example"},
+		{"postgres://ann:s3cret-pw@" + closed + "/app?sslmode=disable", closed},
+	} {
+		code, _, stderr := runCLI(t, map[string]string{"DAWN_STORE": tt.url}, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+		if code == ExitOK || !strings.Contains(stderr, "DAWN_STORE") || !strings.Contains(stderr, tt.host) || strings.Contains(stderr, "s3cret") {
+			t.Errorf("DAWN_STORE=%s: exit %d, stderr:\n%s\nwant a failure naming DAWN_STORE and %s, without the password", tt.url, code, stderr, tt.host)
 		}
 	}
 }

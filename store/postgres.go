@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,12 +111,17 @@ func OpenPostgres(dsn string, o Options) (*Postgres, error) {
 	return s, nil
 }
 
-// Redact returns dsn with any password replaced by "xxxxx", for messages
-// and logs. A dsn that is not a URL is returned as it is.
+// Redact returns a Postgres URL with any password replaced by "xxxxx",
+// for messages and logs; anything else (a file path) as it is.
 func Redact(dsn string) string {
+	if !IsPostgres(dsn) {
+		return dsn
+	}
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "the store URL"
+		// Not a URL Go parses (a bad port, say): blank what sits
+		// between "user:" and "@".
+		return userInfoPassword.ReplaceAllString(dsn, "${1}xxxxx@")
 	}
 	if _, has := u.User.Password(); has {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
@@ -128,11 +134,18 @@ func Redact(dsn string) string {
 	return u.String()
 }
 
+var userInfoPassword = regexp.MustCompile(`^([a-z]+://[^:/@]*:)[^@]*@`)
+
 // scrub removes the password of dsn from an error text, should a driver
 // have quoted it.
 func scrub(text, dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
+		if m := userInfoPassword.FindStringSubmatch(dsn); m != nil {
+			if pw := strings.TrimSuffix(strings.TrimPrefix(m[0], m[1]), "@"); pw != "" {
+				text = strings.ReplaceAll(text, pw, "xxxxx")
+			}
+		}
 		return text
 	}
 	if pw, has := u.User.Password(); has && pw != "" {
