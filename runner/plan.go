@@ -70,6 +70,9 @@ func (m *Manager) Supervise(ctx context.Context, threadID, action string, wait t
 			return ctx.Err()
 		}
 	}
+	if r, ok := m.RemoteRun(ctx, threadID); ok {
+		return m.superviseRemote(ctx, r, action, wait)
+	}
 	cp, err := m.store.Latest(ctx, threadID)
 	if err != nil {
 		return err
@@ -117,5 +120,9 @@ func (m *Manager) PlanOf(ctx context.Context, threadID string) (thread.State, bo
 	if !ok || len(p.Hooks) == 0 {
 		return nil, false, ErrNoPlan
 	}
-	return withDefaults(p, cp.Values), m.Active(threadID) != nil, nil
+	running := m.Active(threadID) != nil
+	if !running {
+		_, running = m.RemoteRun(ctx, threadID)
+	}
+	return withDefaults(p, cp.Values), running, nil
 }

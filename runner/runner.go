@@ -50,6 +50,10 @@ type Manager struct {
 	active   map[string]*Run
 	closing  bool
 	inflight sync.WaitGroup
+
+	// stopRemote ends listenSignals; nil unless the store is shared.
+	stopRemote  chan struct{}
+	unsubscribe func()
 }
 
 // Options configure a Manager.
@@ -74,6 +78,10 @@ func New(st store.Store, a *app.App, opts Options) *Manager {
 		m.newModel = func(spec string) (llms.Model, error) { return models.New(spec, m.env) }
 	}
 	m.app.Store(a)
+	if n := m.notifier(); n != nil {
+		m.stopRemote = make(chan struct{})
+		m.listenSignals(n)
+	}
 	return m
 }
 
@@ -429,6 +437,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Lock()
 	m.closing = true
 	m.mu.Unlock()
+	defer m.stopListening()
 	done := make(chan struct{})
 	go func() { m.inflight.Wait(); close(done) }()
 	select {

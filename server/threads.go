@@ -164,6 +164,9 @@ func (s *Server) cancel(c echo.Context) error {
 		if _, err := s.runs.Store().GetThread(ctx, id); err != nil {
 			return err
 		}
+		if r, ok := s.runs.RemoteRun(ctx, id); ok {
+			return s.cancelRemote(c, r)
+		}
 	}
 	run := s.runs.Active(id)
 	cancelled := s.runs.Cancel(id)

@@ -1,0 +1,32 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/dawn-go/dawn/store"
+	"github.com/labstack/echo/v4"
+)
+
+// cancelRemote cancels run r, which runs on another replica of a shared
+// store: the signal goes to that replica, and unless ?wait=false the
+// answer waits for the store to record the run's end.
+func (s *Server) cancelRemote(c echo.Context, r store.Run) error {
+	ctx := c.Request().Context()
+	if err := s.runs.SignalRemote(ctx, r, "cancel"); err != nil {
+		return err
+	}
+	if c.QueryParam("wait") != "false" {
+		if _, err := s.runs.WaitRemote(ctx, r.ID); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"thread_id": r.ThreadID, "cancelled": true})
+}
+
+// followRemote streams the events of a run that is running but not here
+// (another replica has it) from the store, as they commit.
+func (s *Server) followRemote(c echo.Context, runID string, after int64) error {
+	f := s.runs.Follow(runID, after)
+	defer f.Close()
+	return s.writeStream(c, f, runID)
+}
