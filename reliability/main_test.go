@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/pgtest"
 )
 
 // dawnBin is the stock binary (./cmd/dawn) that TestMain builds once.
@@ -24,7 +26,9 @@ var dawnBin string
 var repoDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	code := runTests(m)
+	pgtest.StopShared()
+	os.Exit(code)
 }
 
 func runTests(m *testing.M) int {
