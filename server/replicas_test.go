@@ -1,0 +1,73 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/pgtest"
+	"github.com/dawn-go/dawn/stream"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
+}
+
+// TestSupervisorAcrossReplicas: two servers share one Postgres database, as
+// replicas behind a load balancer. A run holds on replica A; the plan's
+// pause or cancel is sent to replica B, which does not have the run. The
+// signal reaches the run on A at its next step boundary, B answers with the
+// plan as the run left it, and A's stream records it.
+func TestSupervisorAcrossReplicas(t *testing.T) {
+	for _, action := range []string{"pause", "cancel"} {
+		t.Run(action, func(t *testing.T) {
+			dsn := pgtest.Database(t)
+			gate := make(chan struct{})
+			var opened sync.Once
+			open := func() { opened.Do(func() { close(gate) }) }
+			t.Cleanup(open) // a failed test must not leave the run held
+			model := dawntest.Script().
+				CallTool("writeTodos", list(3, 0, false)).
+				Wait(gate).CallTool("writeTodos", list(3, 1, false)).
+				Reply("never")
+			dir := enforcedApp(t, "", 3)
+			a := dawntest.New(t, dir, model, dawntest.Options{StorePath: dsn})
+			b := dawntest.New(t, dir, model, dawntest.Options{StorePath: dsn})
+			urlA, urlB := a.Serve(t), b.Serve(t)
+			resp := post(t, urlA+"/threads/p/runs/stream", runBody("/job", "go"))
+			done := make(chan []stream.Event)
+			go func() { done <- readSSE(t, resp) }()
+			waitFor(t, func() bool { return model.Calls() >= 2 })
+			var inFlight struct {
+				RunInFlight bool `json:"run_in_flight"`
+			}
+			getJSON(t, urlB+"/threads/p/plan", &inFlight)
+			if !inFlight.RunInFlight {
+				t.Errorf("replica B's plan view says no run in flight while A runs one")
+			}
+			if action == "pause" {
+				go func() { time.Sleep(20 * time.Millisecond); open() }()
+			}
+			sr := post(t, urlB+"/threads/p/plan/"+action, "")
+			var view struct{ State string }
+			_ = json.NewDecoder(sr.Body).Decode(&view)
+			sr.Body.Close()
+			want := string(map[string]harness.State{"pause": harness.Paused, "cancel": harness.Cancelled}[action])
+			if sr.StatusCode != 200 || view.State != want {
+				open()
+				<-done
+				t.Fatalf("%s on replica B: %d %+v, want 200 and the plan %s", action, sr.StatusCode, view, want)
+			}
+			events := <-done
+			if !hasEvent(events, "plan_"+want) || events[len(events)-1].Type != "done" {
+				t.Fatalf("replica A's stream = %v, want plan_%s then done", dawntest.Types(events), want)
+			}
+		})
+	}
+}
