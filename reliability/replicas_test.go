@@ -82,17 +82,20 @@ func TestReplicasShareOnePostgres(t *testing.T) {
 		}
 		started.Wait()
 		// Two of the three answer at once with 409; one is held.
-		refused := 0
-		for refused < 2 {
+		answered := make([]bool, len(replies))
+		for refused := 0; refused < 2; {
 			progressed := false
-			for _, p := range replies {
+			for i, p := range replies {
+				if answered[i] {
+					continue
+				}
 				select {
 				case r := <-p.done:
 					if r.status != http.StatusConflict || errorOf(t, r).Error.Kind != "run_in_flight" {
 						t.Fatalf("thread %s: a second run answered %d %s, want 409 run_in_flight", th, r.status, r.body)
 					}
+					answered[i] = true
 					refused++
-					p.done <- r // keep it marked as answered
 					progressed = true
 				default:
 				}
@@ -101,11 +104,8 @@ func TestReplicasShareOnePostgres(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}
-		for _, p := range replies {
-			select {
-			case r := <-p.done:
-				p.done <- r
-			default:
+		for i, p := range replies {
+			if !answered[i] {
 				owner[th] = p
 			}
 		}
@@ -124,13 +124,16 @@ func TestReplicasShareOnePostgres(t *testing.T) {
 	for _, th := range threads {
 		other := clients[(owner[th].replica+1)%3]
 		r := other.must(t, http.MethodPost, "/threads/"+th+"/cancel", nil)
-		if r.status != http.StatusOK {
-			t.Fatalf("cancel of thread %s on another replica = %d %s", th, r.status, r.body)
+		if r.status != http.StatusOK || !bytes.Contains(r.body, []byte(`"cancelled":true`)) {
+			t.Fatalf("cancel of thread %s on another replica = %d %s, want 200 and cancelled", th, r.status, r.body)
 		}
 		select {
 		case <-owner[th].done:
 		case <-time.After(30 * time.Second):
-			t.Fatalf("thread %s: the run did not end within 30s of a cancel sent to another replica", th)
+			var runs []runRecord
+			other.getJSON(t, "/threads/"+th+"/runs", &runs)
+			t.Fatalf("thread %s: the run did not end within 30s of a cancel sent to another replica; runs %+v; the run's replica %d logged:\n%s",
+				th, runs, owner[th].replica, reps[owner[th].replica].logs)
 		}
 		var runs []runRecord
 		other.getJSON(t, "/threads/"+th+"/runs", &runs)

@@ -136,21 +136,30 @@ func (m *Manager) SignalRemote(ctx context.Context, r store.Run, action string) 
 	return n.Publish(ctx, store.ChannelSignals, string(payload))
 }
 
-// WaitRemote waits until run runID is no longer running, by the store,
-// and returns it as it ended; or ctx's error.
-func (m *Manager) WaitRemote(ctx context.Context, runID string) (store.Run, error) {
-	wake, stop := m.wakeups(runID)
+// WaitRemote waits until run r is no longer running, by the store, and
+// returns it as it ended; or ctx's error. With an action, it sends it to
+// the run (see SignalRemote) first, and again each time it finds the run
+// still running after a wait: a notification is lost while the run's
+// replica reconnects its listener, and each of these signals is harmless
+// to repeat.
+func (m *Manager) WaitRemote(ctx context.Context, r store.Run, action string) (store.Run, error) {
+	wake, stop := m.wakeups(r.ID)
 	defer stop()
 	for {
-		r, err := m.store.GetRun(ctx, runID)
-		if err != nil {
-			return store.Run{}, err
-		}
-		if r.Status != store.RunRunning {
-			return r, nil
+		if action != "" {
+			if err := m.SignalRemote(ctx, r, action); err != nil {
+				return store.Run{}, err
+			}
 		}
 		if err := waitWake(ctx, wake); err != nil {
 			return store.Run{}, err
+		}
+		cur, err := m.store.GetRun(ctx, r.ID)
+		if err != nil {
+			return store.Run{}, err
+		}
+		if cur.Status != store.RunRunning {
+			return cur, nil
 		}
 	}
 }
@@ -283,12 +292,9 @@ func (m *Manager) superviseRemote(ctx context.Context, r store.Run, action strin
 	if action == "resume" {
 		return &SignalError{Msg: "a run is in flight on this thread, so the plan is not paused"}
 	}
-	if err := m.SignalRemote(ctx, r, "plan:"+action); err != nil {
-		return err
-	}
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if _, err := m.WaitRemote(waitCtx, r.ID); err != nil {
+	if _, err := m.WaitRemote(waitCtx, r, "plan:"+action); err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("the run did not reach a step boundary within %s; the %s takes effect when it does", wait, action)
 		}

@@ -12,13 +12,12 @@ import (
 // answer waits for the store to record the run's end.
 func (s *Server) cancelRemote(c echo.Context, r store.Run) error {
 	ctx := c.Request().Context()
-	if err := s.runs.SignalRemote(ctx, r, "cancel"); err != nil {
-		return err
-	}
-	if c.QueryParam("wait") != "false" {
-		if _, err := s.runs.WaitRemote(ctx, r.ID); err != nil {
+	if c.QueryParam("wait") == "false" {
+		if err := s.runs.SignalRemote(ctx, r, "cancel"); err != nil {
 			return err
 		}
+	} else if _, err := s.runs.WaitRemote(ctx, r, "cancel"); err != nil {
+		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"thread_id": r.ThreadID, "cancelled": true})
 }
