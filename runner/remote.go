@@ -59,19 +59,26 @@ func (m *Manager) listenSignals(n store.Notifier) {
 			if r == nil || r.ID != msg.Run {
 				continue // not ours, or already over
 			}
-			switch msg.Action {
-			case "cancel":
-				r.cancelled.Store(true)
-				r.cancel()
-			case "plan:pause":
-				r.signal.Store("pause")
-			case "plan:cancel":
-				r.signal.Store("cancel")
-				r.cancelled.Store(true)
-				r.cancel()
-			}
+			applyRemoteSignal(r, msg.Action)
 		}
 	}()
+}
+
+// applyRemoteSignal does to r what a local request does: Cancel for
+// "cancel", Supervise's pause and cancel for "plan:pause" and
+// "plan:cancel".
+func applyRemoteSignal(r *Run, action string) {
+	switch action {
+	case "cancel":
+		r.cancelled.Store(true)
+		r.cancel()
+	case "plan:pause":
+		r.signal.Store("pause")
+	case "plan:cancel":
+		r.signal.Store("cancel")
+		r.cancelled.Store(true)
+		r.cancel()
+	}
 }
 
 // stopListening ends listenSignals. Calling it again is a no-op.

@@ -198,6 +198,10 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	}
 
 	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{})}
+	// cancel is set before the run is visible: a cancel from another
+	// replica can arrive as soon as the store records the run.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run.cancel = cancel
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
@@ -227,8 +231,6 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		return nil, &InputError{Msg: err.Error()}
 	}
 
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	run.cancel = cancel
 	cfg := agent.Config{
 		Route:         prepared,
 		Params:        params,
