@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -70,4 +73,61 @@ func TestSupervisorAcrossReplicas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRejoinFollowsRunOnAnotherServer: two servers share one store (a
+// SQLite file, and a Postgres database). A run holds on A between two
+// steps; a rejoin of its stream on B, which does not have the run, follows
+// it from the store to its done event, with the events A streamed.
+func TestRejoinFollowsRunOnAnotherServer(t *testing.T) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			dsn := filepath.Join(t.TempDir(), "dawn.db")
+			if kind == "postgres" {
+				dsn = pgtest.Database(t)
+			}
+			gate := make(chan struct{})
+			var opened sync.Once
+			open := func() { opened.Do(func() { close(gate) }) }
+			t.Cleanup(open)
+			model := dawntest.Script().
+				CallTool("writeTodos", list(3, 0, false)).
+				Wait(gate).CallTool("writeTodos", list(3, 3, false)).
+				Reply("all done")
+			dir := enforcedApp(t, "", 3)
+			a := dawntest.New(t, dir, model, dawntest.Options{StorePath: dsn})
+			b := dawntest.New(t, dir, model, dawntest.Options{StorePath: dsn})
+			urlA, urlB := a.Serve(t), b.Serve(t)
+			resp := post(t, urlA+"/threads/f/runs/stream", runBody("/job", "go"))
+			runID := resp.Header.Get("Dawn-Run-Id")
+			done := make(chan []stream.Event)
+			go func() { done <- readSSE(t, resp) }()
+			waitFor(t, func() bool { return model.Calls() >= 2 })
+
+			join, err := http.Get(urlB + "/threads/f/runs/" + runID + "/stream")
+			if err != nil {
+				t.Fatal(err)
+			}
+			followed := make(chan []stream.Event)
+			go func() { followed <- readSSE(t, join) }()
+			open()
+			want := <-done
+			got := <-followed
+			if len(want) == 0 || want[len(want)-1].Type != stream.TypeDone {
+				t.Fatalf("A's own stream = %v, want it to end with done", dawntest.Types(want))
+			}
+			if fmt.Sprint(eventKeys(got)) != fmt.Sprint(eventKeys(want)) {
+				t.Errorf("B followed %v, A streamed %v", eventKeys(got), eventKeys(want))
+			}
+		})
+	}
+}
+
+// eventKeys are the ids and types of events.
+func eventKeys(events []stream.Event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = fmt.Sprintf("%d:%s", e.ID, e.Type)
+	}
+	return out
 }
