@@ -2,6 +2,8 @@ package cli
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,30 @@ func TestStartBadStoreURL(t *testing.T) {
 		if code == ExitOK || !strings.Contains(stderr, "DAWN_STORE") || !strings.Contains(stderr, tt.host) || strings.Contains(stderr, "s3cret") {
 			t.Errorf("DAWN_STORE=%s: exit %d, stderr:\n%s\nwant a failure naming DAWN_STORE and %s, without the password", tt.url, code, stderr, tt.host)
 		}
+	}
+}
+
+// TestStartStoreURLInDawnYAML: dawn.yaml's store: takes a Postgres URL; one
+// that does not answer stops dawn start naming that setting and the host,
+// without the password, and DAWN_STORE wins over it.
+func TestStartStoreURLInDawnYAML(t *testing.T) {
+	dir := writeRunApp(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	yaml := "store: postgres://ann:s3cret-pw@" + closed + "/app?sslmode=disable\n"
+	if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, nil, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	if code == ExitOK || !strings.Contains(stderr, "store: in dawn.yaml") || !strings.Contains(stderr, closed) || strings.Contains(stderr, "s3cret") {
+		t.Errorf("exit %d, stderr:\n%s\nwant a failure naming dawn.yaml's store and %s, without the password", code, stderr, closed)
+	}
+	code, _, stderr = runCLI(t, map[string]string{"DAWN_STORE": "postgres://bob:other-pw@db.example:notaport/x"}, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	if code == ExitOK || !strings.Contains(stderr, "DAWN_STORE") || !strings.Contains(stderr, "db.example") || strings.Contains(stderr, "other-pw") {
+		t.Errorf("with DAWN_STORE: exit %d, stderr:\n%s\nwant DAWN_STORE's URL to win", code, stderr)
 	}
 }
