@@ -91,8 +91,14 @@ func Start(o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweep()
 	dir, err := os.MkdirTemp("", "dawn-pg-")
 	if err != nil {
+		return nil, err
+	}
+	// The owner file lets a later Start stop this cluster should this
+	// process be killed before Stop.
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, err
 	}
 	c := &Cluster{Dir: dir, exit: make(chan struct{})}
@@ -101,6 +107,37 @@ func Start(o Options) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// ownerFile, in a cluster's folder, holds the pid of the process that
+// started it.
+const ownerFile = "owner.pid"
+
+// sweep stops and removes the clusters of processes that died without
+// stopping them (a test binary killed at its timeout, say): their server
+// runs on in its own process group.
+func sweep() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "dawn-pg-*"))
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // not ours, or still being set up
+		}
+		owner, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || owner <= 0 || syscall.Kill(owner, 0) != syscall.ESRCH {
+			continue // its owner lives
+		}
+		if pidFile, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid")); err == nil {
+			first, _, _ := strings.Cut(string(pidFile), "\n")
+			if pid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGQUIT)
+				for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}
+		_ = os.RemoveAll(dir)
+	}
 }
 
 func (c *Cluster) start(bin string, o Options) error {
