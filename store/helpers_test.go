@@ -136,3 +136,18 @@ func queryInt(t testing.TB, s Store, query string, args ...any) int64 {
 	}
 	return out
 }
+
+// eachDurable runs fn on the kinds of store that outlive a process: a file
+// and a Postgres database. open opens a new store on the same database,
+// closed when the test ends.
+func eachDurable(t *testing.T, fn func(t *testing.T, open func() Store)) {
+	t.Helper()
+	t.Run("file", func(t *testing.T) {
+		path := kinds[0].path(t)
+		fn(t, func() Store { return openTest(t, path) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.Database(t)
+		fn(t, func() Store { return openPostgresTest(t, dsn, Options{}) })
+	})
+}

@@ -175,10 +175,13 @@ func TestRunsNewestFirst(t *testing.T) {
 // TestRecoverInterrupted: the runs a store left running when it closed are
 // recovered by the next store on the file.
 func TestRecoverInterrupted(t *testing.T) {
+	eachDurable(t, testRecoverInterrupted)
+}
+
+func testRecoverInterrupted(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dawn.db")
 	{
-		s := openTest(t, path)
+		s := open()
 		newRun(t, s, "cut-1", "r1")
 		newRun(t, s, "cut-2", "r2")
 		newRun(t, s, "done", "r3")
@@ -186,7 +189,7 @@ func TestRecoverInterrupted(t *testing.T) {
 		must(t, s.Close())
 	}
 	{
-		s := openTest(t, path)
+		s := open()
 		n, err := s.RecoverInterrupted(ctx)
 		must(t, err)
 		if n != 2 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -141,9 +140,12 @@ func TestEventsAfter(t *testing.T) {
 }
 
 func TestLatestPersisted(t *testing.T) {
+	eachDurable(t, testLatestPersisted)
+}
+
+func testLatestPersisted(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dawn.db")
-	s := openTest(t, path)
+	s := open()
 	newRun(t, s, "th", "run-1")
 	must(t, s.SaveStep(ctx, sampleStep("th", "run-1", 1, 1)))
 	must(t, s.SaveStep(ctx, sampleStep("th", "run-1", 2, 4)))
@@ -152,7 +154,7 @@ func TestLatestPersisted(t *testing.T) {
 	must(t, err)
 	must(t, s.Close())
 
-	s = openTest(t, path)
+	s = open()
 	after, err := s.Latest(ctx, "th")
 	must(t, err)
 	if !reflect.DeepEqual(before, after) {
