@@ -1,11 +1,17 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/dawn-go/dawn/store"
 	"github.com/labstack/echo/v4"
 )
+
+// remoteCancelRetry is how long a cancel with ?wait=false is sent again
+// for, while the run still runs.
+const remoteCancelRetry = 30 * time.Second
 
 // cancelRemote cancels run r, which runs on another replica of a shared
 // store: the signal goes to that replica, and unless ?wait=false the
@@ -16,6 +22,13 @@ func (s *Server) cancelRemote(c echo.Context, r store.Run) error {
 		if err := s.runs.SignalRemote(ctx, r, "cancel"); err != nil {
 			return err
 		}
+		// Keep sending it for a while in the background, in case the
+		// run's replica was reconnecting its listener.
+		go func() {
+			bg, cancel := context.WithTimeout(context.Background(), remoteCancelRetry)
+			defer cancel()
+			_, _ = s.runs.WaitRemote(bg, r, "cancel")
+		}()
 	} else if _, err := s.runs.WaitRemote(ctx, r, "cancel"); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -130,4 +131,48 @@ func eventKeys(events []stream.Event) []string {
 		out[i] = fmt.Sprintf("%d:%s", e.ID, e.Type)
 	}
 	return out
+}
+
+// TestCancelAcrossReplicas: a cancel sent to a replica that does not have
+// the run stops it on the replica that does, waiting for the end by
+// default and answering at once with ?wait=false.
+func TestCancelAcrossReplicas(t *testing.T) {
+	for _, query := range []string{"", "?wait=false"} {
+		t.Run("cancel"+query, func(t *testing.T) {
+			dsn := pgtest.Database(t)
+			gate := make(chan struct{})
+			var opened sync.Once
+			open := func() { opened.Do(func() { close(gate) }) }
+			t.Cleanup(open)
+			model := dawntest.Script().CallTool("writeTodos", list(3, 0, false)).Wait(gate).Reply("never")
+			dir := enforcedApp(t, "", 3)
+			a := dawntest.New(t, dir, model, dawntest.Options{StorePath: dsn})
+			b := dawntest.New(t, dir, model, dawntest.Options{StorePath: dsn})
+			urlA, urlB := a.Serve(t), b.Serve(t)
+			resp := post(t, urlA+"/threads/c/runs/stream", runBody("/job", "go"))
+			runID := resp.Header.Get("Dawn-Run-Id")
+			done := make(chan []stream.Event)
+			go func() { done <- readSSE(t, resp) }()
+			waitFor(t, func() bool { return model.Calls() >= 2 })
+			cr := post(t, urlB+"/threads/c/cancel"+query, "")
+			var body struct {
+				Cancelled bool `json:"cancelled"`
+			}
+			_ = json.NewDecoder(cr.Body).Decode(&body)
+			cr.Body.Close()
+			if cr.StatusCode != 200 || !body.Cancelled {
+				open()
+				<-done
+				t.Fatalf("cancel on replica B = %d %+v, want 200 and cancelled", cr.StatusCode, body)
+			}
+			events := <-done
+			if len(events) == 0 || events[len(events)-1].Type != stream.TypeDone {
+				t.Fatalf("replica A's stream = %v, want it to end with done", dawntest.Types(events))
+			}
+			waitFor(t, func() bool {
+				r, err := b.Store.GetRun(context.Background(), runID)
+				return err == nil && r.Status == "cancelled"
+			})
+		})
+	}
 }
