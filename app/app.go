@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,11 +155,12 @@ func (a *App) ModelFor(r *router.Route, env func(string) string) string {
 	return models.Offline
 }
 
-// StorePath is the SQLite file for the app: dawn.yaml's store, resolved
-// against the app folder, or .dawn/dawn.db.
+// StorePath is the store for the app: dawn.yaml's store, resolved against
+// the app folder when it is a file, or .dawn/dawn.db; a postgres:// URL is
+// returned as it is.
 func (a *App) StorePath() string {
 	switch s := a.Config.Store; {
-	case s == ":memory:":
+	case s == ":memory:", strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
 		return s
 	case s == "":
 		return filepath.Join(a.Dir, ".dawn", "dawn.db")

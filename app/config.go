@@ -27,7 +27,9 @@ const ConfigFile = "dawn.yaml"
 type Config struct {
 	// Model is the default model for routes whose agent.md names none.
 	Model string
-	// Store is the SQLite file, relative to the app folder, or ":memory:".
+	// Store is the SQLite file, relative to the app folder, or ":memory:",
+	// or a postgres:// URL of a database several servers can share.
+	// DAWN_STORE overrides it.
 	Store  string
 	Limits Limits
 	// Markers are the capability markers, each ConfigSection configured

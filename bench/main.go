@@ -28,6 +28,8 @@ type options struct {
 	// subscribers SSE streams in all.
 	soak                                        bool
 	soakRuns, soakRounds, subscribers, soakPlan int
+	// postgres mode: the Postgres store with 1 and 3 replicas.
+	postgres bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -49,6 +51,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.dawn, "dawn", "", "a dawn binary to use (default: go build ./cmd/dawn)")
 	fs.StringVar(&o.aimock, "aimock", "", "the aimock CLI (default: tools/aimock/node_modules/.bin/llmock)")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.BoolVar(&o.postgres, "postgres", false, "measure the Postgres store instead: a throwaway cluster, runs/wait with 1 and 3 replicas, bytes per thread")
 	fs.BoolVar(&o.soak, "soak", false, "run the soak instead: concurrent runs and SSE subscribers, checked for lost events and leaks")
 	fs.IntVar(&o.soakRuns, "soak-runs", 32, "with --soak: runs/stream started at once per round, each on a fresh thread")
 	fs.IntVar(&o.soakRounds, "soak-rounds", 5, "with --soak: rounds of --soak-runs runs")
@@ -111,6 +114,9 @@ func main() {
 	defer stop()
 	if opts.soak {
 		os.Exit(soakMain(ctx, opts))
+	}
+	if opts.postgres {
+		os.Exit(postgresMain(ctx, opts))
 	}
 
 	rep := newReport()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 
 // stack is a running app: its store, runs and HTTP API.
 type stack struct {
-	store  *store.Store
+	store  store.Store
 	runs   *runner.Manager
 	api    *server.Server
 	logger *slog.Logger
@@ -43,10 +44,10 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	path := a.StorePath()
+	path, setting := storeSetting(cfg, a)
 	st, err := store.OpenWith(path, store.Options{Lease: lease})
 	if err != nil {
-		return nil, fmt.Errorf("cannot open the thread store: %w", err)
+		return nil, fmt.Errorf("cannot open the thread store named by %s: %w", setting, err)
 	}
 	s := &stack{store: st, logger: logger, recovers: recoverRuns}
 	if recoverRuns {
@@ -59,6 +60,22 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 	opts.Env, opts.Logger = cfg.Env, logger
 	s.api = server.New(s.runs, opts)
 	return s, nil
+}
+
+// storeSetting returns the store to open, and the setting that named it
+// for messages: DAWN_STORE when set, else dawn.yaml's store (a file path,
+// or a postgres:// URL several servers share), else .dawn/dawn.db.
+func storeSetting(cfg *Config, a *app.App) (dsn, setting string) {
+	if v := cfg.Env("DAWN_STORE"); v != "" {
+		if store.IsPostgres(v) || filepath.IsAbs(v) || v == ":memory:" {
+			return v, "DAWN_STORE"
+		}
+		return filepath.Join(a.Dir, v), "DAWN_STORE"
+	}
+	if a.Config.Store != "" {
+		return a.StorePath(), "store: in dawn.yaml"
+	}
+	return a.StorePath(), "the default store (.dawn/dawn.db)"
 }
 
 // minLease is the shortest DAWN_STORE_LEASE: a lease much shorter than a

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/internal/gomod"
+	"github.com/dawn-go/dawn/internal/pgtest"
 )
 
 // dawnBin is the stock binary (./cmd/dawn) that TestMain builds once.
@@ -27,7 +28,9 @@ var dawnBin string
 var repoDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	code := runTests(m)
+	pgtest.StopShared()
+	os.Exit(code)
 }
 
 func runTests(m *testing.M) int {

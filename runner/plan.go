@@ -35,6 +35,11 @@ func (m *Manager) Thread(ctx context.Context, threadID string) (capabilities.Thr
 	}
 	if run != nil {
 		v.Running, v.PendingSignal = true, run.pendingSignal()
+	} else if r, ok := m.RemoteRun(ctx, threadID); ok {
+		v.Running = true // on another replica
+		if p, ok := m.App().Routes[r.Route]; ok {
+			v.Route = p
+		}
 	}
 	return v, nil
 }
@@ -84,6 +89,9 @@ func (m *Manager) Signal(ctx context.Context, threadID, signal string, wait time
 		case <-ctx.Done():
 			return false, ctx.Err()
 		}
+	}
+	if r, ok := m.RemoteRun(ctx, threadID); ok {
+		return m.signalRemote(ctx, r, signal, wait)
 	}
 	return false, m.signalSaved(ctx, threadID, signal)
 }

@@ -36,7 +36,7 @@ type ModelFactory func(spec string) (llms.Model, error)
 
 // Manager starts runs and keeps track of those in flight.
 type Manager struct {
-	store  *store.Store
+	store  store.Store
 	app    atomic.Pointer[app.App]
 	env    func(string) string
 	logger *slog.Logger
@@ -57,6 +57,9 @@ type Manager struct {
 	retrying   bool // a retryUnrecorded loop is running
 	quit       chan struct{}
 	quitOnce   sync.Once
+	// stopRemote ends listenSignals; nil unless the store is shared.
+	stopRemote  chan struct{}
+	unsubscribe func()
 }
 
 // Options configure a Manager.
@@ -69,7 +72,7 @@ type Options struct {
 }
 
 // New returns a Manager running routes of a on st.
-func New(st *store.Store, a *app.App, opts Options) *Manager {
+func New(st store.Store, a *app.App, opts Options) *Manager {
 	m := &Manager{
 		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models,
 		models: map[string]llms.Model{}, active: map[string]*Run{},
@@ -85,6 +88,10 @@ func New(st *store.Store, a *app.App, opts Options) *Manager {
 		m.newModel = func(spec string) (llms.Model, error) { return models.New(spec, m.env) }
 	}
 	m.app.Store(a)
+	if n := m.notifier(); n != nil {
+		m.stopRemote = make(chan struct{})
+		m.listenSignals(n)
+	}
 	return m
 }
 
@@ -96,7 +103,7 @@ func (m *Manager) App() *app.App { return m.app.Load() }
 func (m *Manager) SetApp(a *app.App) { m.app.Store(a) }
 
 // Store returns the thread store.
-func (m *Manager) Store() *store.Store { return m.store }
+func (m *Manager) Store() store.Store { return m.store }
 
 // Model returns the (cached) model for spec.
 func (m *Manager) Model(spec string) (llms.Model, error) {
@@ -464,6 +471,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Lock()
 	m.closing = true
 	m.mu.Unlock()
+	defer m.stopListening()
 	done := make(chan struct{})
 	go func() { m.inflight.Wait(); close(done) }()
 	defer m.stopRetrying()

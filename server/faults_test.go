@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dawn-go/dawn/store"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -104,7 +105,7 @@ func TestStoreWriteFailureDuringRunFreesTheThread(t *testing.T) {
 		}()
 	}
 	waitFor(t, func() bool { return model.Calls() >= 2 })
-	h.Store.FailWrites(errors.New("database or disk is full"))
+	h.Store.(*store.SQLite).FailWrites(errors.New("database or disk is full"))
 	open()
 	for range 2 {
 		if code := <-codes; code != http.StatusInternalServerError {
@@ -115,7 +116,7 @@ func TestStoreWriteFailureDuringRunFreesTheThread(t *testing.T) {
 	if kind, _ := errorCode(t, post(t, url+"/threads/full-a/cancel", "")); kind != "no_run_in_flight" {
 		t.Fatalf("cancel while the store cannot write: %s", kind)
 	}
-	h.Store.FailWrites(nil)
+	h.Store.(*store.SQLite).FailWrites(nil)
 
 	// The thread takes the next run at once.
 	resp := post(t, url+"/threads/full-a/runs/wait", runBody("/plain", "again"))

@@ -185,6 +185,9 @@ func (s *Server) joinStream(c echo.Context) error {
 	if err != nil || r.ThreadID != id {
 		return newError(http.StatusNotFound, "run_not_found", "thread "+id+" has no run "+runID)
 	}
+	if r.Status == store.RunRunning {
+		return s.followRemote(c, runID, after)
+	}
 	events, err := s.runs.Store().Events(ctx, runID, after)
 	if err != nil {
 		return err

@@ -213,6 +213,9 @@ func (s *Server) cancel(c echo.Context) error {
 		if _, err := s.runs.Store().GetThread(ctx, id); err != nil {
 			return err
 		}
+		if r, ok := s.runs.RemoteRun(ctx, id); ok {
+			return s.cancelRemote(c, r)
+		}
 		return newError(http.StatusConflict, "no_run_in_flight", "thread "+id+" has no run in flight to cancel")
 	}
 	if reached && c.QueryParam("wait") == "false" {

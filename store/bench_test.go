@@ -74,7 +74,7 @@ func BenchmarkRunLifecycleParallel(b *testing.B) {
 // runLifecycle runs the i-th whole run of an older, smaller shape: a user
 // message, 3 steps and a done event, about 4 messages of history, a 4-todo
 // state and 11 events.
-func runLifecycle(b testing.TB, s *Store, i int) {
+func runLifecycle(b testing.TB, s *SQLite, i int) {
 	ctx := context.Background()
 	th, run := fmt.Sprintf("thread-%08d", i), fmt.Sprintf("run-%08d", i)
 	_, err := s.CreateThread(ctx, th, nil)

@@ -9,7 +9,7 @@ import (
 )
 
 // walFrames returns how many frames the WAL of s holds.
-func walFrames(t *testing.T, s *Store) int {
+func walFrames(t *testing.T, s *SQLite) int {
 	t.Helper()
 	var busy, frames, copied int
 	must(t, s.ckpt.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied))

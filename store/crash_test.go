@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dawn-go/dawn/internal/pgtest"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -25,7 +26,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashEnv); path != "" {
 		crashChild(path)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
 }
 
 // crashChild saves crashSteps steps of a run, leaves the run running and is

@@ -134,9 +134,19 @@ func TestStateFieldsInParts(t *testing.T) {
 		{"large again, then gone", big(11), 1},
 		{"gone", "", 0},
 	}
+	eachDurable(t, func(t *testing.T, open func() Store) {
+		testStateFieldsInParts(t, open, tests)
+	})
+}
+
+func testStateFieldsInParts(t *testing.T, open func() Store, tests []struct {
+	name  string
+	value string
+	parts int
+}) {
+	big := func(n int) string { return string(growingValue(n)) }
 	ctx := context.Background()
-	path := kinds[0].path(t)
-	s := openTest(t, path)
+	s := open()
 	newRun(t, s, "th", "run-1")
 	for i, tt := range tests {
 		values := thread.State{"todos": todos}
@@ -153,9 +163,7 @@ func TestStateFieldsInParts(t *testing.T) {
 		cp, err := s.Latest(ctx, "th")
 		must(t, err)
 		checkValues(t, tt.name, cp.Values, want)
-		var n int
-		must(t, s.rq.QueryRowContext(ctx, `SELECT count(*) FROM history WHERE run = -1`).Scan(&n))
-		if n != tt.parts {
+		if n := queryInt(t, s, `SELECT count(*) FROM history WHERE run = -1`); n != int64(tt.parts) {
 			t.Errorf("%s: %d part rows, want %d", tt.name, n, tt.parts)
 		}
 	}
@@ -171,14 +179,12 @@ func TestStateFieldsInParts(t *testing.T) {
 	}
 	must(t, s.SaveValues(ctx, "th", len(tests)+4, thread.State{"notes": []byte(big(20))}))
 	must(t, s.Close())
-	s = openTest(t, path)
+	s = open()
 	cp, err := s.Latest(ctx, "th")
 	must(t, err)
 	checkValues(t, "after reopening", cp.Values, thread.State{"notes": []byte(big(20))})
 	must(t, s.DeleteThread(ctx, "th"))
-	var n int
-	must(t, s.rq.QueryRowContext(ctx, `SELECT count(*) FROM history`).Scan(&n))
-	if n != 0 {
+	if n := queryInt(t, s, `SELECT count(*) FROM history`); n != 0 {
 		t.Errorf("%d history rows after deleting the only thread", n)
 	}
 }

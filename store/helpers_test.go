@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"testing"
 
+	"github.com/dawn-go/dawn/internal/pgtest"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
 
-// kinds are the two ways a store is opened in tests.
+// kinds are the SQLite ways a store is opened in tests.
 var kinds = []struct {
 	name string
 	path func(t testing.TB) string
@@ -20,19 +22,36 @@ var kinds = []struct {
 	{"memory", func(testing.TB) string { return ":memory:" }},
 }
 
-// eachKind runs fn on a fresh file store and a fresh in-memory store.
-func eachKind(t *testing.T, fn func(t *testing.T, s *Store)) {
+// eachKind runs fn, the store's contract, on a fresh file store, a fresh
+// in-memory store and a fresh Postgres database (see internal/pgtest: the
+// Postgres case is skipped where its binaries are absent, unless
+// DAWN_REQUIRE_POSTGRES is set).
+func eachKind(t *testing.T, fn func(t *testing.T, s Store)) {
 	t.Helper()
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			fn(t, openTest(t, k.path(t)))
 		})
 	}
+	t.Run("postgres", func(t *testing.T) {
+		fn(t, openPostgresTest(t, pgtest.Database(t), Options{}))
+	})
 }
 
-func openTest(t testing.TB, path string) *Store {
+// openPostgresTest opens a Postgres store that the test closes.
+func openPostgresTest(t testing.TB, dsn string, o Options) *Postgres {
 	t.Helper()
-	s, err := Open(path)
+	s, err := OpenPostgres(dsn, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func openTest(t testing.TB, path string) *SQLite {
+	t.Helper()
+	s, err := OpenSQLite(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +92,62 @@ func sampleStep(threadID, runID string, step int, firstEvent int64) Step {
 }
 
 // newRun creates a thread and starts a run on it.
-func newRun(t testing.TB, s *Store, threadID, runID string) {
+func newRun(t testing.TB, s Store, threadID, runID string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.CreateThread(ctx, threadID, nil); err != nil {
 		t.Fatal(err)
 	}
 	must(t, s.StartRun(ctx, Run{ID: runID, ThreadID: threadID, Route: "/support/[tenant]"}))
+}
+
+// queryString runs a query that gives one text value on either store, for
+// tests that look at what is stored.
+func queryString(t testing.TB, s Store, query string) string {
+	t.Helper()
+	var out string
+	switch s := s.(type) {
+	case *SQLite:
+		must(t, s.rq.QueryRowContext(context.Background(), query).Scan(&out))
+	case *Postgres:
+		var b []byte
+		must(t, s.pool.QueryRow(context.Background(), query).Scan(&b))
+		out = string(b)
+	default:
+		t.Fatalf("queryString: unknown store %T", s)
+	}
+	return out
+}
+
+// queryInt runs a query that gives one integer on either store; "?" marks
+// its arguments.
+func queryInt(t testing.TB, s Store, query string, args ...any) int64 {
+	t.Helper()
+	var out int64
+	switch s := s.(type) {
+	case *SQLite:
+		must(t, s.rq.QueryRowContext(context.Background(), query, args...).Scan(&out))
+	case *Postgres:
+		n := 0
+		query = regexp.MustCompile(`\?`).ReplaceAllStringFunc(query, func(string) string { n++; return fmt.Sprintf("$%d", n) })
+		must(t, s.pool.QueryRow(context.Background(), query, args...).Scan(&out))
+	default:
+		t.Fatalf("queryInt: unknown store %T", s)
+	}
+	return out
+}
+
+// eachDurable runs fn on the kinds of store that outlive a process: a file
+// and a Postgres database. open opens a new store on the same database,
+// closed when the test ends.
+func eachDurable(t *testing.T, fn func(t *testing.T, open func() Store)) {
+	t.Helper()
+	t.Run("file", func(t *testing.T) {
+		path := kinds[0].path(t)
+		fn(t, func() Store { return openTest(t, path) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.Database(t)
+		fn(t, func() Store { return openPostgresTest(t, dsn, Options{}) })
+	})
 }

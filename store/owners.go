@@ -46,15 +46,31 @@ type ownership struct {
 	done     chan struct{} // closed when the heartbeat has ended; nil without one
 }
 
-// OpenWith is Open with options.
-func OpenWith(path string, o Options) (*Store, error) {
+// OpenSQLite opens the SQLite store at path, creating the
+// file and its parent folders when missing, and brings its schema up to
+// date. The path ":memory:" gives a private in-memory database,
+// independent of any other open.
+//
+// A file database runs in WAL mode with synchronous=NORMAL. In WAL mode that
+// setting never corrupts the database and survives the process being killed
+// at any point: every committed transaction is in the WAL file, which the OS
+// holds even if the process dies. Only a power loss or OS crash can lose the
+// last transactions committed before it (they are not fsynced one by one),
+// and even then the database stays consistent at an earlier commit. That
+// trade buys an fsync-free commit, which the run rate needs; the fsyncs of
+// checkpoints happen off the write path (see checkpointer).
+//
+// The store registers itself as an owner in the database and renews its
+// lease while it is open (see Options and RecoverInterrupted), so that
+// several processes can share one file.
+func OpenSQLite(path string, o Options) (*SQLite, error) {
 	if o.Lease < 0 {
 		return nil, fmt.Errorf("store: open %s: %w: lease %v is negative", path, ErrInvalid, o.Lease)
 	}
 	if o.Lease == 0 {
 		o.Lease = DefaultLease
 	}
-	s := &Store{path: path, memory: path == ":memory:", lease: o.Lease, leaseTime: time.Now}
+	s := &SQLite{path: path, memory: path == ":memory:", lease: o.Lease, leaseTime: time.Now}
 	if err := s.open(); err != nil {
 		_ = s.closeAll()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -63,11 +79,11 @@ func OpenWith(path string, o Options) (*Store, error) {
 }
 
 // Lease returns how long the store's lease lasts without renewal.
-func (s *Store) Lease() time.Duration { return s.lease }
+func (s *SQLite) Lease() time.Duration { return s.lease }
 
 // register inserts the store's owner row and, for a file database, starts
 // the heartbeat that renews its lease. It is part of opening the store.
-func (s *Store) register(ctx context.Context) error {
+func (s *SQLite) register(ctx context.Context) error {
 	o := &s.own
 	o.pid = os.Getpid()
 	o.host, _ = os.Hostname()
@@ -114,7 +130,7 @@ func (s *Store) register(ctx context.Context) error {
 // heartbeat renews the lease every third of it until the store closes. A
 // renewal that fails (the database busy past its timeout, say) is tried
 // again at the next beat: the lease has two more beats of slack.
-func (s *Store) heartbeat() {
+func (s *SQLite) heartbeat() {
 	defer close(s.own.done)
 	t := time.NewTicker(s.lease / 3)
 	defer t.Stop()
@@ -129,7 +145,7 @@ func (s *Store) heartbeat() {
 }
 
 // renewNow renews the lease in a write transaction of its own.
-func (s *Store) renewNow(ctx context.Context) {
+func (s *SQLite) renewNow(ctx context.Context) {
 	var expires int64
 	err := s.write(ctx, func(ctx context.Context) error {
 		var err error
@@ -145,7 +161,7 @@ func (s *Store) renewNow(ctx context.Context) {
 // if another store removed it, and returns when it now ends. It runs
 // inside a write transaction; the caller records the end once that
 // transaction has committed.
-func (s *Store) renew(ctx context.Context) (expires int64, err error) {
+func (s *SQLite) renew(ctx context.Context) (expires int64, err error) {
 	o := &s.own
 	now := s.leaseTime().UnixNano()
 	expires = now + int64(s.lease)
@@ -162,7 +178,7 @@ func (s *Store) renew(ctx context.Context) (expires int64, err error) {
 // the run's write transaction, it checks the owner row and renews it, or
 // brings it back if another store removed it. Should that transaction roll
 // back, so does the renewal, and the next run tries again.
-func (s *Store) ownerOfNewRun(ctx context.Context) (int64, error) {
+func (s *SQLite) ownerOfNewRun(ctx context.Context) (int64, error) {
 	half := int64(s.lease / 2)
 	if s.own.expires.Load()-s.leaseTime().UnixNano() >= half {
 		return s.own.pk, nil
@@ -182,7 +198,7 @@ func (s *Store) ownerOfNewRun(ctx context.Context) (int64, error) {
 
 // insertRun inserts a running run owned by this store, inside a write
 // transaction.
-func (s *Store) insertRun(ctx context.Context, r Run, threadPK, now int64) error {
+func (s *SQLite) insertRun(ctx context.Context, r Run, threadPK, now int64) error {
 	owner, err := s.ownerOfNewRun(ctx)
 	if err != nil {
 		return err
@@ -197,7 +213,7 @@ func (s *Store) insertRun(ctx context.Context, r Run, threadPK, now int64) error
 // process on this machine that no longer runs. A live owner is never
 // judged by its pid alone being alive: a reused pid could pass for it, so
 // it is gone once its lease expires anyway.
-func (s *Store) dropGoneOwners(ctx context.Context) error {
+func (s *SQLite) dropGoneOwners(ctx context.Context) error {
 	if _, err := s.renew(ctx); err != nil {
 		return err
 	}
@@ -233,7 +249,7 @@ func (s *Store) dropGoneOwners(ctx context.Context) error {
 
 // stopHeartbeat ends the heartbeat and waits for it. Calling it again is a
 // no-op.
-func (s *Store) stopHeartbeat() {
+func (s *SQLite) stopHeartbeat() {
 	o := &s.own
 	if o.stop == nil {
 		return
@@ -247,7 +263,7 @@ func (s *Store) stopHeartbeat() {
 // release ends the store's ownership: no more renewals, and its owner row
 // is removed, so that whatever runs it leaves marked running are recovered
 // by the next store that looks, without waiting for a lease to expire.
-func (s *Store) release() {
+func (s *SQLite) release() {
 	s.stopHeartbeat()
 	if s.own.goodbye == nil || s.memory {
 		return

@@ -9,7 +9,7 @@ import (
 
 // abandon stops s as a crash would: no more lease renewals and no goodbye,
 // so its owner row stays behind with the lease it last renewed.
-func abandon(t *testing.T, s *Store) {
+func abandon(t *testing.T, s *SQLite) {
 	t.Helper()
 	s.stopHeartbeat()
 	s.mu.Lock()
@@ -20,7 +20,7 @@ func abandon(t *testing.T, s *Store) {
 }
 
 // ownerRows returns how many owner rows the store holds.
-func ownerRows(t *testing.T, s *Store) int {
+func ownerRows(t *testing.T, s *SQLite) int {
 	t.Helper()
 	var n int
 	must(t, s.conn.QueryRowContext(context.Background(), `SELECT count(*) FROM owners`).Scan(&n))
@@ -28,13 +28,13 @@ func ownerRows(t *testing.T, s *Store) int {
 }
 
 // setClock sets the clock s judges leases by; f stands for time.Now.
-func setClock(s *Store, f func() time.Time) {
+func setClock(s *SQLite, f func() time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.leaseTime = f
 }
 
-func runStatus(t *testing.T, s *Store, runID string) string {
+func runStatus(t *testing.T, s *SQLite, runID string) string {
 	t.Helper()
 	r, err := s.GetRun(context.Background(), runID)
 	must(t, err)
@@ -77,7 +77,7 @@ func TestRecoverSparesLiveOwner(t *testing.T) {
 func TestRecoverAfterLeaseExpires(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "dawn.db")
-	a, err := OpenWith(path, Options{Lease: time.Minute})
+	a, err := OpenSQLite(path, Options{Lease: time.Minute})
 	must(t, err)
 	newRun(t, a, "th", "run-a")
 	b := openTest(t, path)
@@ -136,7 +136,7 @@ func TestLeaseLostThenRegained(t *testing.T) {
 
 // TestHeartbeatRenewsLease: a live store keeps pushing its lease forward.
 func TestHeartbeatRenewsLease(t *testing.T) {
-	s, err := OpenWith(filepath.Join(t.TempDir(), "dawn.db"), Options{Lease: 30 * time.Millisecond})
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "dawn.db"), Options{Lease: 30 * time.Millisecond})
 	must(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	expires := func() int64 {

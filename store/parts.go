@@ -83,7 +83,29 @@ func splitValues(values thread.State) (whole thread.State, parted []partedValue,
 // nothing; any other field is written again as one part, and the parts of
 // a field that is no longer parted are deleted. The caller holds the write
 // transaction.
-func (s *Store) saveParts(ctx context.Context, threadPK int64, metaText string, parted []partedValue) (string, error) {
+func (s *SQLite) saveParts(ctx context.Context, threadPK int64, metaText string, parted []partedValue) (string, error) {
+	return planParts(threadPK, metaText, parted, partWriter{
+		drop: func(name string) error {
+			_, err := s.st.deleteParts.ExecContext(ctx, threadPK, name)
+			return err
+		},
+		add: func(seq int64, name string, data []byte) error {
+			_, err := s.st.insertPart.ExecContext(ctx, threadPK, seq, name, string(data))
+			return err
+		},
+	})
+}
+
+// partWriter is how planParts changes a thread's part rows: drop deletes
+// every part of a field, add inserts one part.
+type partWriter struct {
+	drop func(name string) error
+	add  func(seq int64, name string, data []byte) error
+}
+
+// planParts is saveParts for any store: it works out the part rows and
+// writes them through w.
+func planParts(threadPK int64, metaText string, parted []partedValue, w partWriter) (string, error) {
 	if len(parted) == 0 && metaText == "{}" {
 		return "{}", nil
 	}
@@ -93,13 +115,13 @@ func (s *Store) saveParts(ctx context.Context, threadPK int64, metaText string, 
 	}
 	next := partsMeta{Next: meta.Next, Fields: make(map[string]partField, len(parted))}
 	drop := func(name string) error {
-		if _, err := s.st.deleteParts.ExecContext(ctx, threadPK, name); err != nil {
+		if err := w.drop(name); err != nil {
 			return fmt.Errorf("store: state field %q: %w", name, err)
 		}
 		return nil
 	}
 	add := func(name string, data []byte) error {
-		if _, err := s.st.insertPart.ExecContext(ctx, threadPK, next.Next, name, string(data)); err != nil {
+		if err := w.add(next.Next, name, data); err != nil {
 			return fmt.Errorf("store: state field %q: %w", name, err)
 		}
 		next.Next++

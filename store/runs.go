@@ -30,7 +30,7 @@ const interruptedText = "the server stopped while this run was in flight; its la
 // one transaction. It fails with ErrNotFound when the thread does not exist,
 // ErrBusy when the thread already has a running run, and ErrExists when the
 // run id is taken. r.Status and the times are set by the store.
-func (s *Store) StartRun(ctx context.Context, r Run) error {
+func (s *SQLite) StartRun(ctx context.Context, r Run) error {
 	if err := checkID("run", r.ID); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 }
 
 // startInTx is StartRun's work inside a write transaction.
-func (s *Store) startInTx(ctx context.Context, r Run, now int64) error {
+func (s *SQLite) startInTx(ctx context.Context, r Run, now int64) error {
 	var threadPK int64
 	var running, taken bool
 	err := s.st.startCheck.QueryRowContext(ctx, r.ThreadID, r.ID).Scan(&threadPK, &running, &taken)
@@ -67,7 +67,7 @@ func (s *Store) startInTx(ctx context.Context, r Run, now int64) error {
 // metadata) when it does not exist, and returns the thread's latest
 // checkpoint, all in one transaction: the three round trips a run needs
 // before its first model call become one.
-func (s *Store) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
+func (s *SQLite) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
 	if err := checkID("run", r.ID); err != nil {
 		return Checkpoint{}, err
 	}
@@ -124,7 +124,7 @@ var threadStatusAfter = map[string]string{
 // idle, or "error" after RunError and "interrupted" after RunInterrupted;
 // either way it accepts new runs. It fails with ErrNotFound for an unknown
 // run and ErrNotRunning for a run that has already finished.
-func (s *Store) FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error {
+func (s *SQLite) FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error {
 	f := Finish{Status: status, Error: errMsg, Output: output}
 	out, err := f.check(runID)
 	if err != nil {
@@ -184,7 +184,7 @@ func (f Finish) check(runID string) (any, error) {
 
 // finishInTx records the end of a run inside a write transaction the
 // caller checked; the caller sets the thread's status.
-func (s *Store) finishInTx(ctx context.Context, runID string, runPK int64, f Finish, out any, now int64) error {
+func (s *SQLite) finishInTx(ctx context.Context, runID string, runPK int64, f Finish, out any, now int64) error {
 	if _, err := s.st.finishRun.ExecContext(ctx, f.Status, f.Error, out, now, runPK); err != nil {
 		return fmt.Errorf("store: finish run %q: %w", runID, err)
 	}
@@ -192,7 +192,7 @@ func (s *Store) finishInTx(ctx context.Context, runID string, runPK int64, f Fin
 }
 
 // GetRun returns the run with the given id, or ErrNotFound.
-func (s *Store) GetRun(ctx context.Context, runID string) (Run, error) {
+func (s *SQLite) GetRun(ctx context.Context, runID string) (Run, error) {
 	defer s.lockRead()()
 	rows, err := s.rq.QueryContext(ctx, runColumns+` WHERE r.id = ?`, runID)
 	if err != nil {
@@ -210,7 +210,7 @@ func (s *Store) GetRun(ctx context.Context, runID string) (Run, error) {
 
 // Runs returns the runs of a thread, newest first. It fails with
 // ErrNotFound when the thread does not exist.
-func (s *Store) Runs(ctx context.Context, threadID string) ([]Run, error) {
+func (s *SQLite) Runs(ctx context.Context, threadID string) ([]Run, error) {
 	defer s.lockRead()()
 	rows, err := s.rq.QueryContext(ctx, runColumns+` WHERE t.id = ? ORDER BY r.created_at DESC, r.id DESC`, threadID)
 	if err != nil {
@@ -253,7 +253,7 @@ func scanRuns(rows *sql.Rows) ([]Run, error) {
 
 // threadExists returns nil when the thread exists, an ErrNotFound error when
 // it does not. The caller holds lockRead.
-func (s *Store) threadExists(ctx context.Context, id string) error {
+func (s *SQLite) threadExists(ctx context.Context, id string) error {
 	var one int
 	err := s.rq.QueryRowContext(ctx, `SELECT 1 FROM threads WHERE id = ?`, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -287,7 +287,7 @@ const (
 // and from any number of processes sharing the database: at start-up, and
 // now and then to take over the runs of an owner that died. It returns
 // how many runs it marked.
-func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
+func (s *SQLite) RecoverInterrupted(ctx context.Context) (int, error) {
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
 		if err := s.dropGoneOwners(ctx); err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 func TestStartRun(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		if err := s.StartRun(ctx, Run{ID: "r0", ThreadID: "missing"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"missing"`) {
 			t.Errorf("StartRun on a missing thread = %v, want ErrNotFound naming it", err)
@@ -54,11 +54,11 @@ func TestStartRunConcurrent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dawn.db")
 	tests := []struct {
 		name   string
-		stores func(t *testing.T) []*Store
+		stores func(t *testing.T) []*SQLite
 	}{
-		{"memory", func(t *testing.T) []*Store { return []*Store{openTest(t, ":memory:")} }},
-		{"file", func(t *testing.T) []*Store { return []*Store{openTest(t, filepath.Join(t.TempDir(), "x.db"))} }},
-		{"two stores one file", func(t *testing.T) []*Store { return []*Store{openTest(t, path), openTest(t, path)} }},
+		{"memory", func(t *testing.T) []*SQLite { return []*SQLite{openTest(t, ":memory:")} }},
+		{"file", func(t *testing.T) []*SQLite { return []*SQLite{openTest(t, filepath.Join(t.TempDir(), "x.db"))} }},
+		{"two stores one file", func(t *testing.T) []*SQLite { return []*SQLite{openTest(t, path), openTest(t, path)} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +100,7 @@ func TestFinishRun(t *testing.T) {
 		{RunError, "model refused", `{"error":"model refused"}`, StatusError},
 		{RunInterrupted, "stopped", "", StatusInterrupted},
 	}
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		for _, tt := range tests {
 			t.Run(tt.status, func(t *testing.T) {
@@ -144,7 +144,7 @@ func TestFinishRun(t *testing.T) {
 }
 
 func TestRunsNewestFirst(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "th", "a")
 		must(t, s.FinishRun(ctx, "a", RunSuccess, "", nil, nil))
@@ -175,10 +175,13 @@ func TestRunsNewestFirst(t *testing.T) {
 // TestRecoverInterrupted: the runs a store left running when it closed are
 // recovered by the next store on the file.
 func TestRecoverInterrupted(t *testing.T) {
+	eachDurable(t, testRecoverInterrupted)
+}
+
+func testRecoverInterrupted(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dawn.db")
 	{
-		s := openTest(t, path)
+		s := open()
 		newRun(t, s, "cut-1", "r1")
 		newRun(t, s, "cut-2", "r2")
 		newRun(t, s, "done", "r3")
@@ -186,7 +189,7 @@ func TestRecoverInterrupted(t *testing.T) {
 		must(t, s.Close())
 	}
 	{
-		s := openTest(t, path)
+		s := open()
 		n, err := s.RecoverInterrupted(ctx)
 		must(t, err)
 		if n != 2 {

@@ -53,7 +53,7 @@ func TestQueryPlans(t *testing.T) {
 // TestBeginRun covers the three ways a run begins: on a new thread, on a
 // thread with history, and refused.
 func TestBeginRun(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		cp, err := s.BeginRun(ctx, Run{ID: "run-1", ThreadID: "th", Route: "/support/[tenant]"})
 		must(t, err)

@@ -48,7 +48,7 @@ type Step struct {
 // It fails with ErrNotFound for an unknown run, ErrNotRunning when the run
 // has finished, ErrStepOrder when st.Step is not the previous step + 1, and
 // ErrInvalid when the run belongs to another thread or the data is not JSON.
-func (s *Store) SaveStep(ctx context.Context, st Step) error {
+func (s *SQLite) SaveStep(ctx context.Context, st Step) error {
 	if st.Step < 1 {
 		return fmt.Errorf("thread %q: %w: step must be 1 or more, got %d", st.ThreadID, ErrInvalid, st.Step)
 	}
@@ -130,7 +130,7 @@ func checkEvents(runID string, events []stream.Event) error {
 
 // insertEvents appends events to a run's log, each packed by the store's
 // packer. The caller holds mu.
-func (s *Store) insertEvents(ctx context.Context, runID string, threadPK, runPK int64, events []stream.Event) error {
+func (s *SQLite) insertEvents(ctx context.Context, runID string, threadPK, runPK int64, events []stream.Event) error {
 	defer s.packer.release()
 	for _, ev := range events {
 		codec, data := s.packer.pack(ev.Data)
@@ -144,7 +144,7 @@ func (s *Store) insertEvents(ctx context.Context, runID string, threadPK, runPK 
 // Latest returns the thread's latest checkpoint with all its messages. A
 // thread with no step yet gives Step 0 and empty (non-nil) Messages and
 // Values. It fails with ErrNotFound when the thread does not exist.
-func (s *Store) Latest(ctx context.Context, threadID string) (Checkpoint, error) {
+func (s *SQLite) Latest(ctx context.Context, threadID string) (Checkpoint, error) {
 	defer s.lockRead()()
 	return scanLatest(ctx, s.st.latest, threadID)
 }
@@ -210,7 +210,7 @@ const eventsQuery = `SELECT h.seq, h.type, h.codec, h.data
 // Events returns the run's events with an ID greater than after, ordered by
 // ID, with the same bytes of data they were saved with. It fails with
 // ErrNotFound when the run does not exist.
-func (s *Store) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
+func (s *SQLite) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
 	defer s.lockRead()()
 	rows, err := s.rq.QueryContext(ctx, eventsQuery, runID, after)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -14,7 +13,7 @@ import (
 )
 
 func TestLatestEmpty(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		_, err := s.CreateThread(ctx, "th", nil)
 		must(t, err)
@@ -30,7 +29,7 @@ func TestLatestEmpty(t *testing.T) {
 }
 
 func TestSaveStep(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		user := thread.Message{Role: thread.RoleUser, Content: "Where is my order <#42> & why?"}
@@ -53,8 +52,7 @@ func TestSaveStep(t *testing.T) {
 			t.Errorf("checkpoint = %+v", cp)
 		}
 
-		var stored string
-		must(t, s.rq.QueryRowContext(context.Background(), `SELECT h.data FROM history h JOIN threads t ON t.pk = h.thread WHERE t.id = 'th' AND h.run = 0 AND h.seq = 0`).Scan(&stored))
+		stored := queryString(t, s, `SELECT h.data FROM history h JOIN threads t ON t.pk = h.thread WHERE t.id = 'th' AND h.run = 0 AND h.seq = 0`)
 		if stored != `{"role":"user","content":"Where is my order <#42> & why?"}` {
 			t.Errorf("stored message %s is not compact and unescaped", stored)
 		}
@@ -105,7 +103,7 @@ func TestSaveStep(t *testing.T) {
 }
 
 func TestEventsAfter(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		must(t, s.SaveStep(ctx, sampleStep("th", "run-1", 1, 1)))
@@ -142,9 +140,12 @@ func TestEventsAfter(t *testing.T) {
 }
 
 func TestLatestPersisted(t *testing.T) {
+	eachDurable(t, testLatestPersisted)
+}
+
+func testLatestPersisted(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dawn.db")
-	s := openTest(t, path)
+	s := open()
 	newRun(t, s, "th", "run-1")
 	must(t, s.SaveStep(ctx, sampleStep("th", "run-1", 1, 1)))
 	must(t, s.SaveStep(ctx, sampleStep("th", "run-1", 2, 4)))
@@ -153,7 +154,7 @@ func TestLatestPersisted(t *testing.T) {
 	must(t, err)
 	must(t, s.Close())
 
-	s = openTest(t, path)
+	s = open()
 	after, err := s.Latest(ctx, "th")
 	must(t, err)
 	if !reflect.DeepEqual(before, after) {
@@ -164,7 +165,7 @@ func TestLatestPersisted(t *testing.T) {
 // TestConcurrentReadsDuringWrites runs readers beside a writer; run it with
 // -race. Every checkpoint a reader sees must be whole: 2 messages per step.
 func TestConcurrentReadsDuringWrites(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "th", "run-1")
 		var wg sync.WaitGroup

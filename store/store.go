@@ -61,11 +61,11 @@ const MaxIDLen = 256
 // lock before failing with SQLITE_BUSY.
 const busyTimeoutMS = 5000
 
-// Store is a thread store backed by one SQLite database. It is safe for
+// SQLite is a thread store backed by one SQLite database. It is safe for
 // concurrent use. Writes go through one connection, one transaction at a
 // time, which concurrent writers share (see write); reads use a pool of
 // connections that WAL lets run beside a write.
-type Store struct {
+type SQLite struct {
 	path string
 	// mu is held for each write transaction, and for ":memory:", whose
 	// reads share the writer connection, for each read as well.
@@ -98,26 +98,6 @@ type querier interface {
 	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
-// Open opens the store at path, creating the file and its parent folders
-// when missing, and brings its schema up to date. The path ":memory:" gives
-// a private in-memory database, independent of any other Open.
-//
-// A file database runs in WAL mode with synchronous=NORMAL. In WAL mode that
-// setting never corrupts the database and survives the process being killed
-// at any point: every committed transaction is in the WAL file, which the OS
-// holds even if the process dies. Only a power loss or OS crash can lose the
-// last transactions committed before it (they are not fsynced one by one),
-// and even then the database stays consistent at an earlier commit. That
-// trade buys an fsync-free commit, which the run rate needs; the fsyncs of
-// checkpoints happen off the write path (see checkpointer).
-//
-// The store registers itself as an owner in the database and renews its
-// lease while it is open (see Options and RecoverInterrupted), so that
-// several processes can share one file.
-func Open(path string) (*Store, error) {
-	return OpenWith(path, Options{})
-}
-
 // dsnPragmas are the connection settings of a file database, by role.
 // page_size only matters to a new database, and must come before
 // journal_mode, which creates the file: the driver runs _journal_mode after
@@ -142,7 +122,7 @@ const pageSize = 2048
 // restarts, in bytes.
 const walSizeLimit = 16 << 20
 
-func (s *Store) open() error {
+func (s *SQLite) open() error {
 	ctx := context.Background()
 	writerDSN := ":memory:"
 	if !s.memory {
@@ -214,7 +194,7 @@ var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // Close closes the database, after any write in flight. Reads in flight
 // may fail, and so does every call after Close. Closing twice is a no-op.
-func (s *Store) Close() error {
+func (s *SQLite) Close() error {
 	s.release()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,7 +208,7 @@ func (s *Store) Close() error {
 
 // closeAll closes every connection, the writer last: as the last one to
 // close, it checkpoints the WAL into the database file and removes it.
-func (s *Store) closeAll() error {
+func (s *SQLite) closeAll() error {
 	var errs []error
 	if s.ckpt != nil {
 		errs = append(errs, s.ckpt.close())
@@ -246,11 +226,11 @@ func (s *Store) closeAll() error {
 }
 
 // Path returns the path the store was opened with.
-func (s *Store) Path() string { return s.path }
+func (s *SQLite) Path() string { return s.path }
 
 // Stats reports how many threads the store holds and the size of its
 // database in bytes (page_count * page_size, WAL content included).
-func (s *Store) Stats(ctx context.Context) (threads int, bytes int64, err error) {
+func (s *SQLite) Stats(ctx context.Context) (threads int, bytes int64, err error) {
 	if s.memory {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -269,7 +249,7 @@ func (s *Store) Stats(ctx context.Context) (threads int, bytes int64, err error)
 
 // now returns the current time in Unix nanoseconds, strictly increasing
 // across calls so that rows written one after another sort in that order.
-func (s *Store) now() int64 {
+func (s *SQLite) now() int64 {
 	t := time.Now().UnixNano()
 	for {
 		last := s.clock.Load()
@@ -293,7 +273,7 @@ func fromNanos(n int64) time.Time {
 // lockRead is called at the start of a read; the read must call the
 // returned function when done. Only ":memory:" needs the lock: its reads
 // share the writer connection and must not see a write in the middle.
-func (s *Store) lockRead() (unlock func()) {
+func (s *SQLite) lockRead() (unlock func()) {
 	if !s.memory {
 		return noUnlock
 	}
@@ -301,7 +281,7 @@ func (s *Store) lockRead() (unlock func()) {
 	return s.unlock
 }
 
-func (s *Store) unlock() { s.mu.Unlock() }
+func (s *SQLite) unlock() { s.mu.Unlock() }
 
 func noUnlock() {}
 

@@ -21,7 +21,7 @@ type Thread struct {
 
 // CreateThread creates an idle thread. metadata must be a JSON object, or
 // empty for none. It fails with ErrExists when the id is taken.
-func (s *Store) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (Thread, error) {
+func (s *SQLite) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (Thread, error) {
 	if err := checkID("thread", id); err != nil {
 		return Thread{}, err
 	}
@@ -66,7 +66,7 @@ func compactObject(raw json.RawMessage) (string, error) {
 }
 
 // GetThread returns the thread with the given id, or ErrNotFound.
-func (s *Store) GetThread(ctx context.Context, id string) (Thread, error) {
+func (s *SQLite) GetThread(ctx context.Context, id string) (Thread, error) {
 	var t Thread
 	var created, updated int64
 	var meta string
@@ -96,7 +96,7 @@ var deleteThreadStatements = []string{
 
 // DeleteThread deletes a thread with its runs, messages, checkpoint and
 // events. It fails with ErrBusy while the thread has a running run.
-func (s *Store) DeleteThread(ctx context.Context, id string) error {
+func (s *SQLite) DeleteThread(ctx context.Context, id string) error {
 	return s.write(ctx, func(ctx context.Context) error {
 		var pk int64
 		var running bool

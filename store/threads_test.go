@@ -25,7 +25,7 @@ func TestCreateThreadMetadata(t *testing.T) {
 		{"string", `"x"`, "", ErrInvalid},
 		{"broken", `{"a":`, "", ErrInvalid},
 	}
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -54,7 +54,7 @@ func TestCreateThreadMetadata(t *testing.T) {
 }
 
 func TestThreadLifecycle(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		th, err := s.CreateThread(ctx, "thread-1", json.RawMessage(`{"k":"v"}`))
 		must(t, err)
@@ -92,7 +92,7 @@ func TestThreadLifecycle(t *testing.T) {
 }
 
 func TestDeleteThreadRemovesEverything(t *testing.T) {
-	eachKind(t, func(t *testing.T, s *Store) {
+	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
 		newRun(t, s, "doomed", "run-1")
 		newRun(t, s, "kept", "run-2")
@@ -118,19 +118,16 @@ func TestDeleteThreadRemovesEverything(t *testing.T) {
 			if table == "events" {
 				doomed, keep = "run-1", "run-2"
 			}
-			var gone, kept int
-			must(t, s.rq.QueryRowContext(ctx, query, doomed).Scan(&gone))
-			must(t, s.rq.QueryRowContext(ctx, query, keep).Scan(&kept))
+			gone, kept := queryInt(t, s, query, doomed), queryInt(t, s, query, keep)
 			if gone != 0 || kept == 0 {
 				t.Errorf("%s: %d rows of the deleted thread left, %d of the other", table, gone, kept)
 			}
 		}
 		// Nothing is left that no thread owns.
-		var orphans int
-		must(t, s.rq.QueryRowContext(ctx, `SELECT
+		orphans := queryInt(t, s, `SELECT
 			(SELECT count(*) FROM runs WHERE thread NOT IN (SELECT pk FROM threads)) +
 			(SELECT count(*) FROM history WHERE thread NOT IN (SELECT pk FROM threads)) +
-			(SELECT count(*) FROM history WHERE run <> 0 AND run NOT IN (SELECT pk FROM runs))`).Scan(&orphans))
+			(SELECT count(*) FROM history WHERE run <> 0 AND run NOT IN (SELECT pk FROM runs))`)
 		if orphans != 0 {
 			t.Errorf("%d rows left without their thread or run", orphans)
 		}

@@ -14,7 +14,7 @@ import (
 // runs). step must be the thread's previous step + 1. It fails with
 // ErrNotFound for an unknown thread, ErrBusy while a run is in flight and
 // ErrStepOrder when another writer got there first.
-func (s *Store) SaveValues(ctx context.Context, threadID string, step int, values thread.State) error {
+func (s *SQLite) SaveValues(ctx context.Context, threadID string, step int, values thread.State) error {
 	whole, parted, err := splitValues(values)
 	if err != nil {
 		return fmt.Errorf("thread %q: %w: %v", threadID, ErrInvalid, err)

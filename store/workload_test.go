@@ -28,7 +28,7 @@ const workloadTodos = `{"todos":[` +
 // todos, and the tool_call, tool_result and plan_update events); and the
 // answer step with the end of the run, whose done event holds the whole
 // final state (about 1.2 KB).
-func workloadRun(t testing.TB, s *Store, threadID string) {
+func workloadRun(t testing.TB, s *SQLite, threadID string) {
 	t.Helper()
 	ctx := context.Background()
 	runID := uuid.NewString()

@@ -34,7 +34,7 @@ type writeRequest struct {
 // ctx is checked before fn is queued. The statements themselves run without
 // its cancellation: they take microseconds, and a context that can end
 // makes the driver start a watcher goroutine for every statement.
-func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
+func (s *SQLite) write(ctx context.Context, fn func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 // commitGroup runs group, which holds at least one request, in one
 // transaction, and marks every request done with its result. The caller
 // holds mu.
-func (s *Store) commitGroup(group []*writeRequest) {
+func (s *SQLite) commitGroup(group []*writeRequest) {
 	defer func() {
 		for _, r := range group {
 			r.done = true
@@ -132,7 +132,7 @@ func (r *writeRequest) run() (ok bool) {
 // rolls back to it when r fails. It returns false only when the
 // transaction itself is gone (SQLite rolls back the whole transaction on
 // some errors, such as a full disk), and then r.err says why.
-func (s *Store) runInSavepoint(r *writeRequest) bool {
+func (s *SQLite) runInSavepoint(r *writeRequest) bool {
 	if _, err := s.st.savepoint.ExecContext(r.ctx); err != nil {
 		r.err = err
 		return false
@@ -157,7 +157,7 @@ func (s *Store) runInSavepoint(r *writeRequest) bool {
 // rollback ends a failed write transaction. Its error is dropped: SQLite
 // may already have rolled back on its own, and the caller reports the
 // first error.
-func (s *Store) rollback(ctx context.Context) {
+func (s *SQLite) rollback(ctx context.Context) {
 	_, _ = s.st.rollback.ExecContext(ctx)
 }
 
@@ -166,7 +166,7 @@ func (s *Store) rollback(ctx context.Context) {
 // size limit, until FailWrites(nil). Reads go on working. It is a
 // fault-injection point for tests of what callers do when the store cannot
 // write; nothing else calls it.
-func (s *Store) FailWrites(err error) {
+func (s *SQLite) FailWrites(err error) {
 	if err == nil {
 		s.fault.Store(nil)
 		return

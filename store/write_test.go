@@ -13,7 +13,7 @@ import (
 // inOneGroup runs the calls at once and makes them share one group commit:
 // it holds the writer lock until all of them are queued. It returns each
 // call's error, or its panic as an error.
-func inOneGroup(t *testing.T, s *Store, calls []func() error) []error {
+func inOneGroup(t *testing.T, s *SQLite, calls []func() error) []error {
 	t.Helper()
 	errs := make([]error, len(calls))
 	var wg sync.WaitGroup

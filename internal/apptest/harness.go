@@ -25,7 +25,7 @@ import (
 // route using one model (usually a ScriptedModel).
 type Harness struct {
 	App   *app.App
-	Store *store.Store
+	Store store.Store
 	Runs  *runner.Manager
 	// API is the HTTP API for the same runs, for Serve.
 	API *server.Server

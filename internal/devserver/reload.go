@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/store"
 	"github.com/dawn-go/dawn/watch"
 )
 
@@ -107,7 +108,7 @@ func (r *Reloader) Reload(ctx context.Context, b watch.Batch) {
 		PrintProblems(r.out, "these routes still have problems and do not run", err)
 	}
 	if cur.StorePath() != next.StorePath() {
-		fmt.Fprintf(r.out, "dawn dev: dawn.yaml now names the store %s; restart dawn dev to use it (threads stay in %s until then)\n", next.StorePath(), cur.StorePath())
+		fmt.Fprintf(r.out, "dawn dev: dawn.yaml now names the store %s; restart dawn dev to use it (threads stay in %s until then)\n", store.Redact(next.StorePath()), store.Redact(cur.StorePath()))
 	}
 }
 
