@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -329,4 +331,64 @@ func TestJSONPatch(t *testing.T) {
 			t.Errorf("patch %s -> %s = %s, want %s", c.old, c.new, mustJSON(ops), c.want)
 		}
 	}
+}
+
+// tally is a capability the runtime has never heard of: its "tally" events
+// add n to its count field, which a mirror shows as {"value": count}.
+type tally struct{}
+
+func (tally) Name() string                 { return "tally" }
+func (tally) Detect(string) (string, bool) { return "", false }
+func (tally) Load(context.Context, *router.Route, string) (*capabilities.Contribution, error) {
+	return nil, nil
+}
+
+func (tally) MirrorEvent(typ string, data json.RawMessage, current func(string) json.RawMessage) (map[string]json.RawMessage, bool) {
+	if typ != "tally" {
+		return nil, false
+	}
+	var d struct {
+		N      int
+		CallID *string `json:"call_id"`
+	}
+	var have struct{ Value int }
+	if json.Unmarshal(data, &d) != nil || d.CallID != nil {
+		return nil, false // not the event as the capability emitted it
+	}
+	_ = json.Unmarshal(current("count"), &have)
+	return map[string]json.RawMessage{"count": mustJSON(map[string]int{"value": have.Value + d.N})}, true
+}
+
+func (tally) MirrorField(_ *capabilities.Prepared, field string, raw json.RawMessage) (json.RawMessage, bool) {
+	var n int
+	if field != "count" || json.Unmarshal(raw, &n) != nil {
+		return nil, false
+	}
+	return mustJSON(map[string]int{"value": n}), true
+}
+
+// TestAGUIStateMirror: the shared state follows whatever capability mirrors
+// its fields (capabilities.StateMirror), for the run and for a subagent,
+// with the field shown as its capability shows it; the subagent's event
+// reaches the capability without the identity fields forwarding added.
+func TestAGUIStateMirror(t *testing.T) {
+	route := &capabilities.Prepared{Fields: []capabilities.Field{{Name: "count", Capability: "tally"}, {Name: "notes"}}}
+	a := newAGUIStream("t", "r", "d", aguiFieldsOf(route, []capabilities.Marker{tally{}}))
+	got := a.start(nil, thread.State{"count": json.RawMessage(`2`), "notes": json.RawMessage(`[]`)})
+	for _, e := range []stream.Event{
+		ev("tally", `{"n":3}`),
+		stream.Forward(ev("tally", `{"n":4}`), stream.Subagent{CallID: "c/1", Name: "helper", RouteID: "/helper", Depth: 1}),
+		stream.Forward(ev("other", `{"n":4}`), stream.Subagent{CallID: "c2", Name: "helper", RouteID: "/helper", Depth: 1}),
+		ev("done", `{"output":{"count":9}}`),
+	} {
+		got = append(got, a.translate(e)...)
+	}
+	checkEvents(t, got, []string{
+		`{"type":"RUN_STARTED","threadId":"t","runId":"r"}`,
+		`{"type":"STATE_SNAPSHOT","snapshot":{"count":{"value":2},"notes":[]}}`,
+		`{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/count/value","value":5}]}`,
+		`{"type":"STATE_DELTA","delta":[{"op":"add","path":"/subagents","value":{"c/1":{"count":{"value":4},"depth":1,"route_id":"/helper","subagent":"helper"}}}]}`,
+		`{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/count/value","value":9}]}`,
+		`{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"success"},"result":{"count":9}}`,
+	})
 }
