@@ -112,8 +112,8 @@ func (f aguiFields) mirror(doc map[string]any, base []string, typ string, data j
 // the text Dawn streams as chunks into messages, turns tool calls and
 // results into their AG-UI events, and keeps the AG-UI shared state: the
 // route's state fields (todos, the harness plan, state.yaml fields) as the
-// thread has them, kept live from plan events, with each subagent's plan
-// under subagents/<call id>. It ends with exactly one RUN_FINISHED or
+// thread has them, kept live from the events that carry them (see
+// capabilities.StateMirror), with each subagent's under subagents/<call id>. It ends with exactly one RUN_FINISHED or
 // RUN_ERROR.
 type aguiStream struct {
 	threadID string
