@@ -221,3 +221,25 @@ type MessageMetadata interface {
 type OfflineScript interface {
 	OfflineReply(text string) (reply string, own bool)
 }
+
+// StateMirror is a marker whose stream events carry new values of its state
+// fields, so that a client mirroring a thread's state during a run (the
+// AG-UI endpoint's shared state) keeps it live between checkpoints, as
+// planning's plan_update carries the todos. It may also show a client one
+// of its fields in another shape than the thread stores, as planning shows
+// a harness-owned plan as its plan_update view.
+type StateMirror interface {
+	// MirrorEvent returns the state fields an event of type typ sets in the
+	// mirror, by name, each as JSON in the shape the mirror shows it; ok is
+	// false for an event the marker does not mirror. typ and data are the
+	// event as the capability emitted it: a subagent's event comes without
+	// the stream.SubagentPrefix and the identity fields forwarding adds, and
+	// the fields it returns land in that subagent's part of the mirror.
+	// current returns a field's value in that part of the mirror as JSON, or
+	// nil when it has none, for an event that changes part of a field.
+	MirrorEvent(typ string, data json.RawMessage, current func(field string) json.RawMessage) (fields map[string]json.RawMessage, ok bool)
+	// MirrorField returns the value raw of field, a field the marker
+	// contributes to route p, as the mirror shows it; ok false shows it as
+	// stored.
+	MirrorField(p *Prepared, field string, raw json.RawMessage) (view json.RawMessage, ok bool)
+}

@@ -111,7 +111,7 @@ func (s *Server) aguiRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tr := newAGUIStream(threadID, runID, run.ID, aguiFieldsOf(route))
+	tr := newAGUIStream(threadID, runID, run.ID, aguiFieldsOf(route, a.Config.Markers))
 	return s.writeAGUI(c, run, tr, tr.start(clientState, start))
 }
 

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/harness"
-	"github.com/dawn-go/dawn/planning"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -43,33 +41,79 @@ const aguiSubagents = "subagents"
 // typeInterrupt is the Dawn event of a run parked for a human.
 const typeInterrupt = "interrupt"
 
+// aguiIdentity are the fields a forwarded subagent event's data carries
+// about the subagent (see stream.Forward).
+var aguiIdentity = []string{"call_id", "subagent", "route_id", "depth"}
+
 // aguiFields says which of a route's state fields the shared state
 // mirrors, and how.
 type aguiFields struct {
 	// names are every state field of the route.
 	names []string
-	// harnessPlan is set when the route's plan field holds a harness-owned
-	// plan, shown in the shared state as its plan_update view.
-	harnessPlan bool
+	// views show a field's stored value as its capability shows it to a
+	// mirror, by field name (capabilities.StateMirror).
+	views map[string]func(raw json.RawMessage) (json.RawMessage, bool)
+	// mirrors are the app's capabilities whose events carry state fields,
+	// the run's own or a subagent's.
+	mirrors []capabilities.StateMirror
 }
 
-func aguiFieldsOf(route *capabilities.Prepared) aguiFields {
-	f := aguiFields{}
+// aguiFieldsOf returns the fields of route, shown as the app's markers
+// mirror them.
+func aguiFieldsOf(route *capabilities.Prepared, markers []capabilities.Marker) aguiFields {
+	f := aguiFields{views: map[string]func(json.RawMessage) (json.RawMessage, bool){}}
+	byName := map[string]capabilities.StateMirror{}
+	for _, mk := range markers {
+		if m, ok := mk.(capabilities.StateMirror); ok {
+			f.mirrors = append(f.mirrors, m)
+			byName[mk.Name()] = m
+		}
+	}
 	for _, field := range route.Fields {
 		f.names = append(f.names, field.Name)
+		if m, ok := byName[field.Capability]; ok && field.Capability != "" {
+			f.views[field.Name] = func(raw json.RawMessage) (json.RawMessage, bool) {
+				return m.MirrorField(route, field.Name, raw)
+			}
+		}
 	}
-	_, f.harnessPlan = planning.SettingsOf(route)
 	return f
 }
 
 func (f aguiFields) has(name string) bool { return slices.Contains(f.names, name) }
 
+// mirror returns doc with the state fields event typ sets at base, as the
+// first capability that mirrors the event gives them; ok is false when no
+// capability mirrors it.
+func (f aguiFields) mirror(doc map[string]any, base []string, typ string, data json.RawMessage) (map[string]any, bool) {
+	current := func(field string) json.RawMessage {
+		v := lookup(doc, pathOf(base, field))
+		if v == nil {
+			return nil
+		}
+		raw, _ := json.Marshal(v)
+		return raw
+	}
+	for _, m := range f.mirrors {
+		fields, ok := m.MirrorEvent(typ, data, current)
+		if !ok {
+			continue
+		}
+		next := doc
+		for _, name := range slices.Sorted(maps.Keys(fields)) {
+			next = with(next, pathOf(base, name), decodeAny(fields[name]))
+		}
+		return next, true
+	}
+	return doc, false
+}
+
 // aguiStream translates one run's Dawn events to AG-UI events. It frames
 // the text Dawn streams as chunks into messages, turns tool calls and
 // results into their AG-UI events, and keeps the AG-UI shared state: the
 // route's state fields (todos, the harness plan, state.yaml fields) as the
-// thread has them, kept live from plan events, with each subagent's plan
-// under subagents/<call id>. It ends with exactly one RUN_FINISHED or
+// thread has them, kept live from the events that carry them (see
+// capabilities.StateMirror), with each subagent's under subagents/<call id>. It ends with exactly one RUN_FINISHED or
 // RUN_ERROR.
 type aguiStream struct {
 	threadID string
@@ -127,10 +171,9 @@ func (a *aguiStream) start(client map[string]json.RawMessage, values thread.Stat
 
 // fieldView is a state field's value as the shared state shows it.
 func (a *aguiStream) fieldView(name string, raw json.RawMessage) any {
-	if a.fields.harnessPlan && name == planning.PlanField {
-		var p harness.Plan
-		if err := json.Unmarshal(raw, &p); err == nil {
-			return planView(decodeObject(planning.PlanEvent(&p).Data))
+	if view, ok := a.fields.views[name]; ok {
+		if v, ok := view(raw); ok {
+			return decodeAny(v)
 		}
 	}
 	return decodeAny(raw)
@@ -154,33 +197,16 @@ func (a *aguiStream) translate(e stream.Event) []aguiEvent {
 		out = append(out, a.toolCall(e.Data)...)
 	case e.Type == stream.TypeToolResult:
 		out = append(out, a.toolResult(e.Data)...)
-	case e.Type == planning.EventType:
-		out = append(out, a.setState(planUpdate(a.state, nil, decodeObject(e.Data)))...)
-	case isLifecycle(e.Type):
-		out = append(out, a.setState(lifecycle(a.state, nil, decodeObject(e.Data)))...)
-	case isSub && (sub == planning.EventType || isLifecycle(sub)):
-		data := decodeObject(e.Data)
-		callID, _ := data["call_id"].(string)
-		if callID == "" {
-			break
-		}
-		base := []string{aguiSubagents, callID}
-		next := a.state
-		for _, k := range []string{"subagent", "route_id", "depth"} {
-			if v, ok := data[k]; ok {
-				next = with(next, pathOf(base, k), v)
-			}
-		}
-		if sub == planning.EventType {
-			next = planUpdate(next, base, data)
-		} else {
-			next = lifecycle(next, base, data)
-		}
-		out = append(out, a.setState(next)...)
+	case isSub:
+		out = append(out, a.subagentState(sub, e.Data)...)
 	case e.Type == typeInterrupt:
 		out = append(out, a.interrupt(e.Data)...)
 	case e.Type == stream.TypeDone:
 		out = append(out, a.finish(e.Data)...)
+	default:
+		if next, ok := a.fields.mirror(a.state, nil, e.Type, e.Data); ok {
+			out = append(out, a.setState(next)...)
+		}
 	}
 	return out
 }
@@ -194,12 +220,29 @@ func (a *aguiStream) end() []aguiEvent {
 	return append(a.closeText(), aguiEvent{"type": aguiRunError, "message": "the run's event stream ended without a result; read the thread's state for what was saved"})
 }
 
-func isLifecycle(typ string) bool {
-	switch typ {
-	case harness.EventPaused, harness.EventDone, harness.EventFailed, harness.EventCancelled:
-		return true
+// subagentState keeps a subagent's state fields that its event typ
+// carries under subagents/<call id>, with the subagent's identity.
+func (a *aguiStream) subagentState(typ string, raw json.RawMessage) []aguiEvent {
+	data := decodeObject(raw)
+	callID, _ := data["call_id"].(string)
+	if callID == "" {
+		return nil
 	}
-	return false
+	own := maps.Clone(data)
+	for _, k := range aguiIdentity {
+		delete(own, k)
+	}
+	base := []string{aguiSubagents, callID}
+	next, ok := a.fields.mirror(a.state, base, typ, mustJSON(own))
+	if !ok {
+		return nil
+	}
+	for _, k := range aguiIdentity[1:] {
+		if v, ok := data[k]; ok {
+			next = with(next, pathOf(base, k), v)
+		}
+	}
+	return a.setState(next)
 }
 
 // chunk streams a text delta, opening a message first. Its data is the
@@ -287,41 +330,6 @@ func (a *aguiStream) toolResult(data json.RawMessage) []aguiEvent {
 	return []aguiEvent{{"type": aguiToolCallResult, "messageId": a.newID("result"), "toolCallId": id, "content": content, "role": "tool"}}
 }
 
-// planUpdate returns doc with a plan_update's todos (and, for a
-// harness-owned plan, its view) at base.
-func planUpdate(doc map[string]any, base []string, data map[string]any) map[string]any {
-	if data == nil {
-		return doc
-	}
-	next := with(doc, pathOf(base, planning.StateField), projectTodos(data[planning.StateField]))
-	if _, ok := data["state"]; ok {
-		next = with(next, pathOf(base, planning.PlanField), planView(data))
-	}
-	return next
-}
-
-// lifecycle returns doc with a harness plan's new lifecycle state (paused,
-// done, failed, cancelled) and why, in the plan at base.
-func lifecycle(doc map[string]any, base []string, data map[string]any) map[string]any {
-	if data == nil {
-		return doc
-	}
-	planPath := pathOf(base, planning.PlanField)
-	plan := map[string]any{}
-	if have, ok := lookup(doc, planPath).(map[string]any); ok {
-		maps.Copy(plan, have)
-	}
-	plan["state"] = data["state"]
-	for _, k := range []string{"pause_reason", "reason"} {
-		if s, _ := data[k].(string); s != "" {
-			plan[k] = s
-		} else {
-			delete(plan, k)
-		}
-	}
-	return with(doc, planPath, plan)
-}
-
 // interrupt records a parked run's interrupt; the run then finishes with
 // the interrupt outcome, as Dawn's adapter does.
 func (a *aguiStream) interrupt(data json.RawMessage) []aguiEvent {
@@ -397,47 +405,6 @@ func (a *aguiStream) setState(next map[string]any) []aguiEvent {
 		return nil
 	}
 	return []aguiEvent{{"type": aguiStateDelta, "delta": ops}}
-}
-
-// planView is a harness plan as the shared state shows it: the plan_update
-// data with its todos (the plan's items, ids and attempts included) under
-// "items", and without the subagent identity fields.
-func planView(data map[string]any) map[string]any {
-	view := map[string]any{}
-	for k, v := range data {
-		switch k {
-		case planning.StateField:
-			view["items"] = v
-		case "call_id", "subagent", "route_id", "depth":
-		default:
-			view[k] = v
-		}
-	}
-	return view
-}
-
-// projectTodos returns a plan_update's todos in the shape the thread keeps
-// them: content, status and (when set) evidence. A harness plan's items
-// carry ids and attempts too, which the plan view keeps.
-func projectTodos(v any) any {
-	list, ok := v.([]any)
-	if !ok {
-		return v
-	}
-	out := make([]any, len(list))
-	for i, item := range list {
-		m, ok := item.(map[string]any)
-		if !ok {
-			out[i] = item
-			continue
-		}
-		todo := map[string]any{"content": m["content"], "status": m["status"]}
-		if ev, ok := m["evidence"].(string); ok && ev != "" {
-			todo["evidence"] = ev
-		}
-		out[i] = todo
-	}
-	return out
 }
 
 // jsonPatch appends to ops the RFC 6902 operations that turn old into new

@@ -1,9 +1,16 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -19,13 +26,53 @@ const (
 	harnessUpdate = `{"todos":[{"id":"1","content":"A","status":"completed","evidence":"ran it","attempts":1},{"id":"2","content":"B","status":"in_progress","attempts":0}],"state":"running","current":1,"postconditions":[],"advance":"auto","budget_left":3}`
 )
 
+// routeFields returns the shared-state fields of an app's route "open",
+// whose plan.md keeps a plain todo list, and of its route "job", whose plan
+// the harness owns, as the stock markers mirror them, plus extra state
+// fields as if state.yaml declared them.
+func routeFields(t *testing.T, extra ...string) (plain, enforced aguiFields) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"open/agent.md": "No harness here.",
+		"open/plan.md":  "- [ ] Step 1\n",
+		"job/agent.md":  "You do the job.",
+		"job/plan.md":   "---\nenforce: true\n---\n- [ ] Step 1\n",
+	} {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := app.Load(context.Background(), dir, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	of := func(key string) aguiFields {
+		route, _, err := a.Resolve(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := aguiFieldsOf(route, a.Config.Markers)
+		f.names = append(f.names, extra...)
+		return f
+	}
+	return of("open"), of("job")
+}
+
 // TestAGUITranslate checks the AG-UI events for Dawn event sequences. The
 // translator has started with an empty shared state on a route whose state
 // fields are todos (and plan, for the harness cases); each case lists every
 // event the sequence gives, as JSON.
 func TestAGUITranslate(t *testing.T) {
-	plain := aguiFields{names: []string{"todos"}}
-	enforced := aguiFields{names: []string{"todos", "plan"}, harnessPlan: true}
+	plain, enforced := routeFields(t)
+	if !slices.Equal(plain.names, []string{"todos"}) || !slices.Equal(enforced.names, []string{"todos", "plan"}) {
+		t.Fatalf("fields: plain %v, enforced %v", plain.names, enforced.names)
+	}
+	withNotes, _ := routeFields(t, "notes")
 	finished := `{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"success"},"result":{"messages":[]}}`
 	cases := []struct {
 		name   string
@@ -179,7 +226,7 @@ func TestAGUITranslate(t *testing.T) {
 		},
 		{
 			name:   "the final values bring a state field no event reported up to date",
-			fields: aguiFields{names: []string{"todos", "notes"}},
+			fields: withNotes,
 			events: []stream.Event{ev("done", `{"output":{"messages":[],"notes":["called back"],"todos":[]}}`)},
 			want: []string{
 				`{"type":"STATE_DELTA","delta":[{"op":"add","path":"/notes","value":["called back"]},{"op":"add","path":"/todos","value":[]}]}`,
@@ -226,7 +273,8 @@ func checkEvents(t *testing.T, got []aguiEvent, want []string) {
 // copy, shows a harness plan as its plan_update view and drops the
 // subagent plans of earlier runs.
 func TestAGUIStartSnapshot(t *testing.T) {
-	a := newAGUIStream("t", "r", "d", aguiFields{names: []string{"todos", "plan", "notes"}, harnessPlan: true})
+	_, enforced := routeFields(t, "notes")
+	a := newAGUIStream("t", "r", "d", enforced)
 	client := map[string]json.RawMessage{
 		"ui":        json.RawMessage(`{"open":true}`),
 		"todos":     json.RawMessage(`[{"content":"stale","status":"pending"}]`),
@@ -283,4 +331,64 @@ func TestJSONPatch(t *testing.T) {
 			t.Errorf("patch %s -> %s = %s, want %s", c.old, c.new, mustJSON(ops), c.want)
 		}
 	}
+}
+
+// tally is a capability the runtime has never heard of: its "tally" events
+// add n to its count field, which a mirror shows as {"value": count}.
+type tally struct{}
+
+func (tally) Name() string                 { return "tally" }
+func (tally) Detect(string) (string, bool) { return "", false }
+func (tally) Load(context.Context, *router.Route, string) (*capabilities.Contribution, error) {
+	return nil, nil
+}
+
+func (tally) MirrorEvent(typ string, data json.RawMessage, current func(string) json.RawMessage) (map[string]json.RawMessage, bool) {
+	if typ != "tally" {
+		return nil, false
+	}
+	var d struct {
+		N      int
+		CallID *string `json:"call_id"`
+	}
+	var have struct{ Value int }
+	if json.Unmarshal(data, &d) != nil || d.CallID != nil {
+		return nil, false // not the event as the capability emitted it
+	}
+	_ = json.Unmarshal(current("count"), &have)
+	return map[string]json.RawMessage{"count": mustJSON(map[string]int{"value": have.Value + d.N})}, true
+}
+
+func (tally) MirrorField(_ *capabilities.Prepared, field string, raw json.RawMessage) (json.RawMessage, bool) {
+	var n int
+	if field != "count" || json.Unmarshal(raw, &n) != nil {
+		return nil, false
+	}
+	return mustJSON(map[string]int{"value": n}), true
+}
+
+// TestAGUIStateMirror: the shared state follows whatever capability mirrors
+// its fields (capabilities.StateMirror), for the run and for a subagent,
+// with the field shown as its capability shows it; the subagent's event
+// reaches the capability without the identity fields forwarding added.
+func TestAGUIStateMirror(t *testing.T) {
+	route := &capabilities.Prepared{Fields: []capabilities.Field{{Name: "count", Capability: "tally"}, {Name: "notes"}}}
+	a := newAGUIStream("t", "r", "d", aguiFieldsOf(route, []capabilities.Marker{tally{}}))
+	got := a.start(nil, thread.State{"count": json.RawMessage(`2`), "notes": json.RawMessage(`[]`)})
+	for _, e := range []stream.Event{
+		ev("tally", `{"n":3}`),
+		stream.Forward(ev("tally", `{"n":4}`), stream.Subagent{CallID: "c/1", Name: "helper", RouteID: "/helper", Depth: 1}),
+		stream.Forward(ev("other", `{"n":4}`), stream.Subagent{CallID: "c2", Name: "helper", RouteID: "/helper", Depth: 1}),
+		ev("done", `{"output":{"count":9}}`),
+	} {
+		got = append(got, a.translate(e)...)
+	}
+	checkEvents(t, got, []string{
+		`{"type":"RUN_STARTED","threadId":"t","runId":"r"}`,
+		`{"type":"STATE_SNAPSHOT","snapshot":{"count":{"value":2},"notes":[]}}`,
+		`{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/count/value","value":5}]}`,
+		`{"type":"STATE_DELTA","delta":[{"op":"add","path":"/subagents","value":{"c/1":{"count":{"value":4},"depth":1,"route_id":"/helper","subagent":"helper"}}}]}`,
+		`{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/count/value","value":9}]}`,
+		`{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"success"},"result":{"count":9}}`,
+	})
 }
