@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/tmc/langchaingo/llms"
@@ -357,6 +358,10 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 			return nil
 		}))
 	}
+	// A retried or fallen-back model call shows each failed try.
+	ctx = models.WithAttemptObserver(ctx, func(a models.Attempt) {
+		l.emit(stream.New(stream.TypeModelRetry, a.EventData()))
+	})
 	resp, err := l.cfg.Model.GenerateContent(ctx, toLLM(SystemPrompt(l.cfg.Route, state), msgs), opts...)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -94,7 +94,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if r.Agent.Model != "" {
-				if _, err := models.ParseSpec(r.Agent.Model); err != nil {
+				if _, err := models.ParseSpecList(r.Agent.Model); err != nil {
 					results[i].err = fmt.Errorf("%s: model: %v", r.Agent.File, err)
 					return
 				}
@@ -112,7 +112,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		a.Warnings = append(a.Warnings, results[i].p.Warnings...)
 	}
 	if a.Config.Model != "" {
-		if _, err := models.ParseSpec(a.Config.Model); err != nil {
+		if _, err := models.ParseSpecList(a.Config.Model); err != nil {
 			errs = append(errs, fmt.Errorf("%s: model: %v", filepath.Join(abs, ConfigFile), err))
 		}
 	}

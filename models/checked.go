@@ -20,6 +20,7 @@ type checkedModel struct {
 
 // GenerateContent calls the wrapped model.
 func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	ctx = beginCall(ctx)
 	if err := ctx.Err(); err != nil {
 		return nil, classify(ctx, m.spec, m.baseURL, err)
 	}

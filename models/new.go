@@ -51,31 +51,61 @@ var sharedHTTPClient = &http.Client{
 	Timeout: 30 * time.Minute,
 }
 
-// New returns the model named by spec (see ParseSpec for the format). env
-// looks up environment variables; pass os.Getenv in production. Only env is
-// consulted: the process environment is never read behind its back.
+// New returns the model named by spec (see ParseSpec for the format), or a
+// model that tries a fallback list of them in order (see ParseSpecList).
+// env looks up environment variables; pass os.Getenv in production. Only
+// env is consulted: the process environment is never read behind its back.
+//
+// Each provider model retries a call that the server answers with 429 or a
+// 5xx, within the RetryPolicy read from EnvRetries and EnvRetryMaxWait.
 //
 // Errors name the model and the variable to set. Every error the returned
 // model gives from GenerateContent is a *ModelError.
 func New(spec string, env func(string) string) (llms.Model, error) {
-	s, err := ParseSpec(spec)
+	specs, err := ParseSpecList(spec)
 	if err != nil {
 		return nil, err
 	}
 	if env == nil {
 		env = func(string) string { return "" }
 	}
+	policy, err := retryPolicyFrom(spec, env)
+	if err != nil {
+		return nil, err
+	}
+	if len(specs) == 1 {
+		return newOne(specs[0], env, policy)
+	}
+	f := &fallbackModel{}
+	for _, s := range specs {
+		m, err := newOne(s, env, policy)
+		if err != nil {
+			return nil, fmt.Errorf("model list %q: %w", spec, err)
+		}
+		f.models = append(f.models, m)
+		f.specs = append(f.specs, s.String())
+	}
+	return f, nil
+}
+
+// newOne builds one provider's model.
+func newOne(s Spec, env func(string) string, policy RetryPolicy) (llms.Model, error) {
 	var inner llms.Model
 	var baseURL string
+	var err error
+	client := &http.Client{
+		Transport: &retryTransport{base: sharedHTTPClient.Transport, spec: s.String(), policy: policy},
+		Timeout:   sharedHTTPClient.Timeout,
+	}
 	switch s.Provider {
 	case ProviderOffline:
 		return &checkedModel{inner: NewOffline(), spec: s}, nil
 	case ProviderOpenAI:
-		inner, baseURL, err = newOpenAI(s, env)
+		inner, baseURL, err = newOpenAI(s, env, client)
 	case ProviderAnthropic:
-		inner, baseURL, err = newAnthropic(s, env)
+		inner, baseURL, err = newAnthropic(s, env, client)
 	case ProviderOllama:
-		inner, baseURL, err = newOllama(s, env)
+		inner, baseURL, err = newOllama(s, env, client)
 	}
 	if err != nil {
 		return nil, err
@@ -83,7 +113,7 @@ func New(spec string, env func(string) string) (llms.Model, error) {
 	return &checkedModel{inner: inner, spec: s, baseURL: baseURL}, nil
 }
 
-func newOpenAI(s Spec, env func(string) string) (llms.Model, string, error) {
+func newOpenAI(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
 	key := strings.TrimSpace(env(EnvOpenAIKey))
 	if key == "" {
 		return nil, "", fmt.Errorf("model %q: %s is not set; export it, or set %s to an OpenAI-compatible server that needs no key (then any non-empty %s works), or use model %q",
@@ -98,7 +128,7 @@ func newOpenAI(s Spec, env func(string) string) (llms.Model, string, error) {
 		openai.WithToken(key),
 		openai.WithBaseURL(base),
 		openai.WithOrganization(env(EnvOpenAIOrg)),
-		openai.WithHTTPClient(sharedHTTPClient),
+		openai.WithHTTPClient(client),
 	)
 	if err != nil {
 		return nil, "", fmt.Errorf("model %q: %w", s, err)
@@ -106,7 +136,7 @@ func newOpenAI(s Spec, env func(string) string) (llms.Model, string, error) {
 	return m, base, nil
 }
 
-func newAnthropic(s Spec, env func(string) string) (llms.Model, string, error) {
+func newAnthropic(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
 	key := strings.TrimSpace(env(EnvAnthropicKey))
 	if key == "" {
 		return nil, "", fmt.Errorf("model %q: %s is not set; export it (and %s for a proxy), or use model %q",
@@ -124,7 +154,7 @@ func newAnthropic(s Spec, env func(string) string) (llms.Model, string, error) {
 		anthropic.WithModel(s.Name),
 		anthropic.WithToken(key),
 		anthropic.WithBaseURL(base),
-		anthropic.WithHTTPClient(sharedHTTPClient),
+		anthropic.WithHTTPClient(client),
 	)
 	if err != nil {
 		return nil, "", fmt.Errorf("model %q: %w", s, err)
@@ -135,7 +165,7 @@ func newAnthropic(s Spec, env func(string) string) (llms.Model, string, error) {
 // newOllama talks to Ollama through its OpenAI-compatible /v1 API: the native
 // langchaingo Ollama client (v0.1.14) does not send tools, and Dawn's planning
 // needs tool calls.
-func newOllama(s Spec, env func(string) string) (llms.Model, string, error) {
+func newOllama(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
 	host, err := ollamaHost(s, env(EnvOllamaHost))
 	if err != nil {
 		return nil, "", err
@@ -145,7 +175,7 @@ func newOllama(s Spec, env func(string) string) (llms.Model, string, error) {
 		openai.WithModel(s.Name),
 		openai.WithToken("ollama"),
 		openai.WithBaseURL(base),
-		openai.WithHTTPClient(sharedHTTPClient),
+		openai.WithHTTPClient(client),
 	)
 	if err != nil {
 		return nil, "", fmt.Errorf("model %q: %w", s, err)
