@@ -12,6 +12,7 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/routeprompt"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -100,6 +101,9 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 				}
 			}
 			results[i].p, results[i].err = capabilities.Prepare(ctx, r, in)
+			if results[i].err == nil {
+				results[i].err = checkPrompt(results[i].p)
+			}
 		}()
 	}
 	wg.Wait()
@@ -167,4 +171,14 @@ func (a *App) StorePath() string {
 	default:
 		return filepath.Join(a.Dir, s)
 	}
+}
+
+// checkPrompt reports the template errors and unknown names of a route's
+// prompt, each with the file and line.
+func checkPrompt(p *capabilities.Prepared) error {
+	fields := make([]string, len(p.Fields))
+	for i, f := range p.Fields {
+		fields[i] = f.Name
+	}
+	return errors.Join(routeprompt.Check(p.Route, fields)...)
 }
