@@ -78,19 +78,19 @@ type Attempt struct {
 	Wait time.Duration
 }
 
+// RetryEvent is the data of a "model_retry" stream event.
+type RetryEvent struct {
+	Attempt int    `json:"attempt"`
+	Model   string `json:"model"`
+	Next    string `json:"next"`
+	Status  int    `json:"status,omitempty"`
+	WaitMs  int64  `json:"wait_ms"`
+	Error   string `json:"error"`
+}
+
 // EventData is the attempt as the data of a "model_retry" stream event.
-func (a Attempt) EventData() map[string]any {
-	d := map[string]any{
-		"attempt": a.Attempt,
-		"model":   a.Model,
-		"next":    a.Next,
-		"error":   a.Err.Error(),
-		"wait_ms": a.Wait.Milliseconds(),
-	}
-	if a.Status != 0 {
-		d["status"] = a.Status
-	}
-	return d
+func (a Attempt) EventData() RetryEvent {
+	return RetryEvent{Attempt: a.Attempt, Model: a.Model, Next: a.Next, Status: a.Status, WaitMs: a.Wait.Milliseconds(), Error: a.Err.Error()}
 }
 
 type observerKey struct{}
