@@ -25,7 +25,7 @@ func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		return nil, classify(ctx, m.spec, m.baseURL, err)
 	}
 	messages = splitMessages(m.spec.Provider, messages)
-	if m.spec.Provider == ProviderOpenAI || m.spec.Provider == ProviderOllama {
+	if m.spec.Provider == ProviderOpenAI || m.spec.Provider == ProviderOllama || m.spec.Provider == ProviderCompatible {
 		options = textOnlyStreaming(options)
 	}
 	resp, err := m.inner.GenerateContent(ctx, messages, options...)

@@ -21,6 +21,14 @@ const (
 	EnvAnthropicKey     = "ANTHROPIC_API_KEY"
 	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
 	EnvOllamaHost       = "OLLAMA_HOST"
+	EnvGeminiKey        = "GEMINI_API_KEY"
+	// EnvGoogleKey is read when EnvGeminiKey is unset, as Google's SDKs do.
+	EnvGoogleKey     = "GOOGLE_API_KEY"
+	EnvGeminiBaseURL = "GEMINI_BASE_URL"
+	// EnvCompatibleBaseURL is required by openai-compatible models; the key
+	// is optional, for servers started with one (vllm serve --api-key).
+	EnvCompatibleBaseURL = "OPENAI_COMPATIBLE_BASE_URL"
+	EnvCompatibleKey     = "OPENAI_COMPATIBLE_API_KEY"
 )
 
 // Default server addresses used when the matching variable is unset.
@@ -28,6 +36,7 @@ const (
 	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL = "https://api.anthropic.com/v1"
 	DefaultOllamaHost       = "http://127.0.0.1:11434"
+	DefaultGeminiBaseURL    = "https://generativelanguage.googleapis.com/v1beta"
 )
 
 // sharedHTTPClient is used by every provider model. It keeps connections
@@ -106,6 +115,10 @@ func newOne(s Spec, env func(string) string, policy RetryPolicy) (llms.Model, er
 		inner, baseURL, err = newAnthropic(s, env, client)
 	case ProviderOllama:
 		inner, baseURL, err = newOllama(s, env, client)
+	case ProviderGemini:
+		inner, baseURL, err = newGemini(s, env, client)
+	case ProviderCompatible:
+		inner, baseURL, err = newCompatible(s, env, client)
 	}
 	if err != nil {
 		return nil, err
@@ -155,6 +168,49 @@ func newAnthropic(s Spec, env func(string) string, client *http.Client) (llms.Mo
 		anthropic.WithToken(key),
 		anthropic.WithBaseURL(base),
 		anthropic.WithHTTPClient(client),
+	)
+	if err != nil {
+		return nil, "", fmt.Errorf("model %q: %w", s, err)
+	}
+	return m, base, nil
+}
+
+func newGemini(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
+	key := strings.TrimSpace(env(EnvGeminiKey))
+	if key == "" {
+		key = strings.TrimSpace(env(EnvGoogleKey))
+	}
+	if key == "" {
+		return nil, "", fmt.Errorf("model %q: %s is not set; export it (or %s), and %s for a proxy, or use model %q",
+			s, EnvGeminiKey, EnvGoogleKey, EnvGeminiBaseURL, Offline)
+	}
+	base, err := baseURLFrom(s, env, EnvGeminiBaseURL, DefaultGeminiBaseURL)
+	if err != nil {
+		return nil, "", err
+	}
+	return &geminiModel{client: client, baseURL: base, key: key, model: s.Name}, base, nil
+}
+
+// newCompatible talks to any OpenAI-compatible server at
+// OPENAI_COMPATIBLE_BASE_URL, with or without a key.
+func newCompatible(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
+	if strings.TrimSpace(env(EnvCompatibleBaseURL)) == "" {
+		return nil, "", fmt.Errorf("model %q: %s is not set; set it to the server's OpenAI-compatible base URL, for example http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:1234/v1 (LM Studio) or http://127.0.0.1:11434/v1 (Ollama)",
+			s, EnvCompatibleBaseURL)
+	}
+	base, err := baseURLFrom(s, env, EnvCompatibleBaseURL, "http://127.0.0.1:8000/v1")
+	if err != nil {
+		return nil, "", err
+	}
+	key := strings.TrimSpace(env(EnvCompatibleKey))
+	if key == "" {
+		key = "none" // the client insists on a token; keyless servers ignore it
+	}
+	m, err := openai.New(
+		openai.WithModel(s.Name),
+		openai.WithToken(key),
+		openai.WithBaseURL(base),
+		openai.WithHTTPClient(client),
 	)
 	if err != nil {
 		return nil, "", fmt.Errorf("model %q: %w", s, err)
