@@ -98,7 +98,7 @@ type callKey struct{}
 
 // WithAttemptObserver returns a context under which every model call from
 // New reports each failed try it makes again to observe, before waiting.
-// Tries are also logged through slog.Default.
+// Without an observer, tries are logged through slog.Default.
 func WithAttemptObserver(ctx context.Context, observe func(Attempt)) context.Context {
 	return context.WithValue(ctx, observerKey{}, observe)
 }
@@ -129,14 +129,12 @@ func report(ctx context.Context, a Attempt) {
 		a.Attempt = rec.n
 		rec.mu.Unlock()
 	}
-	kind := "retrying"
-	if a.Next != a.Model {
-		kind = "falling back"
-	}
-	slog.Default().Warn("model call failed; "+kind, "model", a.Model, "next", a.Next, "attempt", a.Attempt, "status", a.Status, "wait", a.Wait, "error", a.Err)
 	if rec != nil && rec.observe != nil {
 		rec.observe(a)
+		return
 	}
+	// Nobody is watching this call: the log still shows the attempt.
+	slog.Default().Warn("model call failed; trying again", "model", a.Model, "next", a.Next, "attempt", a.Attempt, "status", a.Status, "wait", a.Wait, "error", a.Err)
 }
 
 // retryTransport tries a request again, within its policy, when the server
