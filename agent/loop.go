@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/routeprompt"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/tmc/langchaingo/llms"
@@ -340,11 +342,16 @@ func (l *loop) checkpoint(ctx context.Context, added []thread.Message, state thr
 	return l.cfg.Checkpoint(ctx, added, state)
 }
 
-// SystemPrompt is the route's prompt followed by every capability fragment
-// rendered from state.
-func SystemPrompt(p *capabilities.Prepared, state thread.State) string {
+// SystemPrompt is the route's prompt, rendered as a template with params
+// and state when it uses template syntax, followed by every capability
+// fragment rendered from state.
+func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thread.State) (string, error) {
+	prompt, err := routeprompt.Prompt(p.Route, params, state)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	b.WriteString(p.Route.Agent.Prompt)
+	b.WriteString(prompt)
 	for _, render := range p.Prompts {
 		if frag := render(state); frag != "" {
 			if b.Len() > 0 {
@@ -353,7 +360,7 @@ func SystemPrompt(p *capabilities.Prepared, state thread.State) string {
 			b.WriteString(frag)
 		}
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, error) {
@@ -370,7 +377,15 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 			return nil
 		}))
 	}
-	resp, err := l.cfg.Model.GenerateContent(ctx, toLLM(SystemPrompt(l.cfg.Route, state), msgs), opts...)
+	// A retried or fallen-back model call shows each failed try.
+	ctx = models.WithAttemptObserver(ctx, func(a models.Attempt) {
+		l.emit(stream.New(stream.TypeModelRetry, a.EventData()))
+	})
+	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := l.cfg.Model.GenerateContent(ctx, toLLM(system, msgs), opts...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -13,6 +13,7 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/routeprompt"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -95,12 +96,15 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if r.Agent.Model != "" {
-				if _, err := models.ParseSpec(r.Agent.Model); err != nil {
+				if _, err := models.ParseSpecList(r.Agent.Model); err != nil {
 					results[i].err = fmt.Errorf("%s: model: %v", r.Agent.File, err)
 					return
 				}
 			}
 			results[i].p, results[i].err = capabilities.Prepare(ctx, r, in)
+			if results[i].err == nil {
+				results[i].err = checkPrompt(results[i].p)
+			}
 		}()
 	}
 	wg.Wait()
@@ -113,7 +117,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		a.Warnings = append(a.Warnings, results[i].p.Warnings...)
 	}
 	if a.Config.Model != "" {
-		if _, err := models.ParseSpec(a.Config.Model); err != nil {
+		if _, err := models.ParseSpecList(a.Config.Model); err != nil {
 			errs = append(errs, fmt.Errorf("%s: model: %v", filepath.Join(abs, ConfigFile), err))
 		}
 	}
@@ -169,4 +173,14 @@ func (a *App) StorePath() string {
 	default:
 		return filepath.Join(a.Dir, s)
 	}
+}
+
+// checkPrompt reports the template errors and unknown names of a route's
+// prompt, each with the file and line.
+func checkPrompt(p *capabilities.Prepared) error {
+	fields := make([]string, len(p.Fields))
+	for i, f := range p.Fields {
+		fields[i] = f.Name
+	}
+	return errors.Join(routeprompt.Check(p.Route, fields)...)
 }

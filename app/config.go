@@ -204,7 +204,7 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 		seen[k] = true
 		switch {
 		case k == "model":
-			c.Model = p.text(key, val)
+			c.Model = p.modelList(key, val)
 		case k == "store":
 			c.Store = p.text(key, val)
 		case k == limitsSection:
@@ -227,6 +227,23 @@ func (p *configParser) text(key, val *yaml.Node) string {
 		return ""
 	}
 	return val.Value
+}
+
+// modelList reads model: as one name or a list of names tried in order,
+// joined by commas as models.New reads them.
+func (p *configParser) modelList(key, val *yaml.Node) string {
+	if val.Kind != yaml.SequenceNode {
+		return p.text(key, val)
+	}
+	names := make([]string, 0, len(val.Content))
+	for _, item := range val.Content {
+		if item.Kind != yaml.ScalarNode || strings.TrimSpace(item.Value) == "" {
+			p.fail(item.Line, "%s must be a model name or a list of model names", key.Value)
+			return ""
+		}
+		names = append(names, strings.TrimSpace(item.Value))
+	}
+	return strings.Join(names, ",")
 }
 
 func (p *configParser) limits(section *yaml.Node, l *Limits, claim func(string, *yaml.Node)) {

@@ -72,7 +72,8 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"- a\n", m, `dawn.yaml:1: expected a mapping of keys`},
 		{"model: [\n", m, `dawn.yaml: not valid YAML: yaml: line 1: did not find expected node content`},
 		{"limits: 3\n", m, `dawn.yaml:1: limits must be a mapping of limit names to numbers`},
-		{"model: [a]\n", m, `dawn.yaml:1: model must be text`},
+		{"model: {a: b}\n", m, `dawn.yaml:1: model must be text`},
+		{"model: [offline, {a: b}]\n", m, `dawn.yaml:1: model must be a model name or a list of model names`},
 		{"limits:\n  max_turns: x\n", m, `dawn.yaml:2: limits.max_turns must be a whole number, not "x"`},
 		{"", sectionMarker{keys: []string{"model"}}, `capability "section" claims dawn.yaml key "model", which the app or another capability already reads`},
 	}

@@ -106,3 +106,32 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPromptTemplates: dawn check reports a template syntax error and
+// each unknown name with the file and line, and passes a route that uses
+// its params and state and a model fallback list.
+func TestCheckPromptTemplates(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"support/[tenant]/agent.md":   "---\nmodel: [offline, openai:gpt-4o-mini]\n---\nYou help {{ .Params.tenant }} with {{ .State.ticket_id }}.\n",
+		"support/[tenant]/state.yaml": "ticket_id:\n  type: string\n",
+		"typo/[tenant]/agent.md":      "---\ndescription: d\n---\nYou help\n{{ .Params.tennant }} and {{ .State.mood }}.\n",
+		"broken/agent.md":             "You help {{ .Params.x \n",
+	})
+	res := runDawn(t, "check", "--app", dir)
+	if res.code != 1 {
+		t.Fatalf("check exited %d, want 1\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{
+		filepath.Join(dir, "typo", "[tenant]", "agent.md") + `:5: prompt template: route /typo/[tenant] has no param "tennant"`,
+		filepath.Join(dir, "typo", "[tenant]", "agent.md") + `:5: prompt template: route /typo/[tenant] has no state field "mood"`,
+		filepath.Join(dir, "broken", "agent.md") + `:1: unclosed action`,
+	} {
+		if !strings.Contains(res.stdout, "error: ") || !strings.Contains(res.stdout, want) {
+			t.Errorf("check output does not hold %q:\n%s", want, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout, filepath.Join(dir, "support")) {
+		t.Errorf("check reports the good route:\n%s", res.stdout)
+	}
+}

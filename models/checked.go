@@ -20,11 +20,12 @@ type checkedModel struct {
 
 // GenerateContent calls the wrapped model.
 func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	ctx = beginCall(ctx)
 	if err := ctx.Err(); err != nil {
 		return nil, classify(ctx, m.spec, m.baseURL, err)
 	}
 	messages = splitMessages(m.spec.Provider, messages)
-	if m.spec.Provider == ProviderOpenAI || m.spec.Provider == ProviderOllama {
+	if m.spec.Provider == ProviderOpenAI || m.spec.Provider == ProviderOllama || m.spec.Provider == ProviderCompatible {
 		options = textOnlyStreaming(options)
 	}
 	resp, err := m.inner.GenerateContent(ctx, messages, options...)

@@ -17,7 +17,23 @@
 //   - ollama:<model> needs no key and talks to OLLAMA_HOST (default
 //     http://127.0.0.1:11434) through Ollama's OpenAI-compatible API, which
 //     supports tool calls.
+//   - gemini:<model> uses GEMINI_API_KEY (or GOOGLE_API_KEY) and
+//     GEMINI_BASE_URL (optional; default
+//     https://generativelanguage.googleapis.com/v1beta). It speaks Gemini's
+//     REST API directly and streams with streamGenerateContent?alt=sse.
+//   - openai-compatible:<model> talks to any OpenAI-compatible server (vLLM,
+//     LM Studio, Ollama) at OPENAI_COMPATIBLE_BASE_URL (required), with
+//     OPENAI_COMPATIBLE_API_KEY when the server wants one.
 //   - offline (or offline:anything) is the built-in deterministic model.
+//
+// # Fallbacks and retries
+//
+// A model string may be a list joined by commas, tried in order when a
+// model fails ("openai:gpt-4o-mini,anthropic:claude-3-5-haiku-latest"); see
+// ParseSpecList. Every provider model retries 429 and 5xx answers within
+// DAWN_MODEL_RETRIES and DAWN_MODEL_RETRY_MAX_WAIT, honouring Retry-After.
+// Each failed try is logged and reported to the observer set with
+// WithAttemptObserver.
 //
 // The model part may itself hold colons: "ollama:llama3.2:1b" is model
 // "llama3.2:1b" of provider ollama.

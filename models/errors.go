@@ -29,7 +29,7 @@ const (
 // that refuses the key, the address and the environment variable to change.
 type ModelError struct {
 	Spec     string    // the model name, for example "openai:gpt-4o-mini"
-	Provider string    // openai, anthropic, ollama or offline
+	Provider string    // openai, anthropic, gemini, ollama, openai-compatible or offline
 	BaseURL  string    // the server address used; empty for offline
 	Kind     ErrorKind // why the call failed
 	Status   int       // the HTTP status when the server answered with one, else 0
@@ -73,6 +73,10 @@ func urlVariable(provider string) string {
 		return EnvAnthropicBaseURL
 	case ProviderOllama:
 		return EnvOllamaHost
+	case ProviderGemini:
+		return EnvGeminiBaseURL
+	case ProviderCompatible:
+		return EnvCompatibleBaseURL
 	}
 	return ""
 }
@@ -83,6 +87,10 @@ func keyVariable(provider string) string {
 		return EnvOpenAIKey
 	case ProviderAnthropic:
 		return EnvAnthropicKey
+	case ProviderGemini:
+		return EnvGeminiKey
+	case ProviderCompatible:
+		return EnvCompatibleKey
 	}
 	return ""
 }

@@ -21,6 +21,14 @@ const (
 	EnvAnthropicKey     = "ANTHROPIC_API_KEY"
 	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
 	EnvOllamaHost       = "OLLAMA_HOST"
+	EnvGeminiKey        = "GEMINI_API_KEY"
+	// EnvGoogleKey is read when EnvGeminiKey is unset, as Google's SDKs do.
+	EnvGoogleKey     = "GOOGLE_API_KEY"
+	EnvGeminiBaseURL = "GEMINI_BASE_URL"
+	// EnvCompatibleBaseURL is required by openai-compatible models; the key
+	// is optional, for servers started with one (vllm serve --api-key).
+	EnvCompatibleBaseURL = "OPENAI_COMPATIBLE_BASE_URL"
+	EnvCompatibleKey     = "OPENAI_COMPATIBLE_API_KEY"
 )
 
 // Default server addresses used when the matching variable is unset.
@@ -28,6 +36,7 @@ const (
 	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL = "https://api.anthropic.com/v1"
 	DefaultOllamaHost       = "http://127.0.0.1:11434"
+	DefaultGeminiBaseURL    = "https://generativelanguage.googleapis.com/v1beta"
 )
 
 // sharedHTTPClient is used by every provider model. It keeps connections
@@ -51,31 +60,65 @@ var sharedHTTPClient = &http.Client{
 	Timeout: 30 * time.Minute,
 }
 
-// New returns the model named by spec (see ParseSpec for the format). env
-// looks up environment variables; pass os.Getenv in production. Only env is
-// consulted: the process environment is never read behind its back.
+// New returns the model named by spec (see ParseSpec for the format), or a
+// model that tries a fallback list of them in order (see ParseSpecList).
+// env looks up environment variables; pass os.Getenv in production. Only
+// env is consulted: the process environment is never read behind its back.
+//
+// Each provider model retries a call that the server answers with 429 or a
+// 5xx, within the RetryPolicy read from EnvRetries and EnvRetryMaxWait.
 //
 // Errors name the model and the variable to set. Every error the returned
 // model gives from GenerateContent is a *ModelError.
 func New(spec string, env func(string) string) (llms.Model, error) {
-	s, err := ParseSpec(spec)
+	specs, err := ParseSpecList(spec)
 	if err != nil {
 		return nil, err
 	}
 	if env == nil {
 		env = func(string) string { return "" }
 	}
+	policy, err := retryPolicyFrom(spec, env)
+	if err != nil {
+		return nil, err
+	}
+	if len(specs) == 1 {
+		return newOne(specs[0], env, policy)
+	}
+	f := &fallbackModel{}
+	for _, s := range specs {
+		m, err := newOne(s, env, policy)
+		if err != nil {
+			return nil, fmt.Errorf("model list %q: %w", spec, err)
+		}
+		f.models = append(f.models, m)
+		f.specs = append(f.specs, s.String())
+	}
+	return f, nil
+}
+
+// newOne builds one provider's model.
+func newOne(s Spec, env func(string) string, policy RetryPolicy) (llms.Model, error) {
 	var inner llms.Model
 	var baseURL string
+	var err error
+	client := &http.Client{
+		Transport: &retryTransport{base: sharedHTTPClient.Transport, spec: s.String(), policy: policy},
+		Timeout:   sharedHTTPClient.Timeout,
+	}
 	switch s.Provider {
 	case ProviderOffline:
 		return &checkedModel{inner: NewOffline(), spec: s}, nil
 	case ProviderOpenAI:
-		inner, baseURL, err = newOpenAI(s, env)
+		inner, baseURL, err = newOpenAI(s, env, client)
 	case ProviderAnthropic:
-		inner, baseURL, err = newAnthropic(s, env)
+		inner, baseURL, err = newAnthropic(s, env, client)
 	case ProviderOllama:
-		inner, baseURL, err = newOllama(s, env)
+		inner, baseURL, err = newOllama(s, env, client)
+	case ProviderGemini:
+		inner, baseURL, err = newGemini(s, env, client)
+	case ProviderCompatible:
+		inner, baseURL, err = newCompatible(s, env, client)
 	}
 	if err != nil {
 		return nil, err
@@ -83,7 +126,7 @@ func New(spec string, env func(string) string) (llms.Model, error) {
 	return &checkedModel{inner: inner, spec: s, baseURL: baseURL}, nil
 }
 
-func newOpenAI(s Spec, env func(string) string) (llms.Model, string, error) {
+func newOpenAI(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
 	key := strings.TrimSpace(env(EnvOpenAIKey))
 	if key == "" {
 		return nil, "", fmt.Errorf("model %q: %s is not set; export it, or set %s to an OpenAI-compatible server that needs no key (then any non-empty %s works), or use model %q",
@@ -98,7 +141,7 @@ func newOpenAI(s Spec, env func(string) string) (llms.Model, string, error) {
 		openai.WithToken(key),
 		openai.WithBaseURL(base),
 		openai.WithOrganization(env(EnvOpenAIOrg)),
-		openai.WithHTTPClient(sharedHTTPClient),
+		openai.WithHTTPClient(client),
 	)
 	if err != nil {
 		return nil, "", fmt.Errorf("model %q: %w", s, err)
@@ -106,7 +149,7 @@ func newOpenAI(s Spec, env func(string) string) (llms.Model, string, error) {
 	return m, base, nil
 }
 
-func newAnthropic(s Spec, env func(string) string) (llms.Model, string, error) {
+func newAnthropic(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
 	key := strings.TrimSpace(env(EnvAnthropicKey))
 	if key == "" {
 		return nil, "", fmt.Errorf("model %q: %s is not set; export it (and %s for a proxy), or use model %q",
@@ -124,7 +167,50 @@ func newAnthropic(s Spec, env func(string) string) (llms.Model, string, error) {
 		anthropic.WithModel(s.Name),
 		anthropic.WithToken(key),
 		anthropic.WithBaseURL(base),
-		anthropic.WithHTTPClient(sharedHTTPClient),
+		anthropic.WithHTTPClient(client),
+	)
+	if err != nil {
+		return nil, "", fmt.Errorf("model %q: %w", s, err)
+	}
+	return m, base, nil
+}
+
+func newGemini(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
+	key := strings.TrimSpace(env(EnvGeminiKey))
+	if key == "" {
+		key = strings.TrimSpace(env(EnvGoogleKey))
+	}
+	if key == "" {
+		return nil, "", fmt.Errorf("model %q: %s is not set; export it (or %s), and %s for a proxy, or use model %q",
+			s, EnvGeminiKey, EnvGoogleKey, EnvGeminiBaseURL, Offline)
+	}
+	base, err := baseURLFrom(s, env, EnvGeminiBaseURL, DefaultGeminiBaseURL)
+	if err != nil {
+		return nil, "", err
+	}
+	return &geminiModel{client: client, baseURL: base, key: key, model: s.Name}, base, nil
+}
+
+// newCompatible talks to any OpenAI-compatible server at
+// OPENAI_COMPATIBLE_BASE_URL, with or without a key.
+func newCompatible(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
+	if strings.TrimSpace(env(EnvCompatibleBaseURL)) == "" {
+		return nil, "", fmt.Errorf("model %q: %s is not set; set it to the server's OpenAI-compatible base URL, for example http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:1234/v1 (LM Studio) or http://127.0.0.1:11434/v1 (Ollama)",
+			s, EnvCompatibleBaseURL)
+	}
+	base, err := baseURLFrom(s, env, EnvCompatibleBaseURL, "http://127.0.0.1:8000/v1")
+	if err != nil {
+		return nil, "", err
+	}
+	key := strings.TrimSpace(env(EnvCompatibleKey))
+	if key == "" {
+		key = "none" // the client insists on a token; keyless servers ignore it
+	}
+	m, err := openai.New(
+		openai.WithModel(s.Name),
+		openai.WithToken(key),
+		openai.WithBaseURL(base),
+		openai.WithHTTPClient(client),
 	)
 	if err != nil {
 		return nil, "", fmt.Errorf("model %q: %w", s, err)
@@ -135,7 +221,7 @@ func newAnthropic(s Spec, env func(string) string) (llms.Model, string, error) {
 // newOllama talks to Ollama through its OpenAI-compatible /v1 API: the native
 // langchaingo Ollama client (v0.1.14) does not send tools, and Dawn's planning
 // needs tool calls.
-func newOllama(s Spec, env func(string) string) (llms.Model, string, error) {
+func newOllama(s Spec, env func(string) string, client *http.Client) (llms.Model, string, error) {
 	host, err := ollamaHost(s, env(EnvOllamaHost))
 	if err != nil {
 		return nil, "", err
@@ -145,7 +231,7 @@ func newOllama(s Spec, env func(string) string) (llms.Model, string, error) {
 		openai.WithModel(s.Name),
 		openai.WithToken("ollama"),
 		openai.WithBaseURL(base),
-		openai.WithHTTPClient(sharedHTTPClient),
+		openai.WithHTTPClient(client),
 	)
 	if err != nil {
 		return nil, "", fmt.Errorf("model %q: %w", s, err)

@@ -40,8 +40,16 @@ func TestNewErrors(t *testing.T) {
 			[]string{"ANTHROPIC_BASE_URL", "not an http(s) URL"}},
 		{"ollama bad host", "ollama:m", map[string]string{"OLLAMA_HOST": "http://"},
 			[]string{"OLLAMA_HOST", "not a host"}},
-		{"unknown provider", "gemini:pro", nil, []string{"openai, anthropic, ollama, offline"}},
+		{"unknown provider", "mistral:large", nil, []string{"openai, anthropic, gemini, ollama, openai-compatible, offline"}},
 		{"empty", "", nil, []string{"empty"}},
+		{"gemini without key", "gemini:gemini-2.0-flash", nil,
+			[]string{`model "gemini:gemini-2.0-flash"`, "GEMINI_API_KEY is not set", "GOOGLE_API_KEY"}},
+		{"openai-compatible without base url", "openai-compatible:qwen", nil,
+			[]string{"OPENAI_COMPATIBLE_BASE_URL is not set", "vLLM", "LM Studio", "Ollama"}},
+		{"list with a bad entry", "offline,gemini:x", nil,
+			[]string{`model list "offline,gemini:x"`, "GEMINI_API_KEY is not set"}},
+		{"bad retries", "offline", map[string]string{EnvRetries: "-1"},
+			[]string{"DAWN_MODEL_RETRIES"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,7 +296,7 @@ func TestModelErrors(t *testing.T) {
 			KindUnreachable, []string{"could not reach the server at " + closedURL, "ANTHROPIC_BASE_URL"}},
 		{"key refused", "openai:m", map[string]string{"OPENAI_API_KEY": "bad", "OPENAI_BASE_URL": refusing.URL},
 			KindAuth, []string{"refused the API key (HTTP 401)", "check OPENAI_API_KEY"}},
-		{"server error", "openai:m", map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": failing.URL},
+		{"server error", "openai:m", map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": failing.URL, EnvRetryMaxWait: "1ms"},
 			KindOther, []string{`model "openai:m"`, "500"}},
 	}
 	for _, tt := range tests {

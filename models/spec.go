@@ -14,10 +14,14 @@ const (
 	ProviderOpenAI    = "openai"
 	ProviderAnthropic = "anthropic"
 	ProviderOllama    = "ollama"
-	ProviderOffline   = Offline
+	ProviderGemini    = "gemini"
+	// ProviderCompatible is any server that speaks OpenAI's chat API at a
+	// base URL of its own: vLLM, LM Studio, Ollama, llama.cpp's server.
+	ProviderCompatible = "openai-compatible"
+	ProviderOffline    = Offline
 )
 
-var knownProviders = []string{ProviderOpenAI, ProviderAnthropic, ProviderOllama, ProviderOffline}
+var knownProviders = []string{ProviderOpenAI, ProviderAnthropic, ProviderGemini, ProviderOllama, ProviderCompatible, ProviderOffline}
 
 // Spec is a parsed model name: Provider "openai" and Name "gpt-4o-mini" for
 // "openai:gpt-4o-mini". The offline model has Provider "offline" and an
@@ -67,6 +71,10 @@ func exampleSpec(provider string) string {
 		return "anthropic:claude-3-5-haiku-latest"
 	case ProviderOllama:
 		return "ollama:llama3.2"
+	case ProviderGemini:
+		return "gemini:gemini-2.0-flash"
+	case ProviderCompatible:
+		return "openai-compatible:Qwen/Qwen2.5-7B-Instruct"
 	default:
 		return "openai:gpt-4o-mini"
 	}

@@ -20,7 +20,7 @@ func TestParseSpec(t *testing.T) {
 		{in: "OFFLINE", want: Spec{"offline", ""}},
 		{in: "", wantErr: "model name is empty"},
 		{in: "   ", wantErr: "model name is empty"},
-		{in: "gemini:pro", wantErr: `unknown provider "gemini"; use one of openai, anthropic, ollama, offline`},
+		{in: "mistral:large", wantErr: `unknown provider "mistral"; use one of openai, anthropic, gemini, ollama, openai-compatible, offline`},
 		{in: "gpt-4o", wantErr: `unknown provider "gpt-4o"`},
 		{in: "openai", wantErr: "needs a model name after the provider; write openai:<model>"},
 		{in: "openai:", wantErr: "has no model name"},

@@ -94,8 +94,14 @@ func setField(agent *Agent, key string, value *yaml.Node) string {
 	switch key {
 	case "model":
 		s, ok := scalarText(value)
+		if !ok && value.Kind == yaml.SequenceNode {
+			// A fallback list is kept as one string, joined by commas,
+			// which is how models.New reads it.
+			names, msg := toolList(value)
+			s, ok = strings.Join(names, ","), msg == "" && len(names) > 0
+		}
 		if !ok {
-			return `front matter key "model" must be a model name, e.g. model: offline`
+			return `front matter key "model" must be a model name or a list of them tried in order, e.g. model: offline or model: [openai:gpt-4o-mini, anthropic:claude-3-5-haiku-latest]`
 		}
 		agent.Model = s
 	case "description":

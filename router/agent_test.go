@@ -25,6 +25,11 @@ func TestParseAgent(t *testing.T) {
 			want: Agent{Model: "offline", Description: "Helps", Tools: []string{"search", "fetch"}, MaxTurns: 7, Prompt: "Be brief."},
 		},
 		{
+			name: "model list joined by commas",
+			data: "---\nmodel:\n  - openai:gpt-4o-mini\n  - anthropic:claude-3-5-haiku-latest\n---\nHi",
+			want: Agent{Model: "openai:gpt-4o-mini,anthropic:claude-3-5-haiku-latest", Prompt: "Hi"},
+		},
+		{
 			name: "block list of tools",
 			data: "---\ntools:\n  - search\n  - fetch\n---\nHi",
 			want: Agent{Tools: []string{"search", "fetch"}, Prompt: "Hi"},
@@ -120,8 +125,13 @@ func TestParseAgent(t *testing.T) {
 			wantErr: []string{`"tools"`, "item 2"},
 		},
 		{
-			name:    "model is a list",
-			data:    "---\nmodel: [a, b]\n---\n",
+			name:    "model is a mapping",
+			data:    "---\nmodel: {a: b}\n---\n",
+			wantErr: []string{`"model"`},
+		},
+		{
+			name:    "model list holds a list",
+			data:    "---\nmodel: [a, [b]]\n---\n",
 			wantErr: []string{`"model"`},
 		},
 		{

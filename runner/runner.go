@@ -276,7 +276,12 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	step := cp.Step
 	var saved int64
 	last := values
-	cfg.Emit = func(e stream.Event) { run.Log.Publish(e) }
+	cfg.Emit = func(e stream.Event) {
+		if e.Type == stream.TypeModelRetry || e.Type == stream.SubagentPrefix+stream.TypeModelRetry {
+			m.logger.Warn("model call failed; trying again", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "attempt", json.RawMessage(e.Data))
+		}
+		run.Log.Publish(e)
+	}
 	save := func(ctx context.Context, added []thread.Message, values thread.State) error {
 		step++
 		events := run.Log.Since(saved)

@@ -16,6 +16,11 @@ const (
 	// the chunk events right before it; clients discard that text, and the
 	// model goes on.
 	TypeAnswerRejected = "answer_rejected"
+	// TypeModelRetry reports a model call that failed and is tried again,
+	// by the same model after a wait or by the next model of a fallback
+	// list: {"attempt":1,"model":"…","next":"…","error":"…","wait_ms":1000,
+	// "status":429}.
+	TypeModelRetry = "model_retry"
 
 	// SubagentPrefix starts the type of every event forwarded from a
 	// subagent to its parent's stream: "subagent.plan_update".
