@@ -97,6 +97,7 @@ agent.md is a route; a plan.md beside it gives the agent a live todo list.`,
 		newCheckCmd(cfg),
 		newTypegenCmd(cfg),
 		newRunCmd(cfg),
+		newNewCmd(cfg),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	return root
