@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,7 +75,17 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		return a, errors.Join(errs...)
 	}
 	a.Tree = tree
-	in := capabilities.Input{Markers: a.Config.Markers, AppTools: opts.Tools, AppToolsKnown: opts.ToolsKnown}
+	appTools := opts.Tools
+	for _, m := range a.Config.Markers {
+		if ts, ok := m.(capabilities.ToolSource); ok {
+			more, err := ts.AppTools(ctx, abs)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(abs, ConfigFile), err))
+			}
+			appTools = append(slices.Clip(appTools), more...)
+		}
+	}
+	in := capabilities.Input{Markers: a.Config.Markers, AppTools: appTools, AppToolsKnown: opts.ToolsKnown}
 	for _, t := range opts.Tools {
 		if t.Route != "" && tree.Route(t.Route) == nil {
 			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, abs))

@@ -243,3 +243,19 @@ type StateMirror interface {
 	// stored.
 	MirrorField(p *Prepared, field string, raw json.RawMessage) (view json.RawMessage, ok bool)
 }
+
+// ToolSource is a marker that brings tools from outside the app's Go code,
+// such as the MCP servers dawn.yaml lists. Each load of the app asks the
+// configured marker once; its tools join the app's tools, shared by every
+// route unless scoped, and filtered by agent.md tools:. An error names
+// what failed; the tools returned with it are still used.
+type ToolSource interface {
+	AppTools(ctx context.Context, appDir string) ([]AppTool, error)
+	// Sources describe where the tools come from, one line each, for
+	// `dawn routes`; none when dawn.yaml configures no source.
+	Sources() []string
+	// Stop ends what AppTools started in this process (server processes,
+	// connections). The CLI calls it on the registered markers on its way
+	// out.
+	Stop()
+}

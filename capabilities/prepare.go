@@ -25,9 +25,15 @@ type AppTool struct {
 	Tool Tool
 	// Route is the route id the tool is scoped to; empty means every route.
 	Route string
+	// Origin, when set, says where the tool comes from in errors, such as
+	// an MCP server in dawn.yaml; empty means the app's Go code.
+	Origin string
 }
 
 func (t AppTool) origin() string {
+	if t.Origin != "" {
+		return t.Origin
+	}
 	if t.Route == "" {
 		return fmt.Sprintf("the app's shared tool %q (dawn.Tool)", t.Tool.Spec().Name)
 	}

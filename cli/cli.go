@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/markers"
 	"github.com/spf13/cobra"
 )
 
@@ -63,6 +64,7 @@ func Run(args []string, cfg Config) int {
 	root.SetOut(cfg.Stdout)
 	root.SetErr(cfg.Stderr)
 	err := root.Execute()
+	stopToolSources()
 	if err == nil {
 		return ExitOK
 	}
@@ -97,6 +99,7 @@ agent.md is a route; a plan.md beside it gives the agent a live todo list.`,
 		newCheckCmd(cfg),
 		newTypegenCmd(cfg),
 		newRunCmd(cfg),
+		newNewCmd(cfg),
 	)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	return root
@@ -105,4 +108,14 @@ agent.md is a route; a plan.md beside it gives the agent a live todo list.`,
 // appFlag adds the shared --app flag.
 func appFlag(cmd *cobra.Command, dir *string) {
 	cmd.Flags().StringVar(dir, "app", "./app", "the app folder that holds your routes")
+}
+
+// stopToolSources stops what the registered tool sources started, such as
+// MCP server processes, before the CLI exits.
+func stopToolSources() {
+	for _, m := range markers.All() {
+		if ts, ok := m.(capabilities.ToolSource); ok {
+			ts.Stop()
+		}
+	}
 }

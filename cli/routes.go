@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dawn-go/dawn/capabilities"
+
 	"github.com/spf13/cobra"
 )
 
@@ -46,6 +48,13 @@ for planning the seed todos) for tools to read.`,
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, caps, r.Model, r.Dir)
 			}
 			tw.Flush()
+			for _, m := range a.Config.Markers {
+				if ts, ok := m.(capabilities.ToolSource); ok {
+					for _, line := range ts.Sources() {
+						fmt.Fprintln(out, line)
+					}
+				}
+			}
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "some routes are broken; run `dawn check` for details")
 			}

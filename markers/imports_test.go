@@ -16,7 +16,7 @@ import (
 
 // capabilityPackages are the packages that implement capabilities; the
 // runtime reaches them only through this registry.
-var capabilityPackages = []string{"planning", "harness", "planfirst"}
+var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/mcptools"}
 
 // runtimePackages name no capability: they find capabilities through the
 // optional interfaces of the registered markers: the runner runs their
@@ -92,7 +92,7 @@ func TestRegistry(t *testing.T) {
 		}
 		names = append(names, m.Name())
 	}
-	if got := strings.Join(names, ","); got != "planning,harness,plan_first" {
+	if got := strings.Join(names, ","); got != "planning,harness,plan_first,mcp" {
 		t.Errorf("markers = %s", got)
 	}
 	var claimed []string

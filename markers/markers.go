@@ -8,6 +8,7 @@ package markers
 import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/mcptools"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 )
@@ -18,5 +19,6 @@ func All() []capabilities.Marker {
 		planning.Marker(),
 		harness.Marker(),
 		planfirst.Marker(),
+		mcptools.Marker(),
 	}
 }

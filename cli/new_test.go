@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dawn-go/dawn/internal/devserver"
+	"github.com/dawn-go/dawn/internal/gomod"
+)
+
+// TestNewAppRunsAndPassesItsTest is `dawn new` end to end, as on a new
+// machine: it writes an app replacing Dawn with this checkout, go mod tidy
+// fetches the modules (GOFLAGS=-mod=mod), the app's own go test passes, and
+// `go run . dev` serves /assistant on the offline model.
+func TestNewAppRunsAndPassesItsTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a new app and fetches its modules")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	root, ok := gomod.Root(".")
+	if !ok {
+		t.Fatal("no go.mod above the test")
+	}
+	t.Setenv("GOFLAGS", "-mod=mod")
+	dir := filepath.Join(t.TempDir(), "hello")
+	var stdout, stderr bytes.Buffer
+	if code := Run([]string{"new", dir, "--replace", root}, Config{Stdout: &stdout, Stderr: &stderr}); code != ExitOK {
+		t.Fatalf("dawn new exited %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	for _, f := range []string{"go.mod", "go.sum", "main.go", "main_test.go", "README.md", ".gitignore", "app/dawn.yaml", "app/assistant/agent.md", "app/assistant/plan.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("dawn new did not write %s: %v", f, err)
+		}
+	}
+
+	test := exec.Command(goBin, "test", "./...")
+	test.Dir = dir
+	if out, err := test.CombinedOutput(); err != nil {
+		t.Fatalf("go test ./... in the new app failed: %v\n%s", err, out)
+	}
+
+	url := goRunDev(t, goBin, dir)
+	body := `{"route":"/assistant","input":{"messages":[{"role":"user","content":"Count the words of: hello brave new world"}]}}`
+	resp, err := http.Post(url+"/threads/demo/runs/wait", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), "Write the answer") {
+		t.Fatalf("runs/wait on the new app = %d %s, want 200 with the plan.md todos", resp.StatusCode, data)
+	}
+}
+
+// TestNewRefusesAFolderWithFiles keeps dawn new from writing over work.
+func TestNewRefusesAFolderWithFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := Run([]string{"new", dir, "--replace", "..", "--no-tidy"}, Config{Stdout: io.Discard, Stderr: &stderr})
+	if code == ExitOK || !strings.Contains(stderr.String(), "is not empty") {
+		t.Fatalf("dawn new into a folder with files: exit %d, %s", code, stderr.String())
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(data) != "mine" {
+		t.Error("dawn new changed a file in a folder it refused")
+	}
+}
+
+// goRunDev runs `go run . dev --port 0` in dir until the test ends and
+// returns the address it prints.
+func goRunDev(t *testing.T, goBin, dir string) string {
+	t.Helper()
+	cmd := exec.Command(goBin, "run", ".", "dev", "--port", "0")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "DAWN_MODEL=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // go run's child too
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), devserver.ReadyPrefix); ok {
+				urls <- u
+			}
+		}
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	})
+	select {
+	case u := <-urls:
+		return strings.TrimSpace(u)
+	case <-exited:
+		t.Fatalf("go run . dev exited before it was ready:\n%s", logs.String())
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("go run . dev printed no ready line within 3 minutes:\n%s", logs.String())
+	}
+	return ""
+}
