@@ -95,38 +95,10 @@ func (s *Server) deleteThread(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
 }
 
-type stateBody struct {
-	ThreadID   string          `json:"thread_id"`
-	Values     json.RawMessage `json:"values"`
-	Checkpoint checkpointRef   `json:"checkpoint"`
-	Status     string          `json:"status"`
-	UpdatedAt  any             `json:"updated_at"`
-}
-
-type checkpointRef struct {
-	Step  int    `json:"step"`
-	RunID string `json:"run_id,omitempty"`
-	Route string `json:"route,omitempty"`
-}
-
+// getState is GET /threads/:id/state: the thread's latest state in the
+// shape both dialects read (see threadState).
 func (s *Server) getState(c echo.Context) error {
-	ctx := c.Request().Context()
-	id := c.Param("id")
-	t, err := s.runs.Store().GetThread(ctx, id)
-	if err != nil {
-		return err
-	}
-	cp, err := s.runs.Store().Latest(ctx, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, stateBody{
-		ThreadID:   id,
-		Values:     runner.StateValues(cp.Messages, cp.Values),
-		Checkpoint: checkpointRef{Step: cp.Step, RunID: cp.RunID, Route: cp.Route},
-		Status:     t.Status,
-		UpdatedAt:  t.UpdatedAt,
-	})
+	return s.lgGetState(c)
 }
 
 type runInfo struct {
