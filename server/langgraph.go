@@ -914,7 +914,7 @@ func (s *Server) lgJoinRun(c echo.Context) error {
 	if r.Status == store.RunError || r.Status == store.RunInterrupted {
 		return c.JSONBlob(http.StatusOK, lgResult(r.ThreadID, mustJSON(map[string]string{"error": r.Error})))
 	}
-	runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: r.ThreadID, RunID: r.ID})
+	runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: r.ThreadID, RunID: r.ID, Done: true})
 	if err == nil && len(runs) == 1 {
 		var d struct {
 			Output json.RawMessage `json:"output"`

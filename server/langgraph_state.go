@@ -118,19 +118,29 @@ func (s *Server) checkpoints(ctx context.Context, threadID string, limit int, be
 		return nil, err
 	}
 	for _, r := range runs {
-		cs, ok := runState(t, r)
-		if !ok {
-			continue
-		}
-		if headIsRun && len(list) == 0 && r.ID == cp.RunID {
+		var cs threadState
+		switch {
+		case headIsRun && len(list) == 0 && r.ID == cp.RunID:
 			// The latest state: shown from the thread itself, with Dawn's
 			// step and thread fields.
+			cs = runCheckpoint(t, r, lcValues(t.ID, cp.Messages, cp.Values))
 			step := cp.Step
-			cs.Values = lcValues(t.ID, cp.Messages, cp.Values)
 			cs.Checkpoint.Step, cs.Config.Configurable.Step = &step, &step
 			cs.Metadata["step"] = step
 			cs.Status, cs.UpdatedAt = t.Status, &t.UpdatedAt
 			cs.Tasks = s.failedTasks(ctx, t)
+		case len(list) < limit:
+			values, ok, err := s.runValues(ctx, t.ID, r.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			cs = runCheckpoint(t, r, values)
+		default:
+			// Only the parent of the last one listed: its id is enough.
+			cs = runCheckpoint(t, r, nil)
 		}
 		list = append(list, cs)
 	}
@@ -180,23 +190,32 @@ func (s *Server) latestState(ctx context.Context, t store.Thread, cp store.Check
 	}
 }
 
-// runState is the checkpoint a finished run left; ok is false when its
-// done event holds no state.
-func runState(t store.Thread, r store.FinishedRun) (threadState, bool) {
+// runValues reads the state a finished run left, from its done event; ok
+// is false when the event holds no state.
+func (s *Server) runValues(ctx context.Context, threadID, runID string) (json.RawMessage, bool, error) {
+	runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: runID, Done: true})
+	if err != nil || len(runs) == 0 {
+		return nil, false, err
+	}
 	var done struct {
 		Output json.RawMessage `json:"output"`
 	}
-	if json.Unmarshal(r.Done, &done) != nil {
-		return threadState{}, false
+	if json.Unmarshal(runs[0].Done, &done) != nil {
+		return nil, false, nil
 	}
 	msgs, fields, ok := splitValues(done.Output)
 	if !ok {
-		return threadState{}, false
+		return nil, false, nil
 	}
+	return lcValues(threadID, msgs, fields), true, nil
+}
+
+// runCheckpoint is the checkpoint a finished run left, with its values.
+func runCheckpoint(t store.Thread, r store.FinishedRun, values json.RawMessage) threadState {
 	ref := newCheckpointRef(t.ID, r.ID)
 	ref.RunID, ref.Route = r.ID, r.Route
 	return threadState{
-		Values:     lcValues(t.ID, msgs, fields),
+		Values:     values,
 		Next:       []string{},
 		Tasks:      []stateTask{},
 		Checkpoint: ref,
@@ -204,7 +223,7 @@ func runState(t store.Thread, r store.FinishedRun) (threadState, bool) {
 		Metadata:   map[string]any{"source": "loop", "run_id": r.ID, "thread_id": t.ID, "graph_id": r.Route, "assistant_id": assistantID(r.Route)},
 		CreatedAt:  r.UpdatedAt,
 		ThreadID:   t.ID,
-	}, true
+	}
 }
 
 // failedTasks is the failed task of a thread whose last run failed.
@@ -258,28 +277,31 @@ func (s *Server) stateAt(c echo.Context, id string) error {
 	if id == "" || list[0].Checkpoint.CheckpointID == id {
 		return c.JSON(http.StatusOK, list[0])
 	}
-	// A run's end: list from the checkpoint after it, which links to it.
-	runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: id})
+	// A run's end, linked to the checkpoint before it.
+	values, ok, err := s.runValues(ctx, threadID, id)
 	if err != nil {
 		return err
 	}
-	if len(runs) == 1 {
+	if ok {
 		t, err := s.runs.Store().GetThread(ctx, threadID)
 		if err != nil {
 			return err
 		}
-		if cs, ok := runState(t, runs[0]); ok {
-			older, err := s.checkpoints(ctx, threadID, 1, id)
-			if err != nil {
-				return err
-			}
-			if len(older) == 1 {
-				parent := older[0].Checkpoint
-				parent.Step = nil
-				cs.ParentCheckpoint, cs.ParentConfig = &parent, &stateConfig{Configurable: parent}
-			}
-			return c.JSON(http.StatusOK, cs)
+		runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: id})
+		if err != nil || len(runs) == 0 {
+			return err
 		}
+		cs := runCheckpoint(t, runs[0], values)
+		older, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, Before: id, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(older) == 1 {
+			parent := newCheckpointRef(threadID, older[0].ID)
+			parent.RunID, parent.Route = older[0].ID, older[0].Route
+			cs.ParentCheckpoint, cs.ParentConfig = &parent, &stateConfig{Configurable: parent}
+		}
+		return c.JSON(http.StatusOK, cs)
 	}
 	return newError(http.StatusNotFound, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(id)+"; list them with POST /threads/"+threadID+"/history")
 }

@@ -261,6 +261,10 @@ func TestLangGraphResumeFromEveryEvent(t *testing.T) {
 	if code := getJSON(t, join+"/join", &joined); code != http.StatusOK {
 		t.Fatalf("join: %d %s", code, joined)
 	}
+	var again json.RawMessage // the run has ended: from the store
+	if code := getJSON(t, join+"/join", &again); code != http.StatusOK || !bytes.Equal(again, joined) {
+		t.Fatalf("join after the end: %d %s, want %s", code, again, joined)
+	}
 	full := readLG(t, get(t, join+"/stream?cancel_on_disconnect=0", ""))
 	if !bytes.Equal(full[len(full)-1].Data, joined) {
 		t.Fatalf("the stream's last part is not what join answered")

@@ -14,7 +14,8 @@ import (
 type FinishedRun struct {
 	ID, ThreadID, Route  string
 	CreatedAt, UpdatedAt time.Time
-	// Done is the data of the run's done event: {"output": ...}.
+	// Done is the data of the run's done event, {"output": ...}, when the
+	// query asked for it.
 	Done json.RawMessage
 }
 
@@ -27,16 +28,25 @@ type FinishedQuery struct {
 	Before string
 	// Limit bounds the runs returned; 0 means no bound.
 	Limit int
+	// Done asks for each run's done event, which holds the whole state;
+	// without it only the runs are read.
+	Done bool
 }
 
-// FinishedRuns returns a thread's successful runs with their done event,
-// newest first: the states the thread has been in between runs. It fails
-// with ErrNotFound when the thread does not exist.
+// FinishedRuns returns a thread's successful runs, newest first, with
+// their done event if asked: the states the thread has been in between
+// runs. A plan preview, which changed no state, is not one of them. It
+// fails with ErrNotFound when the thread does not exist.
 func (s *Store) FinishedRuns(ctx context.Context, q FinishedQuery) ([]FinishedRun, error) {
-	query := `SELECT r.id, r.route, r.created_at, r.updated_at, h.codec, h.data
+	data := `0, NULL`
+	if q.Done {
+		data = `h.codec, h.data`
+	}
+	query := `SELECT r.id, r.route, r.created_at, r.updated_at, ` + data + `
 		FROM runs r JOIN threads t ON t.pk = r.thread
 		JOIN history h ON h.thread = r.thread AND h.run = r.pk AND h.type = ?
-		WHERE t.id = ? AND r.status = ?`
+		WHERE t.id = ? AND r.status = ?
+		AND (CASE WHEN json_valid(r.output) THEN json_extract(r.output, '$.preview') END) IS NULL`
 	args := []any{stream.TypeDone, q.ThreadID, RunSuccess}
 	if q.RunID != "" {
 		query += ` AND r.id = ?`

@@ -99,7 +99,8 @@ func TestFinishedRuns(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.CreateThread(ctx, "t", nil)
 		must(t, err)
-		// Three runs: the first and third succeed, the second fails.
+		// Three runs: the first and third succeed, the second fails; a
+		// fourth, a plan preview, succeeds without changing the state.
 		step := 0
 		for i, status := range []string{RunSuccess, RunError, RunSuccess} {
 			id := fmt.Sprintf("run-%d", i+1)
@@ -117,7 +118,10 @@ func TestFinishedRuns(t *testing.T) {
 			st.Finish = &Finish{Status: status, Error: map[bool]string{true: "boom"}[status == RunError]}
 			must(t, s.SaveStep(ctx, st))
 		}
-		got, err := s.FinishedRuns(ctx, FinishedQuery{ThreadID: "t"})
+		newRunOn(t, s, "t", "preview")
+		must(t, s.FinishRun(ctx, "preview", RunSuccess, "", json.RawMessage(`{"preview":{"plan":[]}}`),
+			[]stream.Event{{ID: 1, Type: stream.TypeDone, Data: json.RawMessage(`{"output":{"preview":{"plan":[]}}}`)}}))
+		got, err := s.FinishedRuns(ctx, FinishedQuery{ThreadID: "t", Done: true})
 		must(t, err)
 		if len(got) != 2 || got[0].ID != "run-3" || got[1].ID != "run-1" {
 			t.Fatalf("FinishedRuns = %+v, want run-3 then run-1", got)
@@ -127,10 +131,10 @@ func TestFinishedRuns(t *testing.T) {
 		}
 		before, err := s.FinishedRuns(ctx, FinishedQuery{ThreadID: "t", Before: "run-3"})
 		must(t, err)
-		if len(before) != 1 || before[0].ID != "run-1" {
-			t.Errorf("before run-3 = %+v, want run-1", before)
+		if len(before) != 1 || before[0].ID != "run-1" || before[0].Done != nil {
+			t.Errorf("before run-3 = %+v, want run-1 without its done event", before)
 		}
-		one, err := s.FinishedRuns(ctx, FinishedQuery{ThreadID: "t", RunID: "run-1"})
+		one, err := s.FinishedRuns(ctx, FinishedQuery{ThreadID: "t", RunID: "run-1", Done: true})
 		must(t, err)
 		if len(one) != 1 || string(one[0].Done) != `{"output":{"messages":[],"n":1,"pad":"`+strings.Repeat("x", 2000)+`"}}` {
 			t.Errorf("run-1 = %+v", one)
