@@ -133,6 +133,24 @@ test("useStream: stop() cancels the run in flight", async (t) => {
   view.root.unmount();
 });
 
+test("useStream with fetchStateHistory: a second message continues from the latest checkpoint", async () => {
+  const thread = await client(gatedUrl).threads.create();
+  const view = mount({ threadId: thread.thread_id, assistantId: "/blog", fetchStateHistory: true });
+  await eventually("the first render", () => view.hook.current && !view.latest().isLoading);
+  const answered = (n) => () => {
+    const r = view.latest();
+    return !r.isLoading && r.messages.filter((m) => m.type === "ai").length === n && r;
+  };
+  view.hook.current.submit({ messages: [{ type: "human", content: "First question" }] });
+  await eventually("the first answer", answered(1));
+  view.hook.current.submit({ messages: [{ type: "human", content: "Second question" }] });
+  const done = await eventually("the second answer", answered(2));
+  assert.deepEqual(done.messages.map((m) => m.type), ["human", "ai", "human", "ai"]);
+  assert.equal(done.messages[2].content, "Second question");
+  assert.equal(view.hook.current.history.length, 2, "two checkpoints: one per run");
+  view.root.unmount();
+});
+
 test("useStream: no React errors were logged", () => {
   assert.deepEqual(errors, []);
 });
