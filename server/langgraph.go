@@ -761,18 +761,31 @@ func (s *Server) waitLG(c echo.Context, threadID string, run *runner.Run) error 
 	case <-c.Request().Context().Done():
 		return nil // the client left; the run goes on
 	}
-	return c.JSONBlob(http.StatusOK, lgResult(threadID, run.Output()))
+	return s.answerResult(c, threadID, run.Output())
 }
 
-// lgResult is a finished run's output as runs/wait and join answer it.
-func lgResult(threadID string, output json.RawMessage) json.RawMessage {
-	var failed struct {
-		Error string `json:"error"`
+// answerResult answers with a finished run's output as runs/wait and join
+// give it: the state values, {"__error__": ...} for a failed run (the SDK
+// raises it), and the thread's state for a cancelled one.
+func (s *Server) answerResult(c echo.Context, threadID string, output json.RawMessage) error {
+	var ended struct {
+		Error     string `json:"error"`
+		Cancelled bool   `json:"cancelled"`
 	}
-	if _, _, ok := splitValues(output); !ok && json.Unmarshal(output, &failed) == nil && failed.Error != "" {
-		return mustJSON(map[string]any{"__error__": map[string]string{"error": "RunError", "message": failed.Error}})
+	if _, _, ok := splitValues(output); !ok && json.Unmarshal(output, &ended) == nil {
+		switch {
+		case ended.Error != "":
+			output = mustJSON(map[string]any{"__error__": map[string]string{"error": "RunError", "message": ended.Error}})
+			return c.JSONBlob(http.StatusOK, output)
+		case ended.Cancelled:
+			cp, err := s.runs.Store().Latest(c.Request().Context(), threadID)
+			if err != nil {
+				return err
+			}
+			return c.JSONBlob(http.StatusOK, lcValues(threadID, cp.Messages, cp.Values))
+		}
 	}
-	return stateOutput(threadID, output)
+	return c.JSONBlob(http.StatusOK, stateOutput(threadID, output))
 }
 
 // lgRunObject is the LangGraph Run object, with Dawn's route and error
@@ -906,13 +919,13 @@ func (s *Server) lgJoinRun(c echo.Context) error {
 	if live := s.runs.Active(r.ThreadID); live != nil && live.ID == r.ID {
 		select {
 		case <-live.Done():
-			return c.JSONBlob(http.StatusOK, lgResult(r.ThreadID, live.Output()))
+			return s.answerResult(c, r.ThreadID, live.Output())
 		case <-ctx.Done():
 			return nil
 		}
 	}
 	if r.Status == store.RunError || r.Status == store.RunInterrupted {
-		return c.JSONBlob(http.StatusOK, lgResult(r.ThreadID, mustJSON(map[string]string{"error": r.Error})))
+		return s.answerResult(c, r.ThreadID, mustJSON(map[string]string{"error": r.Error}))
 	}
 	runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: r.ThreadID, RunID: r.ID, Done: true})
 	if err == nil && len(runs) == 1 {
@@ -920,7 +933,7 @@ func (s *Server) lgJoinRun(c echo.Context) error {
 			Output json.RawMessage `json:"output"`
 		}
 		if json.Unmarshal(runs[0].Done, &d) == nil {
-			return c.JSONBlob(http.StatusOK, lgResult(r.ThreadID, d.Output))
+			return s.answerResult(c, r.ThreadID, d.Output)
 		}
 	}
 	cp, err := s.runs.Store().Latest(ctx, r.ThreadID)
