@@ -180,12 +180,7 @@ func (t *lgTranslator) event(g *lgGraph, typ string, data json.RawMessage) {
 		t.toolResult(g, r.ID, r.Name, r.Output, r.Error)
 	default:
 		if typ == "plan_update" {
-			var p struct {
-				Todos json.RawMessage `json:"todos"`
-			}
-			if json.Unmarshal(data, &p) == nil && len(p.Todos) > 0 {
-				g.fields["todos"], g.changed["todos"] = p.Todos, p.Todos
-			}
+			planUpdate(g, data)
 		}
 		t.emit(g, modeCustom, modeCustom, map[string]any{"event": typ, "data": json.RawMessage(orNull(data))})
 		if g.reported && len(g.changed) > 0 {
@@ -492,4 +487,40 @@ func lcDict(m lcMessage) map[string]any {
 		}
 	}
 	return d
+}
+
+// planKeys are the members of a harness plan_update that are the harness
+// plan's own (the "plan" state field), by the plan's key; "todos" are its
+// items.
+var planKeys = map[string]string{
+	"items": "todos", "state": "state", "goal": "goal", "postconditions": "postconditions",
+	"advance": "advance", "pause_reason": "pause_reason", "reason": "reason",
+}
+
+// planUpdate applies a plan_update event to a graph's fields: its todos
+// are the todos field, and on a route whose harness owns the plan (whose
+// state has a "plan" object and whose event a lifecycle "state") the plan
+// field's items and lifecycle too, so values show the plan as it moves
+// and not only at the end.
+func planUpdate(g *lgGraph, data json.RawMessage) {
+	var update map[string]json.RawMessage
+	if json.Unmarshal(data, &update) != nil {
+		return
+	}
+	if todos, ok := update["todos"]; ok && len(todos) > 0 {
+		g.fields["todos"], g.changed["todos"] = todos, todos
+	}
+	var plan map[string]json.RawMessage
+	if _, harness := update["state"]; !harness || json.Unmarshal(g.fields["plan"], &plan) != nil || plan == nil {
+		return
+	}
+	for key, from := range planKeys {
+		if v, ok := update[from]; ok {
+			plan[key] = v
+		} else if key == "pause_reason" || key == "reason" {
+			delete(plan, key) // left out of the event when empty
+		}
+	}
+	raw := mustJSON(plan)
+	g.fields["plan"], g.changed["plan"] = raw, raw
 }

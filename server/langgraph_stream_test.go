@@ -177,3 +177,37 @@ func TestTranslatorIdle(t *testing.T) {
 		t.Errorf("final todos %v", v.Todos)
 	}
 }
+
+func TestPlanUpdate(t *testing.T) {
+	tests := []struct {
+		name         string
+		fields       thread.State
+		event        string
+		todos, plan  string
+		changedCount int
+	}{
+		{"dawn's planning", thread.State{"todos": json.RawMessage(`[]`)}, `{"todos":[{"content":"A","status":"pending"}]}`,
+			`[{"content":"A","status":"pending"}]`, ``, 1},
+		{"harness", thread.State{"plan": json.RawMessage(`{"state":"draft","items":[],"revisions":[],"pause_reason":"x"}`)},
+			`{"todos":[{"id":"s1","content":"A","status":"in_progress"}],"state":"running","goal":"G","current":0,"postconditions":[],"advance":"auto","budget_left":2}`,
+			`[{"id":"s1","content":"A","status":"in_progress"}]`,
+			`{"advance":"auto","goal":"G","items":[{"id":"s1","content":"A","status":"in_progress"}],"postconditions":[],"revisions":[],"state":"running"}`, 2},
+		{"harness event, no plan field", thread.State{}, `{"todos":[],"state":"running"}`, `[]`, ``, 1},
+		{"not JSON", thread.State{}, `nope`, ``, ``, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &lgGraph{fields: tt.fields, changed: thread.State{}}
+			planUpdate(g, json.RawMessage(tt.event))
+			if got := string(g.fields["todos"]); got != tt.todos {
+				t.Errorf("todos = %s, want %s", got, tt.todos)
+			}
+			if got := string(g.fields["plan"]); tt.plan != "" && got != tt.plan {
+				t.Errorf("plan = %s, want %s", got, tt.plan)
+			}
+			if len(g.changed) != tt.changedCount {
+				t.Errorf("changed %v, want %d fields", g.changed, tt.changedCount)
+			}
+		})
+	}
+}

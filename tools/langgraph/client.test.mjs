@@ -128,6 +128,20 @@ test("runs.stream: values, updates, messages-tuple and custom; the plan is state
   assert.deepEqual(t.metadata, { user: "stream-test" });
 });
 
+test("runs.stream: a plan the harness owns moves through values.plan", async () => {
+  const c = client();
+  const thread = await c.threads.create();
+  const parts = await collect(
+    c.runs.stream(thread.thread_id, "/onboarding", { input: { messages: [{ type: "human", content: "Set up my account" }] }, streamMode: ["values", "custom"] }),
+  );
+  const plans = parts.filter((p) => p.event === "values").map((p) => p.data.plan);
+  assert.equal(plans[0].state, "draft");
+  assert.deepEqual(plans[1].items.map((i) => i.status).slice(0, 2), ["completed", "in_progress"]);
+  assert.equal(plans.at(-1).state, "paused", "budget: 3 pauses the plan");
+  assert.ok(parts.some((p) => p.event === "custom" && p.data.event === "plan_paused"), "the harness's events are custom");
+  assert.deepEqual(plans.at(-1), (await c.threads.getState(thread.thread_id)).values.plan);
+});
+
 test("runs.stream: the messages mode streams messages/partial and messages/complete", async () => {
   const c = client();
   const thread = await c.threads.create();
