@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -209,5 +210,42 @@ func TestPlanUpdate(t *testing.T) {
 				t.Errorf("changed %v, want %d fields", g.changed, tt.changedCount)
 			}
 		})
+	}
+}
+
+func TestWithParams(t *testing.T) {
+	route := func(id string, segs ...router.Segment) *router.Route {
+		r := &router.Route{ID: id, Segments: segs}
+		for _, s := range segs {
+			if s.Kind != router.Static {
+				r.Params = append(r.Params, s.Value)
+			}
+		}
+		return r
+	}
+	support := route("/support/[tenant]", router.Segment{Kind: router.Static, Value: "support"}, router.Segment{Kind: router.Dynamic, Value: "tenant"})
+	docs := route("/docs/[[...slug]]", router.Segment{Kind: router.Static, Value: "docs"}, router.Segment{Kind: router.OptionalCatchAll, Value: "slug"})
+	tests := []struct {
+		r             *router.Route
+		path          string
+		configurable  map[string]any
+		context, want string
+	}{
+		{support, "/support/[tenant]", map[string]any{"tenant": "acme"}, "", "/support/acme"},
+		{support, "/support/[tenant]", nil, "globex", "/support/globex"},
+		{support, "/support/[tenant]", nil, "", "/support/[tenant]"}, // no param: the id, as Dawn runs it
+		{support, "/support/initech", map[string]any{"tenant": "acme"}, "", "/support/initech"},
+		{support, "/support/[tenant]", map[string]any{"tenant": 7}, "", "/support/[tenant]"},
+		{docs, "/docs/[[...slug]]", nil, "", "/docs"},
+		{docs, "/docs/[[...slug]]", map[string]any{"slug": "a/b"}, "", "/docs/a/b"},
+	}
+	for _, tt := range tests {
+		ctx := map[string]any{}
+		if tt.context != "" {
+			ctx["tenant"] = tt.context
+		}
+		if got := withParams(tt.r, tt.path, tt.configurable, ctx); got != tt.want {
+			t.Errorf("withParams(%s, %v, %v) = %s, want %s", tt.path, tt.configurable, ctx, got, tt.want)
+		}
 	}
 }

@@ -481,3 +481,53 @@ func TestLangGraphMultitaskInterrupt(t *testing.T) {
 		t.Errorf("join of the interrupted run: %d %+v", code, joined)
 	}
 }
+
+// TestLangGraphAssistantIDs: an assistant is named by its UUID, its route
+// id (with or without Dawn's #agent and the leading slash) or a concrete
+// path, percent-encoded or not.
+func TestLangGraphAssistantIDs(t *testing.T) {
+	h := dawntest.New(t, supportApp(t), dawntest.Script(), dawntest.Options{})
+	url := h.Serve(t)
+	var all []struct {
+		AssistantID string `json:"assistant_id"`
+		GraphID     string `json:"graph_id"`
+	}
+	resp := post(t, url+"/assistants/search", `{"graph_id":"/support/[tenant]"}`)
+	_ = json.NewDecoder(resp.Body).Decode(&all)
+	resp.Body.Close()
+	if len(all) != 1 {
+		t.Fatalf("search by graph_id: %+v", all)
+	}
+	id := all[0].AssistantID
+	tests := []struct {
+		path   string
+		status int
+	}{
+		{id, 200},
+		{"%2Fsupport%2F%5Btenant%5D", 200},
+		{"%2Fsupport%2F%5Btenant%5D%23agent", 200},
+		{"support%2F%5Btenant%5D", 200},
+		{"%2Fsupport%2Facme", 200},
+		{"00000000-0000-0000-0000-000000000000", 404},
+		{"%2Fnowhere", 404},
+		{"%2F..%2Fetc", 404},
+	}
+	for _, tt := range tests {
+		var got struct {
+			AssistantID string `json:"assistant_id"`
+		}
+		code := getJSON(t, url+"/assistants/"+tt.path, &got)
+		if code != tt.status || (code == 200 && got.AssistantID != id) {
+			t.Errorf("GET /assistants/%s: %d %s, want %d %s", tt.path, code, got.AssistantID, tt.status, id)
+		}
+	}
+	var schemas struct {
+		ContextSchema struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"context_schema"`
+	}
+	getJSON(t, url+"/assistants/"+id+"/schemas", &schemas)
+	if _, ok := schemas.ContextSchema.Properties["tenant"]; !ok {
+		t.Errorf("context schema %+v has no tenant", schemas.ContextSchema)
+	}
+}
