@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -394,7 +395,7 @@ func (s *Server) startLG(ctx context.Context, run *lgRun, req runner.Request, bo
 	} else if err != nil {
 		return nil, err
 	}
-	if want := cmpOr(body.Checkpoint.CheckpointID, body.CheckpointID); want != "" {
+	if want := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID); want != "" {
 		head, err := s.headCheckpointID(ctx, run.ThreadID)
 		if err != nil {
 			return nil, err
@@ -450,13 +451,6 @@ func (s *Server) threadStart(ctx context.Context, threadID, routeID string, req 
 	}
 	start.Prefix = append(start.Prefix[:len(start.Prefix):len(start.Prefix)], req.Messages...)
 	return start
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // runLocation is the path of a run, which a LangGraph client reads from
