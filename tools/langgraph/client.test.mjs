@@ -73,7 +73,11 @@ test("runs.stream: values, updates, messages-tuple and custom; the plan is state
   assert.equal(values[0].messages.length, 1, "the run starts from its input");
   assert.equal(values[0].messages[0].type, "human");
   assert.equal(values[0].todos[0].status, "pending", "the seed plan");
-  assert.equal(values[1].todos[0].status, "in_progress");
+  // (How many values parts a live stream has depends on when the server
+  // catches up with the run: it reports the state whenever it has.)
+  const firstStep = values.findIndex((v) => v.todos[0].status === "in_progress");
+  assert.ok(firstStep > 0 && firstStep < values.length - 1, "the plan moves during the run");
+  assert.equal(values[firstStep].todos[1].status, "pending");
   const final = values.at(-1);
   assert.ok(final.todos.every((t) => t.status === "completed"));
 
@@ -87,9 +91,9 @@ test("runs.stream: values, updates, messages-tuple and custom; the plan is state
   assert.equal(updates[0], "agent");
   assert.equal(updates[1], "tools");
   assert.equal(updates.at(-1), "agent");
-  const toolsUpdate = parts.find((p) => p.event === "updates" && p.data.tools).data.tools;
-  assert.equal(toolsUpdate.messages[0].type, "tool");
-  assert.ok(toolsUpdate.todos, "a tools step's update carries the plan it changed");
+  const toolsUpdates = parts.filter((p) => p.event === "updates" && p.data.tools).map((p) => p.data.tools);
+  assert.equal(toolsUpdates[0].messages[0].type, "tool");
+  assert.ok(toolsUpdates.some((u) => u.todos), "a tools step's update carries the plan it changed");
 
   // messages-tuple: chunks of the answer with the id the state gives it.
   const tuples = parts.filter((p) => p.event === "messages").map((p) => p.data);
@@ -136,7 +140,8 @@ test("runs.stream: a plan the harness owns moves through values.plan", async () 
   );
   const plans = parts.filter((p) => p.event === "values").map((p) => p.data.plan);
   assert.equal(plans[0].state, "draft");
-  assert.deepEqual(plans[1].items.map((i) => i.status).slice(0, 2), ["completed", "in_progress"]);
+  const moving = plans.slice(1, -1).map((p) => p.items.map((i) => i.status).slice(0, 2).join(","));
+  assert.ok(moving.includes("completed,in_progress"), `the plan moves during the run: ${moving}`);
   assert.equal(plans.at(-1).state, "paused", "budget: 3 pauses the plan");
   assert.ok(parts.some((p) => p.event === "custom" && p.data.event === "plan_paused"), "the harness's events are custom");
   assert.deepEqual(plans.at(-1), (await c.threads.getState(thread.thread_id)).values.plan);

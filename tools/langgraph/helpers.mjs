@@ -44,7 +44,7 @@ export async function collect(stream) {
 
 // eventually polls check until it returns a truthy value, failing after
 // about limitMs; it bounds how long a test waits, it measures nothing.
-export async function eventually(what, check, limitMs = 20000) {
+export async function eventually(what, check, limitMs = 20000, describe = () => "") {
   const deadline = Date.now() + limitMs;
   let last;
   for (;;) {
@@ -55,7 +55,7 @@ export async function eventually(what, check, limitMs = 20000) {
       last = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`gave up waiting for ${what}${last ? `: ${last.message}` : ""}`);
+      throw new Error(`gave up waiting for ${what}${last ? `: ${last.message}` : ""}${describe()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
