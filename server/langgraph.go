@@ -56,9 +56,25 @@ func (s *Server) routeLangGraph(e *echo.Echo) {
 	e.GET("/threads/:id/runs/:run/join", s.lgJoinRun)
 	e.POST("/threads/:id/runs/:run/cancel", s.lgCancelRun)
 
+	// What Dawn does not do answers with why, not a bare 404 or 405.
+	e.PATCH("/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"))
+	e.POST("/threads/:id/copy", unsupported("threads cannot be copied"))
+	e.POST("/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"))
+	e.PATCH("/threads/:id/state", unsupported("checkpoint metadata cannot be changed"))
+	e.DELETE("/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"))
+	e.POST("/runs/batch", unsupported("batches of runs are not supported; start each run"))
+
 	e.POST("/runs", s.lgStateless(statelessBackground))
 	e.POST("/runs/stream", s.lgStateless(statelessStream))
 	e.POST("/runs/wait", s.lgStateless(statelessWait))
+}
+
+// unsupported answers a LangGraph call Dawn does not serve with 405 and
+// why (405, not 501: the SDK retries a 5xx).
+func unsupported(why string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return newError(http.StatusMethodNotAllowed, "not_supported", c.Request().Method+" "+c.Path()+" is not supported: "+why)
+	}
 }
 
 // readBody reads the request body and puts it back, so that a handler can

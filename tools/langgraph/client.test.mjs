@@ -383,3 +383,16 @@ test("Dawn's own dialect is unchanged on the same endpoints", async () => {
   const parts = await collect(c.runs.joinStream(id, run.run_id, { streamMode: ["values"] }));
   assert.deepEqual(parts.at(-1).data, (await c.threads.getState(id)).values);
 });
+
+test("calls Dawn does not serve answer 405 with why", async () => {
+  const c = client();
+  const thread = await c.threads.create();
+  const [assistant] = await c.assistants.search();
+  const cases = [
+    [() => c.threads.update(thread.thread_id, { metadata: { a: 1 } }), /HTTP 405.*metadata is set when it is created/],
+    [() => c.threads.updateState(thread.thread_id, { values: { ticket_id: "T" } }), /HTTP 405.*only through runs/],
+    [() => c.threads.copy(thread.thread_id), /HTTP 405.*cannot be copied/],
+    [() => c.assistants.delete(assistant.assistant_id), /HTTP 405.*route's files/],
+  ];
+  for (const [call, want] of cases) await assert.rejects(call, want);
+});
