@@ -210,6 +210,18 @@ test("runs.wait and stateless runs: the final state; the temporary thread is del
   const parts = await collect(c.runs.stream(null, "/blog", { input: ask }));
   assert.equal(parts[0].event, "metadata");
   assert.equal(lastAI(parts.at(-1).data.messages).type, "ai");
+
+  // A stateless background run: its thread goes when it ends.
+  const background = await c.runs.create(null, "/blog", { input: ask });
+  assert.ok(background.run_id && background.thread_id);
+  await eventually("the stateless background run's thread to be deleted", async () => {
+    try {
+      await c.threads.get(background.thread_id);
+      return false;
+    } catch (err) {
+      return /HTTP 404/.test(err.message);
+    }
+  });
 });
 
 test("background runs: runs.create, get, join, list, joinStream replay with lastEventId", async () => {
