@@ -125,6 +125,8 @@ func FuzzRunBody(f *testing.F) {
 	f.Add(uint8(0), "t1", []byte(`{"route":"/support/acme","input":{"messages":[{"role":"user","content":"Help me with my account"}]}}`))
 	f.Add(uint8(1), "t2", []byte(`{"route":"/support/[tenant]#agent","input":{"messages":[{"role":"user","content":"hi"}],"priority":"high","tags":["a"]}}`))
 	f.Add(uint8(1), "t3", []byte(`{"assistant_id":"/research","input":{"messages":[{"type":"human","content":"find"}]}}`))
+	f.Add(uint8(1), "t3b", []byte(`{"assistant_id":"/support/[tenant]","if_not_exists":"create","context":{"tenant":"acme"},"stream_mode":["values","updates","messages-tuple","messages","custom"],"stream_subgraphs":true,"input":{"messages":"find"}}`))
+	f.Add(uint8(0), "t3c", []byte(`{"assistant_id":"/research","if_not_exists":"create","input":{"messages":[{"type":"human","content":[{"type":"text","text":"a"}]}]}}`))
 	f.Add(uint8(0), "t4", []byte(`{"route":"/support/acme","input":{"messages":[{"role":"user","content":"x"}],"todos":[]}}`))
 	f.Add(uint8(0), "t5", []byte(`{"route":"/support/acme","input":{"messages":[{"role":"assistant","content":"x"}]}}`))
 	f.Add(uint8(0), "t6", []byte(`{"route":"/support/acme","input":{"messages":[]}}`))
@@ -174,7 +176,11 @@ func fuzzRunBody(f *testing.F) func(t *testing.T, endpoint uint8, threadID strin
 			if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream" {
 				t.Fatalf("runs/stream answered 200 with Content-Type %q", ct)
 			}
-			checkSSE(t, out)
+			if bytes.HasPrefix(out, []byte("event: metadata\n")) {
+				checkLGSSE(t, out) // a body with assistant_id speaks LangGraph
+			} else {
+				checkSSE(t, out)
+			}
 		default:
 			var v map[string]json.RawMessage
 			if err := json.Unmarshal(out, &v); err != nil {

@@ -41,7 +41,7 @@ func (b *runBody) UnmarshalJSON(data []byte) error {
 
 // strategyOptions reads the options of the app's run strategies from the
 // body: each is a string, like "plan_first": "preview".
-func (s *Server) strategyOptions(body runBody) (map[string]string, error) {
+func (s *Server) strategyOptions(fields map[string]json.RawMessage) (map[string]string, error) {
 	var opts map[string]string
 	for _, mk := range s.runs.App().Config.Markers {
 		rs, ok := mk.(capabilities.RunStrategy)
@@ -49,7 +49,7 @@ func (s *Server) strategyOptions(body runBody) (map[string]string, error) {
 			continue
 		}
 		name := rs.RunOption()
-		raw, ok := body.fields[name]
+		raw, ok := fields[name]
 		if !ok || string(raw) == "null" {
 			continue
 		}
@@ -108,7 +108,7 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
 	if err := checkThreadID(id); err != nil {
 		return runner.Request{}, err
 	}
-	opts, err := s.strategyOptions(body)
+	opts, err := s.strategyOptions(body.fields)
 	if err != nil {
 		return runner.Request{}, err
 	}

@@ -17,8 +17,9 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	// APIKey, when set, is required as "Authorization: Bearer KEY" on every
-	// endpoint but /healthz.
+	// APIKey, when set, is required as "Authorization: Bearer KEY" (or
+	// "X-Api-Key: KEY", as the LangGraph SDK sends it) on every endpoint but
+	// /healthz.
 	APIKey string
 	// CORSOrigins lists origins allowed to call the API from a browser,
 	// like "https://app.example.com" (see ParseOrigins); empty turns CORS
@@ -35,8 +36,10 @@ type Options struct {
 // send, and exposedHeaders the response headers its scripts may read:
 // Dawn-Run-Id is what a page needs to rejoin a stream.
 var (
-	corsHeaders    = []string{"Authorization", "Content-Type", "Last-Event-ID"}
-	exposedHeaders = []string{"Dawn-Run-Id"}
+	corsHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key"}
+	// A LangGraph client in a browser reads the run's id from
+	// Content-Location (useStream keeps it to rejoin the run).
+	exposedHeaders = []string{"Dawn-Run-Id", "Content-Location", "Location", "X-Pagination-Next"}
 )
 
 // Server is the HTTP API.
@@ -45,6 +48,8 @@ type Server struct {
 	runs   *runner.Manager
 	opts   Options
 	logger *slog.Logger
+	// lg remembers runs started in the LangGraph dialect.
+	lg lgRuns
 }
 
 // New returns the API for the runs managed by m.
@@ -68,17 +73,18 @@ func New(m *runner.Manager, opts Options) *Server {
 
 	e.GET("/healthz", s.health)
 	e.GET("/routes", s.listRoutes)
-	e.POST("/threads", s.createThread)
+	e.POST("/threads", s.lgCreateThread)
 	e.GET("/threads/:id", s.getThread)
 	e.DELETE("/threads/:id", s.deleteThread)
 	e.GET("/threads/:id/state", s.getState)
-	e.GET("/threads/:id/runs", s.listRuns)
-	e.POST("/threads/:id/runs/wait", s.runWait)
-	e.POST("/threads/:id/runs/stream", s.runStream)
-	e.GET("/threads/:id/runs/:run/stream", s.joinStream)
+	e.GET("/threads/:id/runs", s.runsDialect)
+	e.POST("/threads/:id/runs/wait", s.byDialect(s.runWait, s.lgRunWait))
+	e.POST("/threads/:id/runs/stream", s.byDialect(s.runStream, s.lgRunStream))
+	e.GET("/threads/:id/runs/:run/stream", s.lgJoinDialect)
 	e.POST("/threads/:id/cancel", s.cancel)
 	s.mountCapabilities()
 	e.POST("/agui/*", s.aguiRun)
+	s.routeLangGraph(e)
 	return s
 }
 
@@ -139,8 +145,11 @@ func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		got := []byte(c.Request().Header.Get("Authorization"))
+		if key := c.Request().Header.Get("X-Api-Key"); len(got) == 0 && key != "" {
+			got = []byte("Bearer " + key) // the LangGraph SDK's header
+		}
 		if subtle.ConstantTimeCompare(got, want) != 1 {
-			return newError(http.StatusUnauthorized, "unauthorized", "missing or wrong API key: send Authorization: Bearer <DAWN_API_KEY>")
+			return newError(http.StatusUnauthorized, "unauthorized", "missing or wrong API key: send Authorization: Bearer <DAWN_API_KEY> (or X-Api-Key: <DAWN_API_KEY>)")
 		}
 		return next(c)
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/store"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -89,87 +88,10 @@ func (s *Server) deleteThread(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent) // Dawn answers 204 with no body
 }
 
-// stateBody is GET /threads/:id/state in Dawn's shape ({values, next,
-// config, metadata, created_at, parent_config}), with Dawn for Go's own
-// fields beside it.
-type stateBody struct {
-	Values       json.RawMessage `json:"values"`
-	Next         []string        `json:"next"`
-	Config       stateConfig     `json:"config"`
-	Metadata     stateMeta       `json:"metadata"`
-	CreatedAt    any             `json:"created_at"`
-	ParentConfig *stateConfig    `json:"parent_config"`
-
-	ThreadID   string        `json:"thread_id"`
-	Checkpoint checkpointRef `json:"checkpoint"`
-	Status     string        `json:"status"`
-	UpdatedAt  any           `json:"updated_at"`
-}
-
-// stateConfig is a checkpoint's config as LangGraph and Dawn write it:
-// the thread, and the checkpoint (the saved step) it names.
-type stateConfig struct {
-	Configurable struct {
-		ThreadID     string `json:"thread_id"`
-		CheckpointID string `json:"checkpoint_id,omitempty"`
-	} `json:"configurable"`
-}
-
-func configFor(threadID string, step int) stateConfig {
-	var c stateConfig
-	c.Configurable.ThreadID = threadID
-	if step > 0 {
-		c.Configurable.CheckpointID = strconv.Itoa(step)
-	}
-	return c
-}
-
-// stateMeta is the checkpoint's metadata: the step and the run that wrote
-// it.
-type stateMeta struct {
-	Step  int    `json:"step"`
-	RunID string `json:"run_id,omitempty"`
-	Route string `json:"route,omitempty"`
-}
-
-type checkpointRef struct {
-	Step  int    `json:"step"`
-	RunID string `json:"run_id,omitempty"`
-	Route string `json:"route,omitempty"`
-}
-
+// getState is GET /threads/:id/state: the thread's latest state in the
+// shape both dialects read (see threadState).
 func (s *Server) getState(c echo.Context) error {
-	ctx := c.Request().Context()
-	id := c.Param("id")
-	t, err := s.runs.Store().GetThread(ctx, id)
-	if err != nil {
-		return err
-	}
-	cp, err := s.runs.Store().Latest(ctx, id)
-	if err != nil {
-		return err
-	}
-	created := t.CreatedAt
-	if cp.Step > 0 {
-		created = cp.UpdatedAt
-	}
-	var parent *stateConfig
-	if cp.Step > 1 {
-		p := configFor(id, cp.Step-1)
-		parent = &p
-	}
-	return c.JSON(http.StatusOK, stateBody{
-		Values:       runner.StateValues(cp.Messages, cp.Values),
-		Next:         []string{},
-		Config:       configFor(id, cp.Step),
-		Metadata:     stateMeta{Step: cp.Step, RunID: cp.RunID, Route: cp.Route},
-		CreatedAt:    created,
-		ParentConfig: parent,
-		ThreadID:     id,
-		Checkpoint:   checkpointRef{Step: cp.Step, RunID: cp.RunID, Route: cp.Route},
-		Status:       t.Status,
-		UpdatedAt:    t.UpdatedAt,
-	})
+	return s.lgGetState(c)
 }
 
 type runInfo struct {

@@ -35,6 +35,13 @@ type Store interface {
 	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)
 	SaveValues(ctx context.Context, threadID string, step int, values thread.State) error
 
+	// SearchThreads and CountThreads select threads by id, status,
+	// metadata and state values; FinishedRuns lists a thread's successful
+	// runs, the checkpoints the LangGraph dialect's history shows.
+	SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, error)
+	CountThreads(ctx context.Context, q ThreadQuery) (int, error)
+	FinishedRuns(ctx context.Context, q FinishedQuery) ([]FinishedRun, error)
+
 	// Path names the database for people: the file path, or the
 	// Postgres URL without its password.
 	Path() string
