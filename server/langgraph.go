@@ -86,10 +86,7 @@ func readBody(c echo.Context) ([]byte, error) {
 	}
 	data, err := io.ReadAll(req.Body)
 	if err != nil {
-		if isTooLarge(err) {
-			return nil, newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
-		}
-		return nil, badBody("cannot read request body: " + err.Error())
+		return nil, bodyReadError(err)
 	}
 	req.Body = io.NopCloser(bytes.NewReader(data))
 	return data, nil

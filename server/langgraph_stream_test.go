@@ -17,12 +17,12 @@ import (
 var nestedRun = []stream.Event{
 	{ID: 1, Type: "tool_call", Data: json.RawMessage(`{"id":"c1","name":"task","input":{"subagent":"researcher","input":"dig"}}`)},
 	{ID: 2, Type: "subagent.tool_call", Data: json.RawMessage(`{"id":"c2","name":"task","input":{"subagent":"deep","input":"deeper"},"call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
-	{ID: 3, Type: "subagent.chunk", Data: json.RawMessage(`{"content":"found","call_id":"c2","subagent":"deep","route_id":"/r/subagents/researcher/subagents/deep","depth":2}`)},
+	{ID: 3, Type: "subagent.chunk", Data: json.RawMessage(`{"data":"found","call_id":"c2","subagent":"deep","route_id":"/r/subagents/researcher/subagents/deep","depth":2}`)},
 	{ID: 4, Type: "subagent.plan_update", Data: json.RawMessage(`{"todos":[{"content":"Dig","status":"completed"}],"call_id":"c2","subagent":"deep","route_id":"/r/subagents/researcher/subagents/deep","depth":2}`)},
 	{ID: 5, Type: "subagent.tool_result", Data: json.RawMessage(`{"id":"c2","name":"task","output":"found","call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
-	{ID: 6, Type: "subagent.chunk", Data: json.RawMessage(`{"content":"done","call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	{ID: 6, Type: "subagent.chunk", Data: json.RawMessage(`{"data":"done","call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
 	{ID: 7, Type: "tool_result", Data: json.RawMessage(`{"id":"c1","name":"task","output":"done"}`)},
-	{ID: 8, Type: "chunk", Data: json.RawMessage(`{"content":"All done"}`)},
+	{ID: 8, Type: "chunk", Data: json.RawMessage(`"All done"`)},
 	{ID: 9, Type: "done", Data: json.RawMessage(`{"output":{"messages":[` +
 		`{"role":"user","content":"hi"},` +
 		`{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"task","input":{"subagent":"researcher","input":"dig"}}]},` +

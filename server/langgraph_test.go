@@ -414,6 +414,7 @@ func TestLangGraphAPIKeyHeader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		req, _ := http.NewRequest(http.MethodPost, "/assistants/search", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json") // as the SDK sends it
 		if tt.header != "" {
 			req.Header.Set(tt.header, tt.value)
 		}
