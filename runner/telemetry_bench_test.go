@@ -2,7 +2,6 @@ package runner_test
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -36,7 +35,8 @@ func (discardMetrics) ForceFlush(context.Context) error                         
 func (discardMetrics) Shutdown(context.Context) error                            { return nil }
 
 // BenchmarkRunTelemetry is BenchmarkRunWait's run (two model calls, a
-// writeTodos call, a plan_update, three saved steps) with telemetry off (the
+// writeTodos call, a plan_update, three saved steps, on an in-memory store
+// so that disk latency does not drown the difference) with telemetry off (the
 // default: nothing configured), on no-op providers, and on the SDK with the
 // batching span processor and a periodic metric reader, as `dawn start`
 // sets them up for OTLP, exporting to nowhere.
@@ -61,7 +61,7 @@ func BenchmarkRunTelemetry(b *testing.B) {
 				"support/[tenant]/agent.md": "---\ndescription: support\n---\nYou help customers.\n",
 				"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
 			})
-			h := apptest.New(b, dir, instantModel{}, apptest.Options{StorePath: filepath.Join(b.TempDir(), "dawn.db"), Telemetry: c.tel(b)})
+			h := apptest.New(b, dir, instantModel{}, apptest.Options{Telemetry: c.tel(b)})
 			if err := runOnce(h.Runs, "warm-up"); err != nil {
 				b.Fatal(err)
 			}

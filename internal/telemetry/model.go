@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +25,16 @@ func (t *Telemetry) WrapModel(m llms.Model, spec string) llms.Model {
 	if !strings.Contains(spec, ":") {
 		provider = ""
 	}
-	return &tracedModel{Model: m, t: t, model: modelName(spec), provider: provider}
+	tm := &tracedModel{Model: m, t: t, model: modelName(spec), provider: provider}
+	tm.attrs = []attribute.KeyValue{AttrOperation.String("chat"), AttrRequestModel.String(tm.model)}
+	if provider != "" {
+		tm.attrs = append(tm.attrs, AttrProvider.String(provider))
+	}
+	// Metric attribute sets are built once per model, not per call.
+	tm.callSet = metric.WithAttributeSet(attribute.NewSet(tm.attrs...))
+	tm.inSet = metric.WithAttributeSet(attribute.NewSet(append(slices.Clip(tm.attrs), AttrTokenType.String("input"))...))
+	tm.outSet = metric.WithAttributeSet(attribute.NewSet(append(slices.Clip(tm.attrs), AttrTokenType.String("output"))...))
+	return tm
 }
 
 // modelName is the model part of a spec: "gpt-4o-mini" of
@@ -41,14 +51,14 @@ type tracedModel struct {
 	t        *Telemetry
 	model    string
 	provider string
+	attrs    []attribute.KeyValue
+	callSet  metric.MeasurementOption
+	inSet    metric.MeasurementOption
+	outSet   metric.MeasurementOption
 }
 
 func (m *tracedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	attrs := []attribute.KeyValue{AttrOperation.String("chat"), AttrRequestModel.String(m.model)}
-	if m.provider != "" {
-		attrs = append(attrs, AttrProvider.String(m.provider))
-	}
-	ctx, span := m.t.tracer.Start(ctx, "chat "+m.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := m.t.tracer.Start(ctx, "chat "+m.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(m.attrs...))
 	if m.t.capture && span.IsRecording() {
 		span.SetAttributes(AttrInputMessages.String(marshal(messages)))
 	}
@@ -56,20 +66,20 @@ func (m *tracedModel) GenerateContent(ctx context.Context, messages []llms.Messa
 	resp, err := m.Model.GenerateContent(ctx, messages, options...)
 	elapsed := time.Since(start)
 
-	metricAttrs := attrs
 	if err != nil {
-		metricAttrs = append(metricAttrs, AttrErrorType.String(errorType(err)))
+		m.t.modelDuration.Record(ctx, elapsed.Seconds(), metric.WithAttributes(append(slices.Clip(m.attrs), AttrErrorType.String(errorType(err)))...))
+	} else {
+		m.t.modelDuration.Record(ctx, elapsed.Seconds(), m.callSet)
 	}
-	m.t.modelDuration.Record(ctx, elapsed.Seconds(), metric.WithAttributes(metricAttrs...))
 	if resp != nil {
 		in, out, reasons := usage(resp)
 		if in >= 0 {
 			span.SetAttributes(AttrInputTokens.Int64(in))
-			m.t.tokens.Record(ctx, in, metric.WithAttributes(append(attrs, AttrTokenType.String("input"))...))
+			m.t.tokens.Record(ctx, in, m.inSet)
 		}
 		if out >= 0 {
 			span.SetAttributes(AttrOutputTokens.Int64(out))
-			m.t.tokens.Record(ctx, out, metric.WithAttributes(append(attrs, AttrTokenType.String("output"))...))
+			m.t.tokens.Record(ctx, out, m.outSet)
 		}
 		if len(reasons) > 0 {
 			span.SetAttributes(AttrFinishReasons.StringSlice(reasons))

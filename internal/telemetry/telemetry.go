@@ -58,6 +58,26 @@ type Telemetry struct {
 	inFlight      metric.Int64UpDownCounter
 	subscribers   metric.Int64UpDownCounter
 	storeWrite    metric.Float64Histogram
+	storeOps      sync.Map // op name -> metric.MeasurementOption
+	sets          sync.Map // setKey -> metric.MeasurementOption
+}
+
+// setKey names a metric attribute set: a route, and a run status or "".
+type setKey struct{ route, status string }
+
+// set returns the (cached) attribute set of route and status: routes and
+// statuses are few, so the sets are built once, not per run.
+func (t *Telemetry) set(route, status string) metric.MeasurementOption {
+	k := setKey{route, status}
+	if s, ok := t.sets.Load(k); ok {
+		return s.(metric.MeasurementOption)
+	}
+	kvs := []attribute.KeyValue{AttrRoute.String(route)}
+	if status != "" {
+		kvs = append(kvs, AttrRunStatus.String(status))
+	}
+	s, _ := t.sets.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kvs...)))
+	return s.(metric.MeasurementOption)
 }
 
 // Options configure New.
@@ -99,7 +119,7 @@ type Run struct {
 	t     *Telemetry
 	span  trace.Span
 	start time.Time
-	route attribute.KeyValue
+	route string
 
 	mu    sync.Mutex
 	plan  []string // last known status of each plan item, by index
@@ -113,15 +133,15 @@ func (t *Telemetry) StartRun(ctx context.Context, info RunInfo) (context.Context
 	if t == nil {
 		return ctx, nil
 	}
-	route := AttrRoute.String(info.RouteID)
 	ctx, span := t.tracer.Start(ctx, "invoke_agent "+info.RouteID, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		AttrOperation.String("invoke_agent"), AttrAgentName.String(info.RouteID),
-		AttrThread.String(info.ThreadID), route, AttrRun.String(info.RunID),
+		AttrThread.String(info.ThreadID), AttrRoute.String(info.RouteID), AttrRun.String(info.RunID),
 		AttrRequestModel.String(modelName(info.Model)),
 	))
-	t.runsStarted.Add(ctx, 1, metric.WithAttributes(route))
-	t.inFlight.Add(ctx, 1, metric.WithAttributes(route))
-	return ctx, &Run{t: t, span: span, start: time.Now(), route: route}
+	route := t.set(info.RouteID, "")
+	t.runsStarted.Add(ctx, 1, route)
+	t.inFlight.Add(ctx, 1, route)
+	return ctx, &Run{t: t, span: span, start: time.Now(), route: info.RouteID}
 }
 
 // Event records the run's stream events that tell what the plan did as
@@ -156,10 +176,10 @@ func (r *Run) End(status string, err error) {
 		r.span.SetStatus(codes.Error, err.Error())
 	}
 	r.span.End()
-	attrs := metric.WithAttributes(r.route, AttrRunStatus.String(status))
+	attrs := r.t.set(r.route, status)
 	r.t.runsFinished.Add(ctx, 1, attrs)
 	r.t.runDuration.Record(ctx, time.Since(r.start).Seconds(), attrs)
-	r.t.inFlight.Add(ctx, -1, metric.WithAttributes(r.route))
+	r.t.inFlight.Add(ctx, -1, r.t.set(r.route, ""))
 }
 
 // Tool opens the span of a tool call under the span in ctx; the returned
@@ -200,7 +220,11 @@ func (t *Telemetry) StoreWrite(op string, d time.Duration) {
 	if t == nil {
 		return
 	}
-	t.storeWrite.Record(context.Background(), d.Seconds(), metric.WithAttributes(AttrStoreOp.String(op)))
+	set, ok := t.storeOps.Load(op)
+	if !ok {
+		set, _ = t.storeOps.LoadOrStore(op, metric.WithAttributeSet(attribute.NewSet(AttrStoreOp.String(op))))
+	}
+	t.storeWrite.Record(context.Background(), d.Seconds(), set.(metric.MeasurementOption))
 }
 
 // Subscribed counts an open SSE stream; call the returned function when it
