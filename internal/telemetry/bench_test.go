@@ -25,7 +25,9 @@ var answer = &llms.ContentResponse{Choices: []*llms.ContentChoice{{
 func (answerModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
 	return answer, nil
 }
-func (answerModel) Call(context.Context, string, ...llms.CallOption) (string, error) { return "ok", nil }
+func (answerModel) Call(context.Context, string, ...llms.CallOption) (string, error) {
+	return "ok", nil
+}
 
 type discardSpans struct{}
 
@@ -41,8 +43,8 @@ func (discardMetrics) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregat
 	return sdkmetric.DefaultAggregationSelector(k)
 }
 func (discardMetrics) Export(context.Context, *metricdata.ResourceMetrics) error { return nil }
-func (discardMetrics) ForceFlush(context.Context) error                         { return nil }
-func (discardMetrics) Shutdown(context.Context) error                           { return nil }
+func (discardMetrics) ForceFlush(context.Context) error                          { return nil }
+func (discardMetrics) Shutdown(context.Context) error                            { return nil }
 
 // BenchmarkRunHooks is what telemetry adds to one run like the runner's
 // benchmark run (two model calls, one tool call, a plan update, three store
