@@ -26,8 +26,13 @@ func (m *Manager) startTrace(ctx context.Context, run *Run) context.Context {
 		return ctx
 	}
 	ctx, span := m.tel.StartRun(ctx, telemetry.RunInfo{ThreadID: run.ThreadID, RouteID: run.RouteID, RunID: run.ID, Model: run.Model})
-	t := &runTrace{span: span, sub: run.Log.Subscribe(0), fed: make(chan struct{})}
+	t := &runTrace{span: span, fed: make(chan struct{})}
 	run.trace = t
+	if !span.Recording() {
+		close(t.fed) // nothing to feed: only metrics are on
+		return ctx
+	}
+	t.sub = run.Log.Subscribe(0)
 	go func() {
 		defer close(t.fed)
 		for {
@@ -49,10 +54,12 @@ func (run *Run) endTrace(status string) {
 	if t == nil {
 		return
 	}
-	t.sub.Close()
-	<-t.fed
-	for _, e := range run.Log.Since(t.sub.LastID()) {
-		t.span.Event(e)
+	if t.sub != nil {
+		t.sub.Close()
+		<-t.fed
+		for _, e := range run.Log.Since(t.sub.LastID()) {
+			t.span.Event(e)
+		}
 	}
 	if run.err != nil && status == store.RunSuccess {
 		status = store.RunError

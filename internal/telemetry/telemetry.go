@@ -144,6 +144,10 @@ func (t *Telemetry) StartRun(ctx context.Context, info RunInfo) (context.Context
 	return ctx, &Run{t: t, span: span, start: time.Now(), route: info.RouteID}
 }
 
+// Recording reports whether the run's span records events (false on a
+// no-op tracer provider), so a caller can skip feeding it.
+func (r *Run) Recording() bool { return r != nil && r.span.IsRecording() }
+
 // Event records the run's stream events that tell what the plan did as
 // span events: plan items started, finished or failed, gate rejections,
 // pauses and the plan's lifecycle. Text and token events are left out.
