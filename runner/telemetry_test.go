@@ -307,3 +307,30 @@ func TestTelemetryCapturesContentOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+func TestTelemetryConcurrentRuns(t *testing.T) {
+	const n = 8
+	model := dawntest.Script()
+	for range n {
+		model.Reply("done")
+	}
+	h, spans, _ := tracedApp(t, model)
+	done := make(chan *apptest.Result, n)
+	for i := range n {
+		go func() { done <- h.Run(t, "c"+string(rune('a'+i)), "/research", "go") }()
+	}
+	for range n {
+		if res := <-done; res.Err != nil {
+			t.Error(res.Err)
+		}
+	}
+	runs := map[string]bool{}
+	for _, s := range spans.GetSpans() {
+		if s.Name == "invoke_agent /research" && attr(s, telemetry.AttrRunStatus).AsString() == "success" {
+			runs[attr(s, telemetry.AttrRun).AsString()] = true
+		}
+	}
+	if len(runs) != n {
+		t.Fatalf("%d finished run spans, want %d", len(runs), n)
+	}
+}
