@@ -63,6 +63,17 @@ type Config struct {
 	// Signal, when set, is polled between steps for a supervisor signal
 	// ("pause"); the route's hooks handle it and the run stops cleanly.
 	Signal func() string
+	// Tracer, when set, opens a span around each tool call and subagent
+	// run; subagents inherit it.
+	Tracer Tracer
+}
+
+// Tracer opens spans around tool calls and subagent runs. Each method
+// returns the context the call runs in and a function that ends the span
+// with the call's error.
+type Tracer interface {
+	Tool(ctx context.Context, name, callID string) (context.Context, func(error))
+	Subagent(ctx context.Context, name, routeID string, depth int) (context.Context, func(error))
 }
 
 // Result is a finished run.
@@ -455,6 +466,11 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 	ev := capabilities.ToolEvent{CallID: c.ID, Name: c.Name, Input: c.Input}
 	var res capabilities.Result
 	var err error
+	if l.cfg.Tracer != nil {
+		var end func(error)
+		ctx, end = l.cfg.Tracer.Tool(ctx, c.Name, c.ID)
+		defer func() { end(ev.Err) }()
+	}
 	if badArgs != nil {
 		msg := fmt.Sprintf("arguments are not valid JSON (%v); send one JSON object that matches the tool's input schema", badArgs)
 		if text := preview(c.Input); strings.TrimSpace(text) != "" {

@@ -88,6 +88,12 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, _ thread.Stat
 		MaxDepth:      l.cfg.MaxDepth,
 		MaxToolOutput: l.cfg.MaxToolOutput,
 	}
+	if l.cfg.Tracer != nil {
+		var end func(error)
+		ctx, end = l.cfg.Tracer.Subagent(ctx, in.Subagent, child.Route.ID, cfg.Depth)
+		cfg.Tracer = l.cfg.Tracer
+		defer func() { end(err) }()
+	}
 	res, err := Run(ctx, cfg, nil, child.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: in.Input}})
 	if err != nil {
 		return capabilities.Result{}, fmt.Errorf("subagent %q failed: %w", in.Subagent, err)

@@ -343,6 +343,7 @@ func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadI
 		return runOutcome{}, appProblem(err)
 	}
 	defer s.store.Close()
+	defer s.flushTelemetry()
 	run, err := s.runs.Start(context.WithoutCancel(ctx), runner.Request{
 		ThreadID: threadID,
 		Route:    route,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/internal/telemetry"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/server"
 	"github.com/dawn-go/dawn/store"
@@ -25,6 +26,8 @@ type stack struct {
 	logger *slog.Logger
 	// recovers says serve looks for runs of gone owners as it goes.
 	recovers bool
+	// telemetryShutdown flushes and stops the OpenTelemetry exporters.
+	telemetryShutdown func(context.Context) error
 }
 
 // openStack opens the app's store, marks the runs of processes that are
@@ -56,7 +59,13 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 			return nil, err
 		}
 	}
-	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger})
+	tel, shutdown, err := telemetry.FromEnv(ctx, cfg.Env)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("OpenTelemetry: %w", err)
+	}
+	s.telemetryShutdown = shutdown
+	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger, Telemetry: tel})
 	opts.Env, opts.Logger = cfg.Env, logger
 	s.api = server.New(s.runs, opts)
 	return s, nil
@@ -149,6 +158,7 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	case err := <-errc:
 		stopLoop()
 		s.store.Close()
+		s.flushTelemetry()
 		return err
 	case <-ctx.Done():
 	}
@@ -161,6 +171,7 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 		srv.Close()
 	}
 	stopLoop()
+	s.flushTelemetry()
 	if err := s.store.Close(); err != nil {
 		return err
 	}
@@ -168,6 +179,19 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 		return err
 	}
 	return nil
+}
+
+// flushTelemetry sends the spans and metrics still buffered and stops the
+// exporters, waiting at most a few seconds for a collector that is slow.
+func (s *stack) flushTelemetry() {
+	if s.telemetryShutdown == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.telemetryShutdown(ctx); err != nil {
+		s.logger.Warn("cannot flush OpenTelemetry data to the collector", "err", err)
+	}
 }
 
 // logModels says which model each route runs on, and says so loudly when

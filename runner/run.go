@@ -36,7 +36,8 @@ type Run struct {
 	done      chan struct{}
 	output    json.RawMessage
 	err       error
-	cancelled bool // the run ended cancelled; set before done is closed
+	cancelled bool      // the run ended cancelled; set before done is closed
+	trace     *runTrace // nil when telemetry is off
 }
 
 // Done is closed when the run has finished and its result is saved.

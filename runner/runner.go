@@ -12,6 +12,7 @@ import (
 	"github.com/dawn-go/dawn/agent"
 	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/telemetry"
 	"github.com/dawn-go/dawn/models"
 	"github.com/dawn-go/dawn/store"
 	"github.com/dawn-go/dawn/stream"
@@ -42,6 +43,7 @@ type Manager struct {
 	logger *slog.Logger
 
 	newModel ModelFactory
+	tel      *telemetry.Telemetry
 	modelsMu sync.Mutex
 	models   map[string]llms.Model
 
@@ -69,12 +71,15 @@ type Options struct {
 	// Models builds models (default models.New with Env).
 	Models ModelFactory
 	Logger *slog.Logger
+	// Telemetry records runs as OpenTelemetry spans and metrics; nil
+	// records nothing.
+	Telemetry *telemetry.Telemetry
 }
 
 // New returns a Manager running routes of a on st.
 func New(st store.Store, a *app.App, opts Options) *Manager {
 	m := &Manager{
-		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models,
+		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, tel: opts.Telemetry,
 		models: map[string]llms.Model{}, active: map[string]*Run{},
 		unrecorded: map[string]runEnd{}, quit: make(chan struct{}),
 	}
@@ -102,6 +107,9 @@ func (m *Manager) App() *app.App { return m.app.Load() }
 // started with; the next run uses a.
 func (m *Manager) SetApp(a *app.App) { m.app.Store(a) }
 
+// Telemetry returns the run telemetry, nil when off.
+func (m *Manager) Telemetry() *telemetry.Telemetry { return m.tel }
+
 // Store returns the thread store.
 func (m *Manager) Store() store.Store { return m.store }
 
@@ -116,6 +124,7 @@ func (m *Manager) Model(spec string) (llms.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	mdl = m.tel.WrapModel(mdl, spec)
 	m.models[spec] = mdl
 	return mdl, nil
 }
@@ -242,6 +251,10 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		MaxToolOutput: a.Config.Limits.WithDefaults().ToolOutputBytes,
 		Signal:        run.takeSignal,
 	}
+	if m.tel != nil {
+		cfg.Tracer = m.tel
+	}
+	runCtx = m.startTrace(runCtx, run)
 	go func() {
 		defer release()
 		defer cancel()
@@ -253,6 +266,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 // prepareThread creates the thread if it is missing, records the run as
 // running and loads the latest checkpoint, in one store transaction.
 func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared) (store.Checkpoint, error) {
+	defer m.storeTimer("begin_run")()
 	cp, err := m.store.BeginRun(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning})
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
@@ -285,6 +299,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	save := func(ctx context.Context, added []thread.Message, values thread.State) error {
 		step++
 		events := run.Log.Since(saved)
+		defer m.storeTimer("save_step")()
 		err := m.store.SaveStep(context.WithoutCancel(ctx), store.Step{
 			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
 			Append: added, Values: values, Events: events,
@@ -377,11 +392,13 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	if err == nil && sr.Stop == "" {
 		// The last step and the end of the run land in one transaction.
 		step++
+		timed := m.storeTimer("save_step")
 		err := m.store.SaveStep(context.Background(), store.Step{
 			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
 			Append: res.Unsaved, Values: res.Values, Events: events,
 			Finish: &store.Finish{Status: status, Output: record},
 		})
+		timed()
 		if err != nil {
 			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
 			run.err = err
@@ -393,6 +410,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	} else {
 		m.finishStore(run, status, errText, record, events)
 	}
+	run.endTrace(status)
 	m.free(run)
 	run.Log.Publish(done)
 	run.Log.Close()

@@ -316,6 +316,7 @@ func (s *Server) writeAGUI(c echo.Context, run *runner.Run, tr *aguiStream, firs
 	if !send(first) {
 		return abandon()
 	}
+	defer s.runs.Telemetry().Subscribed()()
 	src := run.Log.Subscribe(0)
 	for !tr.finished() {
 		waitCtx, cancel := context.WithTimeout(ctx, keepAlive)

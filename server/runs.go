@@ -233,6 +233,7 @@ func (s *sliceSource) Next(context.Context) (stream.Event, error) {
 const keepAlive = 15 * time.Second
 
 func (s *Server) writeStream(c echo.Context, src eventSource, runID string) error {
+	defer s.runs.Telemetry().Subscribed()()
 	w := c.Response()
 	h := w.Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")

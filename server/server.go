@@ -62,6 +62,9 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.recoverPanics)
+	if t := m.Telemetry(); t != nil {
+		e.Use(echo.WrapMiddleware(t.Middleware))
+	}
 	if origins := trimOrigins(opts.CORSOrigins); len(origins) > 0 {
 		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: exposedHeaders}))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/telemetry"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/server"
 	"github.com/dawn-go/dawn/store"
@@ -42,6 +43,8 @@ type Options struct {
 	// Markers replaces the registered capability markers (markers.All()),
 	// to try a capability before it is registered.
 	Markers []capabilities.Marker
+	// Telemetry records the runs' spans and metrics; nil records nothing.
+	Telemetry *telemetry.Telemetry
 }
 
 // New loads the app in dir and returns a harness whose routes all run on
@@ -65,7 +68,7 @@ func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 	if factory == nil {
 		factory = func(string) (llms.Model, error) { return model, nil }
 	}
-	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }})
+	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }, Telemetry: opts.Telemetry})
 	return &Harness{App: a, Store: st, Runs: runs, API: server.New(runs, server.Options{})}
 }
 

@@ -1,0 +1,153 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// WrapModel returns m with a span and metrics per model call. spec names
+// the model as Dawn does ("openai:gpt-4o-mini"). A nil t returns m.
+func (t *Telemetry) WrapModel(m llms.Model, spec string) llms.Model {
+	if t == nil || m == nil {
+		return m
+	}
+	provider, _, _ := strings.Cut(spec, ":")
+	if !strings.Contains(spec, ":") {
+		provider = ""
+	}
+	tm := &tracedModel{Model: m, t: t, model: modelName(spec), provider: provider}
+	tm.attrs = []attribute.KeyValue{AttrOperation.String("chat"), AttrRequestModel.String(tm.model)}
+	if provider != "" {
+		tm.attrs = append(tm.attrs, AttrProvider.String(provider))
+	}
+	// Metric attribute sets are built once per model, not per call.
+	tm.callSet = metric.WithAttributeSet(attribute.NewSet(tm.attrs...))
+	tm.inSet = metric.WithAttributeSet(attribute.NewSet(append(slices.Clip(tm.attrs), AttrTokenType.String("input"))...))
+	tm.outSet = metric.WithAttributeSet(attribute.NewSet(append(slices.Clip(tm.attrs), AttrTokenType.String("output"))...))
+	return tm
+}
+
+// modelName is the model part of a spec: "gpt-4o-mini" of
+// "openai:gpt-4o-mini".
+func modelName(spec string) string {
+	if _, name, ok := strings.Cut(spec, ":"); ok {
+		return name
+	}
+	return spec
+}
+
+type tracedModel struct {
+	llms.Model
+	t        *Telemetry
+	model    string
+	provider string
+	attrs    []attribute.KeyValue
+	callSet  metric.MeasurementOption
+	inSet    metric.MeasurementOption
+	outSet   metric.MeasurementOption
+}
+
+func (m *tracedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	ctx, span := m.t.tracer.Start(ctx, "chat "+m.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(m.attrs...))
+	if m.t.capture && span.IsRecording() {
+		span.SetAttributes(AttrInputMessages.String(marshal(messages)))
+	}
+	start := time.Now()
+	resp, err := m.Model.GenerateContent(ctx, messages, options...)
+	elapsed := time.Since(start)
+
+	if err != nil {
+		m.t.modelDuration.Record(ctx, elapsed.Seconds(), metric.WithAttributes(append(slices.Clip(m.attrs), AttrErrorType.String(errorType(err)))...))
+	} else {
+		m.t.modelDuration.Record(ctx, elapsed.Seconds(), m.callSet)
+	}
+	if resp != nil {
+		in, out, reasons := usage(resp)
+		if in >= 0 {
+			span.SetAttributes(AttrInputTokens.Int64(in))
+			m.t.tokens.Record(ctx, in, m.inSet)
+		}
+		if out >= 0 {
+			span.SetAttributes(AttrOutputTokens.Int64(out))
+			m.t.tokens.Record(ctx, out, m.outSet)
+		}
+		if len(reasons) > 0 {
+			span.SetAttributes(AttrFinishReasons.StringSlice(reasons))
+		}
+		if m.t.capture && span.IsRecording() {
+			span.SetAttributes(AttrOutputMessage.String(marshal(resp.Choices)))
+		}
+	}
+	endSpan(span, err)
+	return resp, err
+}
+
+// usage reads the token counts and finish reasons of a response; a count
+// the client did not report is -1. langchaingo's OpenAI and Ollama clients
+// report PromptTokens and CompletionTokens, Anthropic's InputTokens and
+// OutputTokens, in the GenerationInfo of each choice (the same usage on
+// every choice).
+func usage(resp *llms.ContentResponse) (in, out int64, reasons []string) {
+	in, out = -1, -1
+	for _, c := range resp.Choices {
+		if c == nil {
+			continue
+		}
+		if c.StopReason != "" {
+			reasons = append(reasons, c.StopReason)
+		}
+		if in < 0 {
+			in = count(c.GenerationInfo, "PromptTokens", "InputTokens")
+		}
+		if out < 0 {
+			out = count(c.GenerationInfo, "CompletionTokens", "OutputTokens")
+		}
+	}
+	return in, out, reasons
+}
+
+func count(info map[string]any, keys ...string) int64 {
+	for _, k := range keys {
+		switch v := info[k].(type) {
+		case int:
+			return int64(v)
+		case int32:
+			return int64(v)
+		case int64:
+			return v
+		case float64:
+			return int64(v)
+		}
+	}
+	return -1
+}
+
+func marshal(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// errorType is the error.type attribute of err: its Go type, or
+// "cancelled" for a context that ended.
+func errorType(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return fmt.Sprintf("%T", err)
+}
