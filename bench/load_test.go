@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/tokens"
 	"github.com/dawn-go/dawn/models"
 )
 
@@ -38,5 +39,17 @@ func TestLoadClientRunsTheWorkload(t *testing.T) {
 	}
 	if _, err := newClient(c.api.BaseURL, "/nowhere", 1).wait(t.Context(), "w2"); err == nil {
 		t.Fatal("wait on a missing route succeeded")
+	}
+}
+
+// TestPromptTokens counts what the model reads: message text, tool-call
+// arguments and tool definitions, not the JSON around them.
+func TestPromptTokens(t *testing.T) {
+	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"hello world"},` +
+		`{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"writeTodos","arguments":"hello world"}}]}],` +
+		`"tools":[{"type":"function"}]}`)
+	want := tokens.Count("hello world")*2 + tokens.Count("writeTodos") + tokens.Count(`[{"type":"function"}]`)
+	if got := promptTokens(body); got != want || got == 0 {
+		t.Errorf("promptTokens = %d, want %d", got, want)
 	}
 }
