@@ -271,14 +271,11 @@ func Final(p *Plan, s Settings) Outcome {
 	for _, m := range missing {
 		fmt.Fprintf(&b, "- %s\n", m)
 	}
-	b.WriteString("Finish these first: complete items with writeTodos")
-	if s.Evidence {
-		b.WriteString(" (with evidence)")
-	}
+	b.WriteString("Finish them with writeTodos")
 	if len(p.Postconditions) > 0 {
-		b.WriteString(", verify postconditions with verifyPostcondition")
+		b.WriteString(", verifyPostcondition")
 	}
-	b.WriteString(", or call stepFailed for a step that cannot be done. Then answer again.")
+	b.WriteString(" or stepFailed, then answer again.")
 	return Outcome{Reject: true, Note: b.String()}
 }
 
