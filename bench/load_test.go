@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/internal/apptest"
@@ -51,5 +52,34 @@ func TestPromptTokens(t *testing.T) {
 	want := tokens.Count("hello world")*2 + tokens.Count("writeTodos") + tokens.Count(`[{"type":"function"}]`)
 	if got := promptTokens(body); got != want || got == 0 {
 		t.Errorf("promptTokens = %d, want %d", got, want)
+	}
+}
+
+// TestComparisonAlternatesRounds: --url2 measures both servers every round
+// and prints each figure with its ratio.
+func TestComparisonAlternatesRounds(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeWorkloadApp(dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	a := apptest.New(t, dir, models.NewOffline(), apptest.Options{}).Serve(t)
+	b := apptest.New(t, dir, models.NewOffline(), apptest.Options{}).Serve(t)
+	o := options{url: a, url2: b, route: "/support/acme", runs: 3, concurrency: 2, streamRuns: 2, rounds: 3, warmup: 1}
+	c, err := runComparison(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.figures) != 4 {
+		t.Fatalf("%d figures, want 4 (no aimock, so no byte counts)", len(c.figures))
+	}
+	for _, f := range c.figures {
+		if len(f.a) != 3 || len(f.b) != 3 {
+			t.Errorf("%s: %d rounds on A, %d on B, want 3 each", f.name, len(f.a), len(f.b))
+		}
+	}
+	var out strings.Builder
+	c.write(&out)
+	if !strings.Contains(out.String(), "B/A") || !strings.Contains(out.String(), "runs/wait sequential p50") {
+		t.Errorf("table:\n%s", out.String())
 	}
 }

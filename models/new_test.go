@@ -493,3 +493,21 @@ func keysOf(m map[string]json.RawMessage) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+func TestWithoutKey(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"model":"m","temperature":0}`, `{"model":"m"}`},
+		{`{"temperature":0.7,"model":"m"}`, `{"model":"m"}`},
+		{`{"temperature":0}`, `{}`},
+		{`{"a":[1,{"temperature":2}],"temperature" : 1e-3 ,"b":"x"}`, `{"a":[1,{"temperature":2}],"b":"x"}`},
+		{`{"content":"say \"temperature\": hot","temperature":0,"tools":[{"temperature":{"type":"number"}}]}`, `{"content":"say \"temperature\": hot","tools":[{"temperature":{"type":"number"}}]}`},
+		{`{"a":"temperature","b":{"temperature":1}}`, ""},
+		{`{"a":"\\","temperature":1}`, `{"a":"\\"}`},
+		{`not json "temperature"`, ""},
+	} {
+		got, ok := withoutKey([]byte(tc.in), "temperature")
+		if string(got) != tc.want || ok != (tc.want != "") {
+			t.Errorf("withoutKey(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
+		}
+	}
+}

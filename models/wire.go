@@ -2,10 +2,10 @@ package models
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"math"
 	"net/http"
+	"slices"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -54,44 +54,78 @@ func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(out)
 }
 
-// withoutKey returns the JSON object body without its top-level key, the
-// other members in their order, or false when body is not an object holding
-// key.
+// withoutKey returns the JSON object body without its top-level member
+// key, the rest byte for byte, or false when body is not an object holding
+// key at its top level. It is one pass over the bytes, without decoding:
+// it runs on every model request.
 func withoutKey(body []byte, key string) ([]byte, bool) {
-	if !bytes.Contains(body, []byte(`"`+key+`"`)) {
+	name := []byte(`"` + key + `"`)
+	if !bytes.Contains(body, name) {
 		return nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
-	out := make([]byte, 0, len(body))
-	out = append(out, '{')
-	found := false
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		name, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, false
-		}
-		if name == key {
-			found = true
+	var (
+		depth     int
+		inString  bool
+		escaped   bool
+		expectKey bool
+		sep       = -1 // the ',' before the current top-level member, or -1
+		start     = -1 // where the member to cut starts (its key's quote)
+	)
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
 			continue
 		}
-		if len(out) > 1 {
-			out = append(out, ',')
+		switch c {
+		case '"':
+			if depth == 1 && expectKey && start < 0 && bytes.HasPrefix(body[i:], name) {
+				j := i + len(name)
+				for j < len(body) && isSpace(body[j]) {
+					j++
+				}
+				if j < len(body) && body[j] == ':' {
+					start = i
+				}
+			}
+			expectKey = false
+			inString = true
+		case '{', '[':
+			depth++
+			if depth == 1 && c == '{' {
+				expectKey = true
+			}
+		case '}', ']', ',':
+			if depth == 1 && start >= 0 {
+				// The member to cut ends here.
+				if sep >= 0 {
+					return append(slices.Clip(body[:sep]), body[i:]...), true
+				}
+				if c == ',' {
+					i++
+				}
+				for i < len(body) && isSpace(body[i]) {
+					i++
+				}
+				return append(slices.Clip(body[:start]), body[i:]...), true
+			}
+			if c == ',' {
+				if depth == 1 {
+					sep, expectKey = i, true
+				}
+			} else {
+				depth--
+			}
 		}
-		quoted, _ := json.Marshal(name)
-		out = append(out, quoted...)
-		out = append(out, ':')
-		out = append(out, value...)
 	}
-	if !found {
-		return nil, false
-	}
-	return append(out, '}'), true
+	return nil, false
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
