@@ -27,7 +27,7 @@ type options struct {
 	// alternating rounds.
 	url2, mock2 string
 	rounds      int
-	json                                         bool
+	json        bool
 	// soak mode: rounds of soakRuns concurrent runs/stream with
 	// subscribers SSE streams in all.
 	soak                                        bool
