@@ -376,6 +376,11 @@ func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thre
 
 func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, error) {
 	opts := []llms.CallOption{}
+	if t := l.cfg.Route.Route.Agent.Temperature; t != nil {
+		// Only a temperature someone chose: unset, the provider's default
+		// applies (see models).
+		opts = append(opts, llms.WithTemperature(*t))
+	}
 	if len(l.defs) > 0 {
 		opts = append(opts, llms.WithTools(l.defs))
 	}

@@ -237,3 +237,39 @@ func TestArgumentsThatAreNotJSON(t *testing.T) {
 		})
 	}
 }
+
+// tempModel answers at once and records the temperature of each call, -1
+// when the call set none.
+type tempModel struct{ got []float64 }
+
+func (m *tempModel) GenerateContent(_ context.Context, _ []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	o := llms.CallOptions{Temperature: -1}
+	for _, opt := range options {
+		opt(&o)
+	}
+	m.got = append(m.got, o.Temperature)
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok"}}}, nil
+}
+
+func (m *tempModel) Call(context.Context, string, ...llms.CallOption) (string, error) { return "", nil }
+
+// TestTemperatureOnlyFromAgentMD: a model call carries a temperature only
+// when agent.md sets one; 0 is a setting like any other.
+func TestTemperatureOnlyFromAgentMD(t *testing.T) {
+	for _, tc := range []struct {
+		agentMD string
+		want    float64
+	}{
+		{"Prompt.", -1},
+		{"---\ntemperature: 0\n---\nPrompt.", 0},
+		{"---\ntemperature: 0.7\n---\nPrompt.", 0.7},
+	} {
+		model := &tempModel{}
+		if _, _, err := run(t, prepare(t, map[string]string{"r/agent.md": tc.agentMD}), model, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(model.got) != 1 || model.got[0] != tc.want {
+			t.Errorf("%q: temperatures sent %v, want [%v]", tc.agentMD, model.got, tc.want)
+		}
+	}
+}

@@ -233,6 +233,9 @@ func (b *bench) serverFigures(ctx context.Context, prefix string, c *loadClient,
 		if pair, err = capturePair(ctx, mock); err != nil {
 			return err
 		}
+		b.rep.add("model_bytes_first", float64(len(pair.plan)))
+		b.rep.add("model_bytes", float64(len(pair.plan)+len(pair.answer)))
+		b.rep.add("model_tokens", float64(promptTokens(pair.plan)+promptTokens(pair.answer)))
 	}
 
 	seq, err := b.measured(ctx, prefix+"cpu_seq", pid, o.runs, 1, b.waitOp(c, phase+"seq"))

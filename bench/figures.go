@@ -14,6 +14,9 @@ const (
 func declareFigures(r *report, o options) {
 	c := o.concurrency
 	r.declare(secAimock, "mock_pair", "aimock alone: writeTodos + answer request pair", "ms", info, 0)
+	r.declare(secAimock, "model_bytes_first", "bytes sent to the model: first request (Dawn: 1.3 KB)", "B", atMost, 1300)
+	r.declare(secAimock, "model_bytes", "bytes sent to the model per run = per plan (2 requests)", "B", info, 0)
+	r.declare(secAimock, "model_tokens", "prompt tokens per run = per plan (o200k, 2 requests)", "tok", info, 0)
 	r.declare(secAimock, "seq_rps", "runs/wait sequential", "runs/s", atLeast, 600)
 	r.declare(secAimock, "seq_p50", "runs/wait sequential latency p50", "ms", info, 0)
 	r.declare(secAimock, "seq_p99", "runs/wait sequential latency p99", "ms", info, 0)

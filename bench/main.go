@@ -23,7 +23,11 @@ type options struct {
 	threads, routes, samples, repeat             int
 	duration                                     time.Duration
 	url, route, mock, dawn, aimock               string
-	json                                         bool
+	// comparison mode: --url2 (and its aimock) measured against --url in
+	// alternating rounds.
+	url2, mock2 string
+	rounds      int
+	json        bool
 	// soak mode: rounds of soakRuns concurrent runs/stream with
 	// subscribers SSE streams in all.
 	soak                                        bool
@@ -48,6 +52,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.url, "url", "", "measure this running server (loopback only) instead of starting one; process-level figures are skipped")
 	fs.StringVar(&o.route, "route", "/support/acme", "the route each run asks for")
 	fs.StringVar(&o.mock, "aimock-url", "", "with --url: the aimock the server talks to, to time the mock itself")
+	fs.StringVar(&o.url2, "url2", "", "with --url: a second running server; both are measured in alternating rounds and the tool prints each figure's ratio B/A")
+	fs.StringVar(&o.mock2, "aimock-url2", "", "with --url2: the aimock the second server talks to (default: --aimock-url)")
+	fs.IntVar(&o.rounds, "rounds", 5, "with --url2: rounds, each measuring both servers back to back in alternating order")
 	fs.StringVar(&o.dawn, "dawn", "", "a dawn binary to use (default: go build ./cmd/dawn)")
 	fs.StringVar(&o.aimock, "aimock", "", "the aimock CLI (default: tools/aimock/node_modules/.bin/llmock)")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
@@ -63,7 +70,7 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q; every setting is a flag (see -h)", fs.Arg(0))
 	}
-	for name, v := range map[string]int{"runs": o.runs, "concurrency": o.concurrency, "stream-runs": o.streamRuns, "pairs": o.pairs, "threads": o.threads, "routes": o.routes, "samples": o.samples, "repeat": o.repeat, "soak-runs": o.soakRuns, "soak-rounds": o.soakRounds, "soak-plan": o.soakPlan} {
+	for name, v := range map[string]int{"runs": o.runs, "concurrency": o.concurrency, "stream-runs": o.streamRuns, "pairs": o.pairs, "threads": o.threads, "routes": o.routes, "samples": o.samples, "repeat": o.repeat, "soak-runs": o.soakRuns, "soak-rounds": o.soakRounds, "soak-plan": o.soakPlan, "rounds": o.rounds} {
 		if v < 1 {
 			return o, fmt.Errorf("--%s must be at least 1, not %d", name, v)
 		}
@@ -74,7 +81,13 @@ func parseFlags(args []string) (options, error) {
 	if o.warmup < 0 {
 		return o, fmt.Errorf("--warmup must not be negative")
 	}
-	for name, u := range map[string]string{"url": o.url, "aimock-url": o.mock} {
+	if o.url2 != "" && o.url == "" {
+		return o, fmt.Errorf("--url2 needs --url: the tool compares two servers you started")
+	}
+	if o.mock2 == "" {
+		o.mock2 = o.mock
+	}
+	for name, u := range map[string]string{"url": o.url, "aimock-url": o.mock, "url2": o.url2, "aimock-url2": o.mock2} {
 		if err := checkLoopback(u); err != nil {
 			return o, fmt.Errorf("--%s: %w", name, err)
 		}
@@ -117,6 +130,15 @@ func main() {
 	}
 	if opts.postgres {
 		os.Exit(postgresMain(ctx, opts))
+	}
+	if opts.url2 != "" {
+		c, err := runComparison(ctx, opts)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench --url2:", err)
+			os.Exit(1)
+		}
+		c.write(os.Stdout)
+		return
 	}
 
 	rep := newReport()

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/tokens"
 )
 
 // modelPair is the two chat completion requests one workload run sends to
@@ -104,4 +106,39 @@ func (p *pairTimer) once(ctx context.Context, _ int) error {
 		}
 	}
 	return nil
+}
+
+// promptTokens counts, with o200k_base (gpt-4o-mini's encoding), what the
+// model reads of a chat request body: each message's text and tool-call
+// arguments, and the tool definitions as JSON. Providers add a few tokens
+// of framing per message, which this leaves out.
+func promptTokens(body []byte) int {
+	var req struct {
+		Messages []struct {
+			Content   any `json:"content"`
+			ToolCalls []struct {
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return 0
+	}
+	n := 0
+	for _, m := range req.Messages {
+		if text, ok := m.Content.(string); ok {
+			n += tokens.Count(text)
+		}
+		for _, c := range m.ToolCalls {
+			n += tokens.Count(c.Function.Name) + tokens.Count(c.Function.Arguments)
+		}
+	}
+	if len(req.Tools) > 0 {
+		n += tokens.Count(string(req.Tools))
+	}
+	return n
 }

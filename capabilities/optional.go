@@ -160,7 +160,9 @@ type RunHost interface {
 	// RunStep runs task on a fresh agent and returns its answer: on the
 	// route's subagent target.Subagent, on route target.Route, or else on a
 	// worker of the run's route (see Prepared.Worker). The agent's events
-	// reach the run's stream as subagent events under callID.
+	// reach the run's stream as subagent events under callID. Plan-first
+	// runs independent steps at once: RunStep and Emit must be safe to call
+	// from several goroutines.
 	RunStep(ctx context.Context, callID string, target StepTarget, task string) (string, error)
 	// Emit publishes e on the run's stream.
 	Emit(e stream.Event)

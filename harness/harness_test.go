@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -267,5 +268,29 @@ func TestParseSettings(t *testing.T) {
 				t.Fatalf("settings = %+v", s)
 			}
 		})
+	}
+}
+
+// TestCompactPromptSize: prompt: compact is a size choice, so it must be
+// shorter than full where it is meant to help (a long plan), and the README
+// says where full is the shorter one (a few short items).
+func TestCompactPromptSize(t *testing.T) {
+	sizes := func(n int) (full, compact int) {
+		s := settings()
+		seeds := make([]Seed, n)
+		for i := range seeds {
+			seeds[i] = Seed{Content: fmt.Sprintf("Check the customer's account and invoice number %d", i+1)}
+		}
+		p, _ := Start(nil, s, seeds, true)
+		full = len(RenderFull(p, s))
+		s.Compact = true
+		return full, len(RenderCompact(p, s))
+	}
+	if full, compact := sizes(20); compact >= full*2/3 {
+		t.Errorf("20 items: compact %d bytes, full %d; compact should save at least a third", compact, full)
+	}
+	for _, n := range []int{3, 6, 20} {
+		full, compact := sizes(n)
+		t.Logf("%d items: full %d bytes, compact %d", n, full, compact)
 	}
 }

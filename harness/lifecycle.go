@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -271,14 +272,11 @@ func Final(p *Plan, s Settings) Outcome {
 	for _, m := range missing {
 		fmt.Fprintf(&b, "- %s\n", m)
 	}
-	b.WriteString("Finish these first: complete items with writeTodos")
-	if s.Evidence {
-		b.WriteString(" (with evidence)")
-	}
+	b.WriteString("Finish them with writeTodos")
 	if len(p.Postconditions) > 0 {
-		b.WriteString(", verify postconditions with verifyPostcondition")
+		b.WriteString(", verifyPostcondition")
 	}
-	b.WriteString(", or call stepFailed for a step that cannot be done. Then answer again.")
+	b.WriteString(" or stepFailed, then answer again.")
 	return Outcome{Reject: true, Note: b.String()}
 }
 
@@ -366,6 +364,27 @@ func (p *Plan) settle(finished int) Outcome {
 		}
 	}
 	return Outcome{}
+}
+
+// MarkRunning records that the harness's own execution (plan-first runs)
+// is running the items running, which may be several independent steps at
+// once: each of them is in_progress, and any other in_progress item (one the
+// harness advanced to when a step ended) is pending again.
+func MarkRunning(p *Plan, running []int) Outcome {
+	if p.State != Running {
+		return Outcome{}
+	}
+	for j := range p.Items {
+		if p.Items[j].Status == InProgress && !slices.Contains(running, j) {
+			p.Items[j].Status = Pending
+		}
+	}
+	for _, i := range running {
+		if i >= 0 && i < len(p.Items) && !p.Items[i].Status.Terminal() {
+			p.Items[i].Status = InProgress
+		}
+	}
+	return p.settle(0)
 }
 
 // MarkStep records the harness's own execution of item i (plan-first runs):

@@ -11,8 +11,7 @@ const maxField = 160
 
 // RenderFull is the planning prompt section for an enforced plan: the rules
 // the harness enforces, then every item on one line of the form
-// "- [in_progress] Check account context" followed by its evidence, then
-// the postconditions.
+// "- [in_progress] Check account context", then the postconditions.
 func RenderFull(p *Plan, s Settings) string {
 	var b strings.Builder
 	b.WriteString(rules(s))
@@ -20,20 +19,17 @@ func RenderFull(p *Plan, s Settings) string {
 		fmt.Fprintf(&b, "Goal: %s\n", oneLine(p.Goal))
 	}
 	done, total := p.Progress()
-	fmt.Fprintf(&b, "Plan state: %s (%d/%d items finished", p.State, done, total)
+	fmt.Fprintf(&b, "Plan %s, %d/%d finished", p.State, done, total)
 	if p.Advance == AdvanceAuto {
 		fmt.Fprintf(&b, ", %d more before the user checks in", p.BudgetLeft())
 	}
-	b.WriteString(")\nCurrent plan:\n")
+	b.WriteString(":\n")
 	if len(p.Items) == 0 {
 		b.WriteString("(The plan is empty. Write one with writeTodos before you start.)\n")
 	}
 	for _, it := range p.Items {
-		fmt.Fprintf(&b, "- [%s] %s", it.Status, oneLine(it.Content))
-		if it.Evidence != "" {
-			fmt.Fprintf(&b, " (evidence: %s)", oneLine(it.Evidence))
-		}
-		b.WriteByte('\n')
+		// Each item's evidence is in the writeTodos call that gave it.
+		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, oneLine(it.Content))
 	}
 	writePostconditions(&b, p)
 	return b.String()
@@ -83,19 +79,19 @@ func RenderCompact(p *Plan, s Settings) string {
 		fmt.Fprintf(&b, "latest revision: %s\n", field(r))
 	}
 	b.WriteString("</plan_state>\n")
-	b.WriteString("Call writeTodos with the full list to change it; the list above is a summary.\n")
+	b.WriteString("This is a summary; writeTodos still takes the whole list.\n")
 	return b.String()
 }
 
+// rules says once how to keep an enforced plan; the tool descriptions say
+// only what each tool does. It goes with every model request.
 func rules(s Settings) string {
 	var b strings.Builder
-	b.WriteString("## Planning\n\nThe harness owns this plan and checks it. Keep it current with writeTodos, which replaces the whole list: pass every item each time, with a short \"reason\" for the change.\n")
-	b.WriteString("- Keep exactly one item in_progress; the harness demotes extras.\n")
+	b.WriteString("## Planning\n\nThe harness owns this plan and checks every change. Keep it current with writeTodos: pass the whole list each time, with a short reason. Keep one item in_progress.")
 	if s.Evidence {
-		b.WriteString("- To mark an item completed, give \"evidence\": a short, checkable record (a tool result, an id, a quote). Without it the change is refused.\n")
+		b.WriteString(" Mark an item completed only with evidence: a short, checkable record (a tool result, an id, a quote).")
 	}
-	b.WriteString("- If a step cannot be done, call stepFailed with next = retry, skip, abort or revise, and a reason.\n")
-	b.WriteString("- Your final answer is accepted only when every item is completed, skipped or failed")
+	b.WriteString(" If a step cannot be done, call stepFailed. Your final answer is accepted only when every item is completed, skipped or failed")
 	if len(s.Postconditions) > 0 {
 		b.WriteString(" and every postcondition is verified with verifyPostcondition")
 	}

@@ -22,6 +22,8 @@ const (
 	DefaultRetryCap    = 3
 	DefaultMaxItems    = 20
 	DefaultCorrections = 3
+	// MaxParallel bounds plan-first steps running at once.
+	MaxParallel = 16
 )
 
 // Settings is a route's plan.md front matter. The harness is on only when
@@ -49,10 +51,13 @@ type Settings struct {
 	// Threshold is the complexity score at which auto mode plans first;
 	// zero leaves it to dawn.yaml.
 	Threshold int
+	// Parallel is how many independent plan-first steps may run at once;
+	// zero leaves it to dawn.yaml.
+	Parallel int
 }
 
 // Keys lists the front matter keys ParseSettings accepts.
-var Keys = []string{"goal", "enforce", "evidence", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold"}
+var Keys = []string{"goal", "enforce", "evidence", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel"}
 
 // ParseSettings reads plan.md front matter: the YAML between the opening
 // "---" line (line 1 of the file) and the closing one. path names the file
@@ -117,6 +122,8 @@ func ParseSettings(path, front string) (Settings, []error) {
 			}
 		case "threshold":
 			s.Threshold = positive(val, key, bad, 10)
+		case "parallel":
+			s.Parallel = positive(val, key, bad, MaxParallel)
 		case "prompt":
 			switch val.Value {
 			case "compact":

@@ -25,6 +25,9 @@ func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		return nil, classify(ctx, m.spec, m.baseURL, err)
 	}
 	messages = splitMessages(m.spec.Provider, messages)
+	if !temperatureSet(options) {
+		ctx = context.WithValue(ctx, omitTemperatureKey{}, true)
+	}
 	if m.spec.Provider == ProviderOpenAI || m.spec.Provider == ProviderOllama || m.spec.Provider == ProviderCompatible {
 		options = textOnlyStreaming(options)
 	}

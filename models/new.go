@@ -43,7 +43,7 @@ const (
 // alive, with enough idle connections per host for a loopback benchmark, and
 // bounds connection set-up; a whole call is bounded by its context.
 var sharedHTTPClient = &http.Client{
-	Transport: &http.Transport{
+	Transport: wireTransport{next: &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
 			Timeout:   10 * time.Second,
@@ -56,7 +56,7 @@ var sharedHTTPClient = &http.Client{
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 10 * time.Minute,
 		ExpectContinueTimeout: time.Second,
-	},
+	}},
 	Timeout: 30 * time.Minute,
 }
 

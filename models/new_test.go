@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -111,7 +112,9 @@ type fakeOpenAI struct {
 
 type fakeRequest struct {
 	Path, Auth string
-	Body       struct {
+	// Raw is the body's top-level keys, to see what was sent at all.
+	Raw  map[string]json.RawMessage
+	Body struct {
 		Model    string            `json:"model"`
 		Stream   bool              `json:"stream"`
 		Messages []json.RawMessage `json:"messages"`
@@ -124,6 +127,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Path, req.Auth = r.URL.Path, r.Header.Get("Authorization")
 	data, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(data, &req.Body)
+	_ = json.Unmarshal(data, &req.Raw)
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	toolCall, status := f.toolCall, f.status
@@ -409,6 +413,109 @@ func TestIsToolCallDelta(t *testing.T) {
 	for _, tt := range tests {
 		if got := isToolCallDelta([]byte(tt.chunk)); got != tt.want {
 			t.Errorf("isToolCallDelta(%s) = %v, want %v", tt.chunk, got, tt.want)
+		}
+	}
+}
+
+// TestTemperatureOnlyWhenAsked: a request carries temperature only when the
+// caller set one (0 included); otherwise the provider's default applies.
+// langchaingo itself always writes "temperature":0.
+func TestTemperatureOnlyWhenAsked(t *testing.T) {
+	tests := []struct {
+		name   string
+		stream bool
+		opts   []llms.CallOption
+		want   string // the temperature sent, "" for none
+	}{
+		{name: "unset", want: ""},
+		{name: "unset streamed", stream: true, want: ""},
+		{name: "zero", opts: []llms.CallOption{llms.WithTemperature(0)}, want: "0"},
+		{name: "0.7 streamed", stream: true, opts: []llms.CallOption{llms.WithTemperature(0.7)}, want: "0.7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &fakeOpenAI{}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			m, err := New("openai:gpt-test", envOf(map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": srv.URL}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := tt.opts
+			if tt.stream {
+				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+			}
+			if _, err := m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Hi")}, opts...); err != nil {
+				t.Fatal(err)
+			}
+			raw := fake.recorded()[0].Raw
+			if got := string(raw["temperature"]); got != tt.want {
+				t.Errorf("temperature sent = %q, want %q (body keys %v)", got, tt.want, keysOf(raw))
+			}
+			if len(raw["messages"]) == 0 || string(raw["model"]) != `"gpt-test"` {
+				t.Errorf("the rest of the body was lost: keys %v", keysOf(raw))
+			}
+		})
+	}
+	t.Run("anthropic", func(t *testing.T) {
+		var mu sync.Mutex
+		var bodies []map[string]json.RawMessage
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var raw map[string]json.RawMessage
+			data, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(data, &raw)
+			mu.Lock()
+			bodies = append(bodies, raw)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"id":"m1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+		}))
+		defer srv.Close()
+		m, err := New("anthropic:m", envOf(map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Hi")}
+		if _, err := m.GenerateContent(context.Background(), msgs); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.GenerateContent(context.Background(), msgs, llms.WithTemperature(0.5)); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got := string(bodies[0]["temperature"]); got != "" {
+			t.Errorf("unset: temperature sent = %q, want none", got)
+		}
+		if got := string(bodies[1]["temperature"]); got != "0.5" {
+			t.Errorf("set: temperature sent = %q, want 0.5", got)
+		}
+	})
+}
+
+func keysOf(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func TestWithoutKey(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"model":"m","temperature":0}`, `{"model":"m"}`},
+		{`{"temperature":0.7,"model":"m"}`, `{"model":"m"}`},
+		{`{"temperature":0}`, `{}`},
+		{`{"a":[1,{"temperature":2}],"temperature" : 1e-3 ,"b":"x"}`, `{"a":[1,{"temperature":2}],"b":"x"}`},
+		{`{"content":"say \"temperature\": hot","temperature":0,"tools":[{"temperature":{"type":"number"}}]}`, `{"content":"say \"temperature\": hot","tools":[{"temperature":{"type":"number"}}]}`},
+		{`{"a":"temperature","b":{"temperature":1}}`, ""},
+		{`{"a":"\\","temperature":1}`, `{"a":"\\"}`},
+		{`not json "temperature"`, ""},
+	} {
+		got, ok := withoutKey([]byte(tc.in), "temperature")
+		if string(got) != tc.want || ok != (tc.want != "") {
+			t.Errorf("withoutKey(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/yamldoc"
 	"gopkg.in/yaml.v3"
@@ -13,8 +14,8 @@ import (
 // Name is the capability's name.
 const Name = "plan_first"
 
-// ConfigKey is plan-first's dawn.yaml section, {mode, threshold}: the app's
-// default for routes whose plan.md front matter sets none.
+// ConfigKey is plan-first's dawn.yaml section, {mode, threshold, parallel}:
+// the app's default for routes whose plan.md front matter sets none.
 const ConfigKey = "plan_first"
 
 // Marker returns the plan-first capability. It contributes no tools or
@@ -23,11 +24,16 @@ const ConfigKey = "plan_first"
 // plan_first section (capabilities.ConfigSection).
 func Marker() capabilities.Marker { return marker{} }
 
+// DefaultParallel is how many independent steps a plan-first run executes
+// at once when neither plan.md nor dawn.yaml says.
+const DefaultParallel = 2
+
 // marker holds dawn.yaml's plan_first settings: mode as written (validated
-// by ParseMode) and threshold (0 for the default).
+// by ParseMode), threshold and parallel (0 for the default).
 type marker struct {
 	mode      string
 	threshold int
+	parallel  int
 }
 
 func (marker) Name() string { return Name }
@@ -49,7 +55,7 @@ func (m marker) Configure(values map[string]*yaml.Node) (capabilities.Marker, er
 		return m, nil
 	}
 	if section.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s must be a mapping with mode and threshold, like plan_first: {mode: auto, threshold: 6}", ConfigKey)
+		return nil, fmt.Errorf("%s must be a mapping with mode, threshold and parallel, like plan_first: {mode: auto, threshold: 6, parallel: 2}", ConfigKey)
 	}
 	for key, val := range yamldoc.Pairs(section) {
 		switch key.Value {
@@ -67,8 +73,14 @@ func (m marker) Configure(values map[string]*yaml.Node) (capabilities.Marker, er
 				return nil, fmt.Errorf("%s.threshold is %d; it must be from 0 to 10", ConfigKey, t)
 			}
 			m.threshold = t
+		case "parallel":
+			var n int
+			if val.Kind != yaml.ScalarNode || val.Decode(&n) != nil || n < 1 || n > harness.MaxParallel {
+				return nil, fmt.Errorf("%s.parallel must be a whole number from 1 to %d (steps run at once), not %q", ConfigKey, harness.MaxParallel, val.Value)
+			}
+			m.parallel = n
 		default:
-			return nil, fmt.Errorf("%s: unknown key %q; allowed keys are mode, threshold", ConfigKey, key.Value)
+			return nil, fmt.Errorf("%s: unknown key %q; allowed keys are mode, threshold, parallel", ConfigKey, key.Value)
 		}
 	}
 	return m, nil

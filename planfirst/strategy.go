@@ -41,9 +41,29 @@ func (m marker) Choose(p *capabilities.Prepared, option string, input []thread.M
 		return nil, err
 	}
 	return func(ctx context.Context, host capabilities.RunHost, history []thread.Message, values thread.State, input []thread.Message) (capabilities.StrategyResult, error) {
-		return run(ctx, host, p, mode, history, values, input)
+		return run(ctx, host, p, mode, m.parallelFor(p), history, values, input)
 	}, nil
 }
+
+// parallelFor is how many independent steps run at once on p: plan.md's
+// parallel, else dawn.yaml's, else DefaultParallel.
+func (m marker) parallelFor(p *capabilities.Prepared) int {
+	if settings, _ := planning.SettingsOf(p); settings.Parallel > 0 {
+		return settings.Parallel
+	}
+	if m.parallel > 0 {
+		return m.parallel
+	}
+	return DefaultParallel
+}
+
+// Events a plan-first run sends around each step it executes, with the
+// step's id in "step". The events of the agent running a step reach the
+// stream as subagent events whose id is the step's id too.
+const (
+	EventStepStarted  = "step_started"
+	EventStepFinished = "step_finished"
+)
 
 // planMode is "" for no plan-first, "always" to plan and execute, or "preview".
 func (m marker) planMode(p *capabilities.Prepared, option string, input []thread.Message) (string, error) {
@@ -90,10 +110,11 @@ func lastUserText(msgs []thread.Message) string {
 // run asks the model for a structured plan, validates it (sending the
 // problems back once), turns its steps into the harness plan's items and
 // executes them in order, each on its subagent, route or a worker of the
-// route, saving a checkpoint after every step. The plan and the report are
-// added to the conversation so the agent loop can write the answer. A
-// preview stops after the plan.
-func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepared, mode string, history []thread.Message, values thread.State, input []thread.Message) (capabilities.StrategyResult, error) {
+// route, saving a checkpoint after every step; up to parallel steps whose
+// dependencies have ended run at once. The plan and the report are added to
+// the conversation so the agent loop can write the answer. A preview stops
+// after the plan.
+func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepared, mode string, parallel int, history []thread.Message, values thread.State, input []thread.Message) (capabilities.StrategyResult, error) {
 	out := capabilities.StrategyResult{Messages: append(slices.Clip(history), input...), Values: values}
 	plan, err := askPlanner(ctx, host, p, lastUserText(input))
 	if err != nil {
@@ -138,6 +159,7 @@ func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepare
 		index[st.ID] = i
 	}
 	var stopReason string
+	var running []int // plan items of the steps running now
 	observe := func(ev Event) error {
 		i := index[ev.StepID]
 		var o harness.Outcome
@@ -146,14 +168,24 @@ func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepare
 			if sig := host.Signal(); sig != "" {
 				return fmt.Errorf("supervisor %s", sig)
 			}
-			if hp.Current() == i {
+			host.Emit(stream.New(EventStepStarted, map[string]any{"step": ev.StepID, "index": ev.Index, "total": ev.Total}))
+			running = append(running, i)
+			if slices.Equal(running, []int{hp.Current()}) {
 				return nil // the harness already started it when the last step ended
 			}
-			o = harness.MarkStep(hp, i, harness.InProgress, "")
-		case Completed:
-			o = harness.MarkStep(hp, i, harness.Completed, stepEvidence(ev.Output))
-		case Failed:
-			o = harness.MarkStep(hp, i, harness.ItemFailed, "error: "+ev.Err)
+			o = harness.MarkRunning(hp, running)
+		case Completed, Failed:
+			running = slices.DeleteFunc(running, func(j int) bool { return j == i })
+			finished := map[string]any{"step": ev.StepID, "status": ev.Status}
+			if ev.Err != "" {
+				finished["error"] = ev.Err
+			}
+			host.Emit(stream.New(EventStepFinished, finished))
+			if ev.Status == Completed {
+				o = harness.MarkStep(hp, i, harness.Completed, stepEvidence(ev.Output))
+			} else {
+				o = harness.MarkStep(hp, i, harness.ItemFailed, "error: "+ev.Err)
+			}
 		default:
 			return nil // skipped steps stay pending, so a resumed plan still shows them
 		}
@@ -178,7 +210,7 @@ func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepare
 	runStep := func(ctx context.Context, step Step, task string) (string, error) {
 		return host.RunStep(ctx, step.ID, capabilities.StepTarget{Subagent: step.Subagent, Route: step.Route}, task)
 	}
-	report := Execute(ctx, plan, runStep, observe)
+	report := ExecuteParallel(ctx, plan, parallel, runStep, observe)
 	out.Record = map[string]any{"had_errors": report.HadErrors, "stopped": report.Stopped, "steps": len(report.Steps)}
 	if report.Stopped && ctx.Err() == nil {
 		if stopReason == "" { // the supervisor paused or cancelled between steps

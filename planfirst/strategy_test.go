@@ -6,8 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
@@ -28,6 +31,10 @@ type fakeRunHost struct {
 	added   []thread.Message
 	signal  string
 	failOn  string // a task RunStep fails
+
+	mu        sync.Mutex      // RunStep may run concurrently with everything
+	stepGate  func(id string) // when set, RunStep calls it before answering
+	now, peak int             // steps running at once
 }
 
 func (h *fakeRunHost) Complete(_ context.Context, convo []thread.Message) (string, error) {
@@ -43,14 +50,30 @@ func (h *fakeRunHost) Complete(_ context.Context, convo []thread.Message) (strin
 func (h *fakeRunHost) Routes() []string { return []string{"/other"} }
 
 func (h *fakeRunHost) RunStep(_ context.Context, callID string, target capabilities.StepTarget, task string) (string, error) {
+	h.mu.Lock()
 	h.steps = append(h.steps, callID+" "+target.Subagent+target.Route+": "+task)
+	h.now++
+	h.peak = max(h.peak, h.now)
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.now--
+		h.mu.Unlock()
+	}()
+	if h.stepGate != nil {
+		h.stepGate(callID)
+	}
 	if h.failOn != "" && strings.Contains(task, h.failOn) {
 		return "", errors.New("step broke")
 	}
 	return "result of " + callID + "\nmore", nil
 }
 
-func (h *fakeRunHost) Emit(e stream.Event) { h.events = append(h.events, e) }
+func (h *fakeRunHost) Emit(e stream.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, e)
+}
 
 func (h *fakeRunHost) Save(_ context.Context, added []thread.Message, values thread.State) error {
 	h.added = append(h.added, added...)
@@ -183,7 +206,7 @@ func TestStrategyRun(t *testing.T) {
 	if len(hp.Items) != 3 || hp.Items[2].Status != harness.Completed || hp.Items[0].Evidence != "result of E1" {
 		t.Errorf("plan = %+v", hp)
 	}
-	if got := host.eventTypes(); got != "plan_update,plan_update,plan_update,plan_update,plan_done" {
+	if got := host.eventTypes(); got != "plan_update,step_started,step_finished,plan_update,step_started,step_finished,plan_update,step_started,step_finished,plan_update,plan_done" {
 		t.Errorf("events = %s", got)
 	}
 	if len(host.saves) != 5 || len(host.added) != 3 {
@@ -224,5 +247,87 @@ func TestStrategyStopsOnSignal(t *testing.T) {
 	_ = json.Unmarshal(res.Values[planning.PlanField], &hp)
 	if hp.State != harness.Cancelled || !strings.Contains(host.eventTypes(), "plan_cancelled") {
 		t.Errorf("plan state %s, events %s", hp.State, host.eventTypes())
+	}
+}
+
+// diamondPlan is the planner's answer A -> (B, C) -> D.
+const diamondPlan = `{"goal":"g","steps":[{"id":"A","task":"a"},{"id":"B","task":"b","deps":["A"]},{"id":"C","task":"c","deps":["A"]},{"id":"D","task":"d","deps":["B","C"]}]}`
+
+// TestStrategyRunsIndependentStepsAtOnce: B and C wait only for A, so they
+// run at once (each waits in RunStep until the other has started); the
+// plan shows both in progress, the stream names the step of each
+// step_started and step_finished, and plan.md's parallel: 1 runs one at a
+// time.
+func TestStrategyRunsIndependentStepsAtOnce(t *testing.T) {
+	arrived := map[string]chan struct{}{"B": make(chan struct{}), "C": make(chan struct{})}
+	other := map[string]string{"B": "C", "C": "B"}
+	host := &fakeRunHost{answers: []string{diamondPlan}, stepGate: func(id string) {
+		if o, ok := other[id]; ok {
+			close(arrived[id])
+			select {
+			case <-arrived[o]:
+			case <-time.After(10 * time.Second):
+			}
+		}
+	}}
+	p := prepare(t, "---\nenforce: true\n---\n", "")
+	run, _ := marker{}.Choose(p, "always", nil)
+	if _, err := run(context.Background(), host, nil, p.InitialState(), user("go")); err != nil {
+		t.Fatal(err)
+	}
+	if host.peak != 2 {
+		t.Errorf("at most %d steps ran at once, want 2 (the default parallel)", host.peak)
+	}
+	bothRunning := false
+	var steps []string
+	for _, e := range host.events {
+		switch e.Type {
+		case "plan_update":
+			var d struct{ Todos []struct{ Status string } }
+			_ = json.Unmarshal(e.Data, &d)
+			if len(d.Todos) == 4 && d.Todos[1].Status == "in_progress" && d.Todos[2].Status == "in_progress" {
+				bothRunning = true
+			}
+		case EventStepStarted, EventStepFinished:
+			var d struct{ Step string }
+			_ = json.Unmarshal(e.Data, &d)
+			steps = append(steps, strings.TrimPrefix(e.Type, "step_")+" "+d.Step)
+		}
+	}
+	if !bothRunning {
+		t.Error("no plan_update shows B and C in progress together")
+	}
+	for _, id := range []string{"A", "B", "C", "D"} {
+		s, f := slices.Index(steps, "started "+id), slices.Index(steps, "finished "+id)
+		if s < 0 || f < s {
+			t.Errorf("step events of %s out of order: %v", id, steps)
+		}
+	}
+
+	one := &fakeRunHost{answers: []string{diamondPlan}}
+	p = prepare(t, "---\nenforce: true\nparallel: 1\n---\n", "")
+	run, _ = marker{}.Choose(p, "always", nil)
+	if _, err := run(context.Background(), one, nil, p.InitialState(), user("go")); err != nil {
+		t.Fatal(err)
+	}
+	if one.peak != 1 || len(one.steps) != 4 {
+		t.Errorf("parallel: 1 ran %d steps, at most %d at once", len(one.steps), one.peak)
+	}
+}
+
+func TestParallelSetting(t *testing.T) {
+	if got := configured(t, "{parallel: 4}").parallelFor(prepare(t, "---\nenforce: true\n---\n", "")); got != 4 {
+		t.Errorf("dawn.yaml parallel 4 gives %d", got)
+	}
+	if got := configured(t, "{parallel: 4}").parallelFor(prepare(t, "---\nenforce: true\nparallel: 3\n---\n", "")); got != 3 {
+		t.Errorf("plan.md parallel 3 over dawn.yaml 4 gives %d", got)
+	}
+	if got := (marker{}).parallelFor(prepare(t, "---\nenforce: true\n---\n", "")); got != DefaultParallel {
+		t.Errorf("default gives %d", got)
+	}
+	var doc yaml.Node
+	_ = yaml.Unmarshal([]byte("{parallel: 0}"), &doc)
+	if _, err := Marker().(capabilities.ConfigSection).Configure(map[string]*yaml.Node{ConfigKey: doc.Content[0]}); err == nil || !strings.Contains(err.Error(), "plan_first.parallel must be a whole number from 1 to 16") {
+		t.Errorf("parallel: 0 gives %v", err)
 	}
 }

@@ -41,11 +41,7 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 	}
 	draft := harness.New(e.settings, e.seed)
 	return &capabilities.Contribution{
-		Tools: []capabilities.Tool{
-			toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: schemaFor(e.settings.MaxItems, true)}, call: e.writeTodos},
-			toolFunc{spec: capabilities.ToolSpec{Name: StepFailedTool, Description: stepFailedDescription, Schema: mustJSON(stepFailedSchema())}, call: e.stepFailed},
-			toolFunc{spec: capabilities.ToolSpec{Name: VerifyTool, Description: verifyDescription, Schema: mustJSON(verifySchema())}, call: e.verify},
-		},
+		Tools: e.tools(),
 		Fields: []capabilities.Field{
 			{Name: StateField, Type: "array", Schema: mustJSON(enforcedListSchema()), Default: mustJSON(todosOf(draft)), Reducer: capabilities.Replace, Source: path},
 			{Name: PlanField, Type: "object", Schema: mustJSON(map[string]any{"type": "object", "description": "The harness-owned plan: lifecycle state, items, postconditions and revisions."}), Default: mustJSON(draft), Reducer: capabilities.Replace, Source: path},
@@ -63,6 +59,19 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 			Advance: f.Settings.Advance, Mode: f.Settings.Mode, Threshold: f.Settings.Threshold, settings: f.Settings,
 		},
 	}
+}
+
+// tools are the harness's tools: verifyPostcondition only for a plan with
+// postconditions, since every tool definition goes with every model request.
+func (e *enforced) tools() []capabilities.Tool {
+	tools := []capabilities.Tool{
+		toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: schemaFor(e.settings.MaxItems, true)}, call: e.writeTodos},
+		toolFunc{spec: capabilities.ToolSpec{Name: StepFailedTool, Description: stepFailedDescription, Schema: mustJSON(withoutDescriptions(stepFailedSchema()))}, call: e.stepFailed},
+	}
+	if len(e.settings.Postconditions) > 0 {
+		tools = append(tools, toolFunc{spec: capabilities.ToolSpec{Name: VerifyTool, Description: verifyDescription, Schema: mustJSON(verifySchema())}, call: e.verify})
+	}
+	return tools
 }
 
 // EnforcedDetails describes a route whose plan the harness owns, for
@@ -329,10 +338,12 @@ func (e *enforced) verify(_ context.Context, inv capabilities.Invocation) (capab
 }
 
 // result is a harness tool's result: the plan's state and progress for the
-// model, and the plan and todos as the state update.
+// model, and the plan and todos as the state update. The list itself is not
+// repeated: the next turn's prompt section shows it, and plan_update carries
+// it to clients.
 func result(p *harness.Plan, note string) (capabilities.Result, error) {
 	done, total := p.Progress()
-	out := map[string]any{"state": p.State, "done": done, "total": total, "todos": todosOf(p)}
+	out := map[string]any{"state": p.State, "done": done, "total": total}
 	if note != "" {
 		out["note"] = note
 	}

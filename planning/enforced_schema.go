@@ -1,14 +1,14 @@
 package planning
 
-const enforcedToolDescription = `Replace the plan with the list you pass. The harness owns this plan: it checks every change.
+// The descriptions say what each tool does; the rules (one in_progress,
+// evidence, when an answer is accepted) are said once, in the prompt
+// section (harness.RenderFull and RenderCompact). All of it goes with every
+// model request.
+const enforcedToolDescription = `Replace the plan with the list you pass, in order, with a short reason for the change.`
 
-Pass every item each time (the list is replaced as a whole) and a short "reason" saying why you changed it. Statuses: pending, in_progress (exactly one at a time), completed, failed, skipped. When you mark an item completed, add "evidence": a short, checkable record that shows it is done (a tool result, an id, a number, a quote).
+const stepFailedDescription = `Report that the step in progress failed; next: retry, skip (go on), abort (end the plan) or revise (pause for the user).`
 
-Example: {"reason":"account checked","todos":[{"content":"Check account context","status":"completed","evidence":"lookupAccount: plan=business"},{"content":"Write the final response","status":"in_progress"}]}`
-
-const stepFailedDescription = `Report that the step in progress failed, and what to do next: "retry" (you have a different angle), "skip" (it cannot be done; go on), "abort" (the plan cannot succeed; stop) or "revise" (the plan itself needs rewriting; pause for the user). Give a reason.`
-
-const verifyDescription = `Verify one "Done when" postcondition, by its index, with evidence: a short, checkable record that shows it holds.`
+const verifyDescription = `Verify one "Done when" postcondition, by its index, with evidence that it holds.`
 
 func enforcedItemSchema() map[string]any {
 	item := todoSchema()

@@ -6,17 +6,15 @@ import (
 	"github.com/dawn-go/dawn/thread"
 )
 
+// promptIntro says once how to keep the plan; writeTodos's description
+// says only what the tool does. Every byte here is sent on every model turn.
 const promptIntro = `## Planning
 
-You keep a plan for this task: a todo list the user can watch. Keep it current with the writeTodos tool.
-- Each writeTodos call replaces the whole list, so always pass every item, not only the ones that changed.
-- Keep exactly one item in_progress: the one you are working on now.
-- Mark each item completed as soon as it is done, then move the next one to in_progress.
-- Add, split or drop items when you learn something that changes the work.
+Keep this plan current with writeTodos, passing the whole list each time. Keep one item in_progress; mark it completed once done, then start the next. Change items when the work changes.
 
 `
 
-const emptyPlan = "(The plan is empty. If the task has several steps, write a plan with writeTodos before you start.)\n"
+const emptyPlan = "(The plan is empty. If the task has several steps, write a plan with writeTodos first.)\n"
 
 // RenderPrompt renders the planning section of the system prompt for todos.
 // After "Current plan:" each todo is one line of the form

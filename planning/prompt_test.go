@@ -34,9 +34,9 @@ func TestRenderPrompt(t *testing.T) {
 		{
 			name:      "empty",
 			todos:     []Todo{},
-			wantLines: []string{"## Planning", "Current plan:", "(The plan is empty. If the task has several steps, write a plan with writeTodos before you start.)"},
+			wantLines: []string{"## Planning", "Current plan:", "(The plan is empty. If the task has several steps, write a plan with writeTodos first.)"},
 		},
-		{name: "nil", todos: nil, wantLines: []string{"Current plan:", "(The plan is empty. If the task has several steps, write a plan with writeTodos before you start.)"}},
+		{name: "nil", todos: nil, wantLines: []string{"Current plan:", "(The plan is empty. If the task has several steps, write a plan with writeTodos first.)"}},
 		{
 			name:      "line breaks in content stay on one line",
 			todos:     []Todo{{"first\nsecond\r\nthird", Pending, ""}},
@@ -110,5 +110,32 @@ func TestPromptReadsState(t *testing.T) {
 				t.Errorf("prompt contains %q:\n%s", tt.not, got)
 			}
 		})
+	}
+}
+
+// TestPlanningOverheadPerRequest: what planning adds to every model request
+// (the prompt section with the workload's 4-item plan, writeTodos's
+// description and schema) stays within a budget, and each rule is said
+// once: the tool description says what the tool does, the prompt how to use
+// it. Dawn's whole first request of the same workload is 1.3 KB.
+func TestPlanningOverheadPerRequest(t *testing.T) {
+	todos := []Todo{
+		{"Understand the customer request", Pending, ""},
+		{"Check account context", Pending, ""},
+		{"Decide whether to answer or escalate", Pending, ""},
+		{"Write the final response", Pending, ""},
+	}
+	spec := Tool().Spec()
+	prompt := RenderPrompt(todos)
+	total := len(prompt) + len(spec.Description) + len(spec.Schema)
+	const budget = 900
+	if total > budget {
+		t.Errorf("planning adds %d bytes to each request (prompt %d, description %d, schema %d), budget %d",
+			total, len(prompt), len(spec.Description), len(spec.Schema), budget)
+	}
+	for _, rule := range []string{"whole list", "in_progress"} {
+		if n := strings.Count(prompt+spec.Description, rule); n > 1 {
+			t.Errorf("%q is said %d times across the prompt and the tool description", rule, n)
+		}
 	}
 }

@@ -9,13 +9,10 @@ import (
 	"github.com/dawn-go/dawn/thread"
 )
 
-const toolDescription = `Replace the plan (the todo list for this task) with the list you pass.
-
-The list is replaced as a whole: pass every item each time, including the ones that did not change. An item left out is dropped.
-
-Each item has a content (a short line saying what to do) and a status: "pending" (not started), "in_progress" (being worked on now) or "completed" (done). Keep one item in_progress at a time, and mark an item completed as soon as it is done.
-
-Example: {"todos":[{"content":"Understand the customer request","status":"completed"},{"content":"Check account context","status":"in_progress"},{"content":"Write the final response","status":"pending"}]}`
+// toolDescription says what the tool does; how to keep the plan is said
+// once, in the prompt section (see promptIntro). The schema has no
+// descriptions for the same reason: it goes with every model request.
+const toolDescription = `Replace the plan (the todo list) with the list you pass, in order.`
 
 // Tool returns the writeTodos tool. Each call replaces the whole todo list:
 // on valid input its output is {"todos":[...]} and it updates the todos state
@@ -49,7 +46,7 @@ func schemaFor(maxItems int, enforced bool) json.RawMessage {
 	}
 	var s json.RawMessage
 	if enforced {
-		s = mustJSON(enforcedInputSchema(maxItems))
+		s = mustJSON(withoutDescriptions(enforcedInputSchema(maxItems)))
 	} else {
 		s = mustJSON(inputSchema(maxItems))
 	}
@@ -82,14 +79,12 @@ func todoSchema() map[string]any {
 		"type": "object",
 		"properties": map[string]any{
 			"content": map[string]any{
-				"type":        "string",
-				"minLength":   1,
-				"description": "What to do, as one short line.",
+				"type":      "string",
+				"minLength": 1,
 			},
 			"status": map[string]any{
-				"type":        "string",
-				"enum":        []string{string(Pending), string(InProgress), string(Completed)},
-				"description": "pending: not started; in_progress: being worked on now; completed: done.",
+				"type": "string",
+				"enum": []string{string(Pending), string(InProgress), string(Completed)},
 			},
 		},
 		"required":             []string{"content", "status"},
@@ -109,13 +104,30 @@ func listSchema() map[string]any {
 func inputSchema(maxItems int) map[string]any {
 	list := listSchema()
 	list["maxItems"] = maxItems
-	list["description"] = "The whole plan, in order. It replaces the current list."
 	return map[string]any{
 		"type":                 "object",
 		"properties":           map[string]any{StateField: list},
 		"required":             []string{StateField},
 		"additionalProperties": false,
 	}
+}
+
+// withoutDescriptions returns schema without its "description" texts, at
+// every level: the schema goes with every model request and the prompt
+// section says what the fields mean. The schemas typegen documents state
+// types from keep theirs.
+func withoutDescriptions(schema map[string]any) map[string]any {
+	out := make(map[string]any, len(schema))
+	for k, v := range schema {
+		if _, text := v.(string); k == "description" && text {
+			continue
+		}
+		if sub, ok := v.(map[string]any); ok {
+			v = withoutDescriptions(sub)
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // mustJSON encodes v, which is always encodable here.

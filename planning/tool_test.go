@@ -19,7 +19,9 @@ func TestToolSpec(t *testing.T) {
 	if spec.Name != ToolName {
 		t.Errorf("name = %q, want %q", spec.Name, ToolName)
 	}
-	for _, want := range []string{"whole", "every item", "in_progress", "completed"} {
+	// The description says what the tool does; how to keep the plan is in
+	// the prompt section (TestPlanningOverheadPerRequest).
+	for _, want := range []string{"Replace", "list"} {
 		if !strings.Contains(spec.Description, want) {
 			t.Errorf("description does not mention %q", want)
 		}

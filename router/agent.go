@@ -15,7 +15,7 @@ import (
 const MaxAgentFileSize = 256 << 10
 
 // frontMatterKeys lists the keys agent.md front matter may hold.
-const frontMatterKeys = "model, description, tools, max_turns"
+const frontMatterKeys = "model, description, tools, max_turns, temperature"
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
@@ -122,6 +122,12 @@ func setField(agent *Agent, key string, value *yaml.Node) string {
 			return fmt.Sprintf(`front matter key "max_turns" must be a whole number of 0 or more, got %q`, value.Value)
 		}
 		agent.MaxTurns = n
+	case "temperature":
+		t, ok := temperature(value)
+		if !ok {
+			return fmt.Sprintf(`front matter key "temperature" must be a number from 0 to 2, e.g. temperature: 0.2, got %q`, value.Value)
+		}
+		agent.Temperature = t
 	default:
 		return fmt.Sprintf("unknown front matter key %q; allowed keys: %s", key, frontMatterKeys)
 	}
@@ -159,6 +165,21 @@ func wholeNumber(value *yaml.Node) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// temperature reads a number from 0 to 2; null is unset (nil).
+func temperature(value *yaml.Node) (*float64, bool) {
+	if yamldoc.IsNull(value) {
+		return nil, true
+	}
+	if value.Kind != yaml.ScalarNode || (value.ShortTag() != "!!int" && value.ShortTag() != "!!float") {
+		return nil, false
+	}
+	var t float64
+	if err := value.Decode(&t); err != nil || !(t >= 0 && t <= 2) {
+		return nil, false
+	}
+	return &t, true
 }
 
 // scalarText returns a scalar's text; null is "".

@@ -21,8 +21,13 @@ func TestParseAgent(t *testing.T) {
 		},
 		{
 			name: "every key",
-			data: "---\nmodel: offline\ndescription: Helps\ntools: [search, fetch]\nmax_turns: 7\n---\n\nBe brief.\n",
-			want: Agent{Model: "offline", Description: "Helps", Tools: []string{"search", "fetch"}, MaxTurns: 7, Prompt: "Be brief."},
+			data: "---\nmodel: offline\ndescription: Helps\ntools: [search, fetch]\nmax_turns: 7\ntemperature: 0.2\n---\n\nBe brief.\n",
+			want: Agent{Model: "offline", Description: "Helps", Tools: []string{"search", "fetch"}, MaxTurns: 7, Temperature: ptr(0.2), Prompt: "Be brief."},
+		},
+		{
+			name: "temperature 0 is set, not absent",
+			data: "---\ntemperature: 0\n---\nHi",
+			want: Agent{Temperature: ptr(0.0), Prompt: "Hi"},
 		},
 		{
 			name: "model list joined by commas",
@@ -76,7 +81,7 @@ func TestParseAgent(t *testing.T) {
 		},
 		{
 			name: "null values",
-			data: "---\nmodel:\ntools:\nmax_turns: ~\n---\nHi",
+			data: "---\nmodel:\ntools:\nmax_turns: ~\ntemperature: ~\n---\nHi",
 			want: Agent{Prompt: "Hi"},
 		},
 		{
@@ -96,8 +101,18 @@ func TestParseAgent(t *testing.T) {
 		},
 		{
 			name:    "unknown key",
-			data:    "---\nmodel: m\ntemperature: 0.2\n---\nHi",
-			wantErr: []string{"agent.md:3: ", `unknown front matter key "temperature"`, "allowed keys: model, description, tools, max_turns"},
+			data:    "---\nmodel: m\ntop_p: 0.2\n---\nHi",
+			wantErr: []string{"agent.md:3: ", `unknown front matter key "top_p"`, "allowed keys: model, description, tools, max_turns, temperature"},
+		},
+		{
+			name:    "temperature out of range",
+			data:    "---\ntemperature: 3\n---\n",
+			wantErr: []string{"agent.md:2: ", `"temperature"`, "from 0 to 2", `"3"`},
+		},
+		{
+			name:    "temperature is not a number",
+			data:    "---\ntemperature: warm\n---\n",
+			wantErr: []string{"agent.md:2: ", `"temperature"`, "from 0 to 2", `"warm"`},
 		},
 		{
 			name:    "max_turns is not a number",
@@ -210,3 +225,5 @@ func TestProblemError(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -36,6 +36,10 @@ type Agent struct {
 	Tools []string `yaml:"tools"`
 	// MaxTurns is 0 when unset; never negative.
 	MaxTurns int `yaml:"max_turns"`
+	// Temperature is the sampling temperature sent with every model call of
+	// the route, 0 to 2; nil when unset: then none is sent and the
+	// provider's default applies.
+	Temperature *float64 `yaml:"temperature"`
 	// Prompt is the Markdown body after the front matter: the system prompt.
 	Prompt string `yaml:"-"`
 }

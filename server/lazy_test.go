@@ -9,6 +9,7 @@ import (
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/tokens"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -53,16 +54,35 @@ func lazyModel() *dawntest.ScriptedModel {
 	return dawntest.Script().Then(respond).Repeat()
 }
 
-// promptBytes approximates the input the model read over a run: the bytes
-// of every message of every call. Divided by four it is a rough token count.
-func promptBytes(m *dawntest.ScriptedModel) int {
-	n := 0
+// promptSize is what the model read over a run, summed over every call:
+// the text of each message (tool calls' arguments and tool results
+// included) and each tool definition as JSON, in bytes and in o200k tokens.
+func promptSize(m *dawntest.ScriptedModel) (bytes, toks int) {
+	add := func(s string) {
+		bytes += len(s)
+		toks += tokens.Count(s)
+	}
 	for _, req := range m.Requests() {
 		for _, msg := range req {
-			n += len(fmt.Sprint(msg.Parts))
+			for _, part := range msg.Parts {
+				switch p := part.(type) {
+				case llms.TextContent:
+					add(p.Text)
+				case llms.ToolCall:
+					add(p.FunctionCall.Name + p.FunctionCall.Arguments)
+				case llms.ToolCallResponse:
+					add(p.Content)
+				}
+			}
 		}
 	}
-	return n
+	for _, defs := range m.Tools() {
+		for _, d := range defs {
+			raw, _ := json.Marshal(d.Function)
+			add(string(raw))
+		}
+	}
+	return bytes, toks
 }
 
 func TestLazyModelWithAndWithoutTheGate(t *testing.T) {
@@ -81,7 +101,8 @@ func TestLazyModelWithAndWithoutTheGate(t *testing.T) {
 	if open.Err != nil || completed != 4 {
 		t.Fatalf("without enforcement: err %v, %d of 6 completed", open.Err, completed)
 	}
-	openCalls, openBytes := lazy.Calls(), promptBytes(lazy)
+	openCalls := lazy.Calls()
+	openBytes, openTokens := promptSize(lazy)
 
 	lazy = lazyModel()
 	enforced := apptest.New(t, dir, lazy, apptest.Options{}).Run(t, "lazy-enforced", "/job", "do all six")
@@ -94,6 +115,12 @@ func TestLazyModelWithAndWithoutTheGate(t *testing.T) {
 			t.Fatalf("item %q is %s", it.Content, it.Status)
 		}
 	}
-	t.Logf("gate cost: %d model calls without enforcement, %d with (+%d); prompt bytes %d vs %d (+%d, about %d tokens at 4 bytes a token)",
-		openCalls, lazy.Calls(), lazy.Calls()-openCalls, openBytes, promptBytes(lazy), promptBytes(lazy)-openBytes, (promptBytes(lazy)-openBytes)/4)
+	gateBytes, gateTokens := promptSize(lazy)
+	t.Logf("gate cost per completed 6-item plan: %d model calls without enforcement, %d with (+%d); prompt bytes %d vs %d (+%d); o200k tokens %d vs %d (+%d)",
+		openCalls, lazy.Calls(), lazy.Calls()-openCalls, openBytes, gateBytes, gateBytes-openBytes, openTokens, gateTokens, gateTokens-openTokens)
+	// Before issue #18 the gate cost 3,244 tokens more than the open run;
+	// the prompt and tool definitions were made compact to halve that.
+	if extra := gateTokens - openTokens; extra > 3244/2 {
+		t.Errorf("the gate costs %d tokens more than the open run; the budget is %d", extra, 3244/2)
+	}
 }

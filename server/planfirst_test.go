@@ -41,7 +41,10 @@ func TestPlanFirstDiamondOverHTTP(t *testing.T) {
 		Reply("looks right").            // E3
 		Reply("all combined").           // E4
 		Reply("Final answer from the report.")
-	h := apptest.New(t, enforcedApp(t, "", 2), model, apptest.Options{})
+	// One step at a time: the scripted model answers in call order, and
+	// this test checks each step's task and the plan after each step.
+	// planfirst's own tests cover steps running in parallel.
+	h := apptest.New(t, enforcedApp(t, "parallel: 1\n", 2), model, apptest.Options{})
 	url := h.Serve(t)
 	events := readSSE(t, post(t, url+"/threads/pf/runs/stream", planFirstBody("/job", "Collect the facts, then summarize and check them, then combine.", "always")))
 

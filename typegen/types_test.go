@@ -79,7 +79,7 @@ func TestSchemaToGoTypes(t *testing.T) {
 			`{"type":"object","properties":{"user_id":{"type":"string"},"homeUrl":{"type":"string"},"api_key":{"type":"string"}}}`,
 			`X struct{UserID string "user_id,omitempty"; HomeURL string "homeUrl,omitempty"; APIKey string "api_key,omitempty"}`},
 		{"the planning todo is the shared Todo",
-			`{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string","minLength":1,"description":"What to do, as one short line."},"status":{"type":"string","enum":["pending","in_progress","completed"],"description":"pending: not started; in_progress: being worked on now; completed: done."}},"required":["content","status"],"additionalProperties":false}}},"required":["todos"]}`,
+			`{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string","minLength":1},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"],"additionalProperties":false}}},"required":["todos"]}`,
 			`X struct{Todos []Todo "todos"}`},
 		{"one shape used twice is one type",
 			`{"type":"object","properties":{"from":{"type":"object","properties":{"x":{"type":"number"}}},"to":{"type":"object","properties":{"x":{"type":"number"}}}}}`,

@@ -122,14 +122,8 @@ export type StreamEventName = StreamEvent["event"];
  * events.
  */
 export interface Todo {
-  /** What to do, as one short line. */
   content: string;
-  /**
-   * pending: not started; in_progress: being worked on now; completed:
-   * done.
-   *
-   * One of "pending", "in_progress", "completed".
-   */
+  /** One of "pending", "in_progress", "completed". */
   status: "pending" | "in_progress" | "completed";
 }
 
@@ -161,15 +155,12 @@ export interface BlogInput {
  * OnboardingStepFailedInput is the input of tool stepFailed on route
  * /onboarding.
  *
- * Report that the step in progress failed, and what to do next: "retry"
- * (you have a different angle), "skip" (it cannot be done; go on), "abort"
- * (the plan cannot succeed; stop) or "revise" (the plan itself needs
- * rewriting; pause for the user). Give a reason.
+ * Report that the step in progress failed; next: retry, skip (go on), abort
+ * (end the plan) or revise (pause for the user).
  */
 export interface OnboardingStepFailedInput {
   /** One of "retry", "skip", "abort", "revise". */
   next: "retry" | "skip" | "abort" | "revise";
-  /** What went wrong. */
   reason: string;
 }
 
@@ -177,8 +168,8 @@ export interface OnboardingStepFailedInput {
  * OnboardingVerifyPostconditionInput is the input of tool
  * verifyPostcondition on route /onboarding.
  *
- * Verify one "Done when" postcondition, by its index, with evidence: a
- * short, checkable record that shows it holds.
+ * Verify one "Done when" postcondition, by its index, with evidence that it
+ * holds.
  */
 export interface OnboardingVerifyPostconditionInput {
   /** What shows the postcondition holds. */
@@ -191,13 +182,11 @@ export interface OnboardingVerifyPostconditionInput {
  * OnboardingWriteTodosInput is the input of tool writeTodos on route
  * /onboarding.
  *
- * Replace the plan with the list you pass. The harness owns this plan: it
- * checks every change.
+ * Replace the plan with the list you pass, in order, with a short reason
+ * for the change.
  */
 export interface OnboardingWriteTodosInput {
-  /** Why you changed the plan. */
   reason?: string;
-  /** The whole plan, in order. It replaces the current list. */
   todos: OnboardingWriteTodosInputTodosItem[];
 }
 
@@ -206,16 +195,9 @@ export interface OnboardingWriteTodosInput {
  * OnboardingWriteTodosInput.Todos.
  */
 export interface OnboardingWriteTodosInputTodosItem {
-  /** What to do, as one short line. */
   content: string;
-  /** What shows the item is done: a tool result, an id, a quote. */
   evidence?: string;
-  /**
-   * pending, in_progress (one at a time), completed (with evidence), failed
-   * or skipped.
-   *
-   * One of "pending", "in_progress", "completed", "failed", "skipped".
-   */
+  /** One of "pending", "in_progress", "completed", "failed", "skipped". */
   status: "pending" | "in_progress" | "completed" | "failed" | "skipped";
 }
 
@@ -242,7 +224,6 @@ export interface OnboardingState {
  * OnboardingState.Todos.
  */
 export interface OnboardingStateTodosItem {
-  /** What to do, as one short line. */
   content: string;
   /** What shows the item is done: a tool result, an id, a quote. */
   evidence?: string;
@@ -293,10 +274,9 @@ export interface ResearchTaskInput {
  * ResearchWriteTodosInput is the input of tool writeTodos on route
  * /research.
  *
- * Replace the plan (the todo list for this task) with the list you pass.
+ * Replace the plan (the todo list) with the list you pass, in order.
  */
 export interface ResearchWriteTodosInput {
-  /** The whole plan, in order. It replaces the current list. */
   todos: Todo[];
 }
 
@@ -331,10 +311,9 @@ export interface ResearchInput {
  * ResearchSubagentsResearcherWriteTodosInput is the input of tool
  * writeTodos on route /research/subagents/researcher.
  *
- * Replace the plan (the todo list for this task) with the list you pass.
+ * Replace the plan (the todo list) with the list you pass, in order.
  */
 export interface ResearchSubagentsResearcherWriteTodosInput {
-  /** The whole plan, in order. It replaces the current list. */
   todos: Todo[];
 }
 
@@ -387,10 +366,9 @@ export interface SupportTenantLookupAccountInput {
  * SupportTenantWriteTodosInput is the input of tool writeTodos on route
  * /support/[tenant].
  *
- * Replace the plan (the todo list for this task) with the list you pass.
+ * Replace the plan (the todo list) with the list you pass, in order.
  */
 export interface SupportTenantWriteTodosInput {
-  /** The whole plan, in order. It replaces the current list. */
   todos: Todo[];
 }
 

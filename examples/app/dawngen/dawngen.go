@@ -429,10 +429,7 @@ const (
 // a plan.md, the input of its writeTodos tool and the data of plan_update
 // events.
 type Todo struct {
-	// What to do, as one short line.
 	Content string `json:"content"`
-	// pending: not started; in_progress: being worked on now; completed: done.
-	//
 	// One of "pending", "in_progress", "completed".
 	Status string `json:"status"`
 }
@@ -467,22 +464,19 @@ func (c *Client) StreamBlog(ctx context.Context, threadID string, input Input) (
 // OnboardingStepFailedInput is the input of tool stepFailed on route
 // /onboarding.
 //
-// Report that the step in progress failed, and what to do next: "retry"
-// (you have a different angle), "skip" (it cannot be done; go on), "abort"
-// (the plan cannot succeed; stop) or "revise" (the plan itself needs
-// rewriting; pause for the user). Give a reason.
+// Report that the step in progress failed; next: retry, skip (go on), abort
+// (end the plan) or revise (pause for the user).
 type OnboardingStepFailedInput struct {
 	// One of "retry", "skip", "abort", "revise".
-	Next string `json:"next"`
-	// What went wrong.
+	Next   string `json:"next"`
 	Reason string `json:"reason"`
 }
 
 // OnboardingVerifyPostconditionInput is the input of tool
 // verifyPostcondition on route /onboarding.
 //
-// Verify one "Done when" postcondition, by its index, with evidence: a
-// short, checkable record that shows it holds.
+// Verify one "Done when" postcondition, by its index, with evidence that it
+// holds.
 type OnboardingVerifyPostconditionInput struct {
 	// What shows the postcondition holds.
 	Evidence string `json:"evidence"`
@@ -493,25 +487,18 @@ type OnboardingVerifyPostconditionInput struct {
 // OnboardingWriteTodosInput is the input of tool writeTodos on route
 // /onboarding.
 //
-// Replace the plan with the list you pass. The harness owns this plan: it
-// checks every change.
+// Replace the plan with the list you pass, in order, with a short reason
+// for the change.
 type OnboardingWriteTodosInput struct {
-	// Why you changed the plan.
-	Reason string `json:"reason,omitempty"`
-	// The whole plan, in order. It replaces the current list.
-	Todos []OnboardingWriteTodosInputTodosItem `json:"todos"`
+	Reason string                               `json:"reason,omitempty"`
+	Todos  []OnboardingWriteTodosInputTodosItem `json:"todos"`
 }
 
 // OnboardingWriteTodosInputTodosItem is the type of the items of
 // OnboardingWriteTodosInput.Todos.
 type OnboardingWriteTodosInputTodosItem struct {
-	// What to do, as one short line.
-	Content string `json:"content"`
-	// What shows the item is done: a tool result, an id, a quote.
+	Content  string `json:"content"`
 	Evidence string `json:"evidence,omitempty"`
-	// pending, in_progress (one at a time), completed (with evidence), failed
-	// or skipped.
-	//
 	// One of "pending", "in_progress", "completed", "failed", "skipped".
 	Status string `json:"status"`
 }
@@ -533,7 +520,6 @@ type OnboardingState struct {
 // OnboardingStateTodosItem is the type of the items of
 // OnboardingState.Todos.
 type OnboardingStateTodosItem struct {
-	// What to do, as one short line.
 	Content string `json:"content"`
 	// What shows the item is done: a tool result, an id, a quote.
 	Evidence string `json:"evidence,omitempty"`
@@ -578,9 +564,8 @@ type ResearchTaskInput struct {
 // ResearchWriteTodosInput is the input of tool writeTodos on route
 // /research.
 //
-// Replace the plan (the todo list for this task) with the list you pass.
+// Replace the plan (the todo list) with the list you pass, in order.
 type ResearchWriteTodosInput struct {
-	// The whole plan, in order. It replaces the current list.
 	Todos []Todo `json:"todos"`
 }
 
@@ -614,9 +599,8 @@ func (c *Client) StreamResearch(ctx context.Context, threadID string, input Inpu
 // ResearchSubagentsResearcherWriteTodosInput is the input of tool
 // writeTodos on route /research/subagents/researcher.
 //
-// Replace the plan (the todo list for this task) with the list you pass.
+// Replace the plan (the todo list) with the list you pass, in order.
 type ResearchSubagentsResearcherWriteTodosInput struct {
-	// The whole plan, in order. It replaces the current list.
 	Todos []Todo `json:"todos"`
 }
 
@@ -673,9 +657,8 @@ type SupportTenantLookupAccountInput struct {
 // SupportTenantWriteTodosInput is the input of tool writeTodos on route
 // /support/[tenant].
 //
-// Replace the plan (the todo list for this task) with the list you pass.
+// Replace the plan (the todo list) with the list you pass, in order.
 type SupportTenantWriteTodosInput struct {
-	// The whole plan, in order. It replaces the current list.
 	Todos []Todo `json:"todos"`
 }
 

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// compareFigure is one figure measured on both servers, once a round.
+type compareFigure struct {
+	name, unit string
+	a, b       []float64
+}
+
+// comparison is --url2's result: each figure per round on server A (--url)
+// and server B (--url2).
+type comparison struct {
+	urlA, urlB string
+	rounds     int
+	load       [2]string // load average at start and end
+	figures    []*compareFigure
+	byName     map[string]*compareFigure
+}
+
+func (c *comparison) add(name, unit string, second bool, v float64) {
+	f := c.byName[name]
+	if f == nil {
+		f = &compareFigure{name: name, unit: unit}
+		c.figures = append(c.figures, f)
+		c.byName[name] = f
+	}
+	if second {
+		f.b = append(f.b, v)
+	} else {
+		f.a = append(f.a, v)
+	}
+}
+
+// runComparison measures two running servers side by side: --rounds
+// rounds, each running the workload on A then B, or B then A on odd
+// rounds, so that a machine that gets busier or quieter during the run
+// weighs on both alike. Each round is --runs runs/wait one at a time,
+// --runs with --concurrency clients and --stream-runs runs/stream; with
+// --aimock-url, the first round also reads the bytes and tokens each
+// server sent to the model for one run from aimock's journal.
+func runComparison(ctx context.Context, o options) (*comparison, error) {
+	c := &comparison{urlA: o.url, urlB: o.url2, rounds: o.rounds, byName: map[string]*compareFigure{}}
+	c.load[0] = loadAverage()
+	defer func() { c.load[1] = loadAverage() }()
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	servers := []struct {
+		client *loadClient
+		mock   string
+	}{
+		{newClient(o.url, o.route, o.concurrency), o.mock},
+		{newClient(o.url2, o.route, o.concurrency), o.mock2},
+	}
+	for s, srv := range servers {
+		for i := range o.warmup {
+			if _, err := srv.client.wait(ctx, fmt.Sprintf("%s-warm%d-%d", tag, s, i)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for round := range o.rounds {
+		order := []int{0, 1}
+		if round%2 == 1 {
+			order = []int{1, 0}
+		}
+		for _, s := range order {
+			srv, second := servers[s], s == 1
+			thread := func(phase string) timed {
+				return func(ctx context.Context, i int) error {
+					_, err := srv.client.wait(ctx, fmt.Sprintf("%s-%d-%d-%s-%d", tag, round, s, phase, i))
+					return err
+				}
+			}
+			if round == 0 && srv.mock != "" {
+				if err := thread("capture")(ctx, 0); err != nil {
+					return nil, err
+				}
+				pair, err := capturePair(ctx, srv.mock)
+				if err != nil {
+					return nil, err
+				}
+				c.add("bytes sent to the model per run", "B", second, float64(len(pair.plan)+len(pair.answer)))
+				c.add("bytes of the first model request", "B", second, float64(len(pair.plan)))
+				c.add("prompt tokens per run (o200k)", "tok", second, float64(promptTokens(pair.plan)+promptTokens(pair.answer)))
+			}
+			seq, err := runBatch(ctx, o.runs, 1, thread("seq"))
+			if err != nil {
+				return nil, err
+			}
+			c.add("runs/wait sequential p50", "ms", second, median(millis(seq.Latencies)))
+			c.add("runs/wait sequential", "runs/s", second, seq.rate())
+			conc, err := runBatch(ctx, o.runs, o.concurrency, thread("conc"))
+			if err != nil {
+				return nil, err
+			}
+			c.add(fmt.Sprintf("runs/wait %d concurrent", o.concurrency), "runs/s", second, conc.rate())
+			var firsts []time.Duration
+			_, err = runBatch(ctx, o.streamRuns, 1, func(ctx context.Context, i int) error {
+				d, _, err := srv.client.streamToPlan(ctx, fmt.Sprintf("%s-%d-%d-stream-%d", tag, round, s, i))
+				firsts = append(firsts, d) // one worker: no lock needed
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			c.add("runs/stream -> first plan_update p50", "ms", second, median(millis(firsts)))
+		}
+	}
+	return c, nil
+}
+
+// write prints each figure's median on A and on B and the median of the
+// per-round ratios B/A (each round measured both servers back to back).
+func (c *comparison) write(w io.Writer) {
+	fmt.Fprintf(w, "A = %s\nB = %s\n%d rounds, alternating A,B / B,A; medians over rounds; load average %s at start, %s at end\n\n", c.urlA, c.urlB, c.rounds, c.load[0], c.load[1])
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tA\tB\tB/A")
+	for _, f := range c.figures {
+		var ratios []float64
+		for i := range min(len(f.a), len(f.b)) {
+			if f.a[i] != 0 {
+				ratios = append(ratios, f.b[i]/f.a[i])
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\n", f.name, valueText(median(f.a), f.unit), valueText(median(f.b), f.unit), median(ratios))
+	}
+	_ = tw.Flush()
+}
+
+// loadAverage is the 1, 5 and 15 minute load average, or "?".
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
+}

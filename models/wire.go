@@ -1,0 +1,131 @@
+package models
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// langchaingo (v0.1.14) writes "temperature" into every OpenAI and
+// Anthropic request, 0 when the caller set none, which overrides the
+// provider's default (1.0) that nobody chose. Dawn sends a temperature only
+// when agent.md or dawn.yaml sets one: checkedModel marks the context of a
+// call without one, and wireTransport removes the key from that call's body.
+
+// omitTemperatureKey marks a call's context: its request has no temperature.
+type omitTemperatureKey struct{}
+
+// unsetTemperature is a value no caller passes; see temperatureSet.
+var unsetTemperature = math.Inf(-1)
+
+// temperatureSet reports whether options set a temperature, 0 included: the
+// options are applied over a value none of them would write.
+func temperatureSet(options []llms.CallOption) bool {
+	o := llms.CallOptions{Temperature: unsetTemperature}
+	for _, opt := range options {
+		opt(&o)
+	}
+	return o.Temperature != unsetTemperature
+}
+
+// wireTransport edits request bodies as the context of their call says.
+type wireTransport struct{ next http.RoundTripper }
+
+func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || req.Context().Value(omitTemperatureKey{}) == nil {
+		return t.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if edited, ok := withoutKey(body, "temperature"); ok {
+		body = edited
+	}
+	out := req.Clone(req.Context())
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.ContentLength = int64(len(body))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return t.next.RoundTrip(out)
+}
+
+// withoutKey returns the JSON object body without its top-level member
+// key, the rest byte for byte, or false when body is not an object holding
+// key at its top level. It is one pass over the bytes, without decoding:
+// it runs on every model request.
+func withoutKey(body []byte, key string) ([]byte, bool) {
+	name := []byte(`"` + key + `"`)
+	if !bytes.Contains(body, name) {
+		return nil, false
+	}
+	var (
+		depth     int
+		inString  bool
+		escaped   bool
+		expectKey bool
+		sep       = -1 // the ',' before the current top-level member, or -1
+		start     = -1 // where the member to cut starts (its key's quote)
+	)
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			if depth == 1 && expectKey && start < 0 && bytes.HasPrefix(body[i:], name) {
+				j := i + len(name)
+				for j < len(body) && isSpace(body[j]) {
+					j++
+				}
+				if j < len(body) && body[j] == ':' {
+					start = i
+				}
+			}
+			expectKey = false
+			inString = true
+		case '{', '[':
+			depth++
+			if depth == 1 && c == '{' {
+				expectKey = true
+			}
+		case '}', ']', ',':
+			if depth == 1 && start >= 0 {
+				// The member to cut ends here.
+				if sep >= 0 {
+					return append(slices.Clip(body[:sep]), body[i:]...), true
+				}
+				if c == ',' {
+					i++
+				}
+				for i < len(body) && isSpace(body[i]) {
+					i++
+				}
+				return append(slices.Clip(body[:start]), body[i:]...), true
+			}
+			if c == ',' {
+				if depth == 1 {
+					sep, expectKey = i, true
+				}
+			} else {
+				depth--
+			}
+		}
+	}
+	return nil, false
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
