@@ -16,6 +16,9 @@ const (
 	// the chunk events right before it; clients discard that text, and the
 	// model goes on.
 	TypeAnswerRejected = "answer_rejected"
+	// TypeInterrupt says the run parked for a person's decision. Its data
+	// is the interrupt: {"interruptId", "type", "kind", "detail", "callId"}.
+	TypeInterrupt = "interrupt"
 
 	// SubagentPrefix starts the type of every event forwarded from a
 	// subagent to its parent's stream: "subagent.plan_update".

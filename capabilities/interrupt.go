@@ -1,0 +1,73 @@
+package capabilities
+
+import (
+	"encoding/json"
+
+	"github.com/dawn-go/dawn/thread"
+)
+
+// InterruptsKey is the reserved state value that holds a parked run's
+// pending interrupts, as a JSON array of Interrupt. The runtime sets it when
+// a hook parks the run and removes it when the interrupts are answered. No
+// state field may use the name.
+const InterruptsKey = "__interrupts"
+
+// InterruptType is the type of every interrupt: a person's decision is
+// needed before the run goes on.
+const InterruptType = "permission-request"
+
+// Interrupt is a question a capability asks a person before a tool call
+// runs. The run parks: its state is saved with the interrupt pending, and a
+// resume request answers it.
+type Interrupt struct {
+	// ID is unique within the thread ("perm-…").
+	ID string `json:"interruptId"`
+	// Type is always InterruptType; the runtime sets it.
+	Type string `json:"type"`
+	// Kind says which gate asked ("tool").
+	Kind string `json:"kind"`
+	// Detail is what the person is shown; its shape depends on Kind.
+	Detail json.RawMessage `json:"detail"`
+	// CallID is the tool call the interrupt holds back; the runtime sets it.
+	CallID string `json:"callId"`
+}
+
+// Answer is a person's answer to one interrupt, from a resume request.
+type Answer struct {
+	InterruptID string
+	// Status is "resolved" or "cancelled" (a cancel is a denial).
+	Status string
+	// Payload is the decision; its shape depends on the interrupt's kind.
+	// Empty when Status is "cancelled".
+	Payload json.RawMessage
+}
+
+// Answer statuses.
+const (
+	AnswerResolved  = "resolved"
+	AnswerCancelled = "cancelled"
+)
+
+// Resolution is what the held-back tool call does once its interrupt is
+// answered.
+type Resolution struct {
+	// Run runs the call; otherwise the model gets Refusal as its result.
+	Run bool
+	// Input, when set with Run, replaces the call's arguments. The runtime
+	// checks it against the tool's input schema first.
+	Input json.RawMessage
+	// Refusal is the tool result the model gets when the call does not run.
+	Refusal string
+	// Remember are app-wide values the runtime keeps in the store for every
+	// thread from now on (see Hooks.BeforeTool's app argument).
+	Remember map[string]json.RawMessage
+}
+
+// PendingInterrupts returns the interrupts parked in s, or nil.
+func PendingInterrupts(s thread.State) ([]Interrupt, error) {
+	var list []Interrupt
+	if _, err := s.Decode(InterruptsKey, &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
