@@ -15,7 +15,7 @@ import (
 
 // capabilityPackages are the packages that implement capabilities; the
 // runtime reaches them only through this registry.
-var capabilityPackages = []string{"planning", "harness", "planfirst"}
+var capabilityPackages = []string{"planning", "harness", "planfirst", "approval"}
 
 // runtimePackages name no capability: they find capabilities through the
 // optional interfaces of the registered markers. runner and server join the
@@ -62,7 +62,7 @@ func TestRegistry(t *testing.T) {
 		}
 		names = append(names, m.Name())
 	}
-	if got := strings.Join(names, ","); got != "planning,harness,plan_first" {
+	if got := strings.Join(names, ","); got != "planning,harness,plan_first,approval" {
 		t.Errorf("markers = %s", got)
 	}
 	var claimed []string

@@ -6,6 +6,7 @@
 package markers
 
 import (
+	"github.com/dawn-go/dawn/approval"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/planfirst"
@@ -18,5 +19,6 @@ func All() []capabilities.Marker {
 		planning.Marker(),
 		harness.Marker(),
 		planfirst.Marker(),
+		approval.Marker(),
 	}
 }

@@ -36,6 +36,9 @@ type Agent struct {
 	Tools []string `yaml:"tools"`
 	// MaxTurns is 0 when unset; never negative.
 	MaxTurns int `yaml:"max_turns"`
+	// Approve names the tools whose every call waits for a person's
+	// approval (the approval capability reads it).
+	Approve []string `yaml:"approve"`
 	// Prompt is the Markdown body after the front matter: the system prompt.
 	Prompt string `yaml:"-"`
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -153,17 +154,24 @@ func (m *Manager) Cancel(threadID string) (run *Run, ok bool) {
 // goroutine. The run does not depend on ctx: a client that goes away does
 // not stop it.
 func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
+	return m.start(ctx, req, nil)
+}
+
+// start is Start, or Resume when answers is not nil.
+func (m *Manager) start(ctx context.Context, req Request, answers []capabilities.Answer) (*Run, error) {
 	a := m.App()
 	prepared, params, err := a.Resolve(req.Route)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checkInput(a, req); err != nil {
-		return nil, err
-	}
-	planFirst, err := planFirstMode(a, prepared, req)
-	if err != nil {
-		return nil, err
+	var planFirst string
+	if answers == nil {
+		if err := m.checkInput(a, req); err != nil {
+			return nil, err
+		}
+		if planFirst, err = planFirstMode(a, prepared, req); err != nil {
+			return nil, err
+		}
 	}
 	spec := a.ModelFor(prepared.Route, m.env)
 	model, err := m.Model(spec)
@@ -211,16 +219,62 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	if err := m.settle(req.ThreadID); err != nil {
 		return abort(err)
 	}
+	// A parked thread goes on only through a resume, which must answer its
+	// interrupts. Both are checked before anything is written; the thread
+	// is reserved in this process, so no other run can change it meanwhile.
+	parked, pending, err := m.pendingOf(ctx, req.ThreadID)
+	if err != nil {
+		return abort(err)
+	}
+	var resolved map[string]capabilities.Resolution
+	switch {
+	case answers == nil && len(pending) > 0:
+		return abort(&InterruptPendingError{ThreadID: req.ThreadID, IDs: pendingIDs(pending)})
+	case answers != nil && len(pending) == 0:
+		if _, err := m.store.GetThread(ctx, req.ThreadID); err != nil {
+			return abort(err)
+		}
+		return abort(ErrNoInterruptPending)
+	case answers != nil:
+		if parked.Route != prepared.Route.ID {
+			return abort(&ResumeError{Msg: fmt.Sprintf("route: thread %s parked on route %s, not %s; resume it on that route", req.ThreadID, parked.Route, prepared.Route.ID)})
+		}
+		if resolved, err = resolve(prepared, parked, pending, answers); err != nil {
+			return abort(err)
+		}
+	}
 	// The store calls use the request's context, not the run's: a cancel
 	// that comes now stops the run once it starts, and is recorded so.
 	cp, err := m.prepareThread(ctx, run, prepared)
 	if err != nil {
 		return abort(err)
 	}
-	values, err := prepared.ApplyInput(withDefaults(prepared, cp.Values), req.Values)
-	if err != nil {
+	var values thread.State
+	if answers != nil {
+		if cp.Step != parked.Step {
+			// Another process wrote the thread between the check and now.
+			msg := "the thread changed while the resume was checked; read its state and resume again"
+			m.finishStore(run, store.RunInterrupted, msg, nil, nil)
+			return abort(&ResumeError{Msg: msg})
+		}
+		values = withDefaults(prepared, cp.Values)
+		delete(values, capabilities.InterruptsKey)
+		remember := map[string]json.RawMessage{}
+		for _, r := range resolved {
+			maps.Copy(remember, r.Remember)
+		}
+		if err := m.store.SetAppValues(ctx, remember); err != nil {
+			m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil)
+			return abort(err)
+		}
+	} else if values, err = prepared.ApplyInput(withDefaults(prepared, cp.Values), req.Values); err != nil {
 		m.finishStore(run, store.RunError, err.Error(), nil, nil)
 		return abort(&InputError{Msg: err.Error()})
+	}
+	app, err := m.store.AppValues(ctx)
+	if err != nil {
+		m.finishStore(run, store.RunError, err.Error(), nil, nil)
+		return abort(err)
 	}
 
 	cfg := agent.Config{
@@ -234,6 +288,8 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		MaxDepth:      a.Config.Limits.WithDefaults().SubagentDepth,
 		MaxToolOutput: a.Config.Limits.WithDefaults().ToolOutputBytes,
 		Signal:        run.takeSignal,
+		App:           app,
+		Resolved:      resolved,
 	}
 	go func() {
 		defer release()
@@ -334,6 +390,12 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	case err == nil && pf.preview != nil:
 		run.output = mustJSON(map[string]any{"preview": pf.preview})
 		record = run.output
+	case err == nil && len(res.Interrupts) > 0:
+		// Parked for a person: the thread waits for a resume.
+		status = store.RunInterrupted
+		run.output = stateValues(res.Messages, res.Values)
+		run.interrupts = res.Interrupts
+		record = mustJSON(map[string]any{"interrupted": true, "interrupts": res.Interrupts})
 	case err == nil:
 		run.output = stateValues(res.Messages, res.Values)
 		record = runRecord(res, pf.report)
@@ -355,6 +417,9 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	// and start the next run at once, and a crash before the save loses
 	// nothing a client was told about.
 	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: doneData(run.output)}
+	if run.interrupts != nil {
+		done.Data = doneData(record)
+	}
 	events := append(run.Log.Since(saved), done)
 	if err == nil && pf.preview == nil && pf.stopped == "" {
 		// The last step and the end of the run land in one transaction.

@@ -76,6 +76,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.POST("/threads/:id/runs/stream", s.runStream)
 	e.GET("/threads/:id/runs/:run/stream", s.joinStream)
 	e.POST("/threads/:id/cancel", s.cancel)
+	e.POST("/threads/:id/resume", s.resume)
 	e.GET("/threads/:id/plan", s.getPlan)
 	e.POST("/threads/:id/plan/pause", s.supervise("pause"))
 	e.POST("/threads/:id/plan/resume", s.supervise("resume"))

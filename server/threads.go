@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/runner"
 	"github.com/dawn-go/dawn/store"
 	"github.com/google/uuid"
@@ -95,6 +96,9 @@ type stateBody struct {
 	Checkpoint checkpointRef   `json:"checkpoint"`
 	Status     string          `json:"status"`
 	UpdatedAt  any             `json:"updated_at"`
+	// Interrupts are the decisions a parked thread waits for (also in
+	// values under __interrupts).
+	Interrupts []capabilities.Interrupt `json:"interrupts,omitempty"`
 }
 
 type checkpointRef struct {
@@ -114,7 +118,12 @@ func (s *Server) getState(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	pending, err := capabilities.PendingInterrupts(cp.Values)
+	if err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, stateBody{
+		Interrupts: pending,
 		ThreadID:   id,
 		Values:     runner.StateValues(cp.Messages, cp.Values),
 		Checkpoint: checkpointRef{Step: cp.Step, RunID: cp.RunID, Route: cp.Route},
