@@ -425,3 +425,63 @@ func TestPermissionsModes(t *testing.T) {
 		})
 	}
 }
+
+// TestSeveralCallsInOneTurn: of one turn's calls, those that need no
+// approval run at once and each one that does raises its own interrupt;
+// runs/wait answers with the state holding both, and the resume must
+// answer both at once.
+func TestSeveralCallsInOneTurn(t *testing.T) {
+	d := &deploys{}
+	var looked int
+	lookup := capabilities.AppTool{Tool: capabilities.Func("lookup", "Look up the current version.", func(context.Context, struct{}) (string, error) {
+		looked++
+		return "1.4.1", nil
+	})}
+	model := dawntest.Script().CallTools(
+		dawntest.ToolCall{Name: "deployProd", Args: map[string]string{"env": "prod", "version": "1.4.2"}},
+		dawntest.ToolCall{Name: "lookup", Args: map[string]string{}},
+		dawntest.ToolCall{Name: "deployProd", Args: map[string]string{"env": "staging", "version": "1.4.2"}},
+	).Reply("done")
+	h := apptest.New(t, opsApp(t, nil), model, apptest.Options{Tools: []capabilities.AppTool{d.tool(), lookup}})
+	srv := httptest.NewServer(h.API)
+	defer srv.Close()
+	resp := post(t, srv.URL+"/threads/t1/runs/wait", runBody("ship it everywhere"))
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var values struct {
+		Interrupts []interrupt `json:"__interrupts"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &values) != nil || len(values.Interrupts) != 2 {
+		t.Fatalf("runs/wait of a parked run: %d %s", resp.StatusCode, data)
+	}
+	if looked != 1 || len(d.got()) != 0 {
+		t.Fatalf("before the resume: lookup ran %d times, deployProd %d", looked, len(d.got()))
+	}
+	first, second := values.Interrupts[0], values.Interrupts[1]
+	resp = post(t, srv.URL+"/threads/t1/resume", resumeBody(first.ID, "resolved", `"once"`))
+	data, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(data), second.ID) {
+		t.Fatalf("a resume that answers one of two: %d %s", resp.StatusCode, data)
+	}
+	body := fmt.Sprintf(`{"route":"/ops","resume":[{"interruptId":%q,"status":"cancelled"},{"interruptId":%q,"status":"resolved","payload":"once"}]}`, second.ID, first.ID)
+	events := resume(t, srv.URL, "t1", body)
+	if answer := finalAnswer(t, events); answer != "done" {
+		t.Fatalf("final answer %q", answer)
+	}
+	if got := d.got(); len(got) != 1 || got[0].Env != "prod" {
+		t.Fatalf("deployProd calls: %+v", got)
+	}
+	reqs := model.Requests()
+	results := 0
+	for _, msg := range reqs[len(reqs)-1] {
+		for _, p := range msg.Parts {
+			if _, ok := p.(llms.ToolCallResponse); ok {
+				results++
+			}
+		}
+	}
+	if results != 3 {
+		t.Fatalf("the model got %d tool results for 3 calls", results)
+	}
+}

@@ -411,6 +411,13 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 		m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
 	}
 	run.err = err
+	if err != nil && cfg.Resolved != nil && step == cp.Step {
+		// A resume that ended before it saved a step leaves the interrupts
+		// pending in the saved state: the thread stays parked, so that it
+		// can be resumed again rather than run on from unanswered calls.
+		status = store.RunInterrupted
+		errText = "the resume ended before it ran the held-back calls (" + err.Error() + "); the interrupts are still pending, resume again"
+	}
 	// The end of the run is saved before anyone hears of it: done goes into
 	// the event log with the last step, the thread is freed, and only then
 	// is done published. A client that sees done can read the final state
