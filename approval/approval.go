@@ -93,6 +93,15 @@ func (m marker) Load(_ context.Context, route *router.Route, _ string) (*capabil
 		Hooks:   &capabilities.Hooks{BeforeTool: g.beforeTool, Resolve: g.resolve},
 		Details: map[string]any{"approve": g.approve, "mode": g.mode},
 	}
+	c.Check = func(p *capabilities.Prepared) []string {
+		var warnings []string
+		for _, name := range g.approve {
+			if p.Tool(name) == nil && (route.Agent.Tools == nil || slices.Contains(route.Agent.Tools, name)) {
+				warnings = append(warnings, fmt.Sprintf("%s lists %q under approve:, but the route has no such tool; fix the name or register the tool", route.Agent.File, name))
+			}
+		}
+		return warnings
+	}
 	for _, name := range g.approve {
 		if slices.Contains(m.deny, name) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s lists %q under approve:, but dawn.yaml's %s.deny.tool denies it, and deny wins: remove one of the two", route.Agent.File, name, ConfigKey))
