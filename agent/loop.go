@@ -61,9 +61,14 @@ type Config struct {
 	// App holds the app-wide values capabilities asked to remember, for
 	// their BeforeTool hooks.
 	App thread.State
-	// Resolved holds, by tool call id, what each held-back call does now
-	// that its interrupt is answered (see Run's resume).
+	// Resolved holds, by capabilities.ResolutionKey, what each held-back
+	// call does now that its interrupt is answered (see Run's resume);
+	// keys with a path reach the parked subagents.
 	Resolved map[string]capabilities.Resolution
+	// Park lets a hook's interrupt park the run: the caller saves the run's
+	// state and resumes it later. Without it (a run whose state nobody
+	// saves) the call is refused instead. Subagents inherit it.
+	Park bool
 	// Signal, when set, is polled between steps for a supervisor signal
 	// ("pause"); the route's hooks handle it and the run stops cleanly.
 	Signal func() string
@@ -154,8 +159,12 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		}
 		state = state.Clone()
 		state[capabilities.InterruptsKey] = list
-		for _, in := range parked {
-			l.emit(stream.New(stream.TypeInterrupt, in))
+		if cfg.Depth == 0 {
+			// A subagent's interrupts surface on the root stream only,
+			// once, when the root parks with them.
+			for _, in := range parked {
+				l.emit(stream.New(stream.TypeInterrupt, in))
+			}
 		}
 		res.Interrupts = parked
 		return finish(stop.reason)
@@ -316,13 +325,13 @@ func unanswered(history []thread.Message) []thread.ToolCall {
 func (l *loop) runCalls(ctx context.Context, calls []thread.ToolCall, bad []error, state thread.State, stop *stopFlag) (replies []thread.Message, next thread.State, parked []capabilities.Interrupt, err error) {
 	for i, c := range calls {
 		var reply thread.Message
-		var in *capabilities.Interrupt
-		reply, in, state, err = l.dispatch(ctx, c, bad[i], state, stop)
+		var ins []capabilities.Interrupt
+		reply, ins, state, err = l.dispatch(ctx, c, bad[i], state, stop)
 		if err != nil {
 			return replies, state, parked, err
 		}
-		if in != nil {
-			parked = append(parked, *in)
+		if len(ins) > 0 {
+			parked = append(parked, ins...)
 			continue
 		}
 		replies = append(replies, reply)
@@ -342,10 +351,10 @@ func (l *loop) beforeTool(c thread.ToolCall, state thread.State, stop *stopFlag)
 			return nil, nil, state, err
 		}
 		switch {
-		case eff.Interrupt != nil && l.cfg.Depth > 0:
-			// A subagent's state is not saved on its own, so it cannot
-			// park: the call is refused and the subagent adapts.
-			text := fmt.Sprintf("tool %q needs a person's approval, which a subagent cannot ask for; do the task without it or say that it needs approval", c.Name)
+		case eff.Interrupt != nil && !l.cfg.Park:
+			// Nobody saves this run's state, so it cannot park: the call
+			// is refused and the model adapts.
+			text := fmt.Sprintf("tool %q needs a person's approval, which cannot be asked for here; do the task without it or say that it needs approval", c.Name)
 			return nil, &text, state, nil
 		case eff.Interrupt != nil:
 			in := *eff.Interrupt
@@ -552,8 +561,9 @@ func toolInput(args string) (json.RawMessage, error) {
 // badArgs says why the call's arguments are not JSON; such a call fails
 // with an input error without running the tool.
 //
-// A call a BeforeTool hook holds back returns its interrupt and no message.
-func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, state thread.State, stop *stopFlag) (thread.Message, *capabilities.Interrupt, thread.State, error) {
+// A call a BeforeTool hook holds back returns its interrupt and no message;
+// a task call whose subagent parked returns the subagent's interrupts.
+func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, state thread.State, stop *stopFlag) (thread.Message, []capabilities.Interrupt, thread.State, error) {
 	var refusal *string
 	if r, ok := l.cfg.Resolved[c.ID]; ok {
 		switch {
@@ -565,8 +575,11 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 	} else if badArgs == nil {
 		var in *capabilities.Interrupt
 		var err error
-		if in, refusal, state, err = l.beforeTool(c, state, stop); err != nil || in != nil {
-			return thread.Message{}, in, state, err
+		if in, refusal, state, err = l.beforeTool(c, state, stop); err != nil {
+			return thread.Message{}, nil, state, err
+		}
+		if in != nil {
+			return thread.Message{}, []capabilities.Interrupt{*in}, state, nil
 		}
 	}
 	ev := capabilities.ToolEvent{CallID: c.ID, Name: c.Name, Input: c.Input}
@@ -582,6 +595,25 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 		err = &capabilities.InputError{Tool: c.Name, Msg: msg}
 	} else {
 		res, err = l.invoke(ctx, c, state)
+		var parked *parkedSubagent
+		if errors.As(err, &parked) {
+			next, ferr := withFrame(state, c.ID, &parked.frame)
+			if ferr != nil {
+				return thread.Message{}, nil, state, ferr
+			}
+			ins := make([]capabilities.Interrupt, len(parked.interrupts))
+			for i, in := range parked.interrupts {
+				in.Path = append([]string{c.ID}, in.Path...)
+				ins[i] = in
+			}
+			return thread.Message{}, ins, next, nil
+		}
+		if l.task != nil && c.Name == capabilities.ReservedToolName {
+			// The subagent finished: it is parked no more.
+			if cleared, ferr := withFrame(state, c.ID, nil); ferr == nil {
+				state = cleared
+			}
+		}
 	}
 	next := state
 	if err == nil && len(res.Update) > 0 {
@@ -625,6 +657,34 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 		}
 	}
 	return reply, nil, next, nil
+}
+
+// withFrame returns state with the parked subagent frame of task call id
+// set, or removed when frame is nil.
+func withFrame(state thread.State, id string, frame *capabilities.SubagentFrame) (thread.State, error) {
+	frames := map[string]capabilities.SubagentFrame{}
+	if _, err := state.Decode(capabilities.SubagentsKey, &frames); err != nil {
+		return state, fmt.Errorf("the saved %s value cannot be read: %w", capabilities.SubagentsKey, err)
+	}
+	if _, ok := frames[id]; !ok && frame == nil {
+		return state, nil
+	}
+	next := state.Clone()
+	if frame == nil {
+		delete(frames, id)
+	} else {
+		frames[id] = *frame
+	}
+	if len(frames) == 0 {
+		delete(next, capabilities.SubagentsKey)
+		return next, nil
+	}
+	raw, err := json.Marshal(frames)
+	if err != nil {
+		return state, err
+	}
+	next[capabilities.SubagentsKey] = raw
+	return next, nil
 }
 
 func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State) (res capabilities.Result, err error) {

@@ -485,3 +485,58 @@ func TestSeveralCallsInOneTurn(t *testing.T) {
 		t.Fatalf("the model got %d tool results for 3 calls", results)
 	}
 }
+
+// TestSubagentInterrupt: a subagent's call that needs approval parks the
+// root run; the interrupt surfaces on the root stream with the task call's
+// id in its path, and a resume of the root thread, on a second server
+// opened on the same store, lets the subagent go on and the root answer.
+func TestSubagentInterrupt(t *testing.T) {
+	d := &deploys{}
+	dir := writeApp(t, map[string]string{
+		"lead/agent.md":                    "You lead.",
+		"lead/subagents/deployer/agent.md": "---\napprove: [deployProd]\n---\nYou deploy.",
+	})
+	db := filepath.Join(t.TempDir(), "dawn.db")
+	first := dawntest.Script().
+		CallTool("task", map[string]string{"subagent": "deployer", "input": "ship 1.4.2"}).
+		CallTool("deployProd", map[string]string{"env": "prod", "version": "1.4.2"})
+	url, h := serve(t, dir, first, d, db)
+	body, _ := json.Marshal(map[string]any{"route": "/lead", "input": map[string]any{"messages": []map[string]string{{"role": "user", "content": "ship it"}}}})
+	events := readSSE(t, post(t, url+"/threads/s1/runs/stream", string(body)))
+	types := dawntest.Types(events)
+	if got := strings.Join(types, ","); !strings.HasSuffix(got, "subagent.tool_call,interrupt,done") || strings.Contains(got, "subagent.interrupt") {
+		t.Fatalf("events of the parked run: %s", got)
+	}
+	var in interrupt
+	var raw struct {
+		Path []string `json:"path"`
+	}
+	data := events[len(events)-2].Data
+	if json.Unmarshal(data, &in) != nil || json.Unmarshal(data, &raw) != nil || in.Detail.ToolName != "deployProd" || len(raw.Path) != 1 {
+		t.Fatalf("interrupt: %s", data)
+	}
+	if st := state(t, url, "s1"); st.Status != "interrupted" || len(st.Interrupts) != 1 || st.Values["__subagents"] == nil {
+		t.Fatalf("state of the parked thread: %s", st.raw)
+	}
+	h.Runs.Shutdown(context.Background())
+	if err := h.Store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	second := dawntest.Script().Reply("deployed 1.4.2").Reply("all done")
+	url2, _ := serve(t, dir, second, d, db)
+	resumed := fmt.Sprintf(`{"route":"/lead","resume":[{"interruptId":%q,"status":"resolved","payload":"once"}]}`, in.ID)
+	events = resume(t, url2, "s1", resumed)
+	if answer := finalAnswer(t, events); answer != "all done" {
+		t.Fatalf("final answer %q; events %v", answer, dawntest.Types(events))
+	}
+	if got := d.got(); len(got) != 1 || got[0].Env != "prod" {
+		t.Fatalf("deployProd calls: %+v", got)
+	}
+	if text := toolMessage(t, second); text != "deployed 1.4.2" {
+		t.Fatalf("the lead got %q from the subagent", text)
+	}
+	if st := state(t, url2, "s1"); st.Status != "idle" || st.Values["__subagents"] != nil || st.Values["__interrupts"] != nil {
+		t.Fatalf("state after the resume: %s", st.raw)
+	}
+}

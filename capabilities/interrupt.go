@@ -2,6 +2,8 @@ package capabilities
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/dawn-go/dawn/thread"
 )
@@ -30,6 +32,39 @@ type Interrupt struct {
 	Detail json.RawMessage `json:"detail"`
 	// CallID is the tool call the interrupt holds back; the runtime sets it.
 	CallID string `json:"callId"`
+	// Path, for an interrupt a subagent raised, holds the ids of the task
+	// calls from the root run down to that subagent; empty for the root
+	// run's own.
+	Path []string `json:"path,omitempty"`
+}
+
+// SubagentsKey is the reserved state value that keeps, by task call id,
+// the conversation and state of each subagent parked with its parent
+// (a JSON object of SubagentFrame), so the subagent goes on when the root
+// thread is resumed. No state field may use the name.
+const SubagentsKey = "__subagents"
+
+// SubagentFrame is a parked subagent's run.
+type SubagentFrame struct {
+	Subagent string           `json:"subagent"`
+	Messages []thread.Message `json:"messages"`
+	Values   thread.State     `json:"values"`
+}
+
+// ResolutionKey is the key of a Resolution in agent.Config.Resolved: the
+// call id, after the task call ids of the path to a subagent's call.
+func ResolutionKey(path []string, callID string) string {
+	return strings.Join(append(slices.Clone(path), callID), pathSep)
+}
+
+// pathSep separates the ids of a ResolutionKey; model call ids never hold
+// it.
+const pathSep = "\x1f"
+
+// SplitResolutionKey returns the first task call id of key and the rest,
+// or ok false for a key of the run's own call.
+func SplitResolutionKey(key string) (task, rest string, ok bool) {
+	return strings.Cut(key, pathSep)
 }
 
 // Answer is a person's answer to one interrupt, from a resume request.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/store"
 	"github.com/dawn-go/dawn/thread"
@@ -80,21 +81,12 @@ func (m *Manager) pendingOf(ctx context.Context, threadID string) (store.Checkpo
 
 // resolve checks answers against the pending interrupts of cp and asks the
 // route's hooks what each held-back call does. It changes nothing.
-func resolve(p *capabilities.Prepared, cp store.Checkpoint, pending []capabilities.Interrupt, answers []capabilities.Answer) (map[string]capabilities.Resolution, error) {
+func resolve(app *app.App, p *capabilities.Prepared, cp store.Checkpoint, pending []capabilities.Interrupt, answers []capabilities.Answer) (map[string]capabilities.Resolution, error) {
 	byID := map[string]capabilities.Interrupt{}
 	ids := make([]string, 0, len(pending))
 	for _, in := range pending {
 		byID[in.ID] = in
 		ids = append(ids, in.ID)
-	}
-	calls := map[string]thread.ToolCall{}
-	for i := len(cp.Messages) - 1; i >= 0; i-- {
-		if msg := cp.Messages[i]; msg.Role == thread.RoleAssistant {
-			for _, c := range msg.ToolCalls {
-				calls[c.ID] = c
-			}
-			break
-		}
 	}
 	seen := map[string]bool{}
 	out := map[string]capabilities.Resolution{}
@@ -116,15 +108,19 @@ func resolve(p *capabilities.Prepared, cp store.Checkpoint, pending []capabiliti
 			return nil, &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): a resolved answer needs a payload with the decision", at, a.InterruptID)}
 		}
 		seen[a.InterruptID] = true
-		call, ok := calls[in.CallID]
-		if !ok {
-			return nil, fmt.Errorf("thread %s: interrupt %s holds back tool call %q, which the thread's last assistant message does not have", cp.ThreadID, in.ID, in.CallID)
+		owner, msgs, values, err := parkedAt(app, p, cp.Messages, cp.Values, in.Path)
+		if err != nil {
+			return nil, fmt.Errorf("thread %s: interrupt %s: %w", cp.ThreadID, in.ID, err)
 		}
-		r, err := resolveOne(p, cp.Values, in, call, a)
+		call, ok := lastCalls(msgs)[in.CallID]
+		if !ok {
+			return nil, fmt.Errorf("thread %s: interrupt %s holds back tool call %q, which the last assistant message does not have", cp.ThreadID, in.ID, in.CallID)
+		}
+		r, err := resolveOne(owner, values, in, call, a)
 		if err != nil {
 			return nil, &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): %v", at, a.InterruptID, err)}
 		}
-		out[call.ID] = r
+		out[capabilities.ResolutionKey(in.Path, call.ID)] = r
 	}
 	var missing []string
 	for _, id := range ids {
@@ -136,6 +132,43 @@ func resolve(p *capabilities.Prepared, cp store.Checkpoint, pending []capabiliti
 		return nil, &ResumeError{Msg: fmt.Sprintf("resume must answer every pending interrupt at once; missing: %s", strings.Join(missing, ", "))}
 	}
 	return out, nil
+}
+
+// lastCalls returns the tool calls of the last assistant message of msgs,
+// by id.
+func lastCalls(msgs []thread.Message) map[string]thread.ToolCall {
+	calls := map[string]thread.ToolCall{}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msg := msgs[i]; msg.Role == thread.RoleAssistant {
+			for _, c := range msg.ToolCalls {
+				calls[c.ID] = c
+			}
+			break
+		}
+	}
+	return calls
+}
+
+// parkedAt follows path (task call ids) from the root run through the
+// parked subagent frames, and returns the route, conversation and state of
+// the run that raised the interrupt.
+func parkedAt(a *app.App, p *capabilities.Prepared, msgs []thread.Message, values thread.State, path []string) (*capabilities.Prepared, []thread.Message, thread.State, error) {
+	for _, id := range path {
+		frames := map[string]capabilities.SubagentFrame{}
+		if _, err := values.Decode(capabilities.SubagentsKey, &frames); err != nil {
+			return nil, nil, nil, fmt.Errorf("the saved %s value cannot be read: %w", capabilities.SubagentsKey, err)
+		}
+		frame, ok := frames[id]
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("no parked subagent for task call %q", id)
+		}
+		child, ok := a.Routes[p.Route.Subagents[frame.Subagent]]
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("subagent %q of route %s is gone or broken; run `dawn check`", frame.Subagent, p.Route.ID)
+		}
+		p, msgs, values = child, frame.Messages, frame.Values
+	}
+	return p, msgs, values, nil
 }
 
 // resolveOne asks the route's hooks what call does now that in is answered.

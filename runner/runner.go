@@ -239,7 +239,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		if parked.Route != prepared.Route.ID {
 			return abort(&ResumeError{Msg: fmt.Sprintf("route: thread %s parked on route %s, not %s; resume it on that route", req.ThreadID, parked.Route, prepared.Route.ID)})
 		}
-		if resolved, err = resolve(prepared, parked, pending, answers); err != nil {
+		if resolved, err = resolve(a, prepared, parked, pending, answers); err != nil {
 			return abort(err)
 		}
 	}
@@ -290,6 +290,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		Signal:        run.takeSignal,
 		App:           app,
 		Resolved:      resolved,
+		Park:          true,
 	}
 	go func() {
 		defer release()
