@@ -540,3 +540,53 @@ func TestSubagentInterrupt(t *testing.T) {
 		t.Fatalf("state after the resume: %s", st.raw)
 	}
 }
+
+// aguiEvents reads an AG-UI SSE response: the JSON of each data line.
+func aguiEvents(t *testing.T, resp *http.Response) []map[string]any {
+	t.Helper()
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(resp.Body)
+		t.Fatalf("AG-UI: %d %s", resp.StatusCode, data)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var e map[string]any
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			t.Fatalf("AG-UI event %s: %v", data, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestAGUIApproval: over AG-UI a parked run finishes with the interrupt
+// outcome, and RunAgentInput.resume answers it.
+func TestAGUIApproval(t *testing.T) {
+	d := &deploys{}
+	url, _ := serve(t, opsApp(t, nil), deployScript(), d, "")
+	start := `{"threadId":"g1","runId":"r1","messages":[{"id":"m1","role":"user","content":"ship 1.4.2"}],"tools":[],"context":[],"state":{}}`
+	events := aguiEvents(t, post(t, url+"/agui/%2Fops%23agent", start))
+	last := events[len(events)-1]
+	outcome, _ := last["outcome"].(map[string]any)
+	interrupts, _ := outcome["interrupts"].([]any)
+	if last["type"] != "RUN_FINISHED" || outcome["type"] != "interrupt" || len(interrupts) != 1 {
+		t.Fatalf("last AG-UI event of a parked run: %v", last)
+	}
+	id, _ := interrupts[0].(map[string]any)["id"].(string)
+	resumed := fmt.Sprintf(`{"threadId":"g1","runId":"r2","messages":[],"tools":[],"context":[],"state":{},"resume":[{"interruptId":%q,"status":"resolved","payload":"once"}]}`, id)
+	events = aguiEvents(t, post(t, url+"/agui/%2Fops%23agent", resumed))
+	last = events[len(events)-1]
+	if outcome, _ := last["outcome"].(map[string]any); last["type"] != "RUN_FINISHED" || outcome["type"] != "success" {
+		t.Fatalf("last AG-UI event of the resumed run: %v", last)
+	}
+	if n := len(d.got()); n != 1 {
+		t.Fatalf("deployProd ran %d times", n)
+	}
+}

@@ -72,3 +72,42 @@ func (s *Server) resume(c echo.Context) error {
 	}
 	return s.writeStream(c, run.Log.Subscribe(0), run.ID)
 }
+
+// aguiResume answers a parked thread's interrupts from RunAgentInput.resume
+// (each entry {"interruptId","status","payload"}, checked as strictly as
+// POST /threads/:id/resume checks its body) and streams the run that goes
+// on as AG-UI events.
+func (s *Server) aguiResume(c echo.Context, in *aguiInput, key, threadID, runID string, route *capabilities.Prepared) error {
+	answers := make([]capabilities.Answer, 0, len(in.Resume))
+	for i, raw := range in.Resume {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var a resumeAnswer
+		if err := dec.Decode(&a); err != nil {
+			return newError(http.StatusBadRequest, "invalid_resume", fmt.Sprintf(`resume[%d] must be {"interruptId","status","payload"}: %v`, i, err))
+		}
+		if a.InterruptID == "" {
+			return newError(http.StatusBadRequest, "invalid_resume", fmt.Sprintf("resume[%d].interruptId is required", i))
+		}
+		payload := a.Payload
+		if string(bytes.TrimSpace(payload)) == "null" {
+			payload = nil
+		}
+		answers = append(answers, capabilities.Answer{InterruptID: a.InterruptID, Status: a.Status, Payload: payload})
+	}
+	clientState, err := in.state()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	values, err := s.threadValues(ctx, threadID, route)
+	if err != nil {
+		return err
+	}
+	run, err := s.runs.Resume(ctx, runner.ResumeRequest{ThreadID: threadID, Route: key, Answers: answers, Stream: true})
+	if err != nil {
+		return err
+	}
+	tr := newAGUIStream(threadID, runID, run.ID, aguiFieldsOf(route))
+	return s.writeAGUI(c, run, tr, tr.start(clientState, values))
+}
