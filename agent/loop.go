@@ -58,9 +58,10 @@ type Config struct {
 	// MaxToolOutput bounds the bytes of a tool's output shown to the model;
 	// zero uses DefaultMaxToolOutput.
 	MaxToolOutput int
-	// App holds the app-wide values capabilities asked to remember, for
-	// their BeforeTool hooks.
-	App thread.State
+	// App returns the app-wide values capabilities asked to remember, for
+	// their BeforeTool hooks. It is called only when such a hook runs, so a
+	// route without one never reads them. Nil means none.
+	App func() thread.State
 	// Resolved holds, by capabilities.ResolutionKey, what each held-back
 	// call does now that its interrupt is answered (see Run's resume);
 	// keys with a path reach the parked subagents.
@@ -346,7 +347,11 @@ func (l *loop) beforeTool(c thread.ToolCall, state thread.State, stop *stopFlag)
 		if h.BeforeTool == nil {
 			continue
 		}
-		eff := h.BeforeTool(state, c, l.cfg.App)
+		var app thread.State
+		if l.cfg.App != nil {
+			app = l.cfg.App()
+		}
+		eff := h.BeforeTool(state, c, app)
 		if state, err = l.effect(state, eff, stop); err != nil {
 			return nil, nil, state, err
 		}

@@ -371,6 +371,15 @@ func TestResumeRejectsBadBodies(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("resume with nothing pending: %d", resp.StatusCode)
 	}
+	// A resume of a thread that does not exist creates none.
+	resp = post(t, url+"/threads/nope/resume", resumeBody(in.ID, "resolved", `"once"`))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("resume of an unknown thread: %d", resp.StatusCode)
+	}
+	if resp, err := http.Get(url + "/threads/nope"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a refused resume left thread nope behind: %v %v", resp.StatusCode, err)
+	}
 }
 
 // TestResumeAfterRestart: a run parked by one server is resumed by another

@@ -58,27 +58,6 @@ func (m *Manager) Resume(ctx context.Context, req ResumeRequest) (*Run, error) {
 	return m.start(ctx, Request{ThreadID: req.ThreadID, Route: req.Route, Stream: req.Stream}, req.Answers)
 }
 
-// pendingOf returns the thread's latest checkpoint and its pending
-// interrupts. A thread that never parked costs one status read.
-func (m *Manager) pendingOf(ctx context.Context, threadID string) (store.Checkpoint, []capabilities.Interrupt, error) {
-	t, err := m.store.GetThread(ctx, threadID)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Checkpoint{}, nil, nil
-	}
-	if err != nil || t.Status != store.StatusInterrupted {
-		return store.Checkpoint{}, nil, err
-	}
-	cp, err := m.store.Latest(ctx, threadID)
-	if err != nil {
-		return cp, nil, err
-	}
-	pending, err := capabilities.PendingInterrupts(cp.Values)
-	if err != nil {
-		return cp, nil, fmt.Errorf("thread %s: the saved %s value is not a list of interrupts: %w", threadID, capabilities.InterruptsKey, err)
-	}
-	return cp, pending, nil
-}
-
 // resolve checks answers against the pending interrupts of cp and asks the
 // route's hooks what each held-back call does. It changes nothing.
 func resolve(app *app.App, p *capabilities.Prepared, cp store.Checkpoint, pending []capabilities.Interrupt, answers []capabilities.Answer) (map[string]capabilities.Resolution, error) {

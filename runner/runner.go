@@ -220,43 +220,35 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		return abort(err)
 	}
 	// A parked thread goes on only through a resume, which must answer its
-	// interrupts. Both are checked before anything is written; the thread
-	// is reserved in this process, so no other run can change it meanwhile.
-	parked, pending, err := m.pendingOf(ctx, req.ThreadID)
-	if err != nil {
-		return abort(err)
-	}
+	// interrupts. Both are checked on the checkpoint the run starts from,
+	// in the transaction that starts it: a refused request writes nothing.
 	var resolved map[string]capabilities.Resolution
-	switch {
-	case answers == nil && len(pending) > 0:
-		return abort(&InterruptPendingError{ThreadID: req.ThreadID, IDs: pendingIDs(pending)})
-	case answers != nil && len(pending) == 0:
-		if _, err := m.store.GetThread(ctx, req.ThreadID); err != nil {
-			return abort(err)
+	check := func(cp store.Checkpoint) error {
+		pending, err := capabilities.PendingInterrupts(cp.Values)
+		if err != nil {
+			return fmt.Errorf("thread %s: the saved %s value is not a list of interrupts: %w", req.ThreadID, capabilities.InterruptsKey, err)
 		}
-		return abort(ErrNoInterruptPending)
-	case answers != nil:
-		if parked.Route != prepared.Route.ID {
-			return abort(&ResumeError{Msg: fmt.Sprintf("route: thread %s parked on route %s, not %s; resume it on that route", req.ThreadID, parked.Route, prepared.Route.ID)})
+		switch {
+		case answers == nil && len(pending) > 0:
+			return &InterruptPendingError{ThreadID: req.ThreadID, IDs: pendingIDs(pending)}
+		case answers != nil && len(pending) == 0:
+			return fmt.Errorf("thread %s: %w", req.ThreadID, ErrNoInterruptPending)
+		case answers != nil && cp.Route != prepared.Route.ID:
+			return &ResumeError{Msg: fmt.Sprintf("route: thread %s parked on route %s, not %s; resume it on that route", req.ThreadID, cp.Route, prepared.Route.ID)}
+		case answers != nil:
+			resolved, err = resolve(a, prepared, cp, pending, answers)
+			return err
 		}
-		if resolved, err = resolve(a, prepared, parked, pending, answers); err != nil {
-			return abort(err)
-		}
+		return nil
 	}
 	// The store calls use the request's context, not the run's: a cancel
 	// that comes now stops the run once it starts, and is recorded so.
-	cp, err := m.prepareThread(ctx, run, prepared)
+	cp, err := m.prepareThread(ctx, run, prepared, check)
 	if err != nil {
 		return abort(err)
 	}
 	var values thread.State
 	if answers != nil {
-		if cp.Step != parked.Step {
-			// Another process wrote the thread between the check and now.
-			msg := "the thread changed while the resume was checked; read its state and resume again"
-			m.finishStore(run, store.RunInterrupted, msg, nil, nil)
-			return abort(&ResumeError{Msg: msg})
-		}
 		values = withDefaults(prepared, cp.Values)
 		delete(values, capabilities.InterruptsKey)
 		remember := map[string]json.RawMessage{}
@@ -271,11 +263,6 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		m.finishStore(run, store.RunError, err.Error(), nil, nil)
 		return abort(&InputError{Msg: err.Error()})
 	}
-	app, err := m.store.AppValues(ctx)
-	if err != nil {
-		m.finishStore(run, store.RunError, err.Error(), nil, nil)
-		return abort(err)
-	}
 
 	cfg := agent.Config{
 		Route:         prepared,
@@ -288,7 +275,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		MaxDepth:      a.Config.Limits.WithDefaults().SubagentDepth,
 		MaxToolOutput: a.Config.Limits.WithDefaults().ToolOutputBytes,
 		Signal:        run.takeSignal,
-		App:           app,
+		App:           m.appValues(run),
 		Resolved:      resolved,
 		Park:          true,
 	}
@@ -300,10 +287,24 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	return run, nil
 }
 
+// appValues returns the app-wide values for run's hooks, read from the
+// store the first time a hook asks. A store that cannot read them gives
+// none: a tool a person allowed "always" then asks again, which is safe.
+func (m *Manager) appValues(run *Run) func() thread.State {
+	return sync.OnceValue(func() thread.State {
+		values, err := m.store.AppValues(context.Background())
+		if err != nil {
+			m.logger.Error("cannot read the app's remembered decisions; they count as none for this run", "thread", run.ThreadID, "run", run.ID, "err", err)
+			return thread.State{}
+		}
+		return values
+	})
+}
+
 // prepareThread creates the thread if it is missing, records the run as
 // running and loads the latest checkpoint, in one store transaction.
-func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared) (store.Checkpoint, error) {
-	cp, err := m.store.BeginRun(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning})
+func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, check func(store.Checkpoint) error) (store.Checkpoint, error) {
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}
