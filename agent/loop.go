@@ -60,6 +60,18 @@ type Config struct {
 	// MaxToolOutput bounds the bytes of a tool's output shown to the model;
 	// zero uses DefaultMaxToolOutput.
 	MaxToolOutput int
+	// App returns the app-wide values capabilities asked to remember, for
+	// their BeforeTool hooks. It is called only when such a hook runs, so a
+	// route without one never reads them. Nil means none.
+	App func() thread.State
+	// Resolved holds, by capabilities.ResolutionKey, what each held-back
+	// call does now that its interrupt is answered (see Run's resume);
+	// keys with a path reach the parked subagents.
+	Resolved map[string]capabilities.Resolution
+	// Park lets a hook's interrupt park the run: the caller saves the run's
+	// state and resumes it later. Without it (a run whose state nobody
+	// saves) the call is refused instead. Subagents inherit it.
+	Park bool
 	// Signal, when set, is polled between steps for a supervisor signal
 	// ("pause"); the route's hooks handle it and the run stops cleanly.
 	Signal func() string
@@ -93,6 +105,10 @@ type Result struct {
 	// Unsaved holds the messages of the last step, with Values its state,
 	// when Config.DeferLastCheckpoint left that step for the caller to save.
 	Unsaved []thread.Message
+	// Interrupts, when set, parked the run: Values holds them under
+	// capabilities.InterruptsKey and the held-back calls are the
+	// unanswered ones of the last assistant message.
+	Interrupts []capabilities.Interrupt
 }
 
 // TurnLimitError ends a run whose model kept calling tools for MaxTurns
@@ -125,7 +141,12 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // Run runs the agent loop: history is the thread's conversation so far,
 // values its state, and input the new messages (usually one user message).
 // It returns when the model answers without calling tools, the turn limit is
-// hit, the model fails, a checkpoint fails, or ctx ends.
+// hit, the model fails, a checkpoint fails, a hook parks the run for a
+// person's decision (Result.Interrupts), or ctx ends.
+//
+// A history that ends with an assistant message whose tool calls are not
+// all answered is a parked run going on: the unanswered calls run first
+// (each as Config.Resolved says), without the Start hooks.
 func Run(ctx context.Context, cfg Config, history []thread.Message, values thread.State, input []thread.Message) (Result, error) {
 	l := &loop{cfg: cfg}
 	l.init()
@@ -148,7 +169,47 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		return res, nil
 	}
 	var stop stopFlag
+	park := func(parked []capabilities.Interrupt) (Result, error) {
+		list, err := json.Marshal(parked)
+		if err != nil {
+			return res, err
+		}
+		state = state.Clone()
+		state[capabilities.InterruptsKey] = list
+		if cfg.Depth == 0 {
+			// A subagent's interrupts surface on the root stream only,
+			// once, when the root parks with them.
+			for _, in := range parked {
+				l.emit(stream.New(stream.TypeInterrupt, in))
+			}
+		}
+		res.Interrupts = parked
+		return finish(stop.reason)
+	}
+	resumed := false
+	if calls := unanswered(history); len(calls) > 0 && len(input) == 0 && len(cfg.Resolved) > 0 {
+		resumed = true
+		replies, next, parked, err := l.runCalls(ctx, calls, make([]error, len(calls)), state, &stop)
+		if err != nil {
+			return res, err
+		}
+		state = next
+		msgs = append(msgs, replies...)
+		if len(parked) > 0 {
+			return park(parked)
+		}
+		if stop.set {
+			return finish(stop.reason)
+		}
+		if err := l.checkpoint(ctx, msgs[pending:], state); err != nil {
+			return res, err
+		}
+		pending = len(msgs)
+	}
 	for _, h := range l.hooks {
+		if resumed {
+			break // a parked run going on: it has started already
+		}
 		if h.Start != nil {
 			var err error
 			if state, err = l.effect(state, h.Start(state, input), &stop); err != nil {
@@ -229,13 +290,14 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		for _, c := range calls {
 			l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": c.Input}))
 		}
-		for i, c := range calls {
-			var reply thread.Message
-			reply, state, err = l.dispatch(ctx, c, bad[i], state, &stop)
-			if err != nil {
-				return res, err
-			}
-			msgs = append(msgs, reply)
+		replies, next, parked, err := l.runCalls(ctx, calls, bad, state, &stop)
+		if err != nil {
+			return res, err
+		}
+		state = next
+		msgs = append(msgs, replies...)
+		if len(parked) > 0 {
+			return park(parked)
 		}
 		if stop.set {
 			return finish(stop.reason)
@@ -258,6 +320,86 @@ func mergeMeta(m, add map[string]json.RawMessage) map[string]json.RawMessage {
 		m[k] = v
 	}
 	return m
+}
+
+// unanswered returns the tool calls of history's last assistant message
+// that no tool message after it answers, when only tool messages follow it.
+func unanswered(history []thread.Message) []thread.ToolCall {
+	answered := map[string]bool{}
+	for i := len(history) - 1; i >= 0; i-- {
+		m := history[i]
+		switch {
+		case m.Role == thread.RoleTool:
+			answered[m.ToolCallID] = true
+			continue
+		case m.Role != thread.RoleAssistant || len(m.ToolCalls) == 0:
+			return nil
+		}
+		var calls []thread.ToolCall
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				calls = append(calls, c)
+			}
+		}
+		return calls
+	}
+	return nil
+}
+
+// runCalls runs one turn's tool calls in order and returns their tool
+// messages and the state after them. A call a BeforeTool hook holds back
+// for a person's decision gets no message: its interrupt is in parked.
+func (l *loop) runCalls(ctx context.Context, calls []thread.ToolCall, bad []error, state thread.State, stop *stopFlag) (replies []thread.Message, next thread.State, parked []capabilities.Interrupt, err error) {
+	for i, c := range calls {
+		var reply thread.Message
+		var ins []capabilities.Interrupt
+		reply, ins, state, err = l.dispatch(ctx, c, bad[i], state, stop)
+		if err != nil {
+			return replies, state, parked, err
+		}
+		if len(ins) > 0 {
+			parked = append(parked, ins...)
+			continue
+		}
+		replies = append(replies, reply)
+	}
+	return replies, state, parked, nil
+}
+
+// beforeTool asks the BeforeTool hooks about c. It returns the interrupt
+// that holds c back, or the refusal the model gets in c's place.
+func (l *loop) beforeTool(c thread.ToolCall, state thread.State, stop *stopFlag) (in *capabilities.Interrupt, refusal *string, next thread.State, err error) {
+	for _, h := range l.hooks {
+		if h.BeforeTool == nil {
+			continue
+		}
+		var app thread.State
+		if l.cfg.App != nil {
+			app = l.cfg.App()
+		}
+		eff := h.BeforeTool(state, c, app)
+		if state, err = l.effect(state, eff, stop); err != nil {
+			return nil, nil, state, err
+		}
+		switch {
+		case eff.Interrupt != nil && !l.cfg.Park:
+			// Nobody saves this run's state, so it cannot park: the call
+			// is refused and the model adapts.
+			text := fmt.Sprintf("tool %q needs a person's approval, which cannot be asked for here; do the task without it or say that it needs approval", c.Name)
+			return nil, &text, state, nil
+		case eff.Interrupt != nil:
+			in := *eff.Interrupt
+			in.Type, in.CallID = capabilities.InterruptType, c.ID
+			if len(in.Detail) == 0 {
+				in.Detail = json.RawMessage("{}")
+			}
+			return &in, nil, state, nil
+		case eff.Refuse:
+			text := eff.Refusal
+			return nil, &text, state, nil
+		}
+	}
+	return nil, nil, state, nil
 }
 
 // stopFlag records the first hook that asked the run to stop.
@@ -467,7 +609,28 @@ func toolInput(args string) (json.RawMessage, error) {
 //
 // badArgs says why the call's arguments are not JSON; such a call fails
 // with an input error without running the tool.
-func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, state thread.State, stop *stopFlag) (thread.Message, thread.State, error) {
+//
+// A call a BeforeTool hook holds back returns its interrupt and no message;
+// a task call whose subagent parked returns the subagent's interrupts.
+func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, state thread.State, stop *stopFlag) (thread.Message, []capabilities.Interrupt, thread.State, error) {
+	var refusal *string
+	if r, ok := l.cfg.Resolved[c.ID]; ok {
+		switch {
+		case !r.Run:
+			refusal = &r.Refusal
+		case len(r.Input) > 0:
+			c.Input = r.Input
+		}
+	} else if badArgs == nil {
+		var in *capabilities.Interrupt
+		var err error
+		if in, refusal, state, err = l.beforeTool(c, state, stop); err != nil {
+			return thread.Message{}, nil, state, err
+		}
+		if in != nil {
+			return thread.Message{}, []capabilities.Interrupt{*in}, state, nil
+		}
+	}
 	ev := capabilities.ToolEvent{CallID: c.ID, Name: c.Name, Input: c.Input}
 	var res capabilities.Result
 	var err error
@@ -476,7 +639,9 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 		ctx, end = l.cfg.Tracer.Tool(ctx, c.Name, c.ID)
 		defer func() { end(ev.Err) }()
 	}
-	if badArgs != nil {
+	if refusal != nil {
+		res.Output, _ = json.Marshal(*refusal) // a string always encodes
+	} else if badArgs != nil {
 		msg := fmt.Sprintf("arguments are not valid JSON (%v); send one JSON object that matches the tool's input schema", badArgs)
 		if text := preview(c.Input); strings.TrimSpace(text) != "" {
 			msg += ". The arguments were: " + text
@@ -484,6 +649,25 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 		err = &capabilities.InputError{Tool: c.Name, Msg: msg}
 	} else {
 		res, err = l.invoke(ctx, c, state)
+		var parked *parkedSubagent
+		if errors.As(err, &parked) {
+			next, ferr := withFrame(state, c.ID, &parked.frame)
+			if ferr != nil {
+				return thread.Message{}, nil, state, ferr
+			}
+			ins := make([]capabilities.Interrupt, len(parked.interrupts))
+			for i, in := range parked.interrupts {
+				in.Path = append([]string{c.ID}, in.Path...)
+				ins[i] = in
+			}
+			return thread.Message{}, ins, next, nil
+		}
+		if l.task != nil && c.Name == capabilities.ReservedToolName {
+			// The subagent finished: it is parked no more.
+			if cleared, ferr := withFrame(state, c.ID, nil); ferr == nil {
+				state = cleared
+			}
+		}
 	}
 	next := state
 	if err == nil && len(res.Update) > 0 {
@@ -523,10 +707,38 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 	for _, eff := range effects {
 		var herr error
 		if next, herr = l.effect(next, eff, stop); herr != nil {
-			return reply, state, herr
+			return reply, nil, state, herr
 		}
 	}
-	return reply, next, nil
+	return reply, nil, next, nil
+}
+
+// withFrame returns state with the parked subagent frame of task call id
+// set, or removed when frame is nil.
+func withFrame(state thread.State, id string, frame *capabilities.SubagentFrame) (thread.State, error) {
+	frames := map[string]capabilities.SubagentFrame{}
+	if _, err := state.Decode(capabilities.SubagentsKey, &frames); err != nil {
+		return state, fmt.Errorf("the saved %s value cannot be read: %w", capabilities.SubagentsKey, err)
+	}
+	if _, ok := frames[id]; !ok && frame == nil {
+		return state, nil
+	}
+	next := state.Clone()
+	if frame == nil {
+		delete(frames, id)
+	} else {
+		frames[id] = *frame
+	}
+	if len(frames) == 0 {
+		delete(next, capabilities.SubagentsKey)
+		return next, nil
+	}
+	raw, err := json.Marshal(frames)
+	if err != nil {
+		return state, err
+	}
+	next[capabilities.SubagentsKey] = raw
+	return next, nil
 }
 
 func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State) (res capabilities.Result, err error) {

@@ -57,7 +57,16 @@ func (t *taskTool) Call(context.Context, capabilities.Invocation) (capabilities.
 	return capabilities.Result{}, fmt.Errorf("the task tool runs inside the agent loop")
 }
 
-func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, _ thread.State) (capabilities.Result, error) {
+// parkedSubagent is the error runSubagent returns when the subagent parked
+// for a person's decision: the parent parks with it.
+type parkedSubagent struct {
+	frame      capabilities.SubagentFrame
+	interrupts []capabilities.Interrupt
+}
+
+func (p *parkedSubagent) Error() string { return "the subagent parked for a person's decision" }
+
+func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.State) (capabilities.Result, error) {
 	var in taskInput
 	dec := json.NewDecoder(strings.NewReader(string(c.Input)))
 	dec.DisallowUnknownFields()
@@ -87,6 +96,8 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, _ thread.Stat
 		Depth:         l.cfg.Depth + 1,
 		MaxDepth:      l.cfg.MaxDepth,
 		MaxToolOutput: l.cfg.MaxToolOutput,
+		App:           l.cfg.App,
+		Park:          l.cfg.Park,
 	}
 	if l.cfg.Tracer != nil {
 		var end func(error)
@@ -94,9 +105,32 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, _ thread.Stat
 		cfg.Tracer = l.cfg.Tracer
 		defer func() { end(err) }()
 	}
-	res, err := Run(ctx, cfg, nil, child.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: in.Input}})
+	history, values, input := []thread.Message(nil), child.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: in.Input}}
+	frames := map[string]capabilities.SubagentFrame{}
+	if _, err := state.Decode(capabilities.SubagentsKey, &frames); err != nil {
+		return capabilities.Result{}, fmt.Errorf("the saved %s value cannot be read: %w", capabilities.SubagentsKey, err)
+	}
+	if frame, ok := frames[c.ID]; ok {
+		// The subagent parked with this call: it goes on where it stopped,
+		// with the answers addressed to it.
+		history, values, input = frame.Messages, frame.Values.Clone(), nil
+		delete(values, capabilities.InterruptsKey)
+		cfg.Resolved = map[string]capabilities.Resolution{}
+		for key, r := range l.cfg.Resolved {
+			if task, rest, ok := capabilities.SplitResolutionKey(key); ok && task == c.ID {
+				cfg.Resolved[rest] = r
+			}
+		}
+	}
+	res, err := Run(ctx, cfg, history, values, input)
 	if err != nil {
 		return capabilities.Result{}, fmt.Errorf("subagent %q failed: %w", in.Subagent, err)
+	}
+	if len(res.Interrupts) > 0 {
+		return capabilities.Result{}, &parkedSubagent{
+			frame:      capabilities.SubagentFrame{Subagent: in.Subagent, Messages: res.Messages, Values: res.Values},
+			interrupts: res.Interrupts,
+		}
 	}
 	out, _ := json.Marshal(res.Answer)
 	return capabilities.Result{Output: out}, nil

@@ -15,6 +15,18 @@ type Hooks struct {
 	// Start runs once before the first model turn, with the run's new input
 	// messages.
 	Start func(s thread.State, input []thread.Message) Effect
+	// BeforeTool runs before each tool call of the route, with the app-wide
+	// values capabilities asked the runtime to remember (see
+	// Resolution.Remember). An Effect with Interrupt parks the run before
+	// the call; one with Refuse set skips the call and gives the model
+	// Refusal as its result. Not called for a call whose interrupt was
+	// just answered.
+	BeforeTool func(s thread.State, call thread.ToolCall, app thread.State) Effect
+	// Resolve turns a person's answer to an interrupt this hook raised into
+	// what the held-back call does. handled is false for an interrupt the
+	// hook did not raise. An error is the person's mistake (an unknown
+	// decision, say) and is shown to them; nothing changes.
+	Resolve func(s thread.State, in Interrupt, call thread.ToolCall, a Answer) (res Resolution, handled bool, err error)
 	// AfterTool runs after each tool call, with the state before and after
 	// the call's own update. A Note is appended to a failed call's error text.
 	AfterTool func(before, after thread.State, ev ToolEvent) Effect
@@ -43,4 +55,10 @@ type Effect struct {
 	// rejected, such as the harness's mark. The hooks' keys are merged in
 	// marker order.
 	AnswerMeta, NoteMeta map[string]json.RawMessage
+	// Interrupt, from BeforeTool, parks the run until a person answers.
+	Interrupt *Interrupt
+	// Refuse, from BeforeTool, skips the call: the model gets Refusal as
+	// the call's result.
+	Refuse  bool
+	Refusal string
 }

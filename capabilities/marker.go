@@ -43,6 +43,11 @@ type Contribution struct {
 	// Warnings are problems that do not stop the route, printed by
 	// `dawn check` (for example a plan.md too large to parse).
 	Warnings []string
+	// Check, when set, runs once the route is prepared, with every tool and
+	// field in place, and returns more warnings (for example a name that
+	// matches none of the route's tools). It runs only when the app's Go
+	// tools are known (Input.AppToolsKnown), so a missing tool is missing.
+	Check func(p *Prepared) []string
 }
 
 // Prompt renders a prompt fragment from the current state. It runs before

@@ -141,6 +141,11 @@ func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, err
 	p.Fields = append(p.Fields, userFields...)
 
 	var capabilityTools []string
+	type check struct {
+		name string
+		fn   func(*Prepared) []string
+	}
+	var checks []check
 	for _, m := range in.Markers {
 		name := m.Name()
 		file, ok, err := detect(m, route.Dir)
@@ -200,6 +205,9 @@ func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, err
 		for _, w := range c.Warnings {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: [%s] %s", route.ID, name, w))
 		}
+		if c.Check != nil && in.AppToolsKnown {
+			checks = append(checks, check{name, c.Check})
+		}
 	}
 
 	for _, want := range allowed {
@@ -215,6 +223,11 @@ func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, err
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	for _, c := range checks {
+		for _, w := range c.fn(p) {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: [%s] %s", route.ID, c.name, w))
+		}
 	}
 	return p, nil
 }

@@ -128,6 +128,7 @@ func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 		return err
 	}
 	fmt.Fprintln(cfg.Stderr, "thread:", threadID)
+	out.threadID = threadID
 	return out.err()
 }
 
@@ -206,16 +207,35 @@ func (j *jsonLines) Close() error { return nil }
 type runOutcome struct {
 	output      json.RawMessage // the done event's output; nil without one
 	interrupted bool            // the user pressed Ctrl-C
+	threadID    string
 }
 
 // err turns the outcome into the CLI's result.
 func (o runOutcome) err() error {
 	var out struct {
-		Error     json.RawMessage `json:"error"`
-		Cancelled bool            `json:"cancelled"`
+		Error       json.RawMessage `json:"error"`
+		Cancelled   bool            `json:"cancelled"`
+		Interrupted bool            `json:"interrupted"`
+		Interrupts  []struct {
+			ID     string `json:"interruptId"`
+			Kind   string `json:"kind"`
+			Detail struct {
+				ToolName string `json:"toolName"`
+			} `json:"detail"`
+		} `json:"interrupts"`
 	}
 	_ = json.Unmarshal(o.output, &out)
 	switch {
+	case out.Interrupted && len(out.Interrupts) > 0:
+		var list []string
+		for _, in := range out.Interrupts {
+			what := in.Kind
+			if in.Detail.ToolName != "" {
+				what += " " + in.Detail.ToolName
+			}
+			list = append(list, fmt.Sprintf("interrupt %s (%s)", in.ID, what))
+		}
+		return appProblem(fmt.Errorf("the run is waiting for a person's decision: %s; answer it with POST /threads/%s/resume (see the README's Human approval)", strings.Join(list, ", "), o.threadID))
 	case o.interrupted:
 		return exitCodeError{code: ExitInterrupted, msg: "interrupted: the run was cancelled"}
 	case o.output == nil:

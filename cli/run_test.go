@@ -297,6 +297,15 @@ func TestRunRemoteOutcomes(t *testing.T) {
 			wantErr:  "dawn: cancelled\n",
 		},
 		{
+			name: "a run parked for a person says what to answer",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				sse(w, `interrupt {"interruptId":"perm-1","type":"permission-request","kind":"tool","detail":{"toolName":"deployProd"},"callId":"c1"}`,
+					`done {"output":{"interrupted":true,"interrupts":[{"interruptId":"perm-1","type":"permission-request","kind":"tool","detail":{"toolName":"deployProd"},"callId":"c1"}]}}`)
+			},
+			wantCode: ExitProblem,
+			wantErr:  "waiting for a person's decision: interrupt perm-1 (tool deployProd); answer it with POST /threads/t-9/resume",
+		},
+		{
 			name: "stream cut before done",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				sse(w, `chunk "part"`)

@@ -33,6 +33,14 @@ func buildDawn(t *testing.T) string {
 // "dawn server ready" log line. The server gets SIGTERM when the test ends.
 func startDawn(t *testing.T, bin, appDir string, env ...string) string {
 	t.Helper()
+	url, _ := launchDawn(t, bin, appDir, env...)
+	return url
+}
+
+// launchDawn is startDawn that also returns kill, which SIGKILLs the server
+// and waits for it to exit, as a crash would end it.
+func launchDawn(t *testing.T, bin, appDir string, env ...string) (url string, kill func()) {
+	t.Helper()
 	cmd := exec.Command(bin, "start", "--app", appDir, "--host", "127.0.0.1", "--port", "0")
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
@@ -63,6 +71,10 @@ func startDawn(t *testing.T, bin, appDir string, env ...string) string {
 		_ = cmd.Wait()
 		close(exited)
 	}()
+	kill = func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
+	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -75,11 +87,11 @@ func startDawn(t *testing.T, bin, appDir string, env ...string) string {
 	})
 	select {
 	case url := <-urls:
-		return url
+		return url, kill
 	case <-exited:
 		t.Fatalf("dawn start exited before it was ready; its logs:\n%s", logs.String())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("dawn start printed no ready line with a url within 30s; its logs:\n%s", logs.String())
 	}
-	return ""
+	return "", kill
 }

@@ -16,7 +16,7 @@ import (
 
 // capabilityPackages are the packages that implement capabilities; the
 // runtime reaches them only through this registry.
-var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/mcptools"}
+var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/mcptools", "approval"}
 
 // runtimePackages name no capability: they find capabilities through the
 // optional interfaces of the registered markers: the runner runs their
@@ -92,7 +92,7 @@ func TestRegistry(t *testing.T) {
 		}
 		names = append(names, m.Name())
 	}
-	if got := strings.Join(names, ","); got != "planning,harness,plan_first,mcp" {
+	if got := strings.Join(names, ","); got != "planning,harness,plan_first,mcp,approval" {
 		t.Errorf("markers = %s", got)
 	}
 	var claimed []string

@@ -6,6 +6,7 @@
 package markers
 
 import (
+	"github.com/dawn-go/dawn/approval"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/mcptools"
@@ -20,5 +21,6 @@ func All() []capabilities.Marker {
 		harness.Marker(),
 		planfirst.Marker(),
 		mcptools.Marker(),
+		approval.Marker(),
 	}
 }

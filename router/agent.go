@@ -15,7 +15,7 @@ import (
 const MaxAgentFileSize = 256 << 10
 
 // frontMatterKeys lists the keys agent.md front matter may hold.
-const frontMatterKeys = "model, description, tools, max_turns, temperature"
+const frontMatterKeys = "model, description, tools, max_turns, temperature, approve"
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
@@ -116,6 +116,12 @@ func setField(agent *Agent, key string, value *yaml.Node) string {
 			return msg
 		}
 		agent.Tools = tools
+	case "approve":
+		tools, msg := toolList(value)
+		if msg != "" {
+			return strings.Replace(msg, `"tools" must be a list of tool names, e.g. tools: [search, fetch]`, `"approve" must be a list of tool names, e.g. approve: [deployProd]`, 1)
+		}
+		agent.Approve = tools
 	case "max_turns":
 		n, ok := wholeNumber(value)
 		if !ok {

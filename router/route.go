@@ -40,6 +40,9 @@ type Agent struct {
 	// the route, 0 to 2; nil when unset: then none is sent and the
 	// provider's default applies.
 	Temperature *float64 `yaml:"temperature"`
+	// Approve names the tools whose every call waits for a person's
+	// approval (the approval capability reads it).
+	Approve []string `yaml:"approve"`
 	// Prompt is the Markdown body after the front matter: the system prompt.
 	Prompt string `yaml:"-"`
 }

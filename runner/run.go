@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/dawn-go/dawn/capabilities"
+
 	"github.com/dawn-go/dawn/stream"
 )
 
@@ -38,7 +40,13 @@ type Run struct {
 	err       error
 	cancelled bool      // the run ended cancelled; set before done is closed
 	trace     *runTrace // nil when telemetry is off
+		// interrupts parked the run; set before done is closed
+	interrupts []capabilities.Interrupt
 }
+
+// Interrupts are the interrupts the run parked on, or nil. Valid after
+// Done.
+func (r *Run) Interrupts() []capabilities.Interrupt { return r.interrupts }
 
 // Done is closed when the run has finished and its result is saved.
 func (r *Run) Done() <-chan struct{} { return r.done }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -169,17 +170,24 @@ func (m *Manager) Cancel(threadID string) (run *Run, ok bool) {
 // goroutine. The run does not depend on ctx: a client that goes away does
 // not stop it.
 func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
+	return m.start(ctx, req, nil)
+}
+
+// start is Start, or Resume when answers is not nil.
+func (m *Manager) start(ctx context.Context, req Request, answers []capabilities.Answer) (*Run, error) {
 	a := m.App()
 	prepared, params, err := a.Resolve(req.Route)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checkInput(a, req); err != nil {
-		return nil, err
-	}
-	strat, err := chooseStrategy(a, prepared, req)
-	if err != nil {
-		return nil, err
+	var strat *strategy
+	if answers == nil { // a resume goes on as the parked run went
+		if err := m.checkInput(a, req); err != nil {
+			return nil, err
+		}
+		if strat, err = chooseStrategy(a, prepared, req); err != nil {
+			return nil, err
+		}
 	}
 	spec := a.ModelFor(prepared.Route, m.env)
 	model, err := m.Model(spec)
@@ -227,14 +235,47 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	if err := m.settle(req.ThreadID); err != nil {
 		return abort(err)
 	}
+	// A parked thread goes on only through a resume, which must answer its
+	// interrupts. Both are checked on the checkpoint the run starts from,
+	// in the transaction that starts it: a refused request writes nothing.
+	var resolved map[string]capabilities.Resolution
+	check := func(cp store.Checkpoint) error {
+		pending, err := capabilities.PendingInterrupts(cp.Values)
+		if err != nil {
+			return fmt.Errorf("thread %s: the saved %s value is not a list of interrupts: %w", req.ThreadID, capabilities.InterruptsKey, err)
+		}
+		switch {
+		case answers == nil && len(pending) > 0:
+			return &InterruptPendingError{ThreadID: req.ThreadID, IDs: pendingIDs(pending)}
+		case answers != nil && len(pending) == 0:
+			return fmt.Errorf("thread %s: %w", req.ThreadID, ErrNoInterruptPending)
+		case answers != nil && cp.Route != prepared.Route.ID:
+			return &ResumeError{Msg: fmt.Sprintf("route: thread %s parked on route %s, not %s; resume it on that route", req.ThreadID, cp.Route, prepared.Route.ID)}
+		case answers != nil:
+			resolved, err = resolve(a, prepared, cp, pending, answers)
+			return err
+		}
+		return nil
+	}
 	// The store calls use the request's context, not the run's: a cancel
 	// that comes now stops the run once it starts, and is recorded so.
-	cp, err := m.prepareThread(ctx, run, prepared)
+	cp, err := m.prepareThread(ctx, run, prepared, check)
 	if err != nil {
 		return abort(err)
 	}
-	values, err := prepared.ApplyInput(withDefaults(prepared, cp.Values), req.Values)
-	if err != nil {
+	var values thread.State
+	if answers != nil {
+		values = withDefaults(prepared, cp.Values)
+		delete(values, capabilities.InterruptsKey)
+		remember := map[string]json.RawMessage{}
+		for _, r := range resolved {
+			maps.Copy(remember, r.Remember)
+		}
+		if err := m.store.SetAppValues(ctx, remember); err != nil {
+			m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil)
+			return abort(err)
+		}
+	} else if values, err = prepared.ApplyInput(withDefaults(prepared, cp.Values), req.Values); err != nil {
 		m.finishStore(run, store.RunError, err.Error(), nil, nil)
 		return abort(&InputError{Msg: err.Error()})
 	}
@@ -250,6 +291,9 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 		MaxDepth:      a.Config.Limits.WithDefaults().SubagentDepth,
 		MaxToolOutput: a.Config.Limits.WithDefaults().ToolOutputBytes,
 		Signal:        run.takeSignal,
+		App:           m.appValues(run),
+		Resolved:      resolved,
+		Park:          true,
 	}
 	if m.tel != nil {
 		cfg.Tracer = m.tel
@@ -263,11 +307,25 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	return run, nil
 }
 
+// appValues returns the app-wide values for run's hooks, read from the
+// store the first time a hook asks. A store that cannot read them gives
+// none: a tool a person allowed "always" then asks again, which is safe.
+func (m *Manager) appValues(run *Run) func() thread.State {
+	return sync.OnceValue(func() thread.State {
+		values, err := m.store.AppValues(context.Background())
+		if err != nil {
+			m.logger.Error("cannot read the app's remembered decisions; they count as none for this run", "thread", run.ThreadID, "run", run.ID, "err", err)
+			return thread.State{}
+		}
+		return values
+	})
+}
+
 // prepareThread creates the thread if it is missing, records the run as
 // running and loads the latest checkpoint, in one store transaction.
-func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared) (store.Checkpoint, error) {
+func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, check func(store.Checkpoint) error) (store.Checkpoint, error) {
 	defer m.storeTimer("begin_run")()
-	cp, err := m.store.BeginRun(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning})
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}
@@ -367,6 +425,12 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	case err == nil && sr.Output != nil:
 		run.output = sr.Output
 		record = run.output
+	case err == nil && len(res.Interrupts) > 0:
+		// Parked for a person: the thread waits for a resume.
+		status = store.RunInterrupted
+		run.output = stateValues(res.Messages, res.Values)
+		run.interrupts = res.Interrupts
+		record = mustJSON(map[string]any{"interrupted": true, "interrupts": res.Interrupts})
 	case err == nil:
 		run.output = stateValues(res.Messages, res.Values)
 		record = runRecord(res, strat, sr.Record)
@@ -382,12 +446,22 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 		m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
 	}
 	run.err = err
+	if err != nil && cfg.Resolved != nil && step == cp.Step {
+		// A resume that ended before it saved a step leaves the interrupts
+		// pending in the saved state: the thread stays parked, so that it
+		// can be resumed again rather than run on from unanswered calls.
+		status = store.RunInterrupted
+		errText = "the resume ended before it ran the held-back calls (" + err.Error() + "); the interrupts are still pending, resume again"
+	}
 	// The end of the run is saved before anyone hears of it: done goes into
 	// the event log with the last step, the thread is freed, and only then
 	// is done published. A client that sees done can read the final state
 	// and start the next run at once, and a crash before the save loses
 	// nothing a client was told about.
 	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: doneData(run.output)}
+	if run.interrupts != nil {
+		done.Data = doneData(record)
+	}
 	events := append(run.Log.Since(saved), done)
 	if err == nil && sr.Stop == "" {
 		// The last step and the end of the run land in one transaction.

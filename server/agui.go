@@ -78,12 +78,12 @@ func (s *Server) aguiRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(in.Resume) > 0 {
+		return s.aguiResume(c, &in, key, threadID, runID, route)
+	}
 	msg, err := in.newestUserMessage(a.Config.Limits.WithDefaults().MessageBytes)
 	if err != nil {
 		return err
-	}
-	if len(in.Resume) > 0 {
-		return newError(http.StatusBadRequest, "invalid_body", "resume: answering interrupts through AG-UI is not supported; send the next user message instead")
 	}
 	clientState, err := in.state()
 	if err != nil {

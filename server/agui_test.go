@@ -318,7 +318,7 @@ func TestAGUIBadBodies(t *testing.T) {
 		{"state an array", `{"threadId":"bad","runId":"r","state":[1],` + user + `}`, "state"},
 		{"state field of the wrong type", `{"threadId":"bad","runId":"r","state":{"ticket_id":7},` + user + `}`, "state.ticket_id"},
 		{"append field rewritten", `{"threadId":"bad","runId":"r","state":{"notes":"x"},` + user + `}`, "state.notes"},
-		{"resume", `{"threadId":"bad","runId":"r","resume":[{"interruptId":"i","status":"resolved"}],` + user + `}`, "resume"},
+		{"resume entry with an unknown field", `{"threadId":"bad","runId":"r","resume":[{"interruptId":"i","status":"resolved","payload":"once","note":1}],` + user + `}`, "resume[0]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

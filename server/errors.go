@@ -48,7 +48,15 @@ func classify(err error) *apiError {
 	var modelErr *agent.ModelError
 	var nf *router.NotFoundError
 	var broken *app.BrokenRouteError
+	var pending *runner.InterruptPendingError
+	var resumeErr *runner.ResumeError
 	switch {
+	case errors.As(err, &pending):
+		return newError(http.StatusConflict, "interrupt_pending", err.Error())
+	case errors.As(err, &resumeErr):
+		return newError(http.StatusBadRequest, "invalid_resume", err.Error())
+	case errors.Is(err, runner.ErrNoInterruptPending):
+		return newError(http.StatusConflict, "no_interrupt_pending", err.Error())
 	case errors.As(err, &broken):
 		return newError(http.StatusServiceUnavailable, "route_broken", err.Error())
 	case errors.As(err, &ae):

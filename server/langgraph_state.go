@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dawn-go/dawn/capabilities"
 	"net/http"
 	"strconv"
 	"time"
@@ -37,6 +38,9 @@ type threadState struct {
 	ThreadID         string          `json:"thread_id"`
 	Status           string          `json:"status,omitempty"`
 	UpdatedAt        *time.Time      `json:"updated_at,omitempty"`
+	// Interrupts are the decisions a parked thread waits for (also in
+	// values under __interrupts).
+	Interrupts []capabilities.Interrupt `json:"interrupts,omitempty"`
 }
 
 // lgCheckpoint names a checkpoint in both dialects: LangGraph's
@@ -176,7 +180,9 @@ func (s *Server) latestState(ctx context.Context, t store.Thread, cp store.Check
 		created = t.CreatedAt
 	}
 	updated := t.UpdatedAt
+	pending, _ := capabilities.PendingInterrupts(cp.Values) // a value that is no list of interrupts parks nothing
 	return threadState{
+		Interrupts: pending,
 		Values:     lcValues(t.ID, cp.Messages, cp.Values),
 		Next:       []string{},
 		Tasks:      s.failedTasks(ctx, t),

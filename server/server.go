@@ -86,6 +86,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.GET("/threads/:id/runs/:run/stream", s.lgJoinDialect)
 	e.POST("/threads/:id/cancel", s.cancel)
 	s.mountCapabilities()
+	e.POST("/threads/:id/resume", s.resume)
 	e.POST("/agui/*", s.aguiRun)
 	s.routeLangGraph(e)
 	return s

@@ -25,6 +25,10 @@ type Store interface {
 
 	StartRun(ctx context.Context, r Run) error
 	BeginRun(ctx context.Context, r Run) (Checkpoint, error)
+	// BeginRunChecked is BeginRun that hands the thread's latest
+	// checkpoint to check inside the transaction; an error from check
+	// undoes everything and is returned as it is.
+	BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error)
 	FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error
 	GetRun(ctx context.Context, runID string) (Run, error)
 	Runs(ctx context.Context, threadID string) ([]Run, error)
@@ -41,6 +45,11 @@ type Store interface {
 	SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, error)
 	CountThreads(ctx context.Context, q ThreadQuery) (int, error)
 	FinishedRuns(ctx context.Context, q FinishedQuery) ([]FinishedRun, error)
+
+	// SetAppValues and AppValues keep values for the whole app, across
+	// threads, such as a person's "always allow this tool".
+	SetAppValues(ctx context.Context, values map[string]json.RawMessage) error
+	AppValues(ctx context.Context) (thread.State, error)
 
 	// Path names the database for people: the file path, or the
 	// Postgres URL without its password.

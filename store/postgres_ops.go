@@ -168,6 +168,12 @@ func lockThread(ctx context.Context, tx pgx.Tx, id string) (pk int64, running bo
 // BeginRun is StartRun that creates a missing thread and returns the
 // thread's latest checkpoint, in one transaction.
 func (s *Postgres) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
+	return s.BeginRunChecked(ctx, r, nil)
+}
+
+// BeginRunChecked is BeginRun that hands the thread's latest checkpoint to
+// check before it commits (see SQLite.BeginRunChecked).
+func (s *Postgres) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error) {
 	if err := checkID("run", r.ID); err != nil {
 		return Checkpoint{}, err
 	}
@@ -184,8 +190,10 @@ func (s *Postgres) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
 			if err := s.startInTx(ctx, tx, r, now); err != nil {
 				return err
 			}
-			cp, err = pgLatest(ctx, tx, r.ThreadID)
-			return err
+			if cp, err = pgLatest(ctx, tx, r.ThreadID); err != nil || check == nil {
+				return err
+			}
+			return check(cp)
 		case err != nil:
 			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
 		}
@@ -193,6 +201,9 @@ func (s *Postgres) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
 			return err
 		}
 		cp = Checkpoint{ThreadID: r.ThreadID, Messages: []thread.Message{}, Values: thread.State{}}
+		if check != nil {
+			return check(cp)
+		}
 		return nil
 	})
 	return cp, err

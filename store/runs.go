@@ -68,6 +68,15 @@ func (s *SQLite) startInTx(ctx context.Context, r Run, now int64) error {
 // checkpoint, all in one transaction: the three round trips a run needs
 // before its first model call become one.
 func (s *SQLite) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
+	return s.BeginRunChecked(ctx, r, nil)
+}
+
+// BeginRunChecked is BeginRun that, in the same transaction, hands the
+// thread's latest checkpoint to check (when not nil) before it commits. An
+// error from check undoes everything, a thread it would have created
+// included, and is returned as it is: the caller decides, on the state no
+// other writer can change meanwhile, whether the run may start.
+func (s *SQLite) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error) {
 	if err := checkID("run", r.ID); err != nil {
 		return Checkpoint{}, err
 	}
@@ -85,8 +94,10 @@ func (s *SQLite) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
 			if err := s.startInTx(ctx, r, now); err != nil {
 				return err
 			}
-			cp, err = scanLatest(ctx, s.st.latestW, r.ThreadID)
-			return err
+			if cp, err = scanLatest(ctx, s.st.latestW, r.ThreadID); err != nil || check == nil {
+				return err
+			}
+			return check(cp)
 		case err != nil:
 			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
 		}
@@ -97,6 +108,9 @@ func (s *SQLite) BeginRun(ctx context.Context, r Run) (Checkpoint, error) {
 			return fmt.Errorf("store: begin run %q: %w", r.ID, err)
 		}
 		cp = Checkpoint{ThreadID: r.ThreadID, Messages: []thread.Message{}, Values: thread.State{}}
+		if check != nil {
+			return check(cp)
+		}
 		return nil
 	})
 	return cp, err

@@ -21,6 +21,9 @@ const (
 	// list: {"attempt":1,"model":"…","next":"…","error":"…","wait_ms":1000,
 	// "status":429}.
 	TypeModelRetry = "model_retry"
+	// TypeInterrupt says the run parked for a person's decision. Its data
+	// is the interrupt: {"interruptId", "type", "kind", "detail", "callId"}.
+	TypeInterrupt = "interrupt"
 
 	// SubagentPrefix starts the type of every event forwarded from a
 	// subagent to its parent's stream: "subagent.plan_update".

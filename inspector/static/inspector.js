@@ -131,6 +131,7 @@
     expanded: new Set(),
     answer: null,     // the element the answer streams into
     turnStart: null,  // length of the answer text before the current model turn's chunks
+    pending: [],      // interrupts the parked run waits on: {id, decision}
   };
 
   // toPlan reads a plan from a plan_update event, GET /plan or the seed.
@@ -323,6 +324,7 @@
   function resetTimeline() {
     st.calls = [];
     st.byKey = new Map();
+    st.pending = [];
     $('timeline').replaceChildren();
     $('timeline-count').textContent = '';
   }
@@ -362,6 +364,53 @@
     if (v == null) return '';
     if (typeof v === 'string') return v;
     return JSON.stringify(v, null, 2);
+  }
+
+  // addInterrupt shows a decision the parked run waits for, with a button
+  // per decision. Once every pending interrupt has one, they are sent
+  // together, as POST /threads/:id/resume needs.
+  function addInterrupt(d) {
+    if (!d.interruptId || st.pending.some((p) => p.id === d.interruptId)) return;
+    const entry = { id: d.interruptId, decision: null };
+    st.pending.push(entry);
+    const detail = d.detail || {};
+    const buttons = [['once', 'Approve once'], ['always', 'Always allow'], ['deny', 'Deny']].map(([decision, label]) =>
+      el('button', { type: 'button', 'data-decision': decision, text: label, onclick: () => decide(entry, decision, buttons) }));
+    const what = detail.toolName ? `Approve a call of ${detail.toolName}?` : `Decision needed (${d.kind || 'interrupt'})`;
+    $('timeline').append(el('li', { class: 'interrupt', 'data-interrupt': entry.id },
+      el('div', { class: 'name', text: what }),
+      detail.argsPreview ? el('pre', { text: detail.argsPreview }) : null,
+      el('div', {}, ...buttons)));
+  }
+
+  function decide(entry, decision, buttons) {
+    entry.decision = decision;
+    for (const b of buttons) b.disabled = true;
+    if (st.pending.every((p) => p.decision)) resume();
+  }
+
+  async function resume() {
+    const answers = st.pending.map((p) => ({ interruptId: p.id, status: 'resolved', payload: p.decision }));
+    st.pending = [];
+    setStatus('Running…');
+    setRunning(true);
+    let resp;
+    try {
+      resp = await fetch(threadPath('/resume'), {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ route: routePath(), resume: answers }),
+      });
+    } catch (err) {
+      setRunning(false);
+      return setStatus(`Could not reach the dev server: ${err.message}`);
+    }
+    if (!resp.ok) {
+      const body = await resp.json().catch(() => null);
+      setRunning(false);
+      addMessage('error', (body && body.error && body.error.message) || `HTTP ${resp.status}`);
+      return setStatus('');
+    }
+    await follow(resp, true);
   }
 
   function timelineNote(text) {
@@ -446,6 +495,7 @@
         break;
       case 'tool_call': addCall(0, null, d); break;
       case 'tool_result': finishCall(0, d); break;
+      case 'interrupt': addInterrupt(d); break;
       case 'plan_update': onPlanUpdate(d); break;
       case 'plan_paused': case 'plan_done': case 'plan_failed': case 'plan_cancelled':
         if (st.plan) {
@@ -459,6 +509,7 @@
         if (live && out.error) addMessage('error', out.error);
         const paused = st.plan && st.plan.enforced && st.plan.state === 'paused';
         setStatus(out.error ? 'The run failed.' : out.cancelled ? 'The run was cancelled.'
+          : out.interrupted ? 'Waiting for your decision: answer it in the timeline.'
           : paused ? 'The plan paused. Press Resume, or send a message to go on.' : 'Done.');
         break;
       }

@@ -1,0 +1,108 @@
+package capabilities
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/dawn-go/dawn/thread"
+)
+
+// InterruptsKey is the reserved state value that holds a parked run's
+// pending interrupts, as a JSON array of Interrupt. The runtime sets it when
+// a hook parks the run and removes it when the interrupts are answered. No
+// state field may use the name.
+const InterruptsKey = "__interrupts"
+
+// InterruptType is the type of every interrupt: a person's decision is
+// needed before the run goes on.
+const InterruptType = "permission-request"
+
+// Interrupt is a question a capability asks a person before a tool call
+// runs. The run parks: its state is saved with the interrupt pending, and a
+// resume request answers it.
+type Interrupt struct {
+	// ID is unique within the thread ("perm-…").
+	ID string `json:"interruptId"`
+	// Type is always InterruptType; the runtime sets it.
+	Type string `json:"type"`
+	// Kind says which gate asked ("tool").
+	Kind string `json:"kind"`
+	// Detail is what the person is shown; its shape depends on Kind.
+	Detail json.RawMessage `json:"detail"`
+	// CallID is the tool call the interrupt holds back; the runtime sets it.
+	CallID string `json:"callId"`
+	// Path, for an interrupt a subagent raised, holds the ids of the task
+	// calls from the root run down to that subagent; empty for the root
+	// run's own.
+	Path []string `json:"path,omitempty"`
+}
+
+// SubagentsKey is the reserved state value that keeps, by task call id,
+// the conversation and state of each subagent parked with its parent
+// (a JSON object of SubagentFrame), so the subagent goes on when the root
+// thread is resumed. No state field may use the name.
+const SubagentsKey = "__subagents"
+
+// SubagentFrame is a parked subagent's run.
+type SubagentFrame struct {
+	Subagent string           `json:"subagent"`
+	Messages []thread.Message `json:"messages"`
+	Values   thread.State     `json:"values"`
+}
+
+// ResolutionKey is the key of a Resolution in agent.Config.Resolved: the
+// call id, after the task call ids of the path to a subagent's call.
+func ResolutionKey(path []string, callID string) string {
+	return strings.Join(append(slices.Clone(path), callID), pathSep)
+}
+
+// pathSep separates the ids of a ResolutionKey; model call ids never hold
+// it.
+const pathSep = "\x1f"
+
+// SplitResolutionKey returns the first task call id of key and the rest,
+// or ok false for a key of the run's own call.
+func SplitResolutionKey(key string) (task, rest string, ok bool) {
+	return strings.Cut(key, pathSep)
+}
+
+// Answer is a person's answer to one interrupt, from a resume request.
+type Answer struct {
+	InterruptID string
+	// Status is "resolved" or "cancelled" (a cancel is a denial).
+	Status string
+	// Payload is the decision; its shape depends on the interrupt's kind.
+	// Empty when Status is "cancelled".
+	Payload json.RawMessage
+}
+
+// Answer statuses.
+const (
+	AnswerResolved  = "resolved"
+	AnswerCancelled = "cancelled"
+)
+
+// Resolution is what the held-back tool call does once its interrupt is
+// answered.
+type Resolution struct {
+	// Run runs the call; otherwise the model gets Refusal as its result.
+	Run bool
+	// Input, when set with Run, replaces the call's arguments. The runtime
+	// checks it against the tool's input schema first.
+	Input json.RawMessage
+	// Refusal is the tool result the model gets when the call does not run.
+	Refusal string
+	// Remember are app-wide values the runtime keeps in the store for every
+	// thread from now on (see Hooks.BeforeTool's app argument).
+	Remember map[string]json.RawMessage
+}
+
+// PendingInterrupts returns the interrupts parked in s, or nil.
+func PendingInterrupts(s thread.State) ([]Interrupt, error) {
+	var list []Interrupt
+	if _, err := s.Decode(InterruptsKey, &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
