@@ -71,21 +71,69 @@ func TestSearchThreads(t *testing.T) {
 }
 
 func TestSearchThreadsRefusesBadQueries(t *testing.T) {
-	s := openTest(t, ":memory:")
-	for _, tt := range []struct {
-		q    ThreadQuery
-		name string
-	}{
-		{ThreadQuery{SortBy: "pk; DROP TABLE threads"}, "sort_by"},
-		{ThreadQuery{SortOrder: "sideways"}, "sort_order"},
-		{ThreadQuery{Metadata: json.RawMessage(`[1]`)}, "metadata"},
-		{ThreadQuery{Values: json.RawMessage(`{"a\"b":1}`)}, "values"},
-	} {
-		_, err := s.SearchThreads(context.Background(), tt.q)
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.name) {
-			t.Errorf("SearchThreads(%+v) = %v, want ErrInvalid naming %s", tt.q, err, tt.name)
+	eachKind(t, func(t *testing.T, s Store) {
+		for _, tt := range []struct {
+			q    ThreadQuery
+			name string
+		}{
+			{ThreadQuery{SortBy: "pk; DROP TABLE threads"}, "sort_by"},
+			{ThreadQuery{SortOrder: "sideways"}, "sort_order"},
+			{ThreadQuery{Metadata: json.RawMessage(`[1]`)}, "metadata"},
+			{ThreadQuery{Values: json.RawMessage(`{"a\"b":1}`)}, "values"},
+		} {
+			_, err := s.SearchThreads(context.Background(), tt.q)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.name) {
+				t.Errorf("SearchThreads(%+v) = %v, want ErrInvalid naming %s", tt.q, err, tt.name)
+			}
+			if tt.name == "sort_by" || tt.name == "sort_order" {
+				continue // CountThreads ignores the sort
+			}
+			if _, err := s.CountThreads(context.Background(), tt.q); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.name) {
+				t.Errorf("CountThreads(%+v) = %v, want ErrInvalid naming %s", tt.q, err, tt.name)
+			}
 		}
-	}
+	})
+}
+
+// TestSearchThreadsOddValues searches threads whose metadata holds values
+// a database may handle apart: null, numbers written two ways, and the
+// escaped character U+0000, which Postgres cannot hold in jsonb and which
+// must not break the search of other threads.
+func TestSearchThreadsOddValues(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		for _, c := range []struct{ id, meta string }{
+			{"a", `{"user":"ann","n":1,"note":"x\u0000y"}`},
+			{"b", `{"user":"bob","n":1.5,"gone":null}`},
+			{"c", `{"user":"cy","n":10}`},
+		} {
+			_, err := s.CreateThread(ctx, c.id, json.RawMessage(c.meta))
+			must(t, err)
+		}
+		for _, tt := range []struct {
+			filter string
+			want   []string
+		}{
+			{`{"user":"ann"}`, []string{"a"}},
+			{`{"n":1.0}`, []string{"a"}},
+			{`{"n":15e-1}`, []string{"b"}},
+			{`{"gone":null}`, []string{"a", "b", "c"}}, // null or missing
+			{`{"user":"bob","gone":null}`, []string{"b"}},
+			{`{"note":"x\u0000y"}`, []string{"a"}},
+			{`{"note":"x"}`, []string{}},
+		} {
+			got, err := s.SearchThreads(ctx, ThreadQuery{Metadata: json.RawMessage(tt.filter), SortBy: "thread_id", SortOrder: "asc"})
+			must(t, err)
+			if ids := threadIDs(got); !slices.Equal(ids, tt.want) {
+				t.Errorf("SearchThreads(%s) = %v, want %v", tt.filter, ids, tt.want)
+			}
+			n, err := s.CountThreads(ctx, ThreadQuery{Metadata: json.RawMessage(tt.filter)})
+			must(t, err)
+			if n != len(tt.want) {
+				t.Errorf("CountThreads(%s) = %d, want %d", tt.filter, n, len(tt.want))
+			}
+		}
+	})
 }
 
 // newRunOn starts a run on an existing thread.
@@ -121,6 +169,21 @@ func TestFinishedRuns(t *testing.T) {
 		newRunOn(t, s, "t", "preview")
 		must(t, s.FinishRun(ctx, "preview", RunSuccess, "", json.RawMessage(`{"preview":{"plan":[]}}`),
 			[]stream.Event{{ID: 1, Type: stream.TypeDone, Data: json.RawMessage(`{"output":{"preview":{"plan":[]}}}`)}}))
+		newRunOn(t, s, "t", "preview-2")
+		must(t, s.FinishRun(ctx, "preview-2", RunSuccess, "", json.RawMessage("\n {\"preview\": {\"plan\": []}}"),
+			[]stream.Event{{ID: 1, Type: stream.TypeDone, Data: json.RawMessage(`{"output":{"preview":{"plan":[]}}}`)}}))
+		// A run whose output holds \u0000, which Postgres cannot hold as
+		// jsonb, on another thread: it must not break the query.
+		_, err = s.CreateThread(ctx, "odd", nil)
+		must(t, err)
+		newRunOn(t, s, "odd", "odd-1")
+		must(t, s.FinishRun(ctx, "odd-1", RunSuccess, "", json.RawMessage(`{"answer":"a\u0000b","preview":null}`),
+			[]stream.Event{{ID: 1, Type: stream.TypeDone, Data: json.RawMessage(`{"output":{"answer":"a\u0000b"}}`)}}))
+		odd, err := s.FinishedRuns(ctx, FinishedQuery{ThreadID: "odd", Done: true})
+		must(t, err)
+		if len(odd) != 1 || string(odd[0].Done) != `{"output":{"answer":"a\u0000b"}}` {
+			t.Errorf("FinishedRuns(odd) = %+v, want odd-1 with its done event", odd)
+		}
 		got, err := s.FinishedRuns(ctx, FinishedQuery{ThreadID: "t", Done: true})
 		must(t, err)
 		if len(got) != 2 || got[0].ID != "run-3" || got[1].ID != "run-1" {
