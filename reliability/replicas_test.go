@@ -124,8 +124,8 @@ func TestReplicasShareOnePostgres(t *testing.T) {
 	for _, th := range threads {
 		other := clients[(owner[th].replica+1)%3]
 		r := other.must(t, http.MethodPost, "/threads/"+th+"/cancel", nil)
-		if r.status != http.StatusOK || !bytes.Contains(r.body, []byte(`"cancelled":true`)) {
-			t.Fatalf("cancel of thread %s on another replica = %d %s, want 200 and cancelled", th, r.status, r.body)
+		if r.status != http.StatusOK || !bytes.Contains(r.body, []byte(`"status":"interrupted"`)) {
+			t.Fatalf("cancel of thread %s on another replica = %d %s, want Dawn's 200 {thread_id, status: interrupted}", th, r.status, r.body)
 		}
 		select {
 		case <-owner[th].done:
