@@ -15,7 +15,7 @@ import (
 	"os"
 
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/cli"
+	"github.com/dawn-go/dawn/internal/cli"
 )
 
 // Option configures Main; make one with Tool, RouteTool or WithTool. Its

@@ -19,9 +19,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/yamldoc"
 	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/thread"
-	"github.com/dawn-go/dawn/yamldoc"
 	"github.com/google/uuid"
 	"gopkg.in/yaml.v3"
 )

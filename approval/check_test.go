@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
 )
 
 // TestCheckWarnsAboutApproveEntries: `dawn check` warns about an approve:

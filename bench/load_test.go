@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/tokens"
-	"github.com/dawn-go/dawn/models"
 )
 
 // TestLoadClientRunsTheWorkload: the load tool's client drives runs/wait and

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dawn-go/dawn/store"
+	"github.com/dawn-go/dawn/internal/store"
 )
 
 // memoryPhase starts a fresh server on the aimock workload, reads its RSS

@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/dawn-go/dawn/yamldoc"
+	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/nodetool"
-	"github.com/dawn-go/dawn/models"
 	"github.com/tmc/langchaingo/llms"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
-	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )

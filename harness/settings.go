@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dawn-go/dawn/yamldoc"
+	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 

@@ -22,7 +22,11 @@ var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/
 // optional interfaces of the registered markers: the runner runs their
 // RunStrategy and lends them its RunHost and ThreadHost, the server mounts
 // their HTTPRoutes.
-var runtimePackages = []string{"runner", "server", "app", "models", "typegen", "agent", "store", "thread", "stream", "router", "cli", "dawntest", "inspector", "planview"}
+var runtimePackages = []string{
+	"internal/runner", "internal/server", "internal/app", "internal/models", "typegen", "internal/agent",
+	"internal/store", "thread", "stream", "router", "internal/cli", "dawntest", "internal/inspector",
+	"internal/planview", "internal/devserver", "internal/client", "internal/telemetry", "internal/routeprompt",
+}
 
 // TestRuntimeNamesNoCapability: no runtime package's Go files (tests
 // aside) import a capability package.

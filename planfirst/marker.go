@@ -6,8 +6,8 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/yamldoc"
 	"github.com/dawn-go/dawn/router"
-	"github.com/dawn-go/dawn/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 

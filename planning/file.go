@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/dawn-go/dawn/harness"
-	"github.com/dawn-go/dawn/yamldoc"
+	"github.com/dawn-go/dawn/internal/yamldoc"
 )
 
 // File is a parsed plan.md: its optional front matter (the plan harness

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/internal/apptest"
-	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/tmc/langchaingo/llms"
 )
 

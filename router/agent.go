@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dawn-go/dawn/yamldoc"
+	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 

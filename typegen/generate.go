@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/dawn-go/dawn/app"
+	"github.com/dawn-go/dawn/internal/app"
 )
 
 // GeneratedMarker is in the first line of every file typegen writes (as a

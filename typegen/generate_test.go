@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
 )
 
 // orderInput is the input of the test app's shared Go tool.

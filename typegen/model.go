@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dawn-go/dawn/agent"
-	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/agent"
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/router"
 )

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/dawn-go/dawn/cli"
+	"github.com/dawn-go/dawn/internal/cli"
 )
 
 func main() { os.Exit(cli.Run(os.Args[1:], cli.Config{Stock: true})) }

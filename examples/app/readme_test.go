@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
-	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 )

@@ -16,11 +16,11 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn"
-	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/examples/app/dawngen"
-	"github.com/dawn-go/dawn/models"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/typegen"
 )

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/internal/gomod"
-	"github.com/dawn-go/dawn/server"
-	"github.com/dawn-go/dawn/watch"
+	"github.com/dawn-go/dawn/internal/server"
+	"github.com/dawn-go/dawn/internal/watch"
 )
 
 // rebuildDebounce is how long Go sources must be quiet before a rebuild:

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dawn-go/dawn/app"
-	"github.com/dawn-go/dawn/runner"
-	"github.com/dawn-go/dawn/store"
-	"github.com/dawn-go/dawn/watch"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/watch"
 )
 
 func writeDevFiles(t *testing.T, dir string, files map[string]string) {

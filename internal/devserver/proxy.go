@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dawn-go/dawn/server"
+	"github.com/dawn-go/dawn/internal/server"
 )
 
 // proxyWait is how long a request waits for the app while it restarts.

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dawn-go/dawn/app"
-	"github.com/dawn-go/dawn/store"
-	"github.com/dawn-go/dawn/watch"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/watch"
 )
 
 // Apps is what a Reloader swaps snapshots in: the run manager.

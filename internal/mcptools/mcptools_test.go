@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn"
-	"github.com/dawn-go/dawn/app"
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/mcptools"
 	"github.com/dawn-go/dawn/internal/nodetool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"

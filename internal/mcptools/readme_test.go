@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dawn-go/dawn/yamldoc"
+	"github.com/dawn-go/dawn/internal/yamldoc"
 )
 
 // TestREADMEExample parses the mcp: example of the README's MCP tools

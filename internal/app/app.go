@@ -1,0 +1,197 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/internal/routeprompt"
+	"github.com/dawn-go/dawn/markers"
+	"github.com/dawn-go/dawn/router"
+)
+
+// prepareWorkers bounds the routes prepared at once.
+const prepareWorkers = 8
+
+// App is one loaded snapshot of an app folder. It is never modified after
+// Load; a reload builds a new one.
+type App struct {
+	Dir    string
+	Config Config
+	Tree   *router.Tree
+	// Routes holds every route that prepared cleanly, by id.
+	Routes map[string]*capabilities.Prepared
+	// Warnings are problems that do not stop a route.
+	Warnings []string
+	LoadedAt time.Time
+}
+
+// Options configure Load.
+type Options struct {
+	// Tools are the tools the app registers in Go (dawn.Main).
+	Tools []capabilities.AppTool
+	// ToolsKnown says Tools is the app's whole set; see
+	// capabilities.Input.AppToolsKnown.
+	ToolsKnown bool
+	// Markers overrides the capability markers (default markers.All()).
+	Markers []capabilities.Marker
+}
+
+// Load reads dawn.yaml, discovers the routes under dir and prepares each.
+// It returns every problem it finds, joined, together with an App holding
+// the routes that did prepare, so `dawn check` can print them all and a
+// server can decide whether a partial app is good enough.
+func Load(ctx context.Context, dir string, opts Options) (*App, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("app folder %s does not exist or is not a folder; pass --app with the folder that holds your routes", dir)
+	}
+	a := &App{Dir: abs, Routes: map[string]*capabilities.Prepared{}, LoadedAt: time.Now()}
+	var errs []error
+	ms := opts.Markers
+	if ms == nil {
+		ms = markers.All()
+	}
+	a.Config, err = loadConfig(abs, ms)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	tree, err := router.Discover(abs)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if tree == nil {
+		return a, errors.Join(errs...)
+	}
+	a.Tree = tree
+	appTools := opts.Tools
+	for _, m := range a.Config.Markers {
+		if ts, ok := m.(capabilities.ToolSource); ok {
+			more, err := ts.AppTools(ctx, abs)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(abs, ConfigFile), err))
+			}
+			appTools = append(slices.Clip(appTools), more...)
+		}
+	}
+	in := capabilities.Input{Markers: a.Config.Markers, AppTools: appTools, AppToolsKnown: opts.ToolsKnown}
+	for _, t := range opts.Tools {
+		if t.Route != "" && tree.Route(t.Route) == nil {
+			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, abs))
+		}
+	}
+	// Preparing a route is mostly file reads (plan.md, state.yaml), so
+	// routes prepare in parallel; results are merged in route order, so
+	// errors and warnings come out the same every time.
+	type prepared struct {
+		p   *capabilities.Prepared
+		err error
+	}
+	results := make([]prepared, len(tree.Routes))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, prepareWorkers)
+	for i, r := range tree.Routes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if r.Agent.Model != "" {
+				if _, err := models.ParseSpecList(r.Agent.Model); err != nil {
+					results[i].err = fmt.Errorf("%s: model: %v", r.Agent.File, err)
+					return
+				}
+			}
+			results[i].p, results[i].err = capabilities.Prepare(ctx, r, in)
+			if results[i].err == nil {
+				results[i].err = checkPrompt(results[i].p)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, r := range tree.Routes {
+		if err := results[i].err; err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		a.Routes[r.ID] = results[i].p
+		a.Warnings = append(a.Warnings, results[i].p.Warnings...)
+	}
+	if a.Config.Model != "" {
+		if _, err := models.ParseSpecList(a.Config.Model); err != nil {
+			errs = append(errs, fmt.Errorf("%s: model: %v", filepath.Join(abs, ConfigFile), err))
+		}
+	}
+	return a, errors.Join(errs...)
+}
+
+// Resolve finds the prepared route for a request path or route id.
+func (a *App) Resolve(path string) (*capabilities.Prepared, map[string]string, error) {
+	r, params, err := a.Tree.Match(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, ok := a.Routes[r.ID]
+	if !ok {
+		return nil, nil, &BrokenRouteError{Route: r.ID}
+	}
+	return p, params, nil
+}
+
+// BrokenRouteError is a request for a route that exists but failed to
+// prepare (a conflict, a bad plan.md): it cannot run until it is fixed.
+type BrokenRouteError struct{ Route string }
+
+func (e *BrokenRouteError) Error() string {
+	return fmt.Sprintf("route %s is broken and cannot run; run `dawn check` to see why", e.Route)
+}
+
+// ModelFor names the model a route runs on: its agent.md model, else
+// dawn.yaml's, else env DAWN_MODEL, else "offline".
+func (a *App) ModelFor(r *router.Route, env func(string) string) string {
+	switch {
+	case r.Agent.Model != "":
+		return r.Agent.Model
+	case a.Config.Model != "":
+		return a.Config.Model
+	case env("DAWN_MODEL") != "":
+		return env("DAWN_MODEL")
+	}
+	return models.Offline
+}
+
+// StorePath is the store for the app: dawn.yaml's store, resolved against
+// the app folder when it is a file, or .dawn/dawn.db; a postgres:// URL is
+// returned as it is.
+func (a *App) StorePath() string {
+	switch s := a.Config.Store; {
+	case s == ":memory:", strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return s
+	case s == "":
+		return filepath.Join(a.Dir, ".dawn", "dawn.db")
+	case filepath.IsAbs(s):
+		return s
+	default:
+		return filepath.Join(a.Dir, s)
+	}
+}
+
+// checkPrompt reports the template errors and unknown names of a route's
+// prompt, each with the file and line.
+func checkPrompt(p *capabilities.Prepared) error {
+	fields := make([]string, len(p.Fields))
+	for i, f := range p.Fields {
+		fields[i] = f.Name
+	}
+	return errors.Join(routeprompt.Check(p.Route, fields)...)
+}

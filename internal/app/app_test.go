@@ -1,0 +1,85 @@
+package app_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
+)
+
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"modle: x\n", `field modle not found`},
+		{"limits:\n  todos: -1\n", "limits.todos is -1; a limit must be positive"},
+		{"model: gpt4\n", `model: `},
+	}
+	for _, tc := range cases {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": tc.yaml, "a/agent.md": "A"})
+		_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "dawn.yaml") {
+			t.Errorf("%q: err = %v, want %q naming dawn.yaml", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func TestLimitsReachWriteTodos(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"dawn.yaml": "limits:\n  todos: 2\n  todo_bytes: 10\n", "a/agent.md": "A", "a/plan.md": "- [ ] x\n"})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := a.Routes["/a"].Tool("writeTodos")
+	cases := []struct{ input, want string }{
+		{`{"todos":[{"content":"a","status":"pending"},{"content":"b","status":"pending"},{"content":"c","status":"pending"}]}`, "todos has 3 items, over the limit of 2"},
+		{`{"todos":[{"content":"eleven byte","status":"pending"}]}`, "todos[0].content is 11 bytes, over the limit of 10 bytes"},
+	}
+	for _, tc := range cases {
+		_, err := tool.Call(context.Background(), capabilities.Invocation{Input: []byte(tc.input)})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func TestStorePathAndModelChain(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a/agent.md": "A", "b/agent.md": "---\nmodel: openai:gpt-4o-mini\n---\nB"})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.StorePath(); got != filepath.Join(a.Dir, ".dawn", "dawn.db") {
+		t.Errorf("store path = %s", got)
+	}
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if got := a.ModelFor(a.Tree.Route("/a"), getenv); got != "offline" {
+		t.Errorf("default model = %s", got)
+	}
+	env["DAWN_MODEL"] = "ollama:llama3.1"
+	if got := a.ModelFor(a.Tree.Route("/a"), getenv); got != "ollama:llama3.1" {
+		t.Errorf("DAWN_MODEL = %s", got)
+	}
+	if got := a.ModelFor(a.Tree.Route("/b"), getenv); got != "openai:gpt-4o-mini" {
+		t.Errorf("front matter model = %s", got)
+	}
+}

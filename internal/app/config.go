@@ -1,0 +1,314 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/yamldoc"
+	"github.com/dawn-go/dawn/markers"
+	"gopkg.in/yaml.v3"
+)
+
+// ConfigFile is the optional app settings file in the app folder.
+const ConfigFile = "dawn.yaml"
+
+// Config is dawn.yaml. Every key is optional; the zero value is a working
+// app that uses the offline model and stores threads in .dawn/dawn.db.
+//
+// The app reads model, store and the runtime's limits. Every other key
+// belongs to a capability marker that implements
+// capabilities.ConfigSection and parses it itself: planning reads
+// limits.todos and limits.todo_bytes, plan-first its plan_first section.
+type Config struct {
+	// Model is the default model for routes whose agent.md names none.
+	Model string
+	// Store is the SQLite file, relative to the app folder, or ":memory:",
+	// or a postgres:// URL of a database several servers can share.
+	// DAWN_STORE overrides it.
+	Store  string
+	Limits Limits
+	// Markers are the capability markers, each ConfigSection configured
+	// from its dawn.yaml keys. Routes are prepared with them, and the
+	// runtime finds capabilities' optional interfaces on them.
+	Markers []capabilities.Marker
+}
+
+// Limits bound what a client or a model can make the server do. Zero means
+// the default.
+type Limits struct {
+	// BodyBytes caps an HTTP request body (default 1 MiB).
+	BodyBytes int64
+	// MaxTurns caps model turns per run when agent.md sets none (default 25).
+	MaxTurns int
+	// SubagentDepth caps subagent nesting (default 3).
+	SubagentDepth int
+	// ToolOutputBytes caps the tool output shown to the model (default 64 KiB).
+	ToolOutputBytes int
+	// MessageBytes caps one input message's content (default 256 KiB).
+	MessageBytes int
+}
+
+// Defaults for Limits.
+const (
+	DefaultBodyBytes    = 1 << 20
+	DefaultMessageBytes = 256 << 10
+)
+
+// WithDefaults returns l with every zero limit set to its default.
+func (l Limits) WithDefaults() Limits {
+	if l.BodyBytes <= 0 {
+		l.BodyBytes = DefaultBodyBytes
+	}
+	if l.MaxTurns <= 0 {
+		l.MaxTurns = 25
+	}
+	if l.SubagentDepth <= 0 {
+		l.SubagentDepth = 3
+	}
+	if l.ToolOutputBytes <= 0 {
+		l.ToolOutputBytes = 64 << 10
+	}
+	if l.MessageBytes <= 0 {
+		l.MessageBytes = DefaultMessageBytes
+	}
+	return l
+}
+
+// limitsSection is the dawn.yaml section of the runtime's limits, which
+// capabilities may add keys to ("limits.todos").
+const limitsSection = "limits"
+
+// limitKeys are the keys of limits the app reads, in the order errors list
+// them, with where each goes.
+func (l *Limits) keys() []limitKey {
+	return []limitKey{
+		{"body_bytes", &l.BodyBytes, nil},
+		{"message_bytes", nil, &l.MessageBytes},
+		{"max_turns", nil, &l.MaxTurns},
+		{"subagent_depth", nil, &l.SubagentDepth},
+		{"tool_output_bytes", nil, &l.ToolOutputBytes},
+	}
+}
+
+type limitKey struct {
+	name  string
+	big   *int64
+	small *int
+}
+
+// LoadConfig reads dir/dawn.yaml with the registered markers; a missing
+// file gives the zero Config with those markers. Unknown keys are errors
+// naming the key and the file.
+func LoadConfig(dir string) (Config, error) { return loadConfig(dir, markers.All()) }
+
+// loadConfig reads dir/dawn.yaml and configures ms. Config.Markers always
+// holds one marker per marker of ms: the configured one, or ms's own when
+// its keys are wrong, so that routes still prepare and every problem is
+// reported.
+func loadConfig(dir string, ms []capabilities.Marker) (Config, error) {
+	c := Config{Markers: slices.Clone(ms)}
+	path := filepath.Join(dir, ConfigFile)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return c, err
+	}
+	p := configParser{path: path, owner: map[string]int{}}
+	for i, m := range ms {
+		cs, ok := m.(capabilities.ConfigSection)
+		if !ok {
+			continue
+		}
+		for _, key := range cs.ConfigKeys() {
+			if p.hostKey(key) || p.owner[key] != 0 {
+				p.errs = append(p.errs, fmt.Errorf("%s: capability %q claims dawn.yaml key %q, which the app or another capability already reads; rename the key", path, m.Name(), key))
+				continue
+			}
+			p.owner[key] = i + 1
+			p.claimed = append(p.claimed, key)
+		}
+	}
+	values := p.parse(data, &c) // values[i] are the keys of ms[i]
+	for i, m := range ms {
+		cs, ok := m.(capabilities.ConfigSection)
+		if !ok {
+			continue
+		}
+		configured, err := cs.Configure(values[i+1])
+		if err != nil {
+			p.errs = append(p.errs, fmt.Errorf("%s: %v", path, err))
+			continue
+		}
+		c.Markers[i] = configured
+	}
+	return c, errors.Join(p.errs...)
+}
+
+// configParser walks dawn.yaml: the app's own keys go into a Config, the
+// keys capabilities claim to their owners.
+type configParser struct {
+	path string
+	// owner maps a claimed key to 1 + the index of its marker.
+	owner   map[string]int
+	claimed []string
+	errs    []error
+}
+
+var hostKeys = []string{"model", "store", limitsSection}
+
+func (p *configParser) hostKey(key string) bool {
+	if slices.Contains(hostKeys, key) {
+		return true
+	}
+	name, ok := strings.CutPrefix(key, limitsSection+".")
+	var l Limits
+	return ok && slices.ContainsFunc(l.keys(), func(k limitKey) bool { return k.name == name })
+}
+
+func (p *configParser) fail(line int, format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf("%s:%d: %s", p.path, line, fmt.Sprintf(format, args...)))
+}
+
+// parse fills c with the app's keys and returns the claimed keys' values
+// by owner.
+func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.Node {
+	values := map[int]map[string]*yaml.Node{}
+	claim := func(key string, val *yaml.Node) {
+		i := p.owner[key]
+		if values[i] == nil {
+			values[i] = map[string]*yaml.Node{}
+		}
+		values[i][key] = val
+	}
+	root, err := yamldoc.Mapping(data)
+	var notMapping *yamldoc.NotMappingError
+	switch {
+	case errors.As(err, &notMapping):
+		p.fail(notMapping.Line, "expected a mapping of keys; allowed keys: %s", p.allowed())
+		return values
+	case err != nil:
+		p.errs = append(p.errs, fmt.Errorf("%s: not valid YAML: %v", p.path, err))
+		return values
+	}
+	seen := map[string]bool{}
+	for key, val := range yamldoc.Pairs(root) {
+		k := key.Value
+		if seen[k] {
+			p.fail(key.Line, "key %q appears twice; keep one", k)
+			continue
+		}
+		seen[k] = true
+		switch {
+		case k == "model":
+			c.Model = p.modelList(key, val)
+		case k == "store":
+			c.Store = p.text(key, val)
+		case k == limitsSection:
+			p.limits(val, &c.Limits, claim)
+		case p.owner[k] != 0:
+			claim(k, val)
+		default:
+			p.fail(key.Line, "field %s not found; allowed keys: %s", k, p.allowed())
+		}
+	}
+	return values
+}
+
+func (p *configParser) text(key, val *yaml.Node) string {
+	if yamldoc.IsNull(val) {
+		return ""
+	}
+	if val.Kind != yaml.ScalarNode {
+		p.fail(key.Line, "%s must be text", key.Value)
+		return ""
+	}
+	return val.Value
+}
+
+// modelList reads model: as one name or a list of names tried in order,
+// joined by commas as models.New reads them.
+func (p *configParser) modelList(key, val *yaml.Node) string {
+	if val.Kind != yaml.SequenceNode {
+		return p.text(key, val)
+	}
+	names := make([]string, 0, len(val.Content))
+	for _, item := range val.Content {
+		if item.Kind != yaml.ScalarNode || strings.TrimSpace(item.Value) == "" {
+			p.fail(item.Line, "%s must be a model name or a list of model names", key.Value)
+			return ""
+		}
+		names = append(names, strings.TrimSpace(item.Value))
+	}
+	return strings.Join(names, ",")
+}
+
+func (p *configParser) limits(section *yaml.Node, l *Limits, claim func(string, *yaml.Node)) {
+	if yamldoc.IsNull(section) {
+		return
+	}
+	if section.Kind != yaml.MappingNode {
+		p.fail(section.Line, "%s must be a mapping of limit names to numbers", limitsSection)
+		return
+	}
+	seen := map[string]bool{}
+	for key, val := range yamldoc.Pairs(section) {
+		full := limitsSection + "." + key.Value
+		if seen[key.Value] {
+			p.fail(key.Line, "key %q appears twice; keep one", full)
+			continue
+		}
+		seen[key.Value] = true
+		i := slices.IndexFunc(l.keys(), func(k limitKey) bool { return k.name == key.Value })
+		switch {
+		case i >= 0:
+			var n int64
+			if val.Kind != yaml.ScalarNode || val.Decode(&n) != nil {
+				p.fail(key.Line, "%s must be a whole number, not %q", full, val.Value)
+				continue
+			}
+			if n < 0 {
+				p.errs = append(p.errs, fmt.Errorf("%s: %s is %d; a limit must be positive, or left out for the default", p.path, full, n))
+				continue
+			}
+			if k := l.keys()[i]; k.big != nil {
+				*k.big = n
+			} else {
+				*k.small = int(n)
+			}
+		case p.owner[full] != 0:
+			claim(full, val)
+		default:
+			p.fail(key.Line, "field %s not found; allowed keys in %s: %s", full, limitsSection, strings.Join(p.limitNames(), ", "))
+		}
+	}
+}
+
+// allowed lists the top-level keys for an error message.
+func (p *configParser) allowed() string {
+	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", "))}
+	for _, k := range p.claimed {
+		if !strings.HasPrefix(k, limitsSection+".") {
+			keys = append(keys, k)
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
+// limitNames lists the keys of limits: the app's, then the capabilities'.
+func (p *configParser) limitNames() []string {
+	var l Limits
+	var names []string
+	for _, k := range l.keys() {
+		names = append(names, k.name)
+	}
+	for _, k := range p.claimed {
+		if name, ok := strings.CutPrefix(k, limitsSection+"."); ok {
+			names = append(names, name)
+		}
+	}
+	return names
+}

@@ -1,0 +1,128 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/router"
+	"gopkg.in/yaml.v3"
+)
+
+// sectionMarker reads dawn.yaml keys of its own and records what it got.
+type sectionMarker struct {
+	keys []string
+	got  map[string]string
+	err  error
+}
+
+func (sectionMarker) Name() string                 { return "section" }
+func (sectionMarker) Detect(string) (string, bool) { return "", false }
+func (sectionMarker) Load(context.Context, *router.Route, string) (*capabilities.Contribution, error) {
+	return nil, nil
+}
+func (m sectionMarker) ConfigKeys() []string { return m.keys }
+func (m sectionMarker) Configure(values map[string]*yaml.Node) (capabilities.Marker, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
+	out := sectionMarker{keys: m.keys, got: map[string]string{}}
+	for k, v := range values {
+		out.got[k] = v.Value
+	}
+	return out, nil
+}
+
+// TestConfigSections: a marker's dawn.yaml keys reach its Configure, and
+// the configured marker is the one routes are prepared with.
+func TestConfigSections(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"dawn.yaml": "model: offline\nwidget:\n  size: 3\nlimits:\n  max_turns: 4\n  widgets: 7\n", "a/agent.md": "A"})
+	m := sectionMarker{keys: []string{"widget", "limits.widgets", "limits.gadgets"}}
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: []capabilities.Marker{m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Config.Model != "offline" || a.Config.Limits.MaxTurns != 4 {
+		t.Errorf("config = %+v", a.Config)
+	}
+	if len(a.Config.Markers) != 1 {
+		t.Fatalf("configured markers = %v", a.Config.Markers)
+	}
+	got := a.Config.Markers[0].(sectionMarker).got
+	if len(got) != 2 || got["limits.widgets"] != "7" || got["widget"] != "" {
+		t.Errorf("Configure got %v, want widget and limits.widgets", got)
+	}
+}
+
+func TestConfigSectionErrors(t *testing.T) {
+	m := sectionMarker{keys: []string{"widget"}}
+	cases := []struct {
+		yaml string
+		m    sectionMarker
+		want string
+	}{
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), widget`},
+		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
+		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
+		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
+		{"- a\n", m, `dawn.yaml:1: expected a mapping of keys`},
+		{"model: [\n", m, `dawn.yaml: not valid YAML: yaml: line 1: did not find expected node content`},
+		{"limits: 3\n", m, `dawn.yaml:1: limits must be a mapping of limit names to numbers`},
+		{"model: {a: b}\n", m, `dawn.yaml:1: model must be text`},
+		{"model: [offline, {a: b}]\n", m, `dawn.yaml:1: model must be a model name or a list of model names`},
+		{"limits:\n  max_turns: x\n", m, `dawn.yaml:2: limits.max_turns must be a whole number, not "x"`},
+		{"", sectionMarker{keys: []string{"model"}}, `capability "section" claims dawn.yaml key "model", which the app or another capability already reads`},
+	}
+	for _, tc := range cases {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": tc.yaml, "a/agent.md": "A"})
+		_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: []capabilities.Marker{tc.m}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v\nwant it to contain %s", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// TestPlanFirstSection: dawn.yaml's plan_first reaches the plan-first
+// marker (through ConfigSection), and the configured marker in
+// Config.Markers is the run strategy the runner asks: with mode always, a
+// run on a route whose plan the harness owns plans first.
+func TestPlanFirstSection(t *testing.T) {
+	for yamlText, want := range map[string]bool{"": false, "plan_first:\n  mode: always\n": true} {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": yamlText, "a/agent.md": "A", "a/plan.md": "---\nenforce: true\n---\n- [ ] Step 1\n"})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chosen := false
+		for _, m := range a.Config.Markers {
+			if rs, ok := m.(capabilities.RunStrategy); ok {
+				run, err := rs.Choose(a.Routes["/a"], "", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				chosen = chosen || run != nil
+			}
+		}
+		if chosen != want {
+			t.Errorf("dawn.yaml %q: a run strategy took the run = %v, want %v", yamlText, chosen, want)
+		}
+	}
+	dir := t.TempDir()
+	for yamlText, want := range map[string]string{
+		"plan_first:\n  mode: sometimes\n": `plan_first.mode: plan-first mode "sometimes" is not valid; use off, auto or always`,
+		"plan_first:\n  threshold: 11\n":   "plan_first.threshold is 11; it must be from 0 to 10",
+		"plan_first:\n  speed: 1\n":        `plan_first: unknown key "speed"; allowed keys are mode, threshold`,
+	} {
+		write(t, dir, map[string]string{"dawn.yaml": yamlText})
+		_, err := app.LoadConfig(dir)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "dawn.yaml") {
+			t.Errorf("%q: err = %v, want %q naming dawn.yaml", yamlText, err, want)
+		}
+	}
+}

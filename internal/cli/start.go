@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dawn-go/dawn/internal/server"
+	"github.com/spf13/cobra"
+)
+
+func newStartCmd(cfg *Config) *cobra.Command {
+	var dir, host string
+	var port int
+	var grace time.Duration
+	var limits server.HTTPLimits
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Run the production server",
+		Long: `start serves the app's HTTP API with structured (JSON) logs. With
+DAWN_API_KEY set, every endpoint but /healthz requires
+"Authorization: Bearer $DAWN_API_KEY". DAWN_CORS_ORIGINS (comma-separated)
+turns CORS on for those origins. SIGINT or SIGTERM shut it down gracefully:
+runs in flight get --grace to finish, then are cancelled and recorded.
+
+Several servers may share one store: each holds a lease on the runs it
+starts (DAWN_STORE_LEASE, default 30s, renewed every third of it), and a
+server marks runs interrupted only once their server is gone: it stopped,
+it is a process on this machine that no longer runs, or its lease expired.
+
+The timeouts and caps bound what one client can hold, and their defaults
+are safe for a server on the internet: a request's headers must arrive
+within --read-header-timeout and its body within --body-timeout (else 408),
+headers over --max-header-bytes get 431, and at most --max-conns
+connections are open at once (more wait). Responses are not timed, so a
+stream lasts as long as its run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkLimits(limits); err != nil {
+				return err
+			}
+			tuneGC(cfg)
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+			a, err := loadApp(ctx, cfg, dir)
+			if err != nil {
+				return appProblem(err)
+			}
+			opts := server.Options{APIKey: cfg.Env("DAWN_API_KEY"), HTTP: limits}
+			origins, err := server.ParseOrigins(cfg.Env("DAWN_CORS_ORIGINS"))
+			if err != nil {
+				return fmt.Errorf("DAWN_CORS_ORIGINS: %w", err)
+			}
+			opts.CORSOrigins = origins
+			s, err := openStack(ctx, cfg, a, logger, opts)
+			if err != nil {
+				return appProblem(err)
+			}
+			logModels(logger, a, cfg.Env)
+			addr := net.JoinHostPort(host, fmt.Sprint(port))
+			return s.serve(ctx, addr, s.api, grace, func(addr net.Addr) {
+				logger.Info("dawn server ready", "url", "http://"+addr.String(), "routes", len(a.Routes), "auth", opts.APIKey != "")
+			})
+		},
+	}
+	appFlag(cmd, &dir)
+	cmd.Flags().StringVar(&host, "host", "0.0.0.0", "interface to listen on")
+	cmd.Flags().IntVar(&port, "port", 8000, "port to listen on")
+	cmd.Flags().DurationVar(&grace, "grace", 10*time.Second, "how long runs in flight may take to finish on shutdown")
+	cmd.Flags().DurationVar(&limits.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
+	cmd.Flags().DurationVar(&limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "how long a client may take to send a request's body (408 after)")
+	cmd.Flags().DurationVar(&limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long an idle kept-alive connection stays open")
+	cmd.Flags().IntVar(&limits.MaxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "the most bytes of headers a request may have (431 over)")
+	cmd.Flags().IntVar(&limits.MaxConns, "max-conns", server.DefaultMaxConns, "the most connections open at once (more wait)")
+	return cmd
+}
+
+// checkLimits refuses limits that are zero or negative, naming the flag.
+func checkLimits(l server.HTTPLimits) error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--read-header-timeout", l.ReadHeaderTimeout}, {"--body-timeout", l.BodyTimeout}, {"--idle-timeout", l.IdleTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s %s: pass a positive duration, like 30s", d.flag, d.v)
+		}
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"--max-header-bytes", l.MaxHeaderBytes}, {"--max-conns", l.MaxConns}} {
+		if n.v <= 0 {
+			return fmt.Errorf("%s %d: pass a positive number", n.flag, n.v)
+		}
+	}
+	return nil
+}

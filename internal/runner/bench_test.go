@@ -1,0 +1,118 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// planArgs is the writeTodos input instantModel sends: four todos, the first
+// in progress.
+const planArgs = `{"todos":[` +
+	`{"content":"Understand the customer request","status":"in_progress"},` +
+	`{"content":"Check account context","status":"pending"},` +
+	`{"content":"Decide whether to answer or escalate","status":"pending"},` +
+	`{"content":"Write the final response","status":"pending"}]}`
+
+// instantModel answers at once in two turns: with no tool result yet it
+// calls writeTodos with planArgs; after a tool result it answers in one
+// sentence. It keeps no state, so one value serves any number of runs.
+type instantModel struct{}
+
+func (instantModel) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == llms.ChatMessageTypeTool {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "Your account is in good standing.", StopReason: "stop"}}}, nil
+	}
+	call := llms.ToolCall{ID: "call_plan", Type: "function", FunctionCall: &llms.FunctionCall{Name: "writeTodos", Arguments: planArgs}}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
+		StopReason: "tool_calls", ToolCalls: []llms.ToolCall{call}, FuncCall: call.FunctionCall,
+	}}}, nil
+}
+
+func (m instantModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// benchRuns returns a run manager for a one-route planning app on an
+// on-disk SQLite store, every route answered by instantModel.
+func benchRuns(b *testing.B) *runner.Manager {
+	b.Helper()
+	dir := b.TempDir()
+	files := map[string]string{
+		"support/[tenant]/agent.md": "---\ndescription: support\n---\nYou help customers.\n",
+		"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
+	}
+	for name, body := range files {
+		path := filepath.Join(dir, "app", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h := apptest.New(b, filepath.Join(dir, "app"), instantModel{}, apptest.Options{StorePath: filepath.Join(dir, "dawn.db")})
+	return h.Runs
+}
+
+// runOnce runs the workload on a fresh thread and waits for it.
+func runOnce(m *runner.Manager, threadID string) error {
+	run, err := m.Start(context.Background(), runner.Request{
+		ThreadID: threadID, Route: "/support/acme",
+		Messages: []thread.Message{{Role: thread.RoleUser, Content: "Help me with my account"}},
+	})
+	if err != nil {
+		return err
+	}
+	<-run.Done()
+	return run.Err()
+}
+
+// BenchmarkRunWait is one whole run per op, in process: a fresh thread, a
+// writeTodos turn, a plan_update, an answer turn, three saved steps.
+func BenchmarkRunWait(b *testing.B) {
+	m := benchRuns(b)
+	if err := runOnce(m, "warm-up"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := runOnce(m, "t-"+strconv.Itoa(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+}
+
+// BenchmarkRunWaitParallel runs the same workload from about 16 goroutines
+// at once, each run on its own thread.
+func BenchmarkRunWaitParallel(b *testing.B) {
+	m := benchRuns(b)
+	if err := runOnce(m, "warm-up"); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	var next atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := runOnce(m, "p-"+strconv.FormatInt(next.Add(1), 10)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+}

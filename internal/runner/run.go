@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/dawn-go/dawn/capabilities"
+
+	"github.com/dawn-go/dawn/stream"
+)
+
+// Run is a run in flight or finished.
+type Run struct {
+	ID       string
+	ThreadID string
+	RouteID  string
+	Model    string
+	// Log holds the run's events; it is closed after "done".
+	Log *stream.Log
+
+	// cancel ends the run's context. It is set before the run is
+	// registered as the thread's run in flight, so whoever finds the run
+	// can cancel it.
+	cancel context.CancelFunc
+
+	// mu guards what a canceller or supervisor changes while the run goes.
+	mu sync.Mutex
+	// ended is set once the run's outcome is decided: from then on a cancel
+	// or a signal no longer reaches it.
+	ended bool
+	// cancelRequested is set by a cancel that arrived before the end.
+	cancelRequested bool
+	// signal is a supervisor signal ("pause", "cancel") for the loop to act
+	// on at the next step boundary.
+	signal string
+
+	done      chan struct{}
+	output    json.RawMessage
+	err       error
+	cancelled bool      // the run ended cancelled; set before done is closed
+	trace     *runTrace // nil when telemetry is off
+	// interrupts parked the run; set before done is closed
+	interrupts []capabilities.Interrupt
+}
+
+// Interrupts are the interrupts the run parked on, or nil. Valid after
+// Done.
+func (r *Run) Interrupts() []capabilities.Interrupt { return r.interrupts }
+
+// Done is closed when the run has finished and its result is saved.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Output is the "done" event's output: the final state values, or
+// {"error": ...} / {"cancelled": true}. Valid after Done.
+func (r *Run) Output() json.RawMessage { return r.output }
+
+// Err is the run's error, nil on success. Valid after Done.
+func (r *Run) Err() error { return r.err }
+
+// Cancelled reports whether the run ended because it was cancelled. Valid
+// after Done.
+func (r *Run) Cancelled() bool { return r.cancelled }
+
+// requestCancel cancels the run, with sig ("cancel" or "") as the
+// supervisor signal that says why, unless its outcome is already decided.
+// It reports whether the cancel reached the run.
+func (r *Run) requestCancel(sig string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return false
+	}
+	r.cancelRequested = true
+	if sig != "" {
+		r.signal = sig
+	}
+	// Under mu, with the signal: whoever sees the context end and then
+	// reads the signal sees both.
+	r.cancel()
+	return true
+}
+
+// sendSignal hands sig ("pause") to the run for its next step boundary. It
+// reports false when the run's outcome is already decided, and leaves a
+// pending cancel in place.
+func (r *Run) sendSignal(sig string) (sent bool, cancelling bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return false, false
+	}
+	if r.signal == "cancel" {
+		return true, true
+	}
+	r.signal = sig
+	return true, false
+}
+
+// pendingSignal is the supervisor signal not acted on yet, or "".
+func (r *Run) pendingSignal() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.signal
+}
+
+// takeSignal returns the pending signal and clears it, for the loop that
+// acts on it. A cancel is not taken: it reaches the loop through the
+// context, and the run applies it to the plan when it ends.
+func (r *Run) takeSignal() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.signal
+	if s == "cancel" {
+		return ""
+	}
+	r.signal = ""
+	return s
+}
+
+// end decides the run's outcome: from now on cancels and signals no longer
+// reach it. It reports whether a cancel came first, and the signal still
+// pending.
+func (r *Run) end() (cancelled bool, signal string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = true
+	return r.cancelRequested, r.signal
+}

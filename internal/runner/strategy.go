@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/agent"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/router"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// strategy is the run strategy a run goes through before the agent loop.
+type strategy struct {
+	// option is the strategy's RunOption, the key of its part of the run's
+	// record.
+	option string
+	run    capabilities.StrategyRun
+}
+
+// chooseStrategy asks each registered capabilities.RunStrategy, in marker
+// order, whether the run on p goes through it, with the request's value
+// for the strategy's option. The first that takes the run wins; nil means
+// the plain agent loop.
+func chooseStrategy(a *app.App, p *capabilities.Prepared, req Request) (*strategy, error) {
+	for _, mk := range a.Config.Markers {
+		rs, ok := mk.(capabilities.RunStrategy)
+		if !ok {
+			continue
+		}
+		option := rs.RunOption()
+		run, err := rs.Choose(p, req.Options[option], req.Messages)
+		if err != nil {
+			return nil, &InputError{Msg: err.Error()}
+		}
+		if run != nil {
+			return &strategy{option: option, run: run}, nil
+		}
+	}
+	return nil, nil
+}
+
+// runHost is what a run lends its strategy (capabilities.RunHost).
+type runHost struct {
+	m    *Manager
+	run  *Run
+	a    *app.App
+	cfg  agent.Config
+	save func(context.Context, []thread.Message, thread.State) error
+}
+
+var _ capabilities.RunHost = (*runHost)(nil)
+
+// Complete asks the run's model for one answer, with the route's prompt
+// and no tools.
+func (h *runHost) Complete(ctx context.Context, convo []thread.Message) (string, error) {
+	return agent.Complete(ctx, h.cfg.Model, h.cfg.ModelName, h.cfg.Route.Route.Agent.Prompt, convo)
+}
+
+// Routes returns the app's other agent routes, sorted.
+func (h *runHost) Routes() []string {
+	var routes []string
+	for _, r := range h.a.Tree.Routes {
+		if r.Kind == router.KindAgent && r.ID != h.cfg.Route.Route.ID {
+			routes = append(routes, r.ID)
+		}
+	}
+	slices.Sort(routes)
+	return routes
+}
+
+// RunStep runs one step on the route's subagent, another route, or else a
+// worker of the run's route, forwarding the step's events as subagent
+// events.
+func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.StepTarget, task string) (string, error) {
+	cfg := h.cfg
+	target, name := cfg.Route.Worker(), "worker"
+	model, modelName := cfg.Model, cfg.ModelName
+	switch {
+	case step.Subagent != "":
+		child, mdl, spec, err := cfg.Subagent(cfg.Route, step.Subagent)
+		if err != nil {
+			return "", err
+		}
+		target, name, model, modelName = child, step.Subagent, mdl, spec
+	case step.Route != "":
+		p, ok := h.a.Routes[step.Route]
+		if !ok {
+			return "", fmt.Errorf("route %s is broken and cannot run", step.Route)
+		}
+		spec := h.a.ModelFor(p.Route, h.m.env)
+		mdl, err := h.m.Model(spec)
+		if err != nil {
+			return "", err
+		}
+		target, name, model, modelName = p, step.Route, mdl, spec
+	}
+	who := stream.Subagent{CallID: callID, Name: name, RouteID: target.Route.ID, Depth: 1}
+	child := cfg
+	child.Route, child.Model, child.ModelName = target, model, modelName
+	child.Emit = func(e stream.Event) { h.run.Log.Publish(stream.Forward(e, who)) }
+	child.Checkpoint, child.Signal, child.Depth, child.MaxTurns = nil, nil, 1, 0
+	res, err := agent.Run(ctx, child, nil, target.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: task}})
+	if err != nil {
+		return "", err
+	}
+	return res.Answer, nil
+}
+
+// Emit publishes e on the run's stream.
+func (h *runHost) Emit(e stream.Event) { h.run.Log.Publish(e) }
+
+// Save checkpoints added and values.
+func (h *runHost) Save(ctx context.Context, added []thread.Message, values thread.State) error {
+	return h.save(ctx, added, values)
+}
+
+// Signal returns the supervisor's pending signal without taking it.
+func (h *runHost) Signal() string { return h.run.pendingSignal() }

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/dawn-go/dawn/internal/agent"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/router"
+	"github.com/labstack/echo/v4"
+)
+
+// apiError is an error with an HTTP status and a machine-readable kind.
+type apiError struct {
+	Status int
+	Kind   string
+	Msg    string
+}
+
+func (e *apiError) Error() string { return e.Msg }
+
+func newError(status int, kind, msg string) *apiError {
+	return &apiError{Status: status, Kind: kind, Msg: msg}
+}
+
+// errorBody is Dawn's error shape. details.code repeats the kind, where
+// Dawn clients look for it.
+type errorBody struct {
+	Error struct {
+		Kind    string       `json:"kind"`
+		Message string       `json:"message"`
+		Details errorDetails `json:"details"`
+	} `json:"error"`
+}
+
+type errorDetails struct {
+	Code string `json:"code"`
+}
+
+// classify maps any error to a status and kind. Internal errors never leak
+// Go stack traces; their message is kept short.
+func classify(err error) *apiError {
+	var ae *apiError
+	var he *echo.HTTPError
+	var inputErr *runner.InputError
+	var modelErr *agent.ModelError
+	var nf *router.NotFoundError
+	var broken *app.BrokenRouteError
+	var pending *runner.InterruptPendingError
+	var resumeErr *runner.ResumeError
+	switch {
+	case errors.As(err, &pending):
+		return newError(http.StatusConflict, "interrupt_pending", err.Error())
+	case errors.As(err, &resumeErr):
+		return newError(http.StatusBadRequest, "invalid_resume", err.Error())
+	case errors.Is(err, runner.ErrNoInterruptPending):
+		return newError(http.StatusConflict, "no_interrupt_pending", err.Error())
+	case errors.As(err, &broken):
+		return newError(http.StatusServiceUnavailable, "route_broken", err.Error())
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, router.ErrInvalidPath):
+		return newError(http.StatusBadRequest, "invalid_route", err.Error())
+	case errors.As(err, &nf):
+		return newError(http.StatusNotFound, "route_not_found", err.Error())
+	case errors.Is(err, runner.ErrBusy):
+		return newError(http.StatusConflict, "run_in_flight", err.Error())
+	case errors.Is(err, runner.ErrShuttingDown):
+		return newError(http.StatusServiceUnavailable, "shutting_down", err.Error())
+	case errors.As(err, &inputErr):
+		return newError(http.StatusBadRequest, "invalid_input", err.Error())
+	case errors.As(err, &modelErr):
+		return newError(http.StatusBadGateway, "model_error", err.Error())
+	case errors.Is(err, store.ErrNotFound):
+		return newError(http.StatusNotFound, "thread_not_found", err.Error())
+	case errors.Is(err, store.ErrInvalid):
+		return newError(http.StatusBadRequest, "invalid_input", err.Error())
+	case errors.Is(err, store.ErrBusy):
+		return newError(http.StatusConflict, "run_in_flight", err.Error())
+	case errors.As(err, &he):
+		switch he.Code {
+		case http.StatusRequestEntityTooLarge:
+			return newError(he.Code, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
+		case http.StatusNotFound:
+			return newError(he.Code, "not_found", "no such endpoint")
+		case http.StatusMethodNotAllowed:
+			return newError(he.Code, "method_not_allowed", "method not allowed on this endpoint")
+		case http.StatusUnauthorized:
+			return newError(he.Code, "unauthorized", "missing or wrong API key: send Authorization: Bearer <DAWN_API_KEY>")
+		}
+		return newError(he.Code, "http_error", http.StatusText(he.Code))
+	}
+	return newError(http.StatusInternalServerError, "internal", err.Error())
+}
+
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	ae := classify(err)
+	if ae.Status >= 500 && ae.Kind == "internal" {
+		s.logger.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
+	}
+	var body errorBody
+	body.Error.Kind, body.Error.Message, body.Error.Details.Code = ae.Kind, ae.Msg, ae.Kind
+	_ = c.JSON(ae.Status, body)
+}

@@ -1,0 +1,1121 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/router"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+)
+
+// This file is the LangGraph Agent Server dialect: the endpoints and
+// bodies @langchain/langgraph-sdk (and its React useStream) speak. A run
+// request that names assistant_id instead of route is in this dialect;
+// Dawn's own requests are served as before. Assistants are routes
+// (langgraph_assistants.go), states and history come from the store
+// (langgraph_state.go), and the stream is a translation of the run's Dawn
+// events (langgraph_stream.go).
+
+// routeLangGraph adds the endpoints only the LangGraph dialect has. The
+// ones both dialects share are registered in New with byDialect.
+func (s *Server) routeLangGraph(e *echo.Echo) {
+	e.POST("/assistants", s.createAssistant)
+	e.POST("/assistants/search", s.searchAssistants)
+	e.POST("/assistants/count", s.countAssistants)
+	e.GET("/assistants/:assistant", s.getAssistant)
+	e.PATCH("/assistants/:assistant", s.readOnlyAssistant)
+	e.DELETE("/assistants/:assistant", s.readOnlyAssistant)
+	e.GET("/assistants/:assistant/schemas", s.assistantSchemas)
+	e.GET("/assistants/:assistant/graph", s.assistantGraph)
+	e.GET("/assistants/:assistant/subgraphs", s.assistantSubgraphs)
+
+	e.POST("/threads/search", s.searchThreads)
+	e.POST("/threads/count", s.countThreads)
+	e.GET("/threads/:id/state/:checkpoint", s.getCheckpoint)
+	e.POST("/threads/:id/state/checkpoint", s.postCheckpoint)
+	e.POST("/threads/:id/history", s.threadHistory)
+	e.GET("/threads/:id/stream", s.lgThreadStream)
+
+	e.POST("/threads/:id/runs", s.lgCreateRun)
+	e.GET("/threads/:id/runs/:run", s.lgGetRun)
+	e.GET("/threads/:id/runs/:run/join", s.lgJoinRun)
+	e.POST("/threads/:id/runs/:run/cancel", s.lgCancelRun)
+
+	// What Dawn does not do answers with why, not a bare 404 or 405.
+	e.PATCH("/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"))
+	e.POST("/threads/:id/copy", unsupported("threads cannot be copied"))
+	e.POST("/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"))
+	e.PATCH("/threads/:id/state", unsupported("checkpoint metadata cannot be changed"))
+	e.DELETE("/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"))
+	e.POST("/runs/batch", unsupported("batches of runs are not supported; start each run"))
+
+	e.POST("/runs", s.lgStateless(statelessBackground))
+	e.POST("/runs/stream", s.lgStateless(statelessStream))
+	e.POST("/runs/wait", s.lgStateless(statelessWait))
+}
+
+// unsupported answers a LangGraph call Dawn does not serve with 405 and
+// why (405, not 501: the SDK retries a 5xx).
+func unsupported(why string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return newError(http.StatusMethodNotAllowed, "not_supported", c.Request().Method+" "+c.Path()+" is not supported: "+why)
+	}
+}
+
+// readBody reads the request body and puts it back, so that a handler can
+// look at it before another decodes it.
+func readBody(c echo.Context) ([]byte, error) {
+	req := c.Request()
+	if req.Body == nil {
+		return nil, nil
+	}
+	data, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, bodyReadError(err)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(data))
+	return data, nil
+}
+
+// byDialect serves a run request with lg when its body names assistant_id
+// and no route (the LangGraph dialect), and with dawn otherwise.
+func (s *Server) byDialect(dawn, lg echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		data, err := readBody(c)
+		if err != nil {
+			return err
+		}
+		var names struct {
+			Route       *string `json:"route"`
+			AssistantID *string `json:"assistant_id"`
+		}
+		if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &names) == nil && names.AssistantID != nil && names.Route == nil {
+			return lg(c)
+		}
+		return dawn(c)
+	}
+}
+
+// lgJoinDialect serves GET /threads/:id/runs/:run/stream: the LangGraph
+// SDK's joinStream always sends cancel_on_disconnect, and its reconnection
+// follows the Location a LangGraph stream names, which carries
+// stream_mode; anything else is Dawn's rejoin.
+func (s *Server) lgJoinDialect(c echo.Context) error {
+	q := c.QueryParams()
+	if q.Has("cancel_on_disconnect") || q.Has("stream_mode") {
+		return s.lgJoinStream(c)
+	}
+	return s.joinStream(c)
+}
+
+// runsDialect serves GET /threads/:id/runs: the LangGraph SDK always sends
+// limit and offset; Dawn's clients send no query.
+func (s *Server) runsDialect(c echo.Context) error {
+	q := c.QueryParams()
+	if q.Has("limit") || q.Has("offset") || q.Has("status") || q.Has("select") {
+		return s.lgListRuns(c)
+	}
+	return s.listRuns(c)
+}
+
+// lgCreateThread serves POST /threads: Dawn's createThread, plus
+// LangGraph's if_exists "do_nothing", which returns the existing thread.
+func (s *Server) lgCreateThread(c echo.Context) error {
+	data, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		ThreadID   string          `json:"thread_id"`
+		IfExists   string          `json:"if_exists"`
+		Supersteps json.RawMessage `json:"supersteps"`
+		TTL        json.RawMessage `json:"ttl"`
+	}
+	_ = json.Unmarshal(data, &body)
+	switch {
+	case !isNull(body.Supersteps):
+		return badBody("supersteps is not supported: create the thread, then start a run with the input")
+	case !isNull(body.TTL):
+		return badBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")
+	case body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing":
+		return badBody(`if_exists must be "raise" or "do_nothing", not ` + strconv.Quote(body.IfExists))
+	}
+	if body.IfExists == "do_nothing" && body.ThreadID != "" {
+		if t, err := s.runs.Store().GetThread(c.Request().Context(), body.ThreadID); err == nil {
+			return c.JSON(http.StatusOK, t)
+		}
+	}
+	return s.createThread(c)
+}
+
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
+
+// lgRunBody is a LangGraph run request.
+type lgRunBody struct {
+	AssistantID       string          `json:"assistant_id"`
+	Input             json.RawMessage `json:"input"`
+	Command           json.RawMessage `json:"command"`
+	Config            lgConfig        `json:"config"`
+	Context           map[string]any  `json:"context"`
+	Metadata          json.RawMessage `json:"metadata"`
+	StreamMode        json.RawMessage `json:"stream_mode"`
+	StreamSubgraphs   bool            `json:"stream_subgraphs"`
+	StreamResumable   bool            `json:"stream_resumable"`
+	MultitaskStrategy string          `json:"multitask_strategy"`
+	IfNotExists       string          `json:"if_not_exists"`
+	OnDisconnect      string          `json:"on_disconnect"`
+	OnCompletion      string          `json:"on_completion"`
+	Checkpoint        struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"checkpoint"`
+	CheckpointID    string          `json:"checkpoint_id"`
+	InterruptBefore json.RawMessage `json:"interrupt_before"`
+	InterruptAfter  json.RawMessage `json:"interrupt_after"`
+	Webhook         string          `json:"webhook"`
+	AfterSeconds    float64         `json:"after_seconds"`
+	// fields are the body's top-level fields, where the run strategies'
+	// options are found (Dawn's plan_first).
+	fields map[string]json.RawMessage
+}
+
+func (b *lgRunBody) UnmarshalJSON(data []byte) error {
+	type plain lgRunBody
+	if err := json.Unmarshal(data, (*plain)(b)); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, &b.fields)
+}
+
+type lgConfig struct {
+	Configurable map[string]any `json:"configurable"`
+}
+
+// lgRun is what the server keeps of a run started in the LangGraph
+// dialect, for the calls that later name it (get, join, stream). It lives
+// in memory: after a restart, or on another replica, a run is shown from
+// the store without its metadata and stream modes.
+type lgRun struct {
+	RunID, ThreadID, RouteID string
+	Modes                    map[string]bool
+	Subgraphs                bool
+	Metadata                 json.RawMessage
+	Multitask                string
+	Input                    []thread.Message
+	Kwargs                   map[string]any
+	OnDisconnect             string
+	// start is what the run started from, kept only on the request that
+	// started it (not in lgRuns).
+	start *lgStart
+}
+
+// lgRuns remembers the latest runs started in the LangGraph dialect.
+type lgRuns struct {
+	mu    sync.Mutex
+	byID  map[string]*lgRun
+	order []string
+}
+
+// maxRemembered bounds lgRuns.
+const maxRemembered = 4096
+
+func (r *lgRuns) put(run *lgRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byID == nil {
+		r.byID = map[string]*lgRun{}
+	}
+	r.byID[run.RunID] = run
+	r.order = append(r.order, run.RunID)
+	if len(r.order) > maxRemembered {
+		delete(r.byID, r.order[0])
+		r.order = r.order[1:]
+	}
+}
+
+func (r *lgRuns) get(id string) *lgRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byID[id]
+}
+
+// parseModes reads stream_mode: one mode or a list; none means values.
+func parseModes(raw json.RawMessage) (map[string]bool, error) {
+	var list []string
+	var one string
+	switch {
+	case isNull(raw):
+		list = []string{modeValues}
+	case json.Unmarshal(raw, &one) == nil:
+		list = []string{one}
+	case json.Unmarshal(raw, &list) != nil:
+		return nil, badBody(`stream_mode must be a mode or a list of modes, like ["values","messages-tuple"]`)
+	}
+	modes := map[string]bool{}
+	for _, m := range list {
+		if !knownModes[m] {
+			return nil, badBody("stream_mode " + strconv.Quote(m) + " is not a stream mode; use values, updates, messages-tuple, messages or custom")
+		}
+		modes[m] = true
+	}
+	return modes, nil
+}
+
+// allModes are the modes a stream is joined with when the run's own are
+// not known: every mode Dawn streams, as LangGraph joins a background run.
+var allModes = map[string]bool{modeValues: true, modeUpdates: true, modeMessagesTuple: true, modeCustom: true}
+
+// parseLGRun reads and checks a LangGraph run request for thread
+// threadID.
+func (s *Server) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Request, lgRunBody, error) {
+	var body lgRunBody
+	if err := decode(c, &body); err != nil {
+		return nil, runner.Request{}, body, err
+	}
+	fail := func(err error) (*lgRun, runner.Request, lgRunBody, error) { return nil, runner.Request{}, body, err }
+	switch {
+	case !isNull(body.Command):
+		return fail(badBody("command is not supported: Dawn runs have no LangGraph interrupts to resume; start a new run with input"))
+	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
+		return fail(badBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
+	case body.Webhook != "":
+		return fail(badBody("webhook is not supported"))
+	case body.AfterSeconds > 0:
+		return fail(badBody("after_seconds is not supported: start the run when it should run"))
+	}
+	if err := oneOf("multitask_strategy", body.MultitaskStrategy, "reject", "interrupt"); err != nil {
+		return fail(err)
+	}
+	if err := oneOf("if_not_exists", body.IfNotExists, "reject", "create"); err != nil {
+		return fail(err)
+	}
+	if err := oneOf("on_disconnect", body.OnDisconnect, "cancel", "continue"); err != nil {
+		return fail(err)
+	}
+	if err := oneOf("on_completion", body.OnCompletion, "delete", "keep"); err != nil {
+		return fail(err)
+	}
+	if !isNull(body.Metadata) && bytes.TrimSpace(body.Metadata)[0] != '{' {
+		return fail(badBody("metadata must be a JSON object"))
+	}
+	modes, err := parseModes(body.StreamMode)
+	if err != nil {
+		return fail(err)
+	}
+	in, err := parseLCInput(body.Input)
+	if err != nil {
+		return fail(err)
+	}
+	a := s.runs.App()
+	r, path, err := findAssistant(a, body.AssistantID)
+	if err != nil {
+		return fail(err)
+	}
+	path = withParams(r, path, body.Config.Configurable, body.Context)
+	run := &lgRun{
+		ThreadID: threadID, RouteID: r.ID, Modes: modes, Subgraphs: body.StreamSubgraphs,
+		Metadata: body.Metadata, Multitask: body.MultitaskStrategy, Input: in.Messages, OnDisconnect: body.OnDisconnect,
+		Kwargs: map[string]any{"input": json.RawMessage(orNull(body.Input)), "config": body.Config, "context": body.Context, "stream_mode": sortedModes(modes), "subgraphs": body.StreamSubgraphs},
+	}
+	if run.Multitask == "" {
+		run.Multitask = "reject"
+	}
+	opts, err := s.strategyOptions(body.fields)
+	if err != nil {
+		return fail(err)
+	}
+	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts}
+	return run, req, body, nil
+}
+
+func oneOf(field, value string, allowed ...string) error {
+	if value == "" {
+		return nil
+	}
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	msg := field + " must be one of " + strings.Join(allowed, ", ") + ", not " + strconv.Quote(value)
+	if field == "multitask_strategy" && (value == "enqueue" || value == "rollback") {
+		msg = "multitask_strategy " + value + " is not supported: a Dawn thread runs one run at a time; use reject, or interrupt to cancel the run in flight first"
+	}
+	return badBody(msg)
+}
+
+func sortedModes(modes map[string]bool) []string {
+	var out []string
+	for _, m := range []string{modeValues, modeUpdates, modeMessagesTuple, modeMessages, modeCustom, "events", "debug", "tasks", "checkpoints"} {
+		if modes[m] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// withParams turns a route id into a concrete path with the route's params
+// taken from config.configurable or context, as LangGraph clients pass
+// run parameters. A path that already is concrete, or a route with a param
+// not given, is left as it is.
+func withParams(r *router.Route, path string, sources ...map[string]any) string {
+	if len(r.Params) == 0 || path != r.ID {
+		return path
+	}
+	var b strings.Builder
+	for _, seg := range r.Segments {
+		if seg.Kind == router.Static {
+			b.WriteString("/" + seg.Value)
+			continue
+		}
+		var value string
+		for _, src := range sources {
+			if v, ok := src[seg.Value].(string); ok && v != "" {
+				value = v
+				break
+			}
+		}
+		switch {
+		case value != "":
+			b.WriteString("/" + value)
+		case seg.Kind == router.OptionalCatchAll:
+		default:
+			return path
+		}
+	}
+	if b.Len() == 0 {
+		return "/"
+	}
+	return b.String()
+}
+
+// startLG starts a LangGraph run on its thread: it applies if_not_exists,
+// the checkpoint to continue from and multitask_strategy, then starts the
+// run and remembers it.
+func (s *Server) startLG(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, error) {
+	st := s.runs.Store()
+	if err := checkThreadID(run.ThreadID); err != nil {
+		return nil, err
+	}
+	if _, err := st.GetThread(ctx, run.ThreadID); errors.Is(err, store.ErrNotFound) {
+		if body.IfNotExists != "create" {
+			return nil, newError(http.StatusNotFound, "thread_not_found", "thread "+run.ThreadID+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	if want := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID); want != "" {
+		head, err := s.headCheckpointID(ctx, run.ThreadID)
+		if err != nil {
+			return nil, err
+		}
+		if want != head {
+			return nil, badBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head)
+		}
+	}
+	if active := s.runs.Active(run.ThreadID); active != nil && run.Multitask == "interrupt" {
+		s.runs.Cancel(run.ThreadID)
+		select {
+		case <-active.Done():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	// What the run starts from, read before it starts: after, its first
+	// step may already be saved.
+	run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
+	started, err := s.runs.Start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	run.RunID = started.ID
+	kept := *run
+	kept.start = nil
+	s.lg.put(&kept)
+	return started, nil
+}
+
+// lgStart is what a run starts from: the thread's messages with the run's
+// input, and its state fields.
+type lgStart struct {
+	Prefix []thread.Message
+	Fields thread.State
+}
+
+// threadStart reads what a run of req on a thread would start from now:
+// the route's initial state under the thread's values and the input's.
+func (s *Server) threadStart(ctx context.Context, threadID, routeID string, req runner.Request) *lgStart {
+	start := &lgStart{Fields: thread.State{}}
+	if p, ok := s.runs.App().Routes[routeID]; ok {
+		start.Fields = p.InitialState()
+	}
+	if cp, err := s.runs.Store().Latest(ctx, threadID); err == nil {
+		start.Prefix = cp.Messages
+		for k, v := range cp.Values {
+			start.Fields[k] = v
+		}
+	}
+	for k, v := range req.Values {
+		start.Fields[k] = v
+	}
+	start.Prefix = append(start.Prefix[:len(start.Prefix):len(start.Prefix)], req.Messages...)
+	return start
+}
+
+// runLocation is the path of a run, which a LangGraph client reads from
+// Content-Location to learn the run's id (useStream keeps it to rejoin).
+func runLocation(threadID, runID string) string {
+	return "/threads/" + threadID + "/runs/" + runID
+}
+
+func setRunHeaders(c echo.Context, threadID, runID string) {
+	h := c.Response().Header()
+	h.Set("Content-Location", runLocation(threadID, runID))
+	h.Set("Dawn-Run-Id", runID)
+}
+
+// lgRunStream is POST /threads/:id/runs/stream in the LangGraph dialect.
+func (s *Server) lgRunStream(c echo.Context) error {
+	run, req, body, err := s.parseLGRun(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	started, err := s.startLG(c.Request().Context(), run, req, body)
+	if err != nil {
+		return err
+	}
+	return s.streamLG(c, run, started, 0)
+}
+
+// streamLG streams a live run in the LangGraph dialect from after the
+// given event id (0: from its start).
+func (s *Server) streamLG(c echo.Context, run *lgRun, live *runner.Run, after int64) error {
+	var prefix []thread.Message
+	var fields thread.State
+	if run.start != nil {
+		prefix, fields = run.start.Prefix, run.start.Fields
+	} else {
+		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil)
+	}
+	tr := newTranslator(s.runs.App(), lgRunView{
+		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, Modes: run.Modes, Subgraphs: run.Subgraphs,
+		Prefix: prefix, Fields: fields,
+	})
+	var gone func()
+	if run.OnDisconnect == "cancel" {
+		gone = func() {
+			if a := s.runs.Active(run.ThreadID); a != nil && a.ID == run.RunID {
+				s.runs.Cancel(run.ThreadID)
+			}
+		}
+	}
+	return s.writeLG(c, &liveEvents{sub: live.Log.Subscribe(0), log: live.Log}, tr, run.ThreadID, run.RunID, after, gone)
+}
+
+// liveEvents reads a live run's log and knows whether more events are
+// already waiting.
+type liveEvents struct {
+	sub  *stream.Subscription
+	log  *stream.Log
+	last int64
+}
+
+func (l *liveEvents) Next(ctx context.Context) (stream.Event, error) {
+	e, err := l.sub.Next(ctx)
+	if err == nil {
+		l.last = e.ID
+	}
+	return e, err
+}
+
+func (l *liveEvents) more() bool { return l.log.LastID() > l.last }
+
+// more reports whether a replay has events left.
+func (s *sliceSource) more() bool { return len(s.events) > 0 }
+
+// runStart returns the messages and fields a run started from. For a run
+// that has saved a step (or finished, final holding its last messages),
+// the messages up to its input are read back: a run adds only the model's,
+// the tools' and the harness's messages after its input. Before its first
+// step the thread's messages and the input make them up.
+func (s *Server) runStart(ctx context.Context, threadID, runID, routeID string, input []thread.Message, final []thread.Message) ([]thread.Message, thread.State) {
+	fields := thread.State{}
+	if p, ok := s.runs.App().Routes[routeID]; ok {
+		fields = p.InitialState()
+	}
+	if final != nil {
+		return upToInput(final), fields
+	}
+	cp, err := s.runs.Store().Latest(ctx, threadID)
+	if err != nil {
+		return input, fields
+	}
+	for k, v := range cp.Values {
+		fields[k] = v
+	}
+	if cp.RunID == runID {
+		return upToInput(cp.Messages), fields
+	}
+	return append(cp.Messages[:len(cp.Messages):len(cp.Messages)], input...), fields
+}
+
+// upToInput returns msgs up to the last message a user sent.
+func upToInput(msgs []thread.Message) []thread.Message {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == thread.RoleUser && len(msgs[i].Meta) == 0 { // a capability's note carries metadata; a person's input cannot
+			return msgs[:i+1]
+		}
+	}
+	return msgs
+}
+
+// writeLG writes a run's stream in the LangGraph dialect: a metadata part,
+// then the translation of each event. Events up to after were seen by the
+// client: they only bring the translator up to date. The last part of each
+// event carries the event's id, so Last-Event-ID resumes after it. gone,
+// when set, is called if the client leaves before the end.
+func (s *Server) writeLG(c echo.Context, src eventSource, tr *lgTranslator, threadID, runID string, after int64, gone func()) error {
+	w := c.Response()
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	// Where the SDK reconnects to when the connection drops.
+	rejoin := url.Values{"stream_mode": sortedModes(tr.modes)}
+	if tr.subgraphs {
+		rejoin.Set("stream_subgraphs", "true")
+	}
+	h.Set("Location", runLocation(threadID, runID)+"/stream?"+rejoin.Encode())
+	setRunHeaders(c, threadID, runID)
+	w.WriteHeader(http.StatusOK)
+	buf := stream.AppendSSE(nil, stream.Event{Type: "metadata", Data: mustJSON(map[string]any{"run_id": runID, "attempt": 1})})
+	if after <= 0 {
+		for _, p := range tr.begin() {
+			buf = stream.AppendSSE(buf, p)
+		}
+	}
+	if _, err := w.Write(buf); err != nil {
+		return nil
+	}
+	w.Flush()
+	ctx := c.Request().Context()
+	for {
+		waitCtx, cancel := context.WithTimeout(ctx, keepAlive)
+		e, err := src.Next(waitCtx)
+		cancel()
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return nil
+		case ctx.Err() != nil:
+			if gone != nil {
+				gone()
+			}
+			return nil
+		case errors.Is(err, context.DeadlineExceeded):
+			if err := stream.WriteComment(w, "keep-alive"); err != nil {
+				return nil
+			}
+			w.Flush()
+			continue
+		default:
+			return nil
+		}
+		parts := tr.feed(e)
+		if e.ID <= after {
+			continue
+		}
+		if m, ok := src.(interface{ more() bool }); ok && e.Type != stream.TypeDone && !m.more() {
+			// Nothing else is waiting: the run is at work or waiting;
+			// report what the client is owed now.
+			parts = append(parts, tr.idle()...)
+		}
+		if len(parts) > 0 {
+			parts[len(parts)-1].ID = e.ID
+			buf = buf[:0]
+			for _, p := range parts {
+				buf = stream.AppendSSE(buf, p)
+			}
+			if _, err := w.Write(buf); err != nil {
+				if gone != nil {
+					gone()
+				}
+				return nil
+			}
+			w.Flush()
+		}
+		if e.Type == stream.TypeDone {
+			return nil
+		}
+	}
+}
+
+// lgJoinStream is GET /threads/:id/runs/:run/stream in the LangGraph
+// dialect: the run's stream from after Last-Event-ID ("-1" or none: from
+// its start), live while it runs and replayed from the store after.
+func (s *Server) lgJoinStream(c echo.Context) error {
+	ctx := c.Request().Context()
+	threadID, runID := c.Param("id"), c.Param("run")
+	after, err := lgLastEventID(c)
+	if err != nil {
+		return err
+	}
+	known := s.lg.get(runID)
+	view := &lgRun{ThreadID: threadID, RunID: runID, Modes: allModes}
+	if known != nil {
+		copied := *known
+		view = &copied
+	}
+	if c.QueryParams().Has("stream_mode") {
+		modes, err := parseModes(joinModes(c.QueryParams()["stream_mode"]))
+		if err != nil {
+			return err
+		}
+		view.Modes = modes
+	}
+	if q := c.QueryParam("stream_subgraphs"); q != "" {
+		view.Subgraphs = q == "true" || q == "1"
+	}
+	view.OnDisconnect = ""
+	if q := c.QueryParam("cancel_on_disconnect"); q == "1" || q == "true" {
+		view.OnDisconnect = "cancel"
+	}
+	if live := s.runs.Active(threadID); live != nil && live.ID == runID {
+		view.RouteID = live.RouteID
+		return s.streamLG(c, view, live, after)
+	}
+	r, err := s.runs.Store().GetRun(ctx, runID)
+	if err != nil || r.ThreadID != threadID {
+		return newError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
+	}
+	events, err := s.runs.Store().Events(ctx, runID, 0)
+	if err != nil {
+		return err
+	}
+	var final []thread.Message
+	if n := len(events); n > 0 && events[n-1].Type == stream.TypeDone {
+		var d struct {
+			Output json.RawMessage `json:"output"`
+		}
+		_ = json.Unmarshal(events[n-1].Data, &d)
+		final, _, _ = splitValues(d.Output)
+	} else if r.Status == store.RunInterrupted {
+		last := int64(0)
+		if n > 0 {
+			last = events[n-1].ID
+		}
+		events = append(events, stream.Event{ID: max(last, after) + 1, Type: stream.TypeDone, Data: mustJSON(map[string]any{"output": map[string]any{"error": r.Error}})})
+	}
+	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final)
+	tr := newTranslator(s.runs.App(), lgRunView{
+		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
+		Prefix: prefix, Fields: fields,
+	})
+	return s.writeLG(c, replay(events), tr, threadID, runID, after, nil)
+}
+
+// joinModes reads stream_mode from a query: repeated, one mode, or a JSON
+// list (as the SDK sends a list).
+func joinModes(values []string) json.RawMessage {
+	if len(values) == 1 && strings.HasPrefix(strings.TrimSpace(values[0]), "[") {
+		return json.RawMessage(values[0])
+	}
+	return mustJSON(values)
+}
+
+// lgThreadStream is GET /threads/:id/stream: the stream of the run in
+// flight on the thread, if any.
+func (s *Server) lgThreadStream(c echo.Context) error {
+	threadID := c.Param("id")
+	live := s.runs.Active(threadID)
+	if live == nil {
+		if _, err := s.runs.Store().GetThread(c.Request().Context(), threadID); err != nil {
+			return err
+		}
+		c.Response().Header().Set(echo.HeaderContentType, "text/event-stream")
+		c.Response().WriteHeader(http.StatusOK)
+		return nil
+	}
+	view := &lgRun{ThreadID: threadID, RunID: live.ID, RouteID: live.RouteID, Modes: allModes}
+	if known := s.lg.get(live.ID); known != nil {
+		view.Modes, view.Subgraphs, view.Input = known.Modes, known.Subgraphs, known.Input
+	}
+	after, err := lgLastEventID(c)
+	if err != nil {
+		return err
+	}
+	return s.streamLG(c, view, live, after)
+}
+
+// lgRunWait is POST /threads/:id/runs/wait in the LangGraph dialect: the
+// run's final state values, or {"__error__": ...} for a failed run, which
+// the SDK raises.
+func (s *Server) lgRunWait(c echo.Context) error {
+	run, req, body, err := s.parseLGRun(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	req.Stream = false
+	started, err := s.startLG(c.Request().Context(), run, req, body)
+	if err != nil {
+		return err
+	}
+	return s.waitLG(c, run.ThreadID, started)
+}
+
+func (s *Server) waitLG(c echo.Context, threadID string, run *runner.Run) error {
+	setRunHeaders(c, threadID, run.ID)
+	select {
+	case <-run.Done():
+	case <-c.Request().Context().Done():
+		return nil // the client left; the run goes on
+	}
+	return s.answerResult(c, threadID, run.Output())
+}
+
+// answerResult answers with a finished run's output as runs/wait and join
+// give it: the state values, {"__error__": ...} for a failed run (the SDK
+// raises it), and the thread's state for a cancelled one.
+func (s *Server) answerResult(c echo.Context, threadID string, output json.RawMessage) error {
+	var ended struct {
+		Error     string `json:"error"`
+		Cancelled bool   `json:"cancelled"`
+	}
+	if _, _, ok := splitValues(output); !ok && json.Unmarshal(output, &ended) == nil {
+		switch {
+		case ended.Error != "":
+			output = mustJSON(map[string]any{"__error__": map[string]string{"error": "RunError", "message": ended.Error}})
+			return c.JSONBlob(http.StatusOK, output)
+		case ended.Cancelled:
+			cp, err := s.runs.Store().Latest(c.Request().Context(), threadID)
+			if err != nil {
+				return err
+			}
+			return c.JSONBlob(http.StatusOK, lcValues(threadID, cp.Messages, cp.Values))
+		}
+	}
+	return c.JSONBlob(http.StatusOK, stateOutput(threadID, output))
+}
+
+// lgRunObject is the LangGraph Run object, with Dawn's route and error
+// beside it.
+type lgRunObject struct {
+	RunID             string          `json:"run_id"`
+	ThreadID          string          `json:"thread_id"`
+	AssistantID       string          `json:"assistant_id"`
+	CreatedAt         time.Time       `json:"created_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
+	Status            string          `json:"status"`
+	Metadata          json.RawMessage `json:"metadata"`
+	MultitaskStrategy string          `json:"multitask_strategy"`
+	Kwargs            map[string]any  `json:"kwargs"`
+	Route             string          `json:"route"`
+	Error             string          `json:"error,omitempty"`
+}
+
+// lgStatuses maps the store's run statuses to LangGraph's.
+var lgStatuses = map[string]string{
+	store.RunRunning:     "running",
+	store.RunSuccess:     "success",
+	store.RunError:       "error",
+	store.RunCancelled:   "interrupted",
+	store.RunInterrupted: "error",
+}
+
+func (s *Server) runObject(r store.Run) lgRunObject {
+	o := lgRunObject{
+		RunID: r.ID, ThreadID: r.ThreadID, AssistantID: assistantID(r.Route), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Status: lgStatuses[r.Status], Metadata: json.RawMessage(`{}`), MultitaskStrategy: "reject", Kwargs: map[string]any{},
+		Route: r.Route, Error: r.Error,
+	}
+	if o.Status == "" {
+		o.Status = r.Status
+	}
+	if known := s.lg.get(r.ID); known != nil {
+		if !isNull(known.Metadata) {
+			o.Metadata = known.Metadata
+		}
+		o.MultitaskStrategy, o.Kwargs = known.Multitask, known.Kwargs
+	}
+	return o
+}
+
+// lgCreateRun is POST /threads/:id/runs: a background run. It answers at
+// once with the run; join, stream or poll it by its id.
+func (s *Server) lgCreateRun(c echo.Context) error {
+	run, req, body, err := s.parseLGRun(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	started, err := s.startLG(ctx, run, req, body)
+	if err != nil {
+		return err
+	}
+	return s.answerRun(c, run.ThreadID, started.ID)
+}
+
+func (s *Server) answerRun(c echo.Context, threadID, runID string) error {
+	r, err := s.runs.Store().GetRun(c.Request().Context(), runID)
+	if err != nil {
+		return err
+	}
+	setRunHeaders(c, threadID, runID)
+	return c.JSON(http.StatusOK, s.runObject(r))
+}
+
+// threadRun reads a run of the thread in the path, or answers 404.
+func (s *Server) threadRun(c echo.Context) (store.Run, error) {
+	threadID, runID := c.Param("id"), c.Param("run")
+	r, err := s.runs.Store().GetRun(c.Request().Context(), runID)
+	if err != nil || r.ThreadID != threadID {
+		if _, terr := s.runs.Store().GetThread(c.Request().Context(), threadID); terr != nil {
+			return store.Run{}, terr
+		}
+		return store.Run{}, newError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
+	}
+	return r, nil
+}
+
+func (s *Server) lgGetRun(c echo.Context) error {
+	r, err := s.threadRun(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.runObject(r))
+}
+
+// lgListRuns is GET /threads/:id/runs with LangGraph's paging and status
+// filter.
+func (s *Server) lgListRuns(c echo.Context) error {
+	ctx := c.Request().Context()
+	runs, err := s.runs.Store().Runs(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	limit, offset := 10, 0
+	if v := c.QueryParam("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 0 {
+			return badBody("limit must be a number of runs")
+		}
+	}
+	if v := c.QueryParam("offset"); v != "" {
+		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
+			return badBody("offset must be a number of runs")
+		}
+	}
+	status := c.QueryParam("status")
+	out := []lgRunObject{}
+	for _, r := range runs {
+		o := s.runObject(r)
+		if status != "" && o.Status != status {
+			continue
+		}
+		out = append(out, o)
+	}
+	start := min(offset, len(out))
+	return c.JSON(http.StatusOK, out[start:min(start+limit, len(out))])
+}
+
+// lgJoinRun is GET /threads/:id/runs/:run/join: it waits for the run to
+// end and answers with the thread's state values then.
+func (s *Server) lgJoinRun(c echo.Context) error {
+	ctx := c.Request().Context()
+	r, err := s.threadRun(c)
+	if err != nil {
+		return err
+	}
+	if live := s.runs.Active(r.ThreadID); live != nil && live.ID == r.ID {
+		select {
+		case <-live.Done():
+			return s.answerResult(c, r.ThreadID, live.Output())
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	if r.Status == store.RunError || r.Status == store.RunInterrupted {
+		return s.answerResult(c, r.ThreadID, mustJSON(map[string]string{"error": r.Error}))
+	}
+	runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: r.ThreadID, RunID: r.ID, Done: true})
+	if err == nil && len(runs) == 1 {
+		var d struct {
+			Output json.RawMessage `json:"output"`
+		}
+		if json.Unmarshal(runs[0].Done, &d) == nil {
+			return s.answerResult(c, r.ThreadID, d.Output)
+		}
+	}
+	cp, err := s.runs.Store().Latest(ctx, r.ThreadID)
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(http.StatusOK, lcValues(r.ThreadID, cp.Messages, cp.Values))
+}
+
+// lgCancelRun is POST /threads/:id/runs/:run/cancel?wait=0|1&action=interrupt.
+func (s *Server) lgCancelRun(c echo.Context) error {
+	r, err := s.threadRun(c)
+	if err != nil {
+		return err
+	}
+	switch c.QueryParam("action") {
+	case "", "interrupt":
+	case "rollback":
+		return badBody("action=rollback is not supported: Dawn keeps every step a run saved; cancel with action=interrupt")
+	default:
+		return badBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
+	}
+	live := s.runs.Active(r.ThreadID)
+	if live == nil || live.ID != r.ID {
+		return newError(http.StatusConflict, "run_not_running", "run "+r.ID+" is "+lgStatuses[r.Status]+", not running: there is nothing to cancel")
+	}
+	s.runs.Cancel(r.ThreadID)
+	if w := c.QueryParam("wait"); w == "1" || w == "true" {
+		select {
+		case <-live.Done():
+		case <-c.Request().Context().Done():
+			return nil
+		}
+	}
+	return s.answerRun(c, r.ThreadID, r.ID)
+}
+
+// Kinds of stateless run.
+const (
+	statelessBackground = iota
+	statelessStream
+	statelessWait
+)
+
+// lgStateless serves POST /runs, /runs/stream and /runs/wait: a run on a
+// new thread, deleted when the run ends unless on_completion is "keep".
+func (s *Server) lgStateless(kind int) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		threadID := uuid.NewString()
+		run, req, body, err := s.parseLGRun(c, threadID)
+		if err != nil {
+			return err
+		}
+		if kind == statelessWait {
+			req.Stream = false
+		}
+		body.IfNotExists = "create"
+		started, err := s.startLG(c.Request().Context(), run, req, body)
+		if err != nil {
+			return err
+		}
+		if body.OnCompletion != "keep" {
+			go func() {
+				<-started.Done()
+				if err := s.runs.Store().DeleteThread(context.Background(), threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
+					s.logger.Warn("cannot delete the thread of a stateless run", "thread", threadID, "err", err)
+				}
+			}()
+		}
+		switch kind {
+		case statelessStream:
+			return s.streamLG(c, run, started, 0)
+		case statelessWait:
+			return s.waitLG(c, threadID, started)
+		}
+		return s.answerRun(c, threadID, started.ID)
+	}
+}
+
+// lgThread is the LangGraph Thread object: Dawn's thread with its state
+// values.
+type lgThread struct {
+	store.Thread
+	Values     json.RawMessage `json:"values"`
+	Interrupts map[string]any  `json:"interrupts"`
+}
+
+// threadSearch is the body of POST /threads/search and /count.
+type threadSearch struct {
+	IDs       []string        `json:"ids"`
+	Metadata  json.RawMessage `json:"metadata"`
+	Values    json.RawMessage `json:"values"`
+	Status    string          `json:"status"`
+	Limit     int             `json:"limit"`
+	Offset    int             `json:"offset"`
+	SortBy    string          `json:"sort_by"`
+	SortOrder string          `json:"sort_order"`
+}
+
+func (q threadSearch) query() (store.ThreadQuery, error) {
+	if err := oneOf("status", q.Status, store.StatusIdle, store.StatusBusy, store.StatusInterrupted, store.StatusError); err != nil {
+		return store.ThreadQuery{}, err
+	}
+	return store.ThreadQuery{IDs: q.IDs, Metadata: q.Metadata, Values: q.Values, Status: q.Status, SortBy: q.SortBy, SortOrder: q.SortOrder, Limit: q.Limit, Offset: q.Offset}, nil
+}
+
+func (s *Server) searchThreads(c echo.Context) error {
+	ctx := c.Request().Context()
+	var body threadSearch
+	if err := decode(c, &body); err != nil {
+		return err
+	}
+	q, err := body.query()
+	if err != nil {
+		return err
+	}
+	threads, err := s.runs.Store().SearchThreads(ctx, q)
+	if err != nil {
+		return err
+	}
+	out := make([]lgThread, 0, len(threads))
+	for _, t := range threads {
+		cp, err := s.runs.Store().Latest(ctx, t.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted since
+		}
+		if err != nil {
+			return err
+		}
+		out = append(out, lgThread{Thread: t, Values: lcValues(t.ID, cp.Messages, cp.Values), Interrupts: map[string]any{}})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) countThreads(c echo.Context) error {
+	var body threadSearch
+	if err := decode(c, &body); err != nil {
+		return err
+	}
+	q, err := body.query()
+	if err != nil {
+		return err
+	}
+	n, err := s.runs.Store().CountThreads(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, n)
+}
+
+// lgLastEventID is lastEventID as the LangGraph SDK sends it: "-1" asks
+// for the stream from its start, like no header at all.
+func lgLastEventID(c echo.Context) (int64, error) {
+	if c.Request().Header.Get("Last-Event-ID") == "-1" {
+		return 0, nil
+	}
+	return lastEventID(c)
+}

@@ -1,0 +1,513 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// This file translates a run's Dawn events into the LangGraph Agent
+// Server's stream parts. It reads the one internal event stream and never
+// touches the run.
+//
+// A Dawn run is an agent loop; as a LangGraph graph it has two nodes: the
+// model ("agent") and the tools ("tools"). The translator rebuilds the
+// state the events imply (the run's starting messages, the model's
+// messages, the tool results, the plan) and emits what each stream mode
+// wants:
+//   - values: the whole state at the start, after each tools step, and at
+//     the end (the run's final output, which the store also holds);
+//   - updates: {"agent": {"messages": [ai]}} when a model message is
+//     complete, {"tools": {"messages": [...], "todos": ...}} after tools;
+//   - messages-tuple (event "messages"): [message chunk, metadata] for every
+//     text delta and tool call chunk, and each tool message whole;
+//   - messages: messages/metadata, messages/partial and messages/complete;
+//   - custom: every other Dawn event, as {"event": type, "data": data}:
+//     plan_update, the harness's plan events, plan previews;
+//   - with subgraphs, a subagent's events as a subgraph's, under the
+//     namespace "tools:<task call id>" (nested: "tools:a|tools:b"), which is
+//     where LangGraph SDKs look for subagents.
+//
+// Message ids are positional (see messageID), so the ids streamed during a
+// run are the ids GET /threads/:id/state shows afterwards.
+
+// Stream modes of the LangGraph dialect.
+const (
+	modeValues        = "values"
+	modeUpdates       = "updates"
+	modeMessages      = "messages"
+	modeMessagesTuple = "messages-tuple"
+	modeCustom        = "custom"
+)
+
+// knownModes are the stream modes a request may name. events, debug, tasks
+// and checkpoints are accepted so clients that ask for them keep working,
+// but nothing is streamed for them.
+var knownModes = map[string]bool{
+	modeValues: true, modeUpdates: true, modeMessages: true, modeMessagesTuple: true, modeCustom: true,
+	"events": true, "debug": true, "tasks": true, "checkpoints": true,
+}
+
+// Node names of a route's loop as a graph.
+const (
+	nodeAgent = "agent"
+	nodeTools = "tools"
+)
+
+// lgTranslator turns one run's events into LangGraph stream parts. It is
+// used by one goroutine.
+type lgTranslator struct {
+	modes     map[string]bool
+	subgraphs bool
+	threadID  string
+	runID     string
+	graphID   string
+	app       *app.App
+	top       *lgGraph
+	subs      map[string]*lgGraph // subagents running, by task call id
+	tasks     map[string]taskCall // task calls seen, by call id
+	out       []stream.Event
+}
+
+// taskCall is a call of the task tool: what its subagent is asked, and the
+// namespace of the graph that called it.
+type taskCall struct {
+	input string
+	ns    string
+}
+
+// lgGraph is the state of the run's own graph or of one subagent's.
+type lgGraph struct {
+	ns      string // "" for the run; "tools:<call id>" for a subagent
+	msgs    []lcMessage
+	fields  thread.State
+	changed thread.State // fields changed since the last update
+	ai      int          // index of the model message being built; -1 if none
+	calls   int          // tool calls of that message
+	results int          // tool results seen for them
+	tools   []lcMessage  // the tool messages of the current tools step
+	step    int
+	// ended is set when every tool call has its result: the tools step
+	// is over, but the events its tools caused (plan_update) may still
+	// come, so it is reported at the next model step, the end, or when the
+	// stream goes idle.
+	ended bool
+	// reported is set once the ended step was reported: a state change
+	// after that is reported on its own.
+	reported bool
+}
+
+// lgRunView is what the translator needs to know of a run.
+type lgRunView struct {
+	ThreadID, RunID, RouteID string
+	Modes                    map[string]bool
+	Subgraphs                bool
+	// Prefix is the thread's messages the run started from, its input
+	// included; Fields the state fields then.
+	Prefix []thread.Message
+	Fields thread.State
+}
+
+func newTranslator(a *app.App, v lgRunView) *lgTranslator {
+	t := &lgTranslator{
+		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: v.RouteID,
+		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{},
+	}
+	fields := v.Fields.Clone()
+	t.top = &lgGraph{msgs: lcMessages(v.ThreadID, "", v.Prefix), fields: fields, changed: thread.State{}, ai: -1}
+	return t
+}
+
+// begin returns the parts that open a stream: the state the run starts
+// from.
+func (t *lgTranslator) begin() []stream.Event {
+	t.out = nil
+	t.values(t.top)
+	return t.out
+}
+
+// feed returns the parts for one Dawn event, possibly none.
+func (t *lgTranslator) feed(e stream.Event) []stream.Event {
+	t.out = nil
+	switch {
+	case strings.HasPrefix(e.Type, stream.SubagentPrefix):
+		t.subagentEvent(e)
+	case e.Type == stream.TypeDone:
+		t.done(e.Data)
+	default:
+		t.event(t.top, e.Type, e.Data)
+	}
+	return t.out
+}
+
+// emit adds a part of mode named name for graph g, if the mode was asked
+// for (and, for a subagent, subgraphs were).
+func (t *lgTranslator) emit(g *lgGraph, mode, name string, data any) {
+	if !t.modes[mode] || (g.ns != "" && !t.subgraphs) {
+		return
+	}
+	if g.ns != "" {
+		name += "|" + g.ns
+	}
+	t.out = append(t.out, stream.Event{Type: name, Data: mustJSON(data)})
+}
+
+func (t *lgTranslator) event(g *lgGraph, typ string, data json.RawMessage) {
+	switch typ {
+	case stream.TypeChunk:
+		t.chunk(g, stream.ChunkText(data))
+	case stream.TypeToolCall:
+		var c struct {
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}
+		_ = json.Unmarshal(data, &c)
+		t.toolCall(g, thread.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input})
+	case stream.TypeToolResult:
+		var r struct {
+			ID     string          `json:"id"`
+			Name   string          `json:"name"`
+			Output json.RawMessage `json:"output"`
+			Error  string          `json:"error"`
+		}
+		_ = json.Unmarshal(data, &r)
+		t.toolResult(g, r.ID, r.Name, r.Output, r.Error)
+	default:
+		if typ == "plan_update" {
+			planUpdate(g, data)
+		}
+		t.emit(g, modeCustom, modeCustom, map[string]any{"event": typ, "data": json.RawMessage(orNull(data))})
+		if g.reported && len(g.changed) > 0 {
+			t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeTools: g.changed})
+			g.changed = thread.State{}
+			t.values(g)
+		}
+	}
+}
+
+// idle returns the parts owed when no event is waiting: the end of a tools
+// step, or state changed outside one, so that a client sees the state of a
+// run that is now waiting (for a model, or a person).
+func (t *lgTranslator) idle() []stream.Event {
+	t.out = nil
+	for _, g := range t.graphs() {
+		switch {
+		case g.ended:
+			t.endTools(g, true)
+		case len(g.changed) > 0 && !g.reported:
+			g.changed = thread.State{}
+			t.values(g)
+		}
+	}
+	return t.out
+}
+
+// graphs returns the run's graph and its subagents' graphs.
+func (t *lgTranslator) graphs() []*lgGraph {
+	out := []*lgGraph{t.top}
+	for _, g := range t.subs {
+		out = append(out, g)
+	}
+	return out
+}
+
+func orNull(data json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return json.RawMessage(`null`)
+	}
+	return data
+}
+
+// meta is the metadata of a messages part.
+func (t *lgTranslator) meta(g *lgGraph, node string) map[string]any {
+	return map[string]any{
+		"run_id": t.runID, "thread_id": t.threadID, "graph_id": t.graphID, "assistant_id": assistantID(t.graphID),
+		"langgraph_node": node, "langgraph_step": g.step, "langgraph_checkpoint_ns": g.ns, "checkpoint_ns": g.ns,
+	}
+}
+
+// openAI starts the model message of a new model step.
+func (t *lgTranslator) openAI(g *lgGraph) {
+	g.step++
+	g.reported = false
+	g.msgs = append(g.msgs, lcMessage{Type: "ai", Role: thread.RoleAssistant, ID: messageID(t.threadID, g.ns, len(g.msgs))})
+	g.ai = len(g.msgs) - 1
+}
+
+func (t *lgTranslator) chunk(g *lgGraph, text string) {
+	t.endTools(g, true)
+	first := g.ai < 0
+	if first {
+		t.openAI(g)
+	}
+	m := &g.msgs[g.ai]
+	m.Content += text
+	t.emit(g, modeMessagesTuple, modeMessages, []any{aiChunk(m.ID, text, nil), t.meta(g, nodeAgent)})
+	if first {
+		t.emit(g, modeMessages, "messages/metadata", map[string]any{m.ID: map[string]any{"metadata": t.meta(g, nodeAgent)}})
+	}
+	t.emit(g, modeMessages, "messages/partial", []any{lcDict(*m)})
+}
+
+func (t *lgTranslator) toolCall(g *lgGraph, c thread.ToolCall) {
+	t.endTools(g, true)
+	if g.ai < 0 {
+		t.openAI(g)
+	}
+	m := &g.msgs[g.ai]
+	index := len(m.ToolCalls)
+	m.ToolCalls = append(m.ToolCalls, toLCCall(c))
+	g.calls++
+	if c.Name == capabilities.ReservedToolName {
+		var in struct {
+			Input string `json:"input"`
+		}
+		_ = json.Unmarshal(c.Input, &in)
+		t.tasks[c.ID] = taskCall{input: in.Input, ns: g.ns}
+	}
+	args := string(c.Input)
+	if args == "" {
+		args = "{}"
+	}
+	chunk := []map[string]any{{"name": c.Name, "args": args, "id": c.ID, "index": index, "type": "tool_call_chunk"}}
+	t.emit(g, modeMessagesTuple, modeMessages, []any{aiChunk(m.ID, "", chunk), t.meta(g, nodeAgent)})
+	t.emit(g, modeMessages, "messages/partial", []any{lcDict(*m)})
+}
+
+func (t *lgTranslator) toolResult(g *lgGraph, id, name string, output json.RawMessage, errText string) {
+	if g.results == 0 && g.ai >= 0 {
+		t.completeAI(g)
+	}
+	if sub, ok := t.subs[id]; ok {
+		t.endSubagent(id, sub, output)
+	}
+	msg := lcMessage{Type: "tool", Role: thread.RoleTool, ID: messageID(t.threadID, g.ns, len(g.msgs)), ToolCallID: id, Name: name, Content: outputText(output)}
+	if errText != "" {
+		msg.Content, msg.IsError, msg.Status = "error: "+errText, true, "error"
+	}
+	g.msgs = append(g.msgs, msg)
+	g.tools = append(g.tools, msg)
+	g.results++
+	if g.results == 1 {
+		g.step++
+	}
+	g.ended = g.results >= g.calls
+	t.emit(g, modeMessagesTuple, modeMessages, []any{lcDict(msg), t.meta(g, nodeTools)})
+	t.emit(g, modeMessages, "messages/complete", []any{lcDict(msg)})
+}
+
+// outputText is a tool output as the model reads it: a string as it is,
+// anything else as JSON.
+func outputText(output json.RawMessage) string {
+	output = bytes.TrimSpace(output)
+	var s string
+	switch {
+	case len(output) == 0 || bytes.Equal(output, []byte("null")):
+		return ""
+	case output[0] == '"' && json.Unmarshal(output, &s) == nil:
+		return s
+	}
+	return string(output)
+}
+
+// completeAI ends the model message being built: it is an update of the
+// agent node.
+func (t *lgTranslator) completeAI(g *lgGraph) {
+	m := g.msgs[g.ai]
+	t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeAgent: map[string]any{"messages": []lcMessage{m}}})
+	t.emit(g, modeMessages, "messages/complete", []any{lcDict(m)})
+}
+
+// endTools reports a tools step whose every call has its result: an update
+// of the tools node, then (with withValues) the state after it.
+func (t *lgTranslator) endTools(g *lgGraph, withValues bool) {
+	if !g.ended {
+		return
+	}
+	g.ended, g.reported = false, true
+	update := map[string]any{"messages": g.tools}
+	for k, v := range g.changed {
+		update[k] = v
+	}
+	t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeTools: update})
+	g.changed = thread.State{}
+	g.ai, g.calls, g.results, g.tools = -1, 0, 0, nil
+	if withValues {
+		t.values(g)
+	}
+}
+
+func (t *lgTranslator) values(g *lgGraph) {
+	v := make(map[string]any, len(g.fields)+1)
+	for k, f := range g.fields {
+		v[k] = f
+	}
+	v["messages"] = g.msgs
+	t.emit(g, modeValues, modeValues, v)
+}
+
+// done ends the run's graph: the final answer, then the final state from
+// the done event, which is what the store keeps. A failed run ends with an
+// error part; a cancelled one just ends.
+func (t *lgTranslator) done(data json.RawMessage) {
+	g := t.top
+	var d struct {
+		Output json.RawMessage `json:"output"`
+	}
+	_ = json.Unmarshal(data, &d)
+	var failed struct {
+		Error     string `json:"error"`
+		Cancelled bool   `json:"cancelled"`
+	}
+	msgs, fields, ok := splitValues(d.Output)
+	if !ok {
+		if json.Unmarshal(d.Output, &failed) == nil && failed.Error != "" {
+			t.out = append(t.out, stream.Event{Type: "error", Data: mustJSON(map[string]string{"error": "RunError", "message": failed.Error})})
+		}
+		return
+	}
+	t.endTools(g, false)
+	final := lcMessages(t.threadID, "", msgs)
+	if n := len(final); n > 0 && final[n-1].Type == "ai" && len(final[n-1].ToolCalls) == 0 && (g.ai >= 0 || n > len(g.msgs)) {
+		last := final[n-1]
+		if g.ai < 0 {
+			// The answer was not streamed (runs/wait, or no text deltas):
+			// it comes whole.
+			g.step++
+			t.emit(g, modeMessagesTuple, modeMessages, []any{aiChunk(last.ID, last.Content, nil), t.meta(g, nodeAgent)})
+		}
+		t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeAgent: map[string]any{"messages": []lcMessage{last}}})
+		t.emit(g, modeMessages, "messages/complete", []any{lcDict(last)})
+	}
+	g.msgs, g.fields = final, fields
+	t.values(g)
+}
+
+// subagentEvent handles a subagent's event. With subgraphs it is the
+// subagent graph's own; without, LangGraph streams nothing of a subgraph,
+// but Dawn's own events of a subagent (its plan) still reach custom.
+func (t *lgTranslator) subagentEvent(e stream.Event) {
+	var who struct {
+		CallID  string `json:"call_id"`
+		RouteID string `json:"route_id"`
+	}
+	_ = json.Unmarshal(e.Data, &who)
+	inner := strings.TrimPrefix(e.Type, stream.SubagentPrefix)
+	if !t.subgraphs {
+		switch inner {
+		case stream.TypeChunk, stream.TypeToolCall, stream.TypeToolResult:
+		default:
+			t.emit(t.top, modeCustom, modeCustom, map[string]any{"event": e.Type, "data": json.RawMessage(orNull(e.Data))})
+		}
+		return
+	}
+	t.event(t.subagent(who.CallID, who.RouteID), inner, e.Data)
+}
+
+// subagent returns the graph of the subagent started by task call callID,
+// opening it with its first values: the task as a human message and the
+// subagent route's initial state.
+func (t *lgTranslator) subagent(callID, routeID string) *lgGraph {
+	if g, ok := t.subs[callID]; ok {
+		return g
+	}
+	call := t.tasks[callID]
+	ns := "tools:" + callID
+	if call.ns != "" {
+		ns = call.ns + "|" + ns
+	}
+	fields := thread.State{}
+	if p, ok := t.app.Routes[routeID]; ok {
+		fields = p.InitialState()
+	}
+	g := &lgGraph{ns: ns, fields: fields, changed: thread.State{}, ai: -1}
+	g.msgs = lcMessages(t.threadID, ns, []thread.Message{{Role: thread.RoleUser, Content: call.input}})
+	t.subs[callID] = g
+	t.values(g)
+	return g
+}
+
+// endSubagent closes a subagent's graph when its task call returns, with
+// the subagent's answer (the call's output) as its last message.
+func (t *lgTranslator) endSubagent(callID string, g *lgGraph, output json.RawMessage) {
+	t.endTools(g, false)
+	if g.ai < 0 {
+		t.openAI(g)
+		g.msgs[g.ai].Content = outputText(output)
+	}
+	t.completeAI(g)
+	t.values(g)
+	delete(t.subs, callID)
+}
+
+// aiChunk is a streamed piece of a model message, as LangChain serializes
+// an AIMessageChunk.
+func aiChunk(id, text string, toolCallChunks []map[string]any) map[string]any {
+	if toolCallChunks == nil {
+		toolCallChunks = []map[string]any{}
+	}
+	return map[string]any{"type": "AIMessageChunk", "id": id, "content": text, "tool_call_chunks": toolCallChunks, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
+}
+
+// lcDict is m as LangChain serializes a message, without Dawn's fields, for
+// the parts a LangChain client turns into message objects.
+func lcDict(m lcMessage) map[string]any {
+	d := map[string]any{"type": m.Type, "id": m.ID, "content": m.Content, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
+	switch m.Type {
+	case "ai":
+		calls := make([]map[string]any, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			calls[i] = map[string]any{"id": c.ID, "name": c.Name, "args": c.Args, "type": "tool_call"}
+		}
+		d["tool_calls"], d["invalid_tool_calls"] = calls, []any{}
+	case "tool":
+		d["tool_call_id"], d["name"] = m.ToolCallID, m.Name
+		d["status"] = "success"
+		if m.Status != "" {
+			d["status"] = m.Status
+		}
+	}
+	return d
+}
+
+// planKeys are the members of a harness plan_update that are the harness
+// plan's own (the "plan" state field), by the plan's key; "todos" are its
+// items.
+var planKeys = map[string]string{
+	"items": "todos", "state": "state", "goal": "goal", "postconditions": "postconditions",
+	"advance": "advance", "pause_reason": "pause_reason", "reason": "reason",
+}
+
+// planUpdate applies a plan_update event to a graph's fields: its todos
+// are the todos field, and on a route whose harness owns the plan (whose
+// state has a "plan" object and whose event a lifecycle "state") the plan
+// field's items and lifecycle too, so values show the plan as it moves
+// and not only at the end.
+func planUpdate(g *lgGraph, data json.RawMessage) {
+	var update map[string]json.RawMessage
+	if json.Unmarshal(data, &update) != nil {
+		return
+	}
+	if todos, ok := update["todos"]; ok && len(todos) > 0 {
+		g.fields["todos"], g.changed["todos"] = todos, todos
+	}
+	var plan map[string]json.RawMessage
+	if _, harness := update["state"]; !harness || json.Unmarshal(g.fields["plan"], &plan) != nil || plan == nil {
+		return
+	}
+	for key, from := range planKeys {
+		if v, ok := update[from]; ok {
+			plan[key] = v
+		} else if key == "pause_reason" || key == "reason" {
+			delete(plan, key) // left out of the event when empty
+		}
+	}
+	raw := mustJSON(plan)
+	g.fields["plan"], g.changed["plan"] = raw, raw
+}

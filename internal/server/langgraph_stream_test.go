@@ -1,0 +1,251 @@
+package server
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/router"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+)
+
+// nestedRun is a run whose subagent (call c1) hands work to its own
+// subagent (call c2), as the runner streams it.
+var nestedRun = []stream.Event{
+	{ID: 1, Type: "tool_call", Data: json.RawMessage(`{"id":"c1","name":"task","input":{"subagent":"researcher","input":"dig"}}`)},
+	{ID: 2, Type: "subagent.tool_call", Data: json.RawMessage(`{"id":"c2","name":"task","input":{"subagent":"deep","input":"deeper"},"call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	{ID: 3, Type: "subagent.chunk", Data: json.RawMessage(`{"data":"found","call_id":"c2","subagent":"deep","route_id":"/r/subagents/researcher/subagents/deep","depth":2}`)},
+	{ID: 4, Type: "subagent.plan_update", Data: json.RawMessage(`{"todos":[{"content":"Dig","status":"completed"}],"call_id":"c2","subagent":"deep","route_id":"/r/subagents/researcher/subagents/deep","depth":2}`)},
+	{ID: 5, Type: "subagent.tool_result", Data: json.RawMessage(`{"id":"c2","name":"task","output":"found","call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	{ID: 6, Type: "subagent.chunk", Data: json.RawMessage(`{"data":"done","call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	{ID: 7, Type: "tool_result", Data: json.RawMessage(`{"id":"c1","name":"task","output":"done"}`)},
+	{ID: 8, Type: "chunk", Data: json.RawMessage(`"All done"`)},
+	{ID: 9, Type: "done", Data: json.RawMessage(`{"output":{"messages":[` +
+		`{"role":"user","content":"hi"},` +
+		`{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"task","input":{"subagent":"researcher","input":"dig"}}]},` +
+		`{"role":"tool","content":"done","tool_call_id":"c1","name":"task"},` +
+		`{"role":"assistant","content":"All done"}],"todos":[]}}`)},
+}
+
+func TestTranslatorSubgraphs(t *testing.T) {
+	all := map[string]bool{modeValues: true, modeUpdates: true, modeMessagesTuple: true, modeCustom: true}
+	tests := []struct {
+		name      string
+		modes     map[string]bool
+		subgraphs bool
+		want      [][]string // parts per event, begin first
+	}{
+		{
+			name: "subgraphs", modes: all, subgraphs: true,
+			want: [][]string{
+				{"values"},
+				{"messages"},
+				{"values|tools:c1", "messages|tools:c1"},
+				{"values|tools:c1|tools:c2", "messages|tools:c1|tools:c2"},
+				{"custom|tools:c1|tools:c2"},
+				{"updates|tools:c1", "updates|tools:c1|tools:c2", "values|tools:c1|tools:c2", "messages|tools:c1"},
+				{"updates|tools:c1", "values|tools:c1", "messages|tools:c1"},
+				{"updates", "updates|tools:c1", "values|tools:c1", "messages"},
+				{"updates", "values", "messages"},
+				{"updates", "values"},
+			},
+		},
+		{
+			name: "no subgraphs", modes: all,
+			want: [][]string{
+				{"values"}, {"messages"}, nil, nil, {"custom"}, nil, nil, {"updates", "messages"}, {"updates", "values", "messages"}, {"updates", "values"},
+			},
+		},
+		{
+			name: "values only", modes: map[string]bool{modeValues: true}, subgraphs: true,
+			want: [][]string{
+				{"values"}, nil, {"values|tools:c1"}, {"values|tools:c1|tools:c2"}, nil, {"values|tools:c1|tools:c2"}, {"values|tools:c1"}, {"values|tools:c1"}, {"values"}, {"values"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTranslator(&app.App{}, lgRunView{
+				ThreadID: "t", RunID: "r", RouteID: "/r", Modes: tt.modes, Subgraphs: tt.subgraphs,
+				Prefix: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}, Fields: thread.State{},
+			})
+			got := [][]string{names(tr.begin())}
+			var parts []stream.Event
+			for _, e := range nestedRun {
+				out := tr.feed(e)
+				parts = append(parts, out...)
+				got = append(got, names(out))
+			}
+			for i := range got {
+				if !slices.Equal(got[i], tt.want[i]) {
+					t.Errorf("parts for %s = %q, want %q", eventName(i), got[i], tt.want[i])
+				}
+			}
+			if tt.name != "subgraphs" {
+				return
+			}
+			// The deepest subagent starts from its task and ends with its
+			// answer; the custom part carries the Dawn event.
+			var first, last struct {
+				Messages []lcMessage `json:"messages"`
+			}
+			subValues := filter(parts, "values|tools:c1|tools:c2")
+			_ = json.Unmarshal(subValues[0].Data, &first)
+			_ = json.Unmarshal(subValues[len(subValues)-1].Data, &last)
+			if len(first.Messages) != 1 || first.Messages[0].Content != "deeper" || first.Messages[0].Type != "human" {
+				t.Errorf("the subagent starts from %+v", first.Messages)
+			}
+			if n := len(last.Messages); n != 2 || last.Messages[1].Content != "found" {
+				t.Errorf("the subagent ends with %+v", last.Messages)
+			}
+			custom := filter(parts, "custom|tools:c1|tools:c2")[0]
+			if !strings.Contains(string(custom.Data), `"event":"plan_update"`) {
+				t.Errorf("custom part %s", custom.Data)
+			}
+			var tuple []map[string]any
+			_ = json.Unmarshal(filter(parts, "messages|tools:c1|tools:c2")[0].Data, &tuple)
+			if tuple[1]["langgraph_checkpoint_ns"] != "tools:c1|tools:c2" {
+				t.Errorf("metadata %v", tuple[1])
+			}
+		})
+	}
+}
+
+func names(parts []stream.Event) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p.Type)
+	}
+	return out
+}
+
+func filter(parts []stream.Event, typ string) []stream.Event {
+	var out []stream.Event
+	for _, p := range parts {
+		if p.Type == typ {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func eventName(i int) string {
+	if i == 0 {
+		return "begin"
+	}
+	return nestedRun[i-1].Type
+}
+
+// TestTranslatorIdle: a tools step is reported when the stream goes idle,
+// and a plan change that comes after that report is reported on its own;
+// the next model step does not report the step again.
+func TestTranslatorIdle(t *testing.T) {
+	all := map[string]bool{modeValues: true, modeUpdates: true}
+	tr := newTranslator(&app.App{}, lgRunView{ThreadID: "t", RunID: "r", RouteID: "/r", Modes: all, Fields: thread.State{"todos": json.RawMessage(`[]`)},
+		Prefix: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}})
+	tr.begin()
+	steps := []struct {
+		feed *stream.Event
+		want []string
+	}{
+		{&stream.Event{ID: 1, Type: "tool_call", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","input":{"todos":[]}}`)}, nil},
+		{&stream.Event{ID: 2, Type: "tool_result", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","output":{"todos":[]}}`)}, []string{"updates"}},
+		{nil, []string{"updates", "values"}}, // idle
+		{nil, nil},                           // idle again: nothing owed
+		{&stream.Event{ID: 3, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"pending"}]}`)}, []string{"updates", "values"}},
+		{&stream.Event{ID: 4, Type: "chunk", Data: json.RawMessage(`{"content":"ok"}`)}, nil},
+	}
+	for i, s := range steps {
+		var got []stream.Event
+		if s.feed == nil {
+			got = tr.idle()
+		} else {
+			got = tr.feed(*s.feed)
+		}
+		if !slices.Equal(names(got), s.want) {
+			t.Errorf("step %d: parts %q, want %q", i, names(got), s.want)
+		}
+	}
+	var v struct {
+		Todos []map[string]string `json:"todos"`
+	}
+	end := filter(tr.feed(stream.Event{ID: 5, Type: "done", Data: json.RawMessage(`{"output":{"messages":[],"todos":[{"content":"A","status":"completed"}]}}`)}), "values")
+	_ = json.Unmarshal(end[0].Data, &v)
+	if len(v.Todos) != 1 || v.Todos[0]["status"] != "completed" {
+		t.Errorf("final todos %v", v.Todos)
+	}
+}
+
+func TestPlanUpdate(t *testing.T) {
+	tests := []struct {
+		name         string
+		fields       thread.State
+		event        string
+		todos, plan  string
+		changedCount int
+	}{
+		{"dawn's planning", thread.State{"todos": json.RawMessage(`[]`)}, `{"todos":[{"content":"A","status":"pending"}]}`,
+			`[{"content":"A","status":"pending"}]`, ``, 1},
+		{"harness", thread.State{"plan": json.RawMessage(`{"state":"draft","items":[],"revisions":[],"pause_reason":"x"}`)},
+			`{"todos":[{"id":"s1","content":"A","status":"in_progress"}],"state":"running","goal":"G","current":0,"postconditions":[],"advance":"auto","budget_left":2}`,
+			`[{"id":"s1","content":"A","status":"in_progress"}]`,
+			`{"advance":"auto","goal":"G","items":[{"id":"s1","content":"A","status":"in_progress"}],"postconditions":[],"revisions":[],"state":"running"}`, 2},
+		{"harness event, no plan field", thread.State{}, `{"todos":[],"state":"running"}`, `[]`, ``, 1},
+		{"not JSON", thread.State{}, `nope`, ``, ``, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &lgGraph{fields: tt.fields, changed: thread.State{}}
+			planUpdate(g, json.RawMessage(tt.event))
+			if got := string(g.fields["todos"]); got != tt.todos {
+				t.Errorf("todos = %s, want %s", got, tt.todos)
+			}
+			if got := string(g.fields["plan"]); tt.plan != "" && got != tt.plan {
+				t.Errorf("plan = %s, want %s", got, tt.plan)
+			}
+			if len(g.changed) != tt.changedCount {
+				t.Errorf("changed %v, want %d fields", g.changed, tt.changedCount)
+			}
+		})
+	}
+}
+
+func TestWithParams(t *testing.T) {
+	route := func(id string, segs ...router.Segment) *router.Route {
+		r := &router.Route{ID: id, Segments: segs}
+		for _, s := range segs {
+			if s.Kind != router.Static {
+				r.Params = append(r.Params, s.Value)
+			}
+		}
+		return r
+	}
+	support := route("/support/[tenant]", router.Segment{Kind: router.Static, Value: "support"}, router.Segment{Kind: router.Dynamic, Value: "tenant"})
+	docs := route("/docs/[[...slug]]", router.Segment{Kind: router.Static, Value: "docs"}, router.Segment{Kind: router.OptionalCatchAll, Value: "slug"})
+	tests := []struct {
+		r             *router.Route
+		path          string
+		configurable  map[string]any
+		context, want string
+	}{
+		{support, "/support/[tenant]", map[string]any{"tenant": "acme"}, "", "/support/acme"},
+		{support, "/support/[tenant]", nil, "globex", "/support/globex"},
+		{support, "/support/[tenant]", nil, "", "/support/[tenant]"}, // no param: the id, as Dawn runs it
+		{support, "/support/initech", map[string]any{"tenant": "acme"}, "", "/support/initech"},
+		{support, "/support/[tenant]", map[string]any{"tenant": 7}, "", "/support/[tenant]"},
+		{docs, "/docs/[[...slug]]", nil, "", "/docs"},
+		{docs, "/docs/[[...slug]]", map[string]any{"slug": "a/b"}, "", "/docs/a/b"},
+	}
+	for _, tt := range tests {
+		ctx := map[string]any{}
+		if tt.context != "" {
+			ctx["tenant"] = tt.context
+		}
+		if got := withParams(tt.r, tt.path, tt.configurable, ctx); got != tt.want {
+			t.Errorf("withParams(%s, %v, %v) = %s, want %s", tt.path, tt.configurable, ctx, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/agent"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/labstack/echo/v4"
+)
+
+// runBody is the body of runs/wait and runs/stream. Unknown fields are
+// ignored so Dawn and LangGraph clients that send more keep working.
+type runBody struct {
+	Route string `json:"route"`
+	// AssistantID is accepted as a synonym of Route.
+	AssistantID string   `json:"assistant_id"`
+	Input       runInput `json:"input"`
+	// fields are all the body's top-level fields, where the run strategies'
+	// options are found (capabilities.RunStrategy's RunOption, such as
+	// plan_first: "off", "auto", "always" or "preview").
+	fields map[string]json.RawMessage
+}
+
+func (b *runBody) UnmarshalJSON(data []byte) error {
+	type plain runBody
+	if err := json.Unmarshal(data, (*plain)(b)); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, &b.fields)
+}
+
+// strategyOptions reads the options of the app's run strategies from the
+// body: each is a string, like "plan_first": "preview".
+func (s *Server) strategyOptions(fields map[string]json.RawMessage) (map[string]string, error) {
+	var opts map[string]string
+	for _, mk := range s.runs.App().Config.Markers {
+		rs, ok := mk.(capabilities.RunStrategy)
+		if !ok {
+			continue
+		}
+		name := rs.RunOption()
+		raw, ok := fields[name]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, newError(http.StatusBadRequest, "invalid_body", fmt.Sprintf("%s must be a string, like %q: %q", name, name, "off"))
+		}
+		if opts == nil {
+			opts = map[string]string{}
+		}
+		opts[name] = v
+	}
+	return opts, nil
+}
+
+type runInput struct {
+	Messages []inputMessage
+	Values   map[string]json.RawMessage
+}
+
+type inputMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Type is LangChain's name for the role ("human").
+	Type string `json:"type"`
+}
+
+func (in *runInput) UnmarshalJSON(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return errors.New("input must be a JSON object like {\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}")
+	}
+	if raw, ok := fields["messages"]; ok {
+		if err := json.Unmarshal(raw, &in.Messages); err != nil {
+			return errors.New("input.messages must be an array of {\"role\",\"content\"} objects with string content")
+		}
+		delete(fields, "messages")
+	}
+	in.Values = fields
+	return nil
+}
+
+func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
+	var body runBody
+	if err := decode(c, &body); err != nil {
+		return runner.Request{}, err
+	}
+	route := body.Route
+	if route == "" {
+		route = body.AssistantID
+	}
+	if route == "" {
+		return runner.Request{}, newError(http.StatusBadRequest, "invalid_body", `route is required, like {"route":"/support/acme","input":{"messages":[{"role":"user","content":"Hello"}]}}`)
+	}
+	id := c.Param("id")
+	if err := checkThreadID(id); err != nil {
+		return runner.Request{}, err
+	}
+	opts, err := s.strategyOptions(body.fields)
+	if err != nil {
+		return runner.Request{}, err
+	}
+	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts}
+	for _, m := range body.Input.Messages {
+		role := m.Role
+		switch {
+		case role == "" && (m.Type == "human" || m.Type == ""):
+			role = thread.RoleUser
+		case role == "" && m.Type == "system":
+			role = thread.RoleSystem
+		case role == "human":
+			role = thread.RoleUser
+		}
+		req.Messages = append(req.Messages, thread.Message{Role: role, Content: m.Content})
+	}
+	return req, nil
+}
+
+func (s *Server) runWait(c echo.Context) error {
+	req, err := s.parseRun(c)
+	if err != nil {
+		return err
+	}
+	run, err := s.runs.Start(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	<-run.Done()
+	if run.Cancelled() {
+		return newError(http.StatusConflict, "run_cancelled", "the run on thread "+req.ThreadID+" was cancelled before it finished; its completed steps are kept")
+	}
+	if err := run.Err(); err != nil {
+		var me *agent.ModelError
+		var tl *agent.TurnLimitError
+		switch {
+		case errors.As(err, &me):
+			return newError(http.StatusBadGateway, "model_error", err.Error())
+		case errors.As(err, &tl):
+			return newError(http.StatusInternalServerError, "turn_limit", err.Error())
+		}
+		return newError(http.StatusInternalServerError, "run_failed", err.Error())
+	}
+	return c.JSONBlob(http.StatusOK, run.Output())
+}
+
+func (s *Server) runStream(c echo.Context) error {
+	req, err := s.parseRun(c)
+	if err != nil {
+		return err
+	}
+	req.Stream = true
+	run, err := s.runs.Start(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return s.writeStream(c, run.Log.Subscribe(0), run.ID)
+}
+
+// joinStream lets a client that lost its connection pick up a run's stream
+// after the last event id it saw (Last-Event-ID header or ?after=N). A run
+// that already ended is replayed from the event log.
+func (s *Server) joinStream(c echo.Context) error {
+	id, runID := c.Param("id"), c.Param("run")
+	after, err := lastEventID(c)
+	if err != nil {
+		return err
+	}
+	if run := s.runs.Active(id); run != nil && run.ID == runID {
+		return s.writeStream(c, run.Log.Subscribe(after), runID)
+	}
+	ctx := c.Request().Context()
+	r, err := s.runs.Store().GetRun(ctx, runID)
+	if err != nil || r.ThreadID != id {
+		return newError(http.StatusNotFound, "run_not_found", "thread "+id+" has no run "+runID)
+	}
+	if r.Status == store.RunRunning {
+		return s.followRemote(c, runID, after)
+	}
+	events, err := s.runs.Store().Events(ctx, runID, after)
+	if err != nil {
+		return err
+	}
+	if r.Status == store.RunInterrupted && (len(events) == 0 || events[len(events)-1].Type != stream.TypeDone) {
+		// A crash cut the run off before its done event: end the replay as
+		// a live stream ends, with an id after anything the client saw.
+		last := after
+		if n := len(events); n > 0 {
+			last = max(last, events[n-1].ID)
+		}
+		events = append(events, stream.Event{ID: last + 1, Type: stream.TypeDone, Data: mustJSON(map[string]any{"output": map[string]any{"error": r.Error, "interrupted": true}})})
+	}
+	return s.writeStream(c, replay(events), runID)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// eventSource is what writeStream reads from.
+type eventSource interface {
+	Next(ctx context.Context) (stream.Event, error)
+}
+
+type sliceSource struct{ events []stream.Event }
+
+func replay(events []stream.Event) *sliceSource { return &sliceSource{events: events} }
+
+func (s *sliceSource) Next(context.Context) (stream.Event, error) {
+	if len(s.events) == 0 {
+		return stream.Event{}, io.EOF
+	}
+	e := s.events[0]
+	s.events = s.events[1:]
+	return e, nil
+}
+
+const keepAlive = 15 * time.Second
+
+func (s *Server) writeStream(c echo.Context, src eventSource, runID string) error {
+	defer s.runs.Telemetry().Subscribed()()
+	w := c.Response()
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Dawn-Run-Id", runID)
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+	ctx := c.Request().Context()
+	buf := make([]byte, 0, 1024)
+	for {
+		waitCtx, cancel := context.WithTimeout(ctx, keepAlive)
+		e, err := src.Next(waitCtx)
+		cancel()
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return nil
+		case ctx.Err() != nil:
+			return nil // client gone; the run goes on
+		case errors.Is(err, context.DeadlineExceeded):
+			if err := stream.WriteComment(w, "keep-alive"); err != nil {
+				return nil
+			}
+			w.Flush()
+			continue
+		default:
+			return nil
+		}
+		buf = stream.AppendSSE(buf[:0], e)
+		if _, err := w.Write(buf); err != nil {
+			return nil
+		}
+		w.Flush()
+		if e.Type == stream.TypeDone {
+			return nil
+		}
+	}
+}

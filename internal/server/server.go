@@ -1,0 +1,244 @@
+package server
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// Options configure a Server.
+type Options struct {
+	// APIKey, when set, is required as "Authorization: Bearer KEY" (or
+	// "X-Api-Key: KEY", as the LangGraph SDK sends it) on every endpoint but
+	// /healthz.
+	APIKey string
+	// CORSOrigins lists origins allowed to call the API from a browser,
+	// like "https://app.example.com" (see ParseOrigins); empty turns CORS
+	// off.
+	CORSOrigins []string
+	// Env reads environment variables (for the model each route uses).
+	Env    func(string) string
+	Logger *slog.Logger
+	// HTTP bounds what one client may hold; zero fields take the defaults.
+	HTTP HTTPLimits
+}
+
+// corsHeaders are the request headers a browser on an allowed origin may
+// send, and exposedHeaders the response headers its scripts may read:
+// Dawn-Run-Id is what a page needs to rejoin a stream.
+var (
+	corsHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key"}
+	// A LangGraph client in a browser reads the run's id from
+	// Content-Location (useStream keeps it to rejoin the run).
+	exposedHeaders = []string{"Dawn-Run-Id", "Content-Location", "Location", "X-Pagination-Next"}
+)
+
+// Server is the HTTP API.
+type Server struct {
+	echo   *echo.Echo
+	runs   *runner.Manager
+	opts   Options
+	logger *slog.Logger
+	// lg remembers runs started in the LangGraph dialect.
+	lg lgRuns
+}
+
+// New returns the API for the runs managed by m.
+func New(m *runner.Manager, opts Options) *Server {
+	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(s.recoverPanics)
+	if t := m.Telemetry(); t != nil {
+		e.Use(echo.WrapMiddleware(t.Middleware))
+	}
+	if origins := trimOrigins(opts.CORSOrigins); len(origins) > 0 {
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: exposedHeaders}))
+	}
+	if opts.APIKey != "" {
+		e.Use(s.requireKey)
+	}
+	e.Use(s.requireJSON)
+	e.Use(s.limitBody)
+
+	e.GET("/healthz", s.health)
+	e.GET("/routes", s.listRoutes)
+	e.POST("/threads", s.lgCreateThread)
+	e.GET("/threads/:id", s.getThread)
+	e.DELETE("/threads/:id", s.deleteThread)
+	e.GET("/threads/:id/state", s.getState)
+	e.GET("/threads/:id/runs", s.runsDialect)
+	e.POST("/threads/:id/runs/wait", s.byDialect(s.runWait, s.lgRunWait))
+	e.POST("/threads/:id/runs/stream", s.byDialect(s.runStream, s.lgRunStream))
+	e.GET("/threads/:id/runs/:run/stream", s.lgJoinDialect)
+	e.POST("/threads/:id/cancel", s.cancel)
+	s.mountCapabilities()
+	e.POST("/threads/:id/resume", s.resume)
+	e.POST("/agui/*", s.aguiRun)
+	s.routeLangGraph(e)
+	return s
+}
+
+// mountCapabilities serves the endpoints the app's capabilities add under
+// /threads/:id/ (capabilities.HTTPRoutes), such as the harness's
+// /threads/:id/plan, with the runner as their capabilities.ThreadHost. They
+// are mounted once, from the markers of the app the server starts with.
+func (s *Server) mountCapabilities() {
+	for _, mk := range s.runs.App().Config.Markers {
+		hr, ok := mk.(capabilities.HTTPRoutes)
+		if !ok {
+			continue
+		}
+		for _, rt := range hr.ThreadRoutes(s.runs) {
+			s.echo.Add(rt.Method, "/threads/:id/"+strings.TrimPrefix(rt.Path, "/"), threadRoute(rt))
+		}
+	}
+}
+
+// threadRoute adapts a capability's endpoint to echo: the thread id is the
+// request's "id" path value, and an *HTTPError is answered in the API's
+// error format.
+func threadRoute(rt capabilities.ThreadRoute) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		r.SetPathValue("id", c.Param("id"))
+		err := rt.Handler(c.Response(), r)
+		var he *capabilities.HTTPError
+		if errors.As(err, &he) {
+			return newError(he.Status, he.Kind, he.Msg)
+		}
+		return err
+	}
+}
+
+// Echo exposes the echo instance so the dev server can add pages.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// ServeHTTP makes Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.logger.Error("handler panicked", "path", c.Request().URL.Path, "panic", r)
+				err = newError(http.StatusInternalServerError, "internal", "internal error")
+			}
+		}()
+		return next(c)
+	}
+}
+
+func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
+	want := []byte("Bearer " + s.opts.APIKey)
+	return func(c echo.Context) error {
+		if c.Request().URL.Path == "/healthz" || c.Request().Method == http.MethodOptions {
+			return next(c)
+		}
+		got := []byte(c.Request().Header.Get("Authorization"))
+		if key := c.Request().Header.Get("X-Api-Key"); len(got) == 0 && key != "" {
+			got = []byte("Bearer " + key) // the LangGraph SDK's header
+		}
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			return newError(http.StatusUnauthorized, "unauthorized", "missing or wrong API key: send Authorization: Bearer <DAWN_API_KEY> (or X-Api-Key: <DAWN_API_KEY>)")
+		}
+		return next(c)
+	}
+}
+
+// requireJSON refuses a request that sends a body, or names a content
+// type, other than JSON, with 415. Browsers send text/plain and form
+// bodies from any site without asking first (no CORS preflight); refusing
+// them keeps a page elsewhere from starting or cancelling runs. A request
+// with no body and no Content-Type, such as a bare POST to cancel, passes.
+func (s *Server) requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		switch req.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		ct := req.Header.Get(echo.HeaderContentType)
+		if ct == "" && (req.ContentLength == 0 || req.Body == nil || req.Body == http.NoBody) {
+			return next(c)
+		}
+		if isJSON(ct) {
+			return next(c)
+		}
+		got := "no Content-Type"
+		if ct != "" {
+			got = fmt.Sprintf("Content-Type %q", ct)
+		}
+		return newError(http.StatusUnsupportedMediaType, "unsupported_media_type",
+			fmt.Sprintf("%s %s: send the body as JSON with Content-Type: application/json (got %s); with curl, add -H 'Content-Type: application/json'", req.Method, req.URL.Path, got))
+	}
+}
+
+// isJSON reports whether a Content-Type names JSON: application/json or a
+// +json type, with any parameters.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// limitBody refuses bodies over the app's limit with 413, whether the size
+// is announced or only discovered while reading, and gives the body
+// HTTPLimits.BodyTimeout to arrive.
+func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	timeout := s.opts.HTTP.WithDefaults().BodyTimeout
+	return func(c echo.Context) error {
+		limit := s.runs.App().Config.Limits.WithDefaults().BodyBytes
+		req := c.Request()
+		if req.ContentLength > limit {
+			return newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
+		}
+		if req.Body != nil && req.Body != http.NoBody {
+			req.Body = http.MaxBytesReader(c.Response(), deadlineBody(c.Response(), req.Body, timeout), limit)
+		}
+		return next(c)
+	}
+}
+
+// bodyReadError is the API error for a failed read of a request body.
+func bodyReadError(err error) error {
+	switch {
+	case isTooLarge(err):
+		return newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
+	case errors.Is(err, errBodyTimeout):
+		return newError(http.StatusRequestTimeout, "body_timeout", err.Error())
+	}
+	return newError(http.StatusBadRequest, "invalid_body", "cannot read request body: "+err.Error())
+}
+
+func (s *Server) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) listRoutes(c echo.Context) error {
+	return c.JSON(http.StatusOK, s.runs.App().Describe(s.env()))
+}
+
+func (s *Server) env() func(string) string {
+	if s.opts.Env != nil {
+		return s.opts.Env
+	}
+	return func(string) string { return "" }
+}
+
+func isTooLarge(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
