@@ -21,22 +21,27 @@ type migration struct {
 	sql     string
 }
 
-// loadMigrations reads the embedded migrations, named NNNN_what.sql and
-// numbered 1, 2, 3... without gaps, in version order.
+// loadMigrations reads the embedded SQLite migrations (see readMigrations).
 func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	return readMigrations(migrationFiles, "migrations")
+}
+
+// readMigrations reads the migrations in dir of fsys, named NNNN_what.sql
+// and numbered 1, 2, 3... without gaps, in version order.
+func readMigrations(fsys fs.FS, dir string) ([]migration, error) {
+	names, err := fs.Glob(fsys, dir+"/*.sql")
 	if err != nil {
 		return nil, err
 	}
 	var list []migration
 	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
+		base := strings.TrimPrefix(name, dir+"/")
 		num, _, ok := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil || v <= 0 {
 			return nil, fmt.Errorf("store: migration %s: name must start with a positive number and '_'", name)
 		}
-		text, err := migrationFiles.ReadFile(name)
+		text, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, err
 		}

@@ -5,12 +5,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,32 +198,9 @@ func (s *Postgres) migrate(ctx context.Context) error {
 	return nil
 }
 
+// loadPGMigrations reads the embedded Postgres migrations.
 func loadPGMigrations() ([]migration, error) {
-	names, err := fs.Glob(pgMigrationFiles, "migrations_pg/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var list []migration
-	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations_pg/")
-		num, _, _ := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("store: migration %s: name must start with a positive number and '_'", name)
-		}
-		text, err := pgMigrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, migration{version: v, name: base, sql: string(text)})
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].version < list[j].version })
-	for i, m := range list {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("store: migration %s: expected version %d", m.name, i+1)
-		}
-	}
-	return list, nil
+	return readMigrations(pgMigrationFiles, "migrations_pg")
 }
 
 // register inserts the store's owner row.
