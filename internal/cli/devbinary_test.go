@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dawn-go/dawn/internal/gomod"
 	"io"
 	"net/http"
 	"os"
@@ -63,9 +64,9 @@ func dawnBinary(t testing.TB) string {
 // repoRoot is the module's root folder.
 func repoRoot(t testing.TB) string {
 	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
+	root, ok := gomod.Root(".")
+	if !ok {
+		t.Fatal("no go.mod above the test's folder")
 	}
 	return root
 }
