@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/server"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // aguiEvent is one AG-UI event as a client reads it.
@@ -406,8 +408,10 @@ func TestAGUIStateInput(t *testing.T) {
 // Dawn's AG-UI endpoint does; the thread keeps the steps saved so far and
 // takes the next run.
 func TestAGUIDisconnectCancelsRun(t *testing.T) {
-	gate := make(chan struct{}) // never closed: the model hangs until cancelled
-	model := dawntest.Script().CallTool("writeTodos", fourTodos(0)).Wait(gate).Reply("never").Reply("next run")
+	model := &disconnectModel{
+		plan:  dawntest.Script().CallTool("writeTodos", fourTodos(0)),
+		reply: dawntest.Script().Reply("next run").Repeat(),
+	}
 	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	resp := post(t, url+"/agui/support/acme", aguiBody("gone", "r1", "hi", nil))
@@ -543,4 +547,29 @@ func TestAGUIKeyAndCORS(t *testing.T) {
 		t.Errorf("no CORS header on the stream: %v", resp.Header)
 	}
 	checkRunShape(t, readAGUI(t, resp), "auth", "r")
+}
+
+// disconnectModel plans, then hangs until its run is cancelled; to the
+// message "again" it answers at once. It decides by the conversation, not
+// by call count, so that a cancel landing before the hanging call cannot
+// shift its answers onto the next run.
+type disconnectModel struct {
+	plan, reply *dawntest.ScriptedModel
+}
+
+func (m *disconnectModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	if lastUser(msgs) == "again" {
+		return m.reply.GenerateContent(ctx, msgs, opts...)
+	}
+	for _, msg := range msgs {
+		if msg.Role == llms.ChatMessageTypeTool {
+			<-ctx.Done() // planned already: hang until the run is cancelled
+			return nil, ctx.Err()
+		}
+	}
+	return m.plan.GenerateContent(ctx, msgs, opts...)
+}
+
+func (m *disconnectModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }
