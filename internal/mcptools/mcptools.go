@@ -18,10 +18,12 @@
 // the server marks as an error, and any failure to reach the server, is the
 // tool's error, shown to the model.
 //
-// A server is started when the app is first loaded with it (its tools make
-// up the routes' tool lists), reused across reloads while its settings stay
-// the same, started again on the next call or load after it dies, and
-// stopped by Shutdown. It uses the official Go SDK,
+// A server's tools are listed when the app is first loaded with it (they
+// make up the routes' tool lists) through a session closed right after; the
+// server is started for good at its first tool call, reused across reloads
+// while its settings stay the same, started again on the next call after it
+// dies, and stopped by a reload whose dawn.yaml drops or changes it, and by
+// Shutdown. It uses the official Go SDK,
 // github.com/modelcontextprotocol/go-sdk.
 package mcptools
 
@@ -65,10 +67,12 @@ func (m *marker) Configure(values map[string]*yaml.Node) (capabilities.Marker, e
 	return &marker{servers: servers}, nil
 }
 
-// AppTools starts (or reuses) every server and returns their tools. A
+// AppTools lists every server's tools (see conn.list) and returns them. A
 // server that cannot be reached is an error naming it; the other servers'
-// tools are still returned.
+// tools are still returned. Servers of appDir that dawn.yaml no longer
+// names with the same settings are stopped.
 func (m *marker) AppTools(ctx context.Context, appDir string) ([]capabilities.AppTool, error) {
+	shared.retain(appDir, m.servers)
 	var tools []capabilities.AppTool
 	var errs []error
 	owner := map[string]string{}

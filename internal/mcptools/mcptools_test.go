@@ -255,3 +255,128 @@ func TestEverythingServer(t *testing.T) {
 		t.Errorf("everything_echo results %+v, want the echoed message", got)
 	}
 }
+
+// pids reads the ids the test server wrote to pidfile, one per start.
+func pids(t *testing.T, pidfile string) []int {
+	t.Helper()
+	data, err := os.ReadFile(pidfile)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		var pid int
+		fmt.Sscan(f, &pid)
+		out = append(out, pid)
+	}
+	return out
+}
+
+func running(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// callPID runs /desk calling tool (a test server's pid tool) once per
+// thread and returns the pid each call reported.
+func callPID(t *testing.T, srv *dawntest.Server, tool string, thread string) int {
+	t.Helper()
+	got := results(t, srv.Run(t, thread, "/desk", "go"))
+	if len(got) != 1 || got[0].Error != "" {
+		t.Fatalf("%s results %+v, want one pid", tool, got)
+	}
+	var out struct{ PID int }
+	if err := json.Unmarshal(got[0].Output, &out); err != nil || out.PID == 0 {
+		t.Fatalf("%s output %s, want a pid", tool, got[0].Output)
+	}
+	return out.PID
+}
+
+// TestServerStartsAtFirstCall: loading the app lists the server's tools
+// with a session it closes at once, so after load no server process runs;
+// the first tool call starts the server and the second reuses it.
+func TestServerStartsAtFirstCall(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	dir := writeApp(t, "mcp:\n  test:\n    command: "+testServer(t)+"\n    env: {PIDFILE: "+pidfile+"}\n", "tools: [test_pid]\n")
+	model := dawntest.Script().CallTool("test_pid", nil).Reply("Done.").CallTool("test_pid", nil).Reply("Done.")
+	srv := dawntest.New(t, dir, model, dawntest.Options{})
+	listed := pids(t, pidfile)
+	if len(listed) != 1 {
+		t.Fatalf("server started %d times at load (pids %v), want once, to list its tools", len(listed), listed)
+	}
+	if running(listed[0]) {
+		t.Errorf("server process %d, started at load to list the tools, still runs after load", listed[0])
+	}
+	// Loading again with the same settings reuses the listing.
+	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pids(t, pidfile); len(got) != 1 {
+		t.Errorf("a second load started the server again (pids %v); want the listing reused", got)
+	}
+
+	first := callPID(t, srv, "test_pid", "t1")
+	second := callPID(t, srv, "test_pid", "t2")
+	if first == listed[0] || !running(first) {
+		t.Errorf("the first call ran in process %d (load's was %d, running %v), want a new process that stays up", first, listed[0], running(first))
+	}
+	if second != first {
+		t.Errorf("the second call ran in process %d, want the first call's %d reused", second, first)
+	}
+	if got := pids(t, pidfile); len(got) != 2 {
+		t.Errorf("server started %d times (pids %v), want twice: the listing at load and the first call", len(got), got)
+	}
+}
+
+// TestReloadStopsRemovedServers: loading the app again after dawn.yaml
+// drops one server and changes another stops both old processes and keeps
+// the unchanged one.
+func TestReloadStopsRemovedServers(t *testing.T) {
+	tmp := t.TempDir()
+	server := func(name string, extra string) string {
+		return "  " + name + ":\n    command: " + testServer(t) + "\n    env: {PIDFILE: " + filepath.Join(tmp, name) + extra + "}\n"
+	}
+	dir := writeApp(t, "mcp:\n"+server("keep", "")+server("gone", "")+server("changed", ""), "")
+	model := dawntest.Script().
+		CallTool("keep_pid", nil).Reply("Done.").
+		CallTool("gone_pid", nil).Reply("Done.").
+		CallTool("changed_pid", nil).Reply("Done.").
+		CallTool("gone_pid", nil).Reply("Done.")
+	srv := dawntest.New(t, dir, model, dawntest.Options{})
+	keep := callPID(t, srv, "keep_pid", "t1")
+	gone := callPID(t, srv, "gone_pid", "t2")
+	changed := callPID(t, srv, "changed_pid", "t3")
+
+	yaml := "mcp:\n" + server("keep", "") + "  changed:\n    command: " + testServer(t) + "\n    env: {PIDFILE: " + filepath.Join(tmp, "changed") + ", MORE: x}\n"
+	if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true}); err != nil {
+		t.Fatal(err)
+	}
+	if running(gone) {
+		t.Errorf("server %q (process %d) still runs after a reload without it in dawn.yaml", "gone", gone)
+	}
+	if running(changed) {
+		t.Errorf("server %q (process %d) still runs after a reload that changed its settings", "changed", changed)
+	}
+	if !running(keep) {
+		t.Errorf("server %q (process %d) was stopped by a reload that left it as it was", "keep", keep)
+	}
+
+	// The old app's tool for the removed server does not start it again.
+	got := results(t, srv.Run(t, "t4", "/desk", "go"))
+	if len(got) != 1 || !strings.Contains(got[0].Error, "dawn.yaml") {
+		t.Errorf("calling the removed server through the old app = %+v, want an error saying dawn.yaml no longer names it", got)
+	}
+	if started := pids(t, filepath.Join(tmp, "gone")); len(started) != 2 {
+		t.Errorf("server %q started %d times (%v), want twice (listing, first call); a removed server is not started again", "gone", len(started), started)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte("mcp:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true}); err != nil {
+		t.Fatal(err)
+	}
+	if running(keep) {
+		t.Errorf("server %q (process %d) still runs after a reload with an empty mcp:", "keep", keep)
+	}
+}

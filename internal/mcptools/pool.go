@@ -3,12 +3,15 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,51 +26,101 @@ const connectTimeout = 2 * time.Minute
 // shared holds the process's server connections.
 var shared = &pool{conns: map[string]*conn{}}
 
-// pool keeps one connection per server and settings, so that reloading the
-// app reuses the running servers.
+// errRemoved is a call's error through a tool of an app loaded before
+// dawn.yaml dropped or changed its server, or before Shutdown.
+var errRemoved = errors.New("the server was stopped because dawn.yaml no longer names it with these settings (or Dawn is shutting down); reload the app")
+
+// pool keeps one connection per app folder and server settings, so that
+// reloading the app reuses the running servers and their tool lists.
 type pool struct {
 	mu    sync.Mutex
 	conns map[string]*conn
 }
 
-// conn returns the connection for s, run from appDir.
-func (p *pool) conn(appDir string, s Server) *conn {
+func poolKey(appDir string, s Server) string {
 	key, _ := json.Marshal(struct {
 		Dir string
 		S   Server
 	}{appDir, s})
+	return string(key)
+}
+
+// conn returns the connection for s, run from appDir.
+func (p *pool) conn(appDir string, s Server) *conn {
+	key := poolKey(appDir, s)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c, ok := p.conns[string(key)]
+	c, ok := p.conns[key]
 	if !ok {
 		c = &conn{server: s, dir: appDir}
-		p.conns[string(key)] = c
+		p.conns[key] = c
 	}
 	return c
 }
 
+// retain stops the connections of appDir whose settings are not among
+// servers: dawn.yaml dropped or changed them since the last load.
+func (p *pool) retain(appDir string, servers []Server) {
+	keep := map[string]bool{}
+	for _, s := range servers {
+		keep[poolKey(appDir, s)] = true
+	}
+	var stale []*conn
+	p.mu.Lock()
+	for key, c := range p.conns {
+		if c.dir == appDir && !keep[key] {
+			stale = append(stale, c)
+			delete(p.conns, key)
+		}
+	}
+	p.mu.Unlock()
+	stopAll(stale)
+}
+
 func (p *pool) shutdown() {
 	p.mu.Lock()
-	conns := p.conns
+	conns := slices.Collect(maps.Values(p.conns))
 	p.conns = map[string]*conn{}
 	p.mu.Unlock()
+	stopAll(conns)
+}
+
+func stopAll(conns []*conn) {
 	var wg sync.WaitGroup
 	for _, c := range conns {
-		wg.Go(c.close)
+		wg.Go(c.stop)
 	}
 	wg.Wait()
 }
 
-// conn is one server: a live session, or none until the next use starts
-// one.
+// conn is one server: a live session, or none until a tool call starts
+// one. The tool list is read at the first load and kept.
 type conn struct {
 	server Server
 	dir    string
 
-	mu    sync.Mutex
-	names []string // the route tool names of the last listing
-	cur   *mcp.ClientSession
-	dead  chan struct{} // closed when cur's connection ends
+	mu      sync.Mutex
+	tools   []*mcp.Tool // the last listing; nil before the first
+	names   []string    // the route tool names of the last listing
+	cur     *mcp.ClientSession
+	dead    chan struct{} // closed when cur's connection ends
+	stopped bool          // out of the pool: never started again
+}
+
+// liveLocked returns the live session, or nil when there is none or it
+// died. c.mu is held.
+func (c *conn) liveLocked() *mcp.ClientSession {
+	if c.cur == nil {
+		return nil
+	}
+	select {
+	case <-c.dead:
+		go c.cur.Close() // reaps the process; it may wait for it
+		c.cur = nil
+		return nil
+	default:
+		return c.cur
+	}
 }
 
 // session returns the live session, starting the server when there is none
@@ -75,15 +128,24 @@ type conn struct {
 func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil {
-		select {
-		case <-c.dead:
-			go c.cur.Close() // reaps the process; it may wait for it
-			c.cur = nil
-		default:
-			return c.cur, nil
-		}
+	if c.stopped {
+		return nil, errRemoved
 	}
+	if s := c.liveLocked(); s != nil {
+		return s, nil
+	}
+	s, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dead := make(chan struct{})
+	go func() { _ = s.Wait(); close(dead) }()
+	c.cur, c.dead = s, dead
+	return s, nil
+}
+
+// connect starts the server and completes the MCP handshake.
+func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
 	defer cancel()
 	t, stderr, err := c.transport()
@@ -98,9 +160,6 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 		return nil, fmt.Errorf("starting %s: %w", c.server.Transport(), err)
 	}
-	dead := make(chan struct{})
-	go func() { _ = s.Wait(); close(dead) }()
-	c.cur, c.dead = s, dead
 	return s, nil
 }
 
@@ -115,31 +174,56 @@ func (c *conn) forget(s *mcp.ClientSession) {
 	}
 }
 
-func (c *conn) close() {
+// stop ends the live session, if any, and keeps the server from starting
+// again.
+func (c *conn) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stopped = true
 	if c.cur != nil {
 		c.cur.Close()
 		c.cur = nil
 	}
 }
 
-// list returns the server's tools.
+// list returns the server's tools. A live session (the server runs for
+// earlier calls) lists them again; otherwise the last listing is reused,
+// and the first is read through a session closed right after, so loading
+// the app leaves no server running.
 func (c *conn) list(ctx context.Context) ([]*mcp.Tool, error) {
-	s, err := c.session(ctx)
-	if err != nil {
-		return nil, err
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return nil, errRemoved
+	}
+	live, cached := c.liveLocked(), c.tools
+	c.mu.Unlock()
+	if live == nil && cached != nil {
+		return cached, nil
+	}
+	s := live
+	if s == nil {
+		var err error
+		if s, err = c.connect(ctx); err != nil {
+			return nil, err
+		}
+		defer s.Close()
 	}
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	var tools []*mcp.Tool
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
-			c.forget(s)
+			if live != nil {
+				c.forget(live)
+			}
 			return nil, fmt.Errorf("listing tools: %w", err)
 		}
 		tools = append(tools, t)
 	}
+	c.mu.Lock()
+	c.tools = tools
+	c.mu.Unlock()
 	return tools, nil
 }
 

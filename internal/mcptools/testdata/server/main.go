@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"os"
 
@@ -30,6 +31,16 @@ type pid struct {
 }
 
 func main() {
+	// PIDFILE, when set, gets a line with this process's id, so tests can
+	// count the server processes Dawn started.
+	if path := os.Getenv("PIDFILE"); path != "" {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintln(f, os.Getpid())
+		f.Close()
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "dawn-test", Version: "v1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back."}, func(ctx context.Context, r *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
