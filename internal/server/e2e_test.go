@@ -55,7 +55,7 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 			types = append(types, e.Type)
 		}
 	}
-	want := []string{"tool_call", "tool_result", "plan_update", "tool_call", "tool_result", "plan_update", "done"}
+	want := []string{"model_call", "tool_call", "tool_result", "plan_update", "model_call", "tool_call", "tool_result", "plan_update", "model_call", "done"}
 	if !slices.Equal(types, want) {
 		t.Fatalf("event types = %v, want %v", types, want)
 	}
@@ -67,8 +67,8 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 	var first struct {
 		Todos []dawntest.Todo `json:"todos"`
 	}
-	if err := json.Unmarshal(events[2].Data, &first); err != nil || len(first.Todos) != 4 || first.Todos[0].Status != "in_progress" {
-		t.Fatalf("first plan_update = %s (%v)", events[2].Data, err)
+	if err := json.Unmarshal(events[3].Data, &first); err != nil || len(first.Todos) != 4 || first.Todos[0].Status != "in_progress" {
+		t.Fatalf("first plan_update = %s (%v)", events[3].Data, err)
 	}
 	var answer strings.Builder
 	for _, e := range events {
