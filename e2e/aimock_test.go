@@ -115,8 +115,9 @@ func checkPlanThenAnswer(t *testing.T, url, mock string) {
 	})
 }
 
-// checkEventOrder wants tool_call writeTodos, tool_result, plan_update, the
-// answer's chunks and done, in that order, with ids counting from 1.
+// checkEventOrder wants model_call, tool_call writeTodos, tool_result,
+// plan_update, the answer's chunks, its model_call and done, in that order,
+// with ids counting from 1.
 func checkEventOrder(t *testing.T, events []stream.Event) {
 	t.Helper()
 	var types []string
@@ -129,7 +130,7 @@ func checkEventOrder(t *testing.T, events []stream.Event) {
 		}
 		types = append(types, e.Type)
 	}
-	want := []string{"tool_call", "tool_result", "plan_update", "chunk", "done"}
+	want := []string{"model_call", "tool_call", "tool_result", "plan_update", "chunk", "model_call", "done"}
 	if strings.Join(types, ",") != strings.Join(want, ",") {
 		t.Fatalf("event types (chunks merged) = %v, want %v", types, want)
 	}
@@ -138,15 +139,15 @@ func checkEventOrder(t *testing.T, events []stream.Event) {
 		Name  string          `json:"name"`
 		Input json.RawMessage `json:"input"`
 	}
-	if err := json.Unmarshal(events[0].Data, &call); err != nil || call.Name != "writeTodos" || call.ID == "" || !strings.Contains(string(call.Input), "in_progress") {
-		t.Errorf("tool_call = %s (%v), want writeTodos with an id and the todos", events[0].Data, err)
+	if err := json.Unmarshal(events[1].Data, &call); err != nil || call.Name != "writeTodos" || call.ID == "" || !strings.Contains(string(call.Input), "in_progress") {
+		t.Errorf("tool_call = %s (%v), want writeTodos with an id and the todos", events[1].Data, err)
 	}
 	var result struct {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	}
-	if err := json.Unmarshal(events[1].Data, &result); err != nil || result.Name != "writeTodos" || result.ID != call.ID {
-		t.Errorf("tool_result = %s (%v), want writeTodos with the call's id %s", events[1].Data, err, call.ID)
+	if err := json.Unmarshal(events[2].Data, &result); err != nil || result.Name != "writeTodos" || result.ID != call.ID {
+		t.Errorf("tool_result = %s (%v), want writeTodos with the call's id %s", events[2].Data, err, call.ID)
 	}
 	if last := events[len(events)-1]; !strings.Contains(string(last.Data), answer) {
 		t.Errorf("done = %s, want the final values with the answer", last.Data)

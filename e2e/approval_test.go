@@ -29,7 +29,7 @@ func TestApprovalSurvivesSIGKILL(t *testing.T) {
 
 	events := readEvents(t, postJSON(t, url+"/threads/k1/runs/stream", runBody("/support/acme")))
 	types := eventTypes(events)
-	if got := strings.Join(types, ","); got != "tool_call,interrupt,done" {
+	if got := strings.Join(types, ","); got != "model_call,tool_call,interrupt,done" {
 		t.Fatalf("events of the parked run: %s", got)
 	}
 	var in struct {
@@ -39,8 +39,8 @@ func TestApprovalSurvivesSIGKILL(t *testing.T) {
 			ToolName string `json:"toolName"`
 		} `json:"detail"`
 	}
-	if err := json.Unmarshal(events[1].Data, &in); err != nil || in.Kind != "tool" || in.Detail.ToolName != "writeTodos" {
-		t.Fatalf("interrupt: %s", events[1].Data)
+	if err := json.Unmarshal(events[2].Data, &in); err != nil || in.Kind != "tool" || in.Detail.ToolName != "writeTodos" {
+		t.Fatalf("interrupt: %s", events[2].Data)
 	}
 	kill()
 

@@ -59,8 +59,8 @@ func TestProvidersAgainstAimock(t *testing.T) {
 				}
 				types = append(types, e.Type)
 			}
-			if got := strings.Join(types, ","); got != "tool_call,tool_result,plan_update,done" {
-				t.Errorf("stream event types (without chunks) = %s, want tool_call,tool_result,plan_update,done; last: %s", got, events[len(events)-1].Data)
+			if got := strings.Join(types, ","); got != "model_call,tool_call,tool_result,plan_update,model_call,done" {
+				t.Errorf("stream event types (without chunks) = %s, want model_call,tool_call,tool_result,plan_update,model_call,done; last: %s", got, events[len(events)-1].Data)
 			}
 			if text.String() != answer {
 				t.Errorf("streamed answer = %q, want %q", text.String(), answer)

@@ -21,6 +21,12 @@ const (
 	// list: {"attempt":1,"model":"…","next":"…","error":"…","wait_ms":1000,
 	// "status":429}.
 	TypeModelRetry = "model_retry"
+	// TypeModelCall follows each model call that answered:
+	// {"model":"openai:gpt-4o-mini","duration_ms":123,"input_tokens":21,
+	// "output_tokens":9,"finish_reason":"stop"}. The token counts are left
+	// out when the provider reports none, finish_reason when it is empty.
+	// duration_ms covers the whole call, retries and fallbacks included.
+	TypeModelCall = "model_call"
 	// TypeInterrupt says the run parked for a person's decision. Its data
 	// is the interrupt: {"interruptId", "type", "kind", "detail", "callId"}.
 	TypeInterrupt = "interrupt"

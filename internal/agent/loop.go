@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dawn-go/dawn/capabilities"
@@ -239,7 +240,7 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 			}
 			return finish(stop.reason)
 		}
-		choice, err := l.generate(ctx, msgs, state)
+		choice, call, err := l.generate(ctx, msgs, state)
 		if err != nil {
 			return res, err
 		}
@@ -270,6 +271,7 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 				// take back exactly those.
 				l.emit(stream.New(stream.TypeAnswerRejected, map[string]string{"reason": note}))
 			}
+			l.emit(call)
 			for _, e := range events {
 				l.emit(e)
 			}
@@ -287,6 +289,7 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 			return finish(stop.reason)
 		}
 		msgs = append(msgs, answer)
+		l.emit(call)
 		for _, c := range calls {
 			l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": c.Input}))
 		}
@@ -516,7 +519,11 @@ func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thre
 	return b.String(), nil
 }
 
-func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, error) {
+// generate calls the model. It returns the model's answer and the
+// model_call event that reports the call, for the caller to emit after the
+// answer's chunks and the gate's verdict on them (a client takes back the
+// chunks right before an answer_rejected).
+func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, stream.Event, error) {
 	opts := []llms.CallOption{}
 	if t := l.cfg.Route.Route.Agent.Temperature; t != nil {
 		// Only a temperature someone chose: unset, the provider's default
@@ -541,24 +548,52 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 	})
 	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state)
 	if err != nil {
-		return nil, err
+		return nil, stream.Event{}, err
 	}
+	start := time.Now()
 	resp, err := l.cfg.Model.GenerateContent(ctx, toLLM(system, msgs), opts...)
+	elapsed := time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, stream.Event{}, ctx.Err()
 		}
-		return nil, &ModelError{Model: l.cfg.ModelName, Err: err}
+		return nil, stream.Event{}, &ModelError{Model: l.cfg.ModelName, Err: err}
 	}
 	// A client may end a stream cut off by ctx with the partial text and
 	// no error (langchaingo's OpenAI client does): that is no answer.
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, stream.Event{}, err
 	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
-		return nil, &ModelError{Model: l.cfg.ModelName, Err: errors.New("the model returned no choices")}
+		return nil, stream.Event{}, &ModelError{Model: l.cfg.ModelName, Err: errors.New("the model returned no choices")}
 	}
-	return resp.Choices[0], nil
+	return resp.Choices[0], stream.New(stream.TypeModelCall, modelCall(l.cfg.ModelName, elapsed, resp)), nil
+}
+
+// modelCallData is the data of a model_call event.
+type modelCallData struct {
+	Model        string `json:"model"`
+	DurationMS   int64  `json:"duration_ms"`
+	InputTokens  *int64 `json:"input_tokens,omitempty"`
+	OutputTokens *int64 `json:"output_tokens,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
+}
+
+// modelCall describes a model call that answered resp after elapsed; token
+// counts the provider did not report are left out.
+func modelCall(model string, elapsed time.Duration, resp *llms.ContentResponse) modelCallData {
+	d := modelCallData{Model: model, DurationMS: elapsed.Milliseconds()}
+	in, out, reasons := models.Usage(resp)
+	if in >= 0 {
+		d.InputTokens = &in
+	}
+	if out >= 0 {
+		d.OutputTokens = &out
+	}
+	if len(reasons) > 0 {
+		d.FinishReason = reasons[0]
+	}
+	return d
 }
 
 // toolCalls returns the tool calls of the model's answer. Each call's Input

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,9 +223,9 @@ func TestArgumentsThatAreNotJSON(t *testing.T) {
 				t.Fatalf("messages do not encode: %v", err)
 			}
 			var call struct{ Input json.RawMessage }
-			_ = json.Unmarshal(rec.events[0].Data, &call)
-			if rec.events[0].Type != stream.TypeToolCall || string(call.Input) != string(want) {
-				t.Fatalf("first event %s %s, want tool_call with input %s", rec.events[0].Type, rec.events[0].Data, want)
+			_ = json.Unmarshal(rec.events[1].Data, &call)
+			if rec.events[0].Type != stream.TypeModelCall || rec.events[1].Type != stream.TypeToolCall || string(call.Input) != string(want) {
+				t.Fatalf("first events %s, %s %s, want model_call, tool_call with input %s", rec.events[0].Type, rec.events[1].Type, rec.events[1].Data, want)
 			}
 			errs := rec.toolErrors()
 			if len(errs) != 1 || !strings.Contains(errs[0], `invalid input for tool "echo": arguments are not valid JSON`) || !strings.Contains(errs[0], strings.TrimSpace(args)) {
@@ -270,6 +271,52 @@ func TestTemperatureOnlyFromAgentMD(t *testing.T) {
 		}
 		if len(model.got) != 1 || model.got[0] != tc.want {
 			t.Errorf("%q: temperatures sent %v, want [%v]", tc.agentMD, model.got, tc.want)
+		}
+	}
+}
+
+// TestModelCallEvents: each model call that answered is a model_call event
+// right after it, with the token usage and finish reason the provider
+// reported, and without token counts when it reported none.
+func TestModelCallEvents(t *testing.T) {
+	p := prepare(t, map[string]string{"r/agent.md": "Prompt."})
+	model := dawntest.Script().Then(func([]llms.MessageContent, llms.CallOptions) (*llms.ContentResponse, error) {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
+			Content: "hi", StopReason: "stop",
+			GenerationInfo: map[string]any{"PromptTokens": 21, "CompletionTokens": 9},
+		}}}, nil
+	})
+	_, rec, err := run(t, p, model, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range rec.events {
+		types = append(types, e.Type)
+	}
+	if strings.Join(types, ",") != "model_call" {
+		t.Fatalf("events %v, want [model_call]", types)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(rec.events[0].Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got["duration_ms"].(float64); !ok {
+		t.Fatalf("model_call %s has no numeric duration_ms", rec.events[0].Data)
+	}
+	delete(got, "duration_ms")
+	want := map[string]any{"model": "script", "input_tokens": 21.0, "output_tokens": 9.0, "finish_reason": "stop"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("model_call %s, want %v", rec.events[0].Data, want)
+	}
+
+	_, rec, err = run(t, p, dawntest.Script().Reply("hi"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"input_tokens", "output_tokens"} {
+		if strings.Contains(string(rec.events[0].Data), key) {
+			t.Fatalf("model_call %s reports %s the model did not", rec.events[0].Data, key)
 		}
 	}
 }

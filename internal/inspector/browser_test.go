@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/stream"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // TestInspectorInBrowser drives the real page in headless Chromium against
@@ -31,6 +32,47 @@ func TestInspectorInBrowser(t *testing.T) {
 	t.Run("the SSE parser reads what the server writes", func(t *testing.T) { testSSEParser(t, browserCtx) })
 	t.Run("an answer the gate rejects is taken back", func(t *testing.T) { testRejectedAnswer(t, browserCtx) })
 	t.Run("a call that needs approval is approved from the page", func(t *testing.T) { testApproval(t, browserCtx) })
+	t.Run("model calls show their duration and tokens", func(t *testing.T) { testModelCalls(t, browserCtx) })
+}
+
+// testModelCalls: each model call is a row of the timeline with its
+// duration, and with its tokens when the provider reported them (the
+// scripted first call does, the second does not).
+func testModelCalls(t *testing.T, browserCtx context.Context) {
+	dir := exampleApp(t)
+	if err := os.MkdirAll(filepath.Join(dir, "plain"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plain", "agent.md"), []byte("You answer."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	todos := map[string]any{"todos": []map[string]string{{"content": "Answer", "status": "completed"}}}
+	args, _ := json.Marshal(todos)
+	model := dawntest.Script().Then(func([]llms.MessageContent, llms.CallOptions) (*llms.ContentResponse, error) {
+		call := llms.ToolCall{ID: "c1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "writeTodos", Arguments: string(args)}}
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
+			ToolCalls: []llms.ToolCall{call}, StopReason: "tool_calls",
+			GenerationInfo: map[string]any{"PromptTokens": 21, "CompletionTokens": 9},
+		}}}, nil
+	}).Reply("Answered.")
+	p := openPage(t, browserCtx, startServerWith(t, dir, model).URL)
+	p.pickRoute("/plain")
+	p.send("Answer me")
+	p.waitFor("the run to end", `[...document.querySelectorAll('#chat .msg.assistant')].some(e => e.textContent === 'Answered.') && !document.getElementById('send-button').disabled`)
+	var rows []string
+	p.eval(`[...document.querySelectorAll('#timeline > li.model-call')].map(e => e.dataset.durationMs + '|' + e.textContent)`, &rows)
+	if len(rows) != 2 {
+		t.Fatalf("timeline model-call rows = %q, want one per model call (2)", rows)
+	}
+	for i, want := range []string{"21 in / 9 out tokens · tool_calls", "stop"} {
+		ms, text, _ := strings.Cut(rows[i], "|")
+		if ms == "" || !strings.Contains(text, " ms") || !strings.Contains(text, ms+" ms") || !strings.HasSuffix(text, want) {
+			t.Errorf("model call %d row = %q, want its duration in ms and %q", i+1, rows[i], want)
+		}
+	}
+	if strings.Contains(rows[1], "tokens") {
+		t.Errorf("second model call row = %q; the model reported no tokens", rows[1])
+	}
 }
 
 // testApproval: a route whose writeTodos needs approval parks; the page

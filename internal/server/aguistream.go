@@ -184,6 +184,9 @@ func (a *aguiStream) translate(e stream.Event) []aguiEvent {
 	if a.done {
 		return nil
 	}
+	if e.Type == stream.TypeModelCall || e.Type == stream.SubagentPrefix+stream.TypeModelCall {
+		return nil // AG-UI has no event for a model call's duration and tokens
+	}
 	if e.Type == stream.TypeChunk {
 		return a.chunk(e.Data)
 	}

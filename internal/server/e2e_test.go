@@ -55,7 +55,7 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 			types = append(types, e.Type)
 		}
 	}
-	want := []string{"tool_call", "tool_result", "plan_update", "tool_call", "tool_result", "plan_update", "done"}
+	want := []string{"model_call", "tool_call", "tool_result", "plan_update", "model_call", "tool_call", "tool_result", "plan_update", "model_call", "done"}
 	if !slices.Equal(types, want) {
 		t.Fatalf("event types = %v, want %v", types, want)
 	}
@@ -67,8 +67,8 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 	var first struct {
 		Todos []dawntest.Todo `json:"todos"`
 	}
-	if err := json.Unmarshal(events[2].Data, &first); err != nil || len(first.Todos) != 4 || first.Todos[0].Status != "in_progress" {
-		t.Fatalf("first plan_update = %s (%v)", events[2].Data, err)
+	if err := json.Unmarshal(events[3].Data, &first); err != nil || len(first.Todos) != 4 || first.Todos[0].Status != "in_progress" {
+		t.Fatalf("first plan_update = %s (%v)", events[3].Data, err)
 	}
 	var answer strings.Builder
 	for _, e := range events {
@@ -215,6 +215,23 @@ func TestSubagentPlanUpdateIsForwarded(t *testing.T) {
 	}
 	if d.Subagent != "researcher" || d.RouteID != "/research/subagents/researcher" || d.Depth != 1 || d.CallID == "" || len(d.Todos) != 2 {
 		t.Fatalf("forwarded data = %s", fwd.Data)
+	}
+	// The child's two model calls reach the parent's stream as
+	// subagent.model_call, between the task call and its result.
+	var types []string
+	for _, e := range res.Events {
+		if !strings.HasSuffix(e.Type, stream.TypeChunk) {
+			types = append(types, e.Type)
+		}
+	}
+	want := "model_call,tool_call,subagent.model_call,subagent.tool_call,subagent.tool_result,subagent.plan_update,subagent.model_call,tool_result,model_call,done"
+	if got := strings.Join(types, ","); got != want {
+		t.Fatalf("event types without chunks = %s, want %s", got, want)
+	}
+	for _, e := range res.Events {
+		if e.Type == "subagent.model_call" && (!strings.Contains(string(e.Data), `"subagent":"researcher"`) || !strings.Contains(string(e.Data), `"duration_ms":`)) {
+			t.Fatalf("subagent.model_call = %s, want the duration and the subagent fields", e.Data)
+		}
 	}
 	// The parent route has no plan.md: its state has no todos, and its tool
 	// list never had writeTodos.

@@ -361,7 +361,7 @@ func fuzzSSEFromModelText(f *testing.F) func(t *testing.T, reply, tool string) {
 				if want := jsonNormal(tool); r.Output != want {
 					t.Fatalf("tool_result output = %q, want %q", r.Output, want)
 				}
-			case stream.TypeToolCall, stream.TypeDone:
+			case stream.TypeToolCall, stream.TypeModelCall, stream.TypeDone:
 			default:
 				t.Fatalf("unexpected event type %q", e.Type)
 			}

@@ -135,6 +135,8 @@ func (t *lgTranslator) begin() []stream.Event {
 func (t *lgTranslator) feed(e stream.Event) []stream.Event {
 	t.out = nil
 	switch {
+	case e.Type == stream.TypeModelCall || e.Type == stream.SubagentPrefix+stream.TypeModelCall:
+		// LangGraph has no part for a model call's duration and tokens.
 	case strings.HasPrefix(e.Type, stream.SubagentPrefix):
 		t.subagentEvent(e)
 	case e.Type == stream.TypeDone:

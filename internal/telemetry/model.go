@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/tmc/langchaingo/llms"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -72,7 +73,7 @@ func (m *tracedModel) GenerateContent(ctx context.Context, messages []llms.Messa
 		m.t.modelDuration.Record(ctx, elapsed.Seconds(), m.callSet)
 	}
 	if resp != nil {
-		in, out, reasons := usage(resp)
+		in, out, reasons := models.Usage(resp)
 		if in >= 0 {
 			span.SetAttributes(AttrInputTokens.Int64(in))
 			m.t.tokens.Record(ctx, in, m.inSet)
@@ -90,46 +91,6 @@ func (m *tracedModel) GenerateContent(ctx context.Context, messages []llms.Messa
 	}
 	endSpan(span, err)
 	return resp, err
-}
-
-// usage reads the token counts and finish reasons of a response; a count
-// the client did not report is -1. langchaingo's OpenAI and Ollama clients
-// report PromptTokens and CompletionTokens, Anthropic's InputTokens and
-// OutputTokens, in the GenerationInfo of each choice (the same usage on
-// every choice).
-func usage(resp *llms.ContentResponse) (in, out int64, reasons []string) {
-	in, out = -1, -1
-	for _, c := range resp.Choices {
-		if c == nil {
-			continue
-		}
-		if c.StopReason != "" {
-			reasons = append(reasons, c.StopReason)
-		}
-		if in < 0 {
-			in = count(c.GenerationInfo, "PromptTokens", "InputTokens")
-		}
-		if out < 0 {
-			out = count(c.GenerationInfo, "CompletionTokens", "OutputTokens")
-		}
-	}
-	return in, out, reasons
-}
-
-func count(info map[string]any, keys ...string) int64 {
-	for _, k := range keys {
-		switch v := info[k].(type) {
-		case int:
-			return int64(v)
-		case int32:
-			return int64(v)
-		case int64:
-			return v
-		case float64:
-			return int64(v)
-		}
-	}
-	return -1
 }
 
 func marshal(v any) string {

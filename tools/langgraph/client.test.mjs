@@ -380,7 +380,7 @@ test("Dawn's own dialect is unchanged on the same endpoints", async () => {
     body: JSON.stringify({ route: "/support/acme", input: { messages: [{ role: "user", content: "Help me with my account" }] } }),
   });
   const text = await res.text();
-  assert.match(text, /^id: 1\nevent: tool_call\n/);
+  assert.match(text, /^id: 1\nevent: model_call\n.*\n\nid: 2\nevent: tool_call\n/);
   assert.match(text, /event: plan_update\n/);
   assert.match(text, /event: done\n/);
   assert.doesNotMatch(text, /event: (values|metadata)\n/);

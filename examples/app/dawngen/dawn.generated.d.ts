@@ -62,6 +62,16 @@ export interface AnswerRejectedEvent {
   reason: string;
 }
 
+/** Data of a model_call event, sent after each model call that answered. The token counts are absent when the provider reported none. */
+export interface ModelCallEvent {
+  model: string;
+  /** The whole call, retries and fallbacks included. */
+  duration_ms: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  finish_reason?: string;
+}
+
 /** Data of a tool_call event. */
 export interface ToolCallEvent {
   id: string;
@@ -107,10 +117,12 @@ export type StreamEvent =
   | { id: number; event: "tool_result"; data: ToolResultEvent }
   | { id: number; event: "plan_update"; data: PlanUpdateEvent }
   | { id: number; event: "answer_rejected"; data: AnswerRejectedEvent }
+  | { id: number; event: "model_call"; data: ModelCallEvent }
   | { id: number; event: "subagent.chunk"; data: { data: ChunkEvent } & SubagentFields }
   | { id: number; event: "subagent.tool_call"; data: ToolCallEvent & SubagentFields }
   | { id: number; event: "subagent.tool_result"; data: ToolResultEvent & SubagentFields }
   | { id: number; event: "subagent.plan_update"; data: PlanUpdateEvent & SubagentFields }
+  | { id: number; event: "subagent.model_call"; data: ModelCallEvent & SubagentFields }
   | { id: number; event: "done"; data: DoneEvent };
 
 /** The name of a stream event. */

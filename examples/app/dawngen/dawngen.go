@@ -337,6 +337,7 @@ const (
 	EventToolResult     = "tool_result"
 	EventPlanUpdate     = "plan_update"
 	EventAnswerRejected = "answer_rejected"
+	EventModelCall      = "model_call"
 	EventDone           = "done"
 	SubagentPrefix      = "subagent."
 )
@@ -352,6 +353,18 @@ type ChunkEvent string
 // it, so a client drops that text; the run goes on.
 type AnswerRejectedEvent struct {
 	Reason string `json:"reason"`
+}
+
+// ModelCallEvent is the data of a model_call event, sent after each model
+// call that answered. DurationMS covers the whole call, retries and
+// fallbacks included. InputTokens and OutputTokens are nil when the
+// provider reported no token usage.
+type ModelCallEvent struct {
+	Model        string `json:"model"`
+	DurationMS   int64  `json:"duration_ms"`
+	InputTokens  *int64 `json:"input_tokens,omitempty"`
+	OutputTokens *int64 `json:"output_tokens,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
 }
 
 // ToolCallEvent is the data of a tool_call event. Decode Input into the

@@ -413,6 +413,27 @@
     await follow(resp, true);
   }
 
+  // modelCall describes a model_call event: the model, how long it took,
+  // and the tokens when the provider reported them.
+  function modelCall(d) {
+    const parts = [`${d.model || 'model'}`, `${Number(d.duration_ms) || 0} ms`];
+    if (d.input_tokens != null || d.output_tokens != null) {
+      parts.push(`${d.input_tokens ?? '?'} in / ${d.output_tokens ?? '?'} out tokens`);
+    }
+    if (d.finish_reason) parts.push(d.finish_reason);
+    return parts.join(' · ');
+  }
+
+  // addModelCall adds a model call's row to the timeline, or under the
+  // subagent call whose model it was.
+  function addModelCall(parent, d) {
+    const row = el('li', { class: 'model-call', 'data-duration-ms': String(Number(d.duration_ms) || 0) },
+      el('span', { class: 'mark', 'aria-hidden': 'true', text: '◆' }), ' ',
+      el('span', { class: 'name', text: 'model call' }), ' ',
+      el('span', { class: 'meta', text: modelCall(d) }));
+    (parent ? parent.el.kids : $('timeline')).append(row);
+  }
+
   function timelineNote(text) {
     $('timeline').append(el('li', { class: 'note', text }));
   }
@@ -438,6 +459,7 @@
         break;
       case 'tool_call': addCall(depth, parent, d); break;
       case 'tool_result': finishCall(depth, d); break;
+      case 'model_call': addModelCall(parent, d); break;
       case 'plan_update': parent.subplan = toPlan(d, 'running'); renderPlan(); break;
       case 'plan_paused': case 'plan_done': case 'plan_failed': case 'plan_cancelled':
         if (parent.subplan) { parent.subplan.state = d.state; renderPlan(); }
@@ -495,6 +517,7 @@
         break;
       case 'tool_call': addCall(0, null, d); break;
       case 'tool_result': finishCall(0, d); break;
+      case 'model_call': addModelCall(null, d); break;
       case 'interrupt': addInterrupt(d); break;
       case 'plan_update': onPlanUpdate(d); break;
       case 'plan_paused': case 'plan_done': case 'plan_failed': case 'plan_cancelled':
