@@ -33,6 +33,9 @@ type Settings struct {
 	Enforce bool
 	// Evidence says completing an item needs evidence.
 	Evidence bool
+	// Approval says the model's first plan waits for a person's approval
+	// (approval: required).
+	Approval bool
 	Advance  string
 	Budget   int
 	RetryCap int
@@ -57,7 +60,7 @@ type Settings struct {
 }
 
 // Keys lists the front matter keys ParseSettings accepts.
-var Keys = []string{"goal", "enforce", "evidence", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel"}
+var Keys = []string{"goal", "enforce", "evidence", "approval", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel"}
 
 // ParseSettings reads plan.md front matter: the YAML between the opening
 // "---" line (line 1 of the file) and the closing one. path names the file
@@ -97,6 +100,14 @@ func ParseSettings(path, front string) (Settings, []error) {
 			case "optional":
 			default:
 				bad(key, "must be required or optional, not %q", val.Value)
+			}
+		case "approval":
+			switch val.Value {
+			case "required":
+				s.Approval = true
+			case "none":
+			default:
+				bad(key, "must be required or none, not %q", val.Value)
 			}
 		case "advance":
 			if val.Value != AdvanceAuto && val.Value != AdvanceManual {
