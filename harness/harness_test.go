@@ -246,6 +246,10 @@ func TestParseSettings(t *testing.T) {
 		{"all keys", "enforce: true\ngoal: Help\nevidence: required\nadvance: manual\nbudget: 4\nretry_cap: 2\nmax_items: 9\nprompt: compact\ncorrections: 5\n", func(s Settings) bool {
 			return s.Goal == "Help" && s.Evidence && s.Advance == "manual" && s.Budget == 4 && s.RetryCap == 2 && s.MaxItems == 9 && s.Compact && s.Corrections == 5
 		}, nil},
+		{"approval", "enforce: true\napproval: required\n", func(s Settings) bool { return s.Approval }, nil},
+		{"approval none", "enforce: true\napproval: none\n", func(s Settings) bool { return !s.Approval }, nil},
+		{"approval with plan-first", "enforce: true\napproval: required\nmode: always\n", nil, []string{`approval: required holds only the model's writeTodos plan; plan-first plans (mode: always) are not held for approval yet`}},
+		{"bad approval", "enforce: true\napproval: yes\n", nil, []string{`key "approval": must be required or none, not "yes"`}},
 		{"unknown key", "enforce: true\nbudgett: 3\n", nil, []string{`plan.md:3: front matter key "budgett": unknown key; allowed keys are goal, enforce`}},
 		{"bad values", "enforce: true\nadvance: sometimes\nbudget: -1\nevidence: maybe\n", nil, []string{
 			`key "advance": must be auto or manual, not "sometimes"`, `key "budget": must be a whole number from 1 to 1000`, `key "evidence": must be required or optional, not "maybe"`,

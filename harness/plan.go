@@ -97,7 +97,10 @@ type Plan struct {
 	// Corrections counts final answers the gate refused in this run.
 	Corrections int `json:"corrections"`
 	NextID      int `json:"next_id"`
-	RevisionN   int `json:"revision_n"`
+	// Approved is set once a person approved (or edited) the plan, when
+	// plan.md says approval: required; such a plan is not asked again.
+	Approved  bool `json:"approved,omitempty"`
+	RevisionN int  `json:"revision_n"`
 }
 
 // BudgetLeft is how many more items may finish before the plan pauses for

@@ -33,6 +33,9 @@ type Settings struct {
 	Enforce bool
 	// Evidence says completing an item needs evidence.
 	Evidence bool
+	// Approval says the model's first plan waits for a person's approval
+	// (approval: required).
+	Approval bool
 	Advance  string
 	Budget   int
 	RetryCap int
@@ -57,7 +60,7 @@ type Settings struct {
 }
 
 // Keys lists the front matter keys ParseSettings accepts.
-var Keys = []string{"goal", "enforce", "evidence", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel"}
+var Keys = []string{"goal", "enforce", "evidence", "approval", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel"}
 
 // ParseSettings reads plan.md front matter: the YAML between the opening
 // "---" line (line 1 of the file) and the closing one. path names the file
@@ -98,6 +101,14 @@ func ParseSettings(path, front string) (Settings, []error) {
 			default:
 				bad(key, "must be required or optional, not %q", val.Value)
 			}
+		case "approval":
+			switch val.Value {
+			case "required":
+				s.Approval = true
+			case "none":
+			default:
+				bad(key, "must be required or none, not %q", val.Value)
+			}
 		case "advance":
 			if val.Value != AdvanceAuto && val.Value != AdvanceManual {
 				bad(key, "must be auto or manual, not %q", val.Value)
@@ -135,6 +146,9 @@ func ParseSettings(path, front string) (Settings, []error) {
 		default:
 			bad(key, "unknown key; allowed keys are %s", strings.Join(Keys, ", "))
 		}
+	}
+	if s.Approval && (s.Mode == "auto" || s.Mode == "always") {
+		errs = append(errs, fmt.Errorf("%s: approval: required holds only the model's writeTodos plan; plan-first plans (mode: %s) are not held for approval yet, so remove one of the two", path, s.Mode))
 	}
 	if !s.Enforce && len(set) > 0 && !(len(set) == 1 && slices.Contains(set, "enforce")) {
 		errs = append(errs, fmt.Errorf("%s: front matter sets %s but not enforce: true; the plan harness is off without it, so add enforce: true or remove the front matter", path, strings.Join(set, ", ")))

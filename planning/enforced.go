@@ -49,10 +49,12 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 		Prompts:      []capabilities.Prompt{e.prompt},
 		Transformers: []capabilities.Transformer{e.transform},
 		Hooks: &capabilities.Hooks{
-			Start:     e.start,
-			AfterTool: e.afterTool,
-			Final:     e.final,
-			Signal:    e.signal,
+			Start:      e.start,
+			BeforeTool: e.beforeTool,
+			Resolve:    e.resolve,
+			AfterTool:  e.afterTool,
+			Final:      e.final,
+			Signal:     e.signal,
 		},
 		Details: &EnforcedDetails{
 			Seed: f.Seed, Enforce: true, Goal: f.Settings.Goal, Postconditions: f.Settings.Postconditions,
@@ -193,6 +195,16 @@ func (e *enforced) start(s thread.State, input []thread.Message) capabilities.Ef
 }
 
 func (e *enforced) afterTool(before, after thread.State, ev capabilities.ToolEvent) capabilities.Effect {
+	if rejected(ev) {
+		p := e.current(after)
+		out, err := harness.Cancel(p, "a person rejected the plan")
+		if err != nil {
+			return capabilities.Effect{}
+		}
+		// The model is told by the call's result and answers the user.
+		out.Stop = false
+		return effect(p, out)
+	}
 	switch ev.Name {
 	case ToolName, StepFailedTool, VerifyTool:
 		if ev.Err != nil {
@@ -288,12 +300,14 @@ func (e *enforced) writeTodos(_ context.Context, inv capabilities.Invocation) (c
 		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
 	}
 	p := e.current(inv.State)
-	list := make([]harness.Proposed, len(todos))
-	for i, t := range todos {
-		list[i] = harness.Proposed{Content: t.Content, Status: harness.Status(t.Status), Evidence: t.Evidence}
-	}
-	if _, err := harness.Replace(p, e.settings, list, reason); err != nil {
+	if _, err := harness.Replace(p, e.settings, proposed(todos), reason); err != nil {
 		return capabilities.Result{}, err
+	}
+	// With approval: required, beforeTool holds every writeTodos call
+	// of an unapproved plan that would get here, so this one was
+	// approved (or edited) by a person.
+	if e.settings.Approval {
+		p.Approved = true
 	}
 	return result(p, "")
 }

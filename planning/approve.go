@@ -1,0 +1,126 @@
+package planning
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/google/uuid"
+)
+
+// PlanKind is the kind of the interrupt that holds the model's first plan
+// for a person's approval (plan.md front matter approval: required).
+const PlanKind = "plan"
+
+// Plan approval decisions, the payload of a resume answer: "approve",
+// "reject", or {"decision":"edit","todos":[…]}.
+const (
+	Approve = "approve"
+	Reject  = "reject"
+	Edit    = "edit"
+)
+
+const planDecisions = `"approve", "reject" or {"decision":"edit","todos":[{"content":"…","status":"pending"}]}`
+
+// rejectRefusal is the writeTodos result the model gets when a person
+// rejects its plan; afterTool knows the rejection by it.
+const rejectRefusal = "a person rejected this plan, so the plan is cancelled and nothing in it will run; do not call writeTodos again for this request, tell the user the plan was rejected"
+
+// PlanDetail is the detail of a plan interrupt: the proposed plan.
+type PlanDetail struct {
+	Todos  []Todo `json:"todos"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// beforeTool holds the model's first writeTodos call of an unapproved plan
+// for a person. A call the harness would refuse anyway (bad input, a plan
+// not running) is not held: it fails and the model fixes it.
+func (e *enforced) beforeTool(s thread.State, call thread.ToolCall, _ thread.State) capabilities.Effect {
+	if !e.settings.Approval || call.Name != ToolName {
+		return capabilities.Effect{}
+	}
+	if p := e.current(s); p.Approved {
+		return capabilities.Effect{}
+	}
+	todos, reason, err := e.check(s, call.Input)
+	if err != nil {
+		return capabilities.Effect{}
+	}
+	return capabilities.Effect{Interrupt: &capabilities.Interrupt{ID: "plan-" + uuid.NewString(), Kind: PlanKind, Detail: mustJSON(PlanDetail{Todos: todos, Reason: reason})}}
+}
+
+// check validates a writeTodos input by writeTodos's own rules, on a copy
+// of the plan in s.
+func (e *enforced) check(s thread.State, input json.RawMessage) ([]Todo, string, error) {
+	todos, reason, err := validate(input, true, e.lim)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := harness.Replace(e.current(s), e.settings, proposed(todos), reason); err != nil {
+		return nil, "", err
+	}
+	return todos, reason, nil
+}
+
+type planEdit struct {
+	Decision string          `json:"decision"`
+	Todos    json.RawMessage `json:"todos"`
+	Reason   string          `json:"reason,omitempty"`
+}
+
+// resolve turns a person's answer to a plan interrupt into what the held
+// writeTodos call does. An edit is checked by writeTodos's rules here, so a
+// bad edit is refused before anything changes.
+func (e *enforced) resolve(s thread.State, in capabilities.Interrupt, call thread.ToolCall, a capabilities.Answer) (capabilities.Resolution, bool, error) {
+	if in.Kind != PlanKind {
+		return capabilities.Resolution{}, false, nil
+	}
+	rejected := capabilities.Resolution{Refusal: rejectRefusal}
+	if a.Status == capabilities.AnswerCancelled {
+		return rejected, true, nil
+	}
+	var word string
+	if err := json.Unmarshal(a.Payload, &word); err == nil {
+		switch word {
+		case Approve:
+			return capabilities.Resolution{Run: true}, true, nil
+		case Reject:
+			return rejected, true, nil
+		}
+		return capabilities.Resolution{}, true, fmt.Errorf("unknown plan decision %q; answer %s", word, planDecisions)
+	}
+	var ed planEdit
+	dec := json.NewDecoder(bytes.NewReader(a.Payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ed); err != nil || ed.Decision != Edit {
+		return capabilities.Resolution{}, true, fmt.Errorf("a plan answer must be %s", planDecisions)
+	}
+	if len(ed.Todos) == 0 {
+		return capabilities.Resolution{}, true, fmt.Errorf(`the edit has no todos; send {"decision":"edit","todos":[…]}`)
+	}
+	body := map[string]json.RawMessage{"todos": ed.Todos}
+	if ed.Reason != "" {
+		body["reason"] = mustJSON(ed.Reason)
+	}
+	input := mustJSON(body)
+	if _, _, err := e.check(s, input); err != nil {
+		return capabilities.Resolution{}, true, fmt.Errorf("the edited plan is not valid: %v", err)
+	}
+	return capabilities.Resolution{Run: true, Input: input}, true, nil
+}
+
+// rejected reports whether ev is a writeTodos call a person rejected.
+func rejected(ev capabilities.ToolEvent) bool {
+	return ev.Name == ToolName && ev.Err == nil && ev.Update == nil && bytes.Equal(ev.Output, mustJSON(rejectRefusal))
+}
+
+func proposed(todos []Todo) []harness.Proposed {
+	list := make([]harness.Proposed, len(todos))
+	for i, t := range todos {
+		list[i] = harness.Proposed{Content: t.Content, Status: harness.Status(t.Status), Evidence: t.Evidence}
+	}
+	return list
+}
