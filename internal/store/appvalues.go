@@ -11,13 +11,8 @@ import (
 // SetAppValues keeps values (key → JSON) for the whole app, replacing any
 // value already kept under the same key, in one transaction.
 func (s *SQLite) SetAppValues(ctx context.Context, values map[string]json.RawMessage) error {
-	for k, v := range values {
-		if k == "" || !json.Valid(v) {
-			return fmt.Errorf("app value %q: %w: the key must not be empty and the value must be JSON", k, ErrInvalid)
-		}
-	}
-	if len(values) == 0 {
-		return nil
+	if err := checkAppValues(values); err != nil || len(values) == 0 {
+		return err
 	}
 	return s.write(ctx, func(ctx context.Context) error {
 		now := s.now()
@@ -52,4 +47,15 @@ func (s *SQLite) AppValues(ctx context.Context) (thread.State, error) {
 		return nil, fmt.Errorf("store: read app values: %w", err)
 	}
 	return out, nil
+}
+
+// checkAppValues refuses an empty key or a value that is not JSON, before
+// either store writes anything.
+func checkAppValues(values map[string]json.RawMessage) error {
+	for k, v := range values {
+		if k == "" || !json.Valid(v) {
+			return fmt.Errorf("app value %q: %w: the key must not be empty and the value must be JSON", k, ErrInvalid)
+		}
+	}
+	return nil
 }

@@ -11,13 +11,8 @@ import (
 
 // SetAppValues keeps values for the whole app (see SQLite.SetAppValues).
 func (s *Postgres) SetAppValues(ctx context.Context, values map[string]json.RawMessage) error {
-	for k, v := range values {
-		if k == "" || !json.Valid(v) {
-			return fmt.Errorf("app value %q: %w: the key must not be empty and the value must be JSON", k, ErrInvalid)
-		}
-	}
-	if len(values) == 0 {
-		return nil
+	if err := checkAppValues(values); err != nil || len(values) == 0 {
+		return err
 	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		now := s.now()
