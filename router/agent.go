@@ -129,7 +129,7 @@ func setField(agent *Agent, key string, value *yaml.Node) string {
 		}
 		agent.MaxTurns = n
 	case "temperature":
-		t, ok := temperature(value)
+		t, ok := yamldoc.Temperature(value)
 		if !ok {
 			return fmt.Sprintf(`front matter key "temperature" must be a number from 0 to 2, e.g. temperature: 0.2, got %q`, value.Value)
 		}
@@ -171,21 +171,6 @@ func wholeNumber(value *yaml.Node) (int, bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-// temperature reads a number from 0 to 2; null is unset (nil).
-func temperature(value *yaml.Node) (*float64, bool) {
-	if yamldoc.IsNull(value) {
-		return nil, true
-	}
-	if value.Kind != yaml.ScalarNode || (value.ShortTag() != "!!int" && value.ShortTag() != "!!float") {
-		return nil, false
-	}
-	var t float64
-	if err := value.Decode(&t); err != nil || !(t >= 0 && t <= 2) {
-		return nil, false
-	}
-	return &t, true
 }
 
 // scalarText returns a scalar's text; null is "".

@@ -10,9 +10,10 @@ import (
 
 // Complete makes one model call without tools, for a harness phase such as
 // plan-first's planner: system is the system prompt and msgs the
-// conversation. A failure is a *ModelError naming modelName.
-func Complete(ctx context.Context, model llms.Model, modelName, system string, msgs []thread.Message) (string, error) {
-	resp, err := model.GenerateContent(ctx, toLLM(system, msgs))
+// conversation, opts the call options (see Config.SamplingOptions). A
+// failure is a *ModelError naming modelName.
+func Complete(ctx context.Context, model llms.Model, modelName, system string, msgs []thread.Message, opts ...llms.CallOption) (string, error) {
+	resp, err := model.GenerateContent(ctx, toLLM(system, msgs), opts...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()

@@ -38,6 +38,9 @@ type Config struct {
 	// AppMaxTurns is the app's limit (dawn.yaml limits.max_turns) for routes
 	// whose agent.md sets none; subagents inherit it.
 	AppMaxTurns int
+	// AppTemperature is the app's temperature (dawn.yaml temperature) for
+	// routes whose agent.md sets none; nil sends none.
+	AppTemperature *float64
 	// Stream emits "chunk" events as the model streams text.
 	Stream bool
 	// Emit receives every event of the run in order. Required.
@@ -519,17 +522,27 @@ func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thre
 	return b.String(), nil
 }
 
+// SamplingOptions are the call options every model call of the run
+// carries: the temperature of agent.md, else of dawn.yaml. Only a
+// temperature someone chose is sent; unset, the provider's default applies
+// (see models).
+func (c Config) SamplingOptions() []llms.CallOption {
+	t := c.Route.Route.Agent.Temperature
+	if t == nil {
+		t = c.AppTemperature
+	}
+	if t == nil {
+		return nil
+	}
+	return []llms.CallOption{llms.WithTemperature(*t)}
+}
+
 // generate calls the model. It returns the model's answer and the
 // model_call event that reports the call, for the caller to emit after the
 // answer's chunks and the gate's verdict on them (a client takes back the
 // chunks right before an answer_rejected).
 func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, stream.Event, error) {
-	opts := []llms.CallOption{}
-	if t := l.cfg.Route.Route.Agent.Temperature; t != nil {
-		// Only a temperature someone chose: unset, the provider's default
-		// applies (see models).
-		opts = append(opts, llms.WithTemperature(*t))
-	}
+	opts := l.cfg.SamplingOptions()
 	if len(l.defs) > 0 {
 		opts = append(opts, llms.WithTools(l.defs))
 	}

@@ -275,6 +275,28 @@ func TestTemperatureOnlyFromAgentMD(t *testing.T) {
 	}
 }
 
+// TestAppTemperatureIsTheDefault: dawn.yaml's temperature applies to a
+// route whose agent.md sets none, and agent.md's wins over it.
+func TestAppTemperatureIsTheDefault(t *testing.T) {
+	app := 0.3
+	for _, tc := range []struct {
+		agentMD string
+		want    float64
+	}{
+		{"Prompt.", 0.3},
+		{"---\ntemperature: 0\n---\nPrompt.", 0},
+		{"---\ntemperature: 1.1\n---\nPrompt.", 1.1},
+	} {
+		model := &tempModel{}
+		if _, _, err := run(t, prepare(t, map[string]string{"r/agent.md": tc.agentMD}), model, func(c *agent.Config) { c.AppTemperature = &app }); err != nil {
+			t.Fatal(err)
+		}
+		if len(model.got) != 1 || model.got[0] != tc.want {
+			t.Errorf("%q with dawn.yaml temperature 0.3: temperatures sent %v, want [%v]", tc.agentMD, model.got, tc.want)
+		}
+	}
+}
+
 // TestModelCallEvents: each model call that answered is a model_call event
 // right after it, with the token usage and finish reason the provider
 // reported, and without token counts when it reported none.

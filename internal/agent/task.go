@@ -85,19 +85,20 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 	}
 	who := stream.Subagent{CallID: c.ID, Name: in.Subagent, RouteID: child.Route.ID, Depth: l.cfg.Depth + 1}
 	cfg := Config{
-		Route:         child,
-		Params:        l.cfg.Params,
-		Model:         model,
-		ModelName:     modelName,
-		Stream:        l.cfg.Stream,
-		Emit:          func(e stream.Event) { l.emit(stream.Forward(e, who)) },
-		Subagent:      l.cfg.Subagent,
-		AppMaxTurns:   l.cfg.AppMaxTurns,
-		Depth:         l.cfg.Depth + 1,
-		MaxDepth:      l.cfg.MaxDepth,
-		MaxToolOutput: l.cfg.MaxToolOutput,
-		App:           l.cfg.App,
-		Park:          l.cfg.Park,
+		Route:          child,
+		Params:         l.cfg.Params,
+		Model:          model,
+		ModelName:      modelName,
+		Stream:         l.cfg.Stream,
+		Emit:           func(e stream.Event) { l.emit(stream.Forward(e, who)) },
+		Subagent:       l.cfg.Subagent,
+		AppMaxTurns:    l.cfg.AppMaxTurns,
+		AppTemperature: l.cfg.AppTemperature,
+		Depth:          l.cfg.Depth + 1,
+		MaxDepth:       l.cfg.MaxDepth,
+		MaxToolOutput:  l.cfg.MaxToolOutput,
+		App:            l.cfg.App,
+		Park:           l.cfg.Park,
 	}
 	if l.cfg.Tracer != nil {
 		var end func(error)

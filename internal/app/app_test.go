@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,6 +30,8 @@ func TestConfigErrors(t *testing.T) {
 		{"modle: x\n", `field modle not found`},
 		{"limits:\n  todos: -1\n", "limits.todos is -1; a limit must be positive"},
 		{"model: gpt4\n", `model: `},
+		{"temperature: hot\n", `temperature must be a number from 0 to 2, e.g. temperature: 0.2, got "hot"`},
+		{"temperature: 2.5\n", `temperature must be a number from 0 to 2`},
 	}
 	for _, tc := range cases {
 		dir := t.TempDir()
@@ -36,6 +39,34 @@ func TestConfigErrors(t *testing.T) {
 		_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "dawn.yaml") {
 			t.Errorf("%q: err = %v, want %q naming dawn.yaml", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// TestTemperatureSetting: dawn.yaml's temperature is read as a number;
+// absent or null leaves it unset.
+func TestTemperatureSetting(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want string
+	}{
+		{"temperature: 0.2\n", "0.2"},
+		{"temperature: 0\n", "0"},
+		{"temperature: null\n", "unset"},
+		{"model: offline\n", "unset"},
+	} {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": tc.yaml, "a/agent.md": "A"})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		got := "unset"
+		if a.Config.Temperature != nil {
+			got = strconv.FormatFloat(*a.Config.Temperature, 'g', -1, 64)
+		}
+		if got != tc.want {
+			t.Errorf("%q: temperature %s, want %s", tc.yaml, got, tc.want)
 		}
 	}
 }

@@ -20,7 +20,7 @@ const ConfigFile = "dawn.yaml"
 // Config is dawn.yaml. Every key is optional; the zero value is a working
 // app that uses the offline model and stores threads in .dawn/dawn.db.
 //
-// The app reads model, store and the runtime's limits. Every other key
+// The app reads model, store, temperature and the runtime's limits. Every other key
 // belongs to a capability marker that implements
 // capabilities.ConfigSection and parses it itself: planning reads
 // limits.todos and limits.todo_bytes, plan-first its plan_first section.
@@ -30,8 +30,11 @@ type Config struct {
 	// Store is the SQLite file, relative to the app folder, or ":memory:",
 	// or a postgres:// URL of a database several servers can share.
 	// DAWN_STORE overrides it.
-	Store  string
-	Limits Limits
+	Store string
+	// Temperature is the sampling temperature for routes whose agent.md
+	// sets none; nil sends none, so the provider's default applies.
+	Temperature *float64
+	Limits      Limits
 	// Markers are the capability markers, each ConfigSection configured
 	// from its dawn.yaml keys. Routes are prepared with them, and the
 	// runtime finds capabilities' optional interfaces on them.
@@ -158,7 +161,7 @@ type configParser struct {
 	errs    []error
 }
 
-var hostKeys = []string{"model", "store", limitsSection}
+var hostKeys = []string{"model", "store", "temperature", limitsSection}
 
 func (p *configParser) hostKey(key string) bool {
 	if slices.Contains(hostKeys, key) {
@@ -207,6 +210,12 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 			c.Model = p.modelList(key, val)
 		case k == "store":
 			c.Store = p.text(key, val)
+		case k == "temperature":
+			t, ok := yamldoc.Temperature(val)
+			if !ok {
+				p.fail(key.Line, "temperature must be a number from 0 to 2, e.g. temperature: 0.2, got %q", val.Value)
+			}
+			c.Temperature = t
 		case k == limitsSection:
 			p.limits(val, &c.Limits, claim)
 		case p.owner[k] != 0:

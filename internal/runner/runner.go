@@ -281,19 +281,20 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	}
 
 	cfg := agent.Config{
-		Route:         prepared,
-		Params:        params,
-		Model:         model,
-		ModelName:     spec,
-		AppMaxTurns:   a.Config.Limits.WithDefaults().MaxTurns,
-		Stream:        req.Stream,
-		Subagent:      m.subagentResolver(a),
-		MaxDepth:      a.Config.Limits.WithDefaults().SubagentDepth,
-		MaxToolOutput: a.Config.Limits.WithDefaults().ToolOutputBytes,
-		Signal:        run.takeSignal,
-		App:           m.appValues(run),
-		Resolved:      resolved,
-		Park:          true,
+		Route:          prepared,
+		Params:         params,
+		Model:          model,
+		ModelName:      spec,
+		AppMaxTurns:    a.Config.Limits.WithDefaults().MaxTurns,
+		AppTemperature: a.Config.Temperature,
+		Stream:         req.Stream,
+		Subagent:       m.subagentResolver(a),
+		MaxDepth:       a.Config.Limits.WithDefaults().SubagentDepth,
+		MaxToolOutput:  a.Config.Limits.WithDefaults().ToolOutputBytes,
+		Signal:         run.takeSignal,
+		App:            m.appValues(run),
+		Resolved:       resolved,
+		Park:           true,
 	}
 	if m.tel != nil {
 		cfg.Tracer = m.tel

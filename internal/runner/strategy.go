@@ -57,7 +57,7 @@ var _ capabilities.RunHost = (*runHost)(nil)
 // Complete asks the run's model for one answer, with the route's prompt
 // and no tools.
 func (h *runHost) Complete(ctx context.Context, convo []thread.Message) (string, error) {
-	return agent.Complete(ctx, h.cfg.Model, h.cfg.ModelName, h.cfg.Route.Route.Agent.Prompt, convo)
+	return agent.Complete(ctx, h.cfg.Model, h.cfg.ModelName, h.cfg.Route.Route.Agent.Prompt, convo, h.cfg.SamplingOptions()...)
 }
 
 // Routes returns the app's other agent routes, sorted.

@@ -149,3 +149,19 @@ func Resolve(n *yaml.Node) *yaml.Node {
 func IsNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
 }
+
+// Temperature reads a sampling temperature, a number from 0 to 2; null is
+// unset (nil). ok is false for anything else.
+func Temperature(value *yaml.Node) (t *float64, ok bool) {
+	if IsNull(value) {
+		return nil, true
+	}
+	if value.Kind != yaml.ScalarNode || (value.ShortTag() != "!!int" && value.ShortTag() != "!!float") {
+		return nil, false
+	}
+	var f float64
+	if err := value.Decode(&f); err != nil || !(f >= 0 && f <= 2) {
+		return nil, false
+	}
+	return &f, true
+}
