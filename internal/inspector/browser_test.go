@@ -31,7 +31,10 @@ func TestInspectorInBrowser(t *testing.T) {
 	t.Run("subagent plans nest under their call", func(t *testing.T) { testSubagentPlan(t, browserCtx) })
 	t.Run("the SSE parser reads what the server writes", func(t *testing.T) { testSSEParser(t, browserCtx) })
 	t.Run("an answer the gate rejects is taken back", func(t *testing.T) { testRejectedAnswer(t, browserCtx) })
-	t.Run("a call that needs approval is approved from the page", func(t *testing.T) { testApproval(t, browserCtx) })
+	t.Run("a call that needs approval is edited, refused and approved from the page", func(t *testing.T) { testToolApproval(t, browserCtx) })
+	t.Run("a proposed plan is approved from the page", func(t *testing.T) { testPlanApproval(t, browserCtx, false) })
+	t.Run("a proposed plan is edited from the page", func(t *testing.T) { testPlanApproval(t, browserCtx, true) })
+	t.Run("step, DAG and unknown interrupts send their payloads", func(t *testing.T) { testOtherKinds(t, browserCtx) })
 	t.Run("model calls show their duration and tokens", func(t *testing.T) { testModelCalls(t, browserCtx) })
 }
 
@@ -73,35 +76,6 @@ func testModelCalls(t *testing.T, browserCtx context.Context) {
 	if strings.Contains(rows[1], "tokens") {
 		t.Errorf("second model call row = %q; the model reported no tokens", rows[1])
 	}
-}
-
-// testApproval: a route whose writeTodos needs approval parks; the page
-// shows the decision with its arguments, and Approve once sends the
-// resume, after which the run goes on and the answer shows.
-func testApproval(t *testing.T, browserCtx context.Context) {
-	dir := exampleApp(t)
-	if err := os.MkdirAll(filepath.Join(dir, "gated"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string]string{
-		"gated/agent.md": "---\napprove: [writeTodos]\n---\nYou plan.",
-		"gated/plan.md":  "- [ ] The one thing\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	todos := map[string]any{"todos": []map[string]string{{"content": "The one thing", "status": "completed"}}}
-	model := dawntest.Script().CallTool("writeTodos", todos).Reply("Planned and done.")
-	p := openPage(t, browserCtx, startServerWith(t, dir, model).URL)
-	p.pickRoute("/gated")
-	p.send("Plan it")
-	p.waitFor("the decision to show", `document.querySelector('#timeline .interrupt button[data-decision="once"]') && !document.getElementById('send-button').disabled`)
-	if got := p.text(`document.querySelector('#timeline .interrupt').textContent`); !strings.Contains(got, "writeTodos") || !strings.Contains(got, "The one thing") {
-		t.Errorf("the decision shows %q, want the tool and its arguments", got)
-	}
-	p.run(chromedp.Click(chromedp.CSS(`#timeline .interrupt button[data-decision="once"]`)))
-	p.waitFor("the answer after the approval", `[...document.querySelectorAll('#chat .msg.assistant')].some(e => e.textContent === 'Planned and done.')`)
 }
 
 // testRejectedAnswer: on a route whose plan the harness owns, the model

@@ -12,10 +12,11 @@
  *   GET  /threads/:id/plan                     the harness-owned plan
  *   POST /threads/:id/plan/pause|resume|cancel the supervisor's buttons
  *   POST /threads/:id/cancel                   stop a run (plans without enforce)
+ *   POST /threads/:id/resume                   answer what a parked run waits on
  *
  * Layout, top to bottom: the plan card (runtime state, not chat text), the
- * timeline of tool calls (each collapsed), the conversation (answer text
- * only) and the message box.
+ * decisions a parked run waits on, the timeline of tool calls (each
+ * collapsed), the conversation (answer text only) and the message box.
  *
  * The thread id lives in the URL hash (#thread=…) and localStorage, so a
  * reload finds it again: the page draws the plan from the thread's state,
@@ -131,7 +132,8 @@
     expanded: new Set(),
     answer: null,     // the element the answer streams into
     turnStart: null,  // length of the answer text before the current model turn's chunks
-    pending: [],      // interrupts the parked run waits on: {id, decision}
+    pending: [],      // interrupts the parked run waits on, see addInterrupt
+    messages: [],     // the thread's saved messages, for a held call's arguments
   };
 
   // toPlan reads a plan from a plan_update event, GET /plan or the seed.
@@ -324,7 +326,6 @@
   function resetTimeline() {
     st.calls = [];
     st.byKey = new Map();
-    st.pending = [];
     $('timeline').replaceChildren();
     $('timeline-count').textContent = '';
   }
@@ -332,7 +333,7 @@
   function addCall(depth, parent, d) {
     const cur = st.plan ? st.plan.items.findIndex((it) => it.status === 'in_progress') : -1;
     const entry = {
-      key: `${depth}:${d.id}:${st.byKey.size}`, id: d.id || '', name: d.name || '', depth,
+      key: `${depth}:${d.id}:${st.byKey.size}`, id: d.id || '', name: d.name || '', depth, input: d.input,
       item: parent ? parent.item : cur, children: [], subplan: null, subagent: '', streaming: false,
     };
     const mark = el('span', { class: 'mark', 'aria-hidden': 'true', text: '…' });
@@ -366,50 +367,198 @@
     return JSON.stringify(v, null, 2);
   }
 
-  // addInterrupt shows a decision the parked run waits for, with a button
-  // per decision. Once every pending interrupt has one, they are sent
-  // together, as POST /threads/:id/resume needs.
+  // ---- Decisions -----------------------------------------------------------
+
+  // A parked run waits on interrupts: GET /threads/:id/state lists them, a
+  // live run sends `interrupt` events. Each is drawn with what its kind
+  // allows; POST /threads/:id/resume answers all of them at once, so the
+  // answers are sent when the last one has its answer.
+  //
+  // DECISIONS gives, per kind, its buttons: [payload, label] sends the
+  // payload; [name, label, form] opens a form whose payload(text) makes the
+  // payload, or throws an Error whose message is shown instead.
+  const DECISIONS = {
+    tool: (it) => [['once', 'Approve once'], ['always', 'Always allow'], ['deny', 'Deny'],
+      ['edit', 'Edit', { label: 'Arguments (JSON)', text: () => pretty(callArgs(it)), payload: (s) => ({ decision: 'edit', args: jsonObject(s, 'The arguments') }) }]],
+    plan: (it) => [['approve', 'Approve'],
+      ['edit', 'Edit', { label: 'Plan (JSON)', text: () => pretty(it.detail), payload: (s) => ({ decision: 'edit', ...jsonObject(s, 'The plan') }) }],
+      ['reject', 'Reject']],
+    step: () => [['continue', 'Continue'], ['skip', 'Skip'],
+      ['revise', 'Revise', { label: 'What to change', text: () => '', payload: (s) => {
+        if (!s.trim()) throw new Error('Write what to change.');
+        return { decision: 'revise', note: s.trim() };
+      } }],
+      ['cancel', 'Cancel']],
+  };
+  // freeForm answers a kind the page does not know: JSON, or else the text.
+  const freeForm = { label: 'Payload (JSON, or text sent as a string)', text: () => '', open: true, payload: (s) => {
+    if (!s.trim()) throw new Error('Write a payload.');
+    try { return JSON.parse(s); } catch { return s; }
+  } };
+
+  function jsonObject(s, what) {
+    let v;
+    try { v = JSON.parse(s); } catch (err) { throw new Error(`${what} are not JSON: ${err.message}`); }
+    if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${what} must be one JSON object.`);
+    return v;
+  }
+
+  // callArgs is the full arguments of the call a tool interrupt holds: from
+  // its tool_call event, else the saved messages, else the preview.
+  function callArgs(it) {
+    const call = st.byKey.get(`${it.path.length}:${it.callId}`);
+    if (call && call.input !== undefined) return call.input;
+    for (const m of st.messages) for (const c of m.tool_calls || []) if (c.id === it.callId) return c.input;
+    try { return JSON.parse(it.detail.argsPreview); } catch { return it.detail.argsPreview || {}; }
+  }
+
+  function titleOf(it) {
+    const where = it.path.length ? ` (in the subagent of call ${it.path.join(' › ')})` : '';
+    const d = it.detail;
+    if (it.kind === 'tool') return `Approve a call of ${d.toolName || 'a tool'}?${where}`;
+    if (it.kind === 'plan') return `Approve this plan?${where}`;
+    if (it.kind === 'step') {
+      const s = d.step || d.item || d;
+      const name = s.content || s.task || s.title || s.id || '';
+      return `Step finished${name ? `: ${name}` : ''}. Go on?${where}`;
+    }
+    return `Decision needed (${it.kind || 'interrupt'})${where}`;
+  }
+
+  // planView draws a proposed plan: todos with their glyphs, a plan-first
+  // DAG's steps with what they wait for, else the JSON.
+  function planView(d) {
+    const plan = d.plan && typeof d.plan === 'object' ? d.plan : d;
+    const out = [];
+    if (plan.goal) out.push(el('div', { text: `Goal: ${plan.goal}` }));
+    if (Array.isArray(plan.todos)) {
+      out.push(el('ol', { class: 'items' }, ...plan.todos.map((t) => el('li', { class: t.status || 'pending' },
+        el('span', { class: 'glyph', 'aria-hidden': 'true', text: GLYPHS[t.status] || '○' }), ' ', t.content || ''))));
+    } else if (Array.isArray(plan.steps)) {
+      out.push(el('ol', { class: 'items' }, ...plan.steps.map((s) => el('li', {},
+        el('code', { text: s.id || '' }), ' ', s.task || s.content || '',
+        (s.deps || []).length ? el('small', { text: ` (after ${s.deps.join(', ')})` }) : null))));
+    } else {
+      out.push(el('pre', { text: pretty(d) }));
+    }
+    if (d.reason) out.push(el('div', { class: 'note', text: `Reason: ${d.reason}` }));
+    return out;
+  }
+
+  function detailView(it) {
+    const d = it.detail;
+    if (it.kind === 'tool') return [el('pre', { text: pretty(callArgs(it)) })];
+    if (it.kind === 'plan') return planView(d);
+    const json = el('pre', { text: pretty(d) });
+    return it.kind === 'step' ? [el('details', {}, el('summary', { text: 'Detail' }), json)] : [json];
+  }
+
+  // addInterrupt draws one pending interrupt (once per id).
   function addInterrupt(d) {
-    if (!d.interruptId || st.pending.some((p) => p.id === d.interruptId)) return;
-    const entry = { id: d.interruptId, decision: null };
-    st.pending.push(entry);
-    const detail = d.detail || {};
-    const buttons = [['once', 'Approve once'], ['always', 'Always allow'], ['deny', 'Deny']].map(([decision, label]) =>
-      el('button', { type: 'button', 'data-decision': decision, text: label, onclick: () => decide(entry, decision, buttons) }));
-    const what = detail.toolName ? `Approve a call of ${detail.toolName}?` : `Decision needed (${d.kind || 'interrupt'})`;
-    $('timeline').append(el('li', { class: 'interrupt', 'data-interrupt': entry.id },
-      el('div', { class: 'name', text: what }),
-      detail.argsPreview ? el('pre', { text: detail.argsPreview }) : null,
-      el('div', {}, ...buttons)));
+    if (!d || !d.interruptId || st.pending.some((p) => p.id === d.interruptId)) return;
+    const detail = d.detail && typeof d.detail === 'object' ? d.detail : { value: d.detail };
+    const it = { id: d.interruptId, kind: d.kind || '', detail, callId: d.callId || '', path: d.path || [], answer: undefined };
+    it.err = el('div', { class: 'err', role: 'alert' });
+    const forms = [];
+    const buttons = (DECISIONS[it.kind] ? DECISIONS[it.kind](it) : []).map(([name, label, spec]) => {
+      const form = spec && answerForm(it, spec);
+      if (form) forms.push(form);
+      return el('button', { type: 'button', 'data-decision': name, text: label, onclick: () => (form ? openForm(forms, form) : answer(it, name)) });
+    });
+    if (!DECISIONS[it.kind]) forms.push(answerForm(it, freeForm));
+    it.box = el('fieldset', { 'aria-label': titleOf(it) }, el('div', { class: 'actions' }, ...buttons), ...forms);
+    it.li = el('li', { class: 'interrupt', 'data-interrupt': it.id, 'data-kind': it.kind },
+      el('div', { class: 'name', text: titleOf(it) }), ...detailView(it), it.box, it.err);
+    st.pending.push(it);
+    $('interrupts').append(it.li);
+    markWaiting();
+    renderDecisions();
   }
 
-  function decide(entry, decision, buttons) {
-    entry.decision = decision;
-    for (const b of buttons) b.disabled = true;
-    if (st.pending.every((p) => p.decision)) resume();
+  // markWaiting says on the timeline which calls wait for a decision.
+  function markWaiting() {
+    for (const it of st.pending) {
+      const call = st.byKey.get(`${it.path.length}:${it.callId}`);
+      if (call && call.el.meta.textContent === 'running') call.el.meta.textContent = 'waiting for your decision';
+    }
   }
 
-  async function resume() {
-    const answers = st.pending.map((p) => ({ interruptId: p.id, status: 'resolved', payload: p.decision }));
+  function answerForm(it, spec) {
+    const box = el('textarea', { rows: spec.open ? 3 : 10, spellcheck: 'false' });
+    const form = el('form', { class: 'answer-form', hidden: !spec.open, onsubmit: (e) => {
+      e.preventDefault();
+      try { answer(it, spec.payload(box.value)); } catch (err) { it.err.textContent = err.message; }
+    } }, el('label', {}, spec.label, box), el('button', { type: 'submit', text: 'Send' }));
+    form.fill = () => { if (!form.filled) box.value = spec.text(); form.filled = true; };
+    if (spec.open) form.fill();
+    return form;
+  }
+
+  function openForm(forms, form) {
+    for (const f of forms) f.hidden = f !== form;
+    form.fill();
+    form.querySelector('textarea').focus();
+  }
+
+  // renderDecisions shows the card when something waits; an answered
+  // decision, or any while a run streams, takes no input.
+  function renderDecisions() {
+    $('decisions').hidden = !st.pending.length;
+    for (const it of st.pending) {
+      it.box.disabled = st.running || it.answer !== undefined;
+      it.li.classList.toggle('answered', it.answer !== undefined);
+    }
+  }
+
+  function clearDecisions() {
     st.pending = [];
+    $('interrupts').replaceChildren();
+    renderDecisions();
+  }
+
+  function answer(it, payload) {
+    it.answer = payload;
+    it.err.textContent = '';
+    renderDecisions();
+    if (st.pending.every((p) => p.answer !== undefined)) resume();
+    else setStatus('Answer the other decisions too; they are sent together.');
+  }
+
+  // resume sends the answers. When the server refuses them, the decision it
+  // names (else the edited ones) opens again with its message; the others
+  // keep their answers and the thread stays as it was.
+  async function resume() {
+    const answers = st.pending.map((it) => ({ interruptId: it.id, status: 'resolved', payload: it.answer }));
     setStatus('Running…');
     setRunning(true);
-    let resp;
+    let resp, msg = '';
     try {
       resp = await fetch(threadPath('/resume'), {
         method: 'POST', headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ route: routePath(), resume: answers }),
       });
+      if (!resp.ok) {
+        const body = await resp.json().catch(() => null);
+        msg = (body && body.error && body.error.message) || `HTTP ${resp.status}`;
+      }
     } catch (err) {
-      setRunning(false);
-      return setStatus(`Could not reach the dev server: ${err.message}`);
+      msg = `Could not reach the dev server: ${err.message}`;
     }
-    if (!resp.ok) {
-      const body = await resp.json().catch(() => null);
+    if (msg) {
+      const named = st.pending.filter((it) => msg.includes(it.id));
+      const edited = st.pending.filter((it) => it.answer && typeof it.answer === 'object');
+      for (const it of named.length ? named : edited.length ? edited : st.pending) {
+        it.answer = undefined;
+        it.err.textContent = msg;
+      }
       setRunning(false);
-      addMessage('error', (body && body.error && body.error.message) || `HTTP ${resp.status}`);
       return setStatus('');
     }
+    for (const it of st.pending) {
+      const a = it.answer;
+      timelineNote(`${it.kind || 'interrupt'} decision: ${typeof a === 'string' ? a : (a && a.decision) || JSON.stringify(a)}`);
+    }
+    clearDecisions();
     await follow(resp, true);
   }
 
@@ -518,7 +667,7 @@
       case 'tool_call': addCall(0, null, d); break;
       case 'tool_result': finishCall(0, d); break;
       case 'model_call': addModelCall(null, d); break;
-      case 'interrupt': addInterrupt(d); break;
+      case 'interrupt': if (live) addInterrupt(d); break; // a replay's are in the state
       case 'plan_update': onPlanUpdate(d); break;
       case 'plan_paused': case 'plan_done': case 'plan_failed': case 'plan_cancelled':
         if (st.plan) {
@@ -530,9 +679,11 @@
       case 'done': {
         const out = d.output || {};
         if (live && out.error) addMessage('error', out.error);
+        if (live) for (const i of out.interrupts || []) addInterrupt(i);
+        markWaiting(); // a replay draws the calls after the state's interrupts
         const paused = st.plan && st.plan.enforced && st.plan.state === 'paused';
         setStatus(out.error ? 'The run failed.' : out.cancelled ? 'The run was cancelled.'
-          : out.interrupted ? 'Waiting for your decision: answer it in the timeline.'
+          : out.interrupted ? 'Waiting for your decision: answer it above.'
           : paused ? 'The plan paused. Press Resume, or send a message to go on.' : 'Done.');
         break;
       }
@@ -547,6 +698,7 @@
     st.running = on;
     $('send-button').disabled = on;
     if (st.plan) renderPlan();
+    renderDecisions();
   }
 
   // follow reads a run's stream to its done event. When the connection
@@ -645,7 +797,8 @@
 
   function newThread() {
     stopReading();
-    Object.assign(st, { thread: '', known: false, answer: null });
+    Object.assign(st, { thread: '', known: false, answer: null, messages: [] });
+    clearDecisions();
     localStorage.removeItem('dawn.current');
     history.replaceState(null, '', location.pathname);
     $('chat').replaceChildren();
@@ -661,7 +814,8 @@
   // the newest run replayed (live when it is still in flight).
   async function openThread(id) {
     stopReading();
-    Object.assign(st, { thread: id, known: false, answer: null });
+    Object.assign(st, { thread: id, known: false, answer: null, messages: [] });
+    clearDecisions();
     setRunning(false);
     const info = saved().find((t) => t.id === id);
     resetTimeline();
@@ -689,6 +843,8 @@
     const runs = await api('GET', threadPath('/runs')).catch(() => []);
     const last = runs && runs[0];
     const msgs = values.messages || [];
+    st.messages = msgs;
+    for (const d of state.interrupts || []) addInterrupt(d);
     const live = !!last && last.status === 'running';
     if (live) {
       // The run's own messages are not all saved yet: show the history up
