@@ -370,6 +370,45 @@ func TestAimockToolApproval(t *testing.T) {
 		}
 	})
 
+	t.Run("dawn run answers", func(t *testing.T) {
+		url, _, log := serve(t)
+		dawnRun := func(args ...string) (int, string, string) {
+			cmd := exec.Command(bin, append([]string{"run", "/ops", "--url", url}, args...)...)
+			cmd.Env = append(os.Environ(), "DAWN_API_KEY=")
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run() // stdin is /dev/null: not a terminal
+			code := 0
+			if exit, ok := err.(*exec.ExitError); ok {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			return code, stdout.String(), stderr.String()
+		}
+		code, stdout, stderr := dawnRun("--input", shipMessage, "--approve", "once")
+		if code != 0 || !strings.Contains(stdout, "Shipped 1.4.2 to prod.") || !strings.Contains(stderr, "tool ops_deploy\n  arguments: {\"env\":\"prod\",\"version\":\"1.4.2\"}\n  answered once (--approve)") {
+			t.Fatalf("dawn run --approve once: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		// Nothing answers: it exits 1, the thread stays parked, and the
+		// command it names answers later.
+		code, _, stderr = dawnRun("--input", shipMessage, "--thread", "cli-1")
+		want := "`dawn run /ops --url " + url + " --thread cli-1 --approve once` (or deny)"
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Fatalf("dawn run without a terminal: exit %d, stderr:\n%s", code, stderr)
+		}
+		if st := getState(t, url, "cli-1"); st.Status != "interrupted" {
+			t.Fatalf("the thread is not parked: %s", st.raw)
+		}
+		code, stdout, stderr = dawnRun("--thread", "cli-1", "--approve", "deny")
+		if code != 0 || !strings.Contains(stdout, "I did not ship 1.4.2: the deploy was denied.") {
+			t.Fatalf("dawn run --thread cli-1 --approve deny: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		if got := deploys(t, log); strings.Join(got, ",") != "prod_1.4.2" {
+			t.Fatalf("deploys: %v, want only the approved one", got)
+		}
+	})
+
 	t.Run("subagent", func(t *testing.T) {
 		mock := startAimock(t, "testdata/approval_tools.json")
 		app, log := opsApp(t, mcpBin)
