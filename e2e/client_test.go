@@ -102,10 +102,40 @@ func readEvents(t *testing.T, resp *http.Response) []stream.Event {
 
 // chatRequest is what aimock's journal keeps of a chat completion request.
 type chatRequest struct {
-	Stream   bool `json:"stream"`
-	Messages []struct {
-		Role string `json:"role"`
-	} `json:"messages"`
+	Stream   bool          `json:"stream"`
+	Messages []chatMessage `json:"messages"`
+}
+
+// chatMessage is one message of a chat completion request.
+type chatMessage struct {
+	Role string `json:"role"`
+	// Content is a string or an array of parts.
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// text is the message's text: its string content, or its text parts joined.
+func (m chatMessage) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(m.Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 // chatRequests returns the chat completion requests aimock at mock has

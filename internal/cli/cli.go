@@ -31,6 +31,22 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Env defaults to os.Getenv.
 	Env func(string) string
+	// Prompt, when set, is where dawn run reads a person's answers to the
+	// interrupts of a parked run, as if typed at a terminal. Nil asks at
+	// stdin when that is a terminal, and nowhere otherwise.
+	Prompt io.Reader
+}
+
+// prompt is where dawn run asks a person: Prompt, or stdin when that is a
+// terminal, or nil.
+func (c *Config) prompt() io.Reader {
+	if c.Prompt != nil {
+		return c.Prompt
+	}
+	if isTerminal(os.Stdin) {
+		return os.Stdin
+	}
+	return nil
 }
 
 // problemError marks failures that are the app's fault (exit 1).

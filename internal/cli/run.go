@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -15,10 +16,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/internal/planview"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/google/uuid"
@@ -51,6 +54,8 @@ type runFlags struct {
 	// planFirst is the run's plan-first option: off, auto, always, or
 	// preview (--plan-preview).
 	planFirst string
+	// approve is --approve: once or deny answers every tool approval.
+	approve string
 }
 
 func newRunCmd(cfg *Config) *cobra.Command {
@@ -69,8 +74,9 @@ The run happens in-process on the app folder (--app), or on a running server
 message is --input, or stdin when that is not a terminal. The thread id is
 printed at the end; pass it as --thread to continue the conversation.
 
-Exit codes: 0 when the run succeeds, 1 when it fails or is cancelled, 2 for
-bad arguments, 130 after Ctrl-C (which cancels the run).
+Exit codes: 0 when the run succeeds, 1 when it fails, is cancelled or is left
+waiting for a decision, 2 for bad arguments, 130 after Ctrl-C (which
+cancels the run, or leaves a parked thread parked).
 
 Example:
   dawn run /support/acme --app examples/app --input "Help me with my account"
@@ -78,12 +84,24 @@ Example:
 
 On a route whose plan.md has enforce: true, --plan-first always makes the
 model plan the steps first (a dependency graph the harness executes), and
---plan-preview prints that plan and its execution order without running it.`,
+--plan-preview prints that plan and its execution order without running it.
+
+When the run parks for a person's decision (a tool listed under approve:
+in agent.md, a plan with approval: required), run shows what is asked and
+asks at the terminal: approve once / always / deny / edit for a tool call,
+approve / reject for a plan, continue / skip / cancel for a step. Then it
+resumes the run and goes on showing it. --approve once (or deny) answers
+every tool approval without asking, for scripts. When stdin is not a
+terminal and nothing answers, run exits 1 naming the interrupt and the
+thread stays parked: run again with --thread ID and no --input to answer.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.inputSet = cmd.Flags().Changed("input")
 			if preview, _ := cmd.Flags().GetBool("plan-preview"); preview {
 				f.planFirst = "preview"
+			}
+			if f.approve != "" && f.approve != approveOnce && f.approve != approveDeny {
+				return fmt.Errorf("--approve is %q; use once or deny", f.approve)
 			}
 			return runRoute(cmd, cfg, args[0], f)
 		},
@@ -96,40 +114,126 @@ model plan the steps first (a dependency graph the harness executes), and
 	cmd.Flags().BoolVar(&f.plain, "plain", false, "print plain lines even on a terminal")
 	cmd.Flags().StringVar(&f.planFirst, "plan-first", "", "plan-first mode for this run: off, auto or always (routes with enforce: true)")
 	cmd.Flags().Bool("plan-preview", false, "print the plan-first plan and its execution order without running it")
+	cmd.Flags().StringVar(&f.approve, "approve", "", "answer every tool approval with once or deny, without asking")
 	cmd.MarkFlagsMutuallyExclusive("plan-first", "plan-preview")
 	cmd.MarkFlagsMutuallyExclusive("app", "url")
 	cmd.MarkFlagsMutuallyExclusive("json", "plain")
 	return cmd
 }
 
-// runRoute runs route once and shows its events.
+// runRoute runs route once and shows its events. When the run parks for
+// a person's decisions it gets them (--approve, or at the terminal),
+// resumes the run and shows it on, until the run ends. With --thread on a
+// parked thread and no --input, it answers the thread's interrupts first.
 func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
-	input, err := readInput(cmd.InOrStdin(), f)
-	if err != nil {
-		return err
-	}
-	threadID := f.threadID
-	if threadID == "" {
-		threadID = uuid.NewString()
-	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	show := newRenderer(cfg, f)
-	if !f.asJSON {
-		show = lifecycleRenderer{Renderer: show, w: cfg.Stdout}
-	}
-	var out runOutcome
+	var target runTarget
 	if f.url != "" {
-		out, err = runRemote(ctx, stop, cfg, f.url, threadID, route, input, f.planFirst, show)
+		remote, err := openRemote(cfg, f.url)
+		if err != nil {
+			return err
+		}
+		target = remote
 	} else {
-		out, err = runLocal(ctx, stop, cfg, f.dir, threadID, route, input, f.planFirst, show)
+		local, err := openLocal(ctx, cfg, f.dir)
+		if err != nil {
+			return err
+		}
+		defer local.close()
+		target = local
 	}
-	if err != nil {
-		return err
+	threadID := f.threadID
+	var out runOutcome
+	if threadID != "" {
+		pending, err := target.pending(ctx, threadID)
+		if err != nil {
+			return err
+		}
+		if len(pending) > 0 && f.inputSet {
+			return appProblem(fmt.Errorf("thread %s is waiting for a decision on interrupt %s; run again without --input to answer it first", threadID, pending[0].ID))
+		}
+		out.interrupts = pending
+	}
+	if len(out.interrupts) == 0 {
+		input, err := readInput(cmd.InOrStdin(), f)
+		if err != nil {
+			return err
+		}
+		if threadID == "" {
+			threadID = uuid.NewString()
+		}
+		out, err = target.start(ctx, stop, threadID, route, input, f.planFirst, newShow(cfg, f))
+		if err != nil {
+			return err
+		}
+	}
+	ask := newAsker(cfg, f.approve)
+	for len(out.interrupts) > 0 && !out.interrupted {
+		answers, err := ask.answer(ctx, out.interrupts)
+		switch {
+		case errors.Is(err, errNoAnswer):
+			fmt.Fprintln(cfg.Stderr, "thread:", threadID)
+			return parkedError(out.interrupts, threadID, resumeCommand(route, threadID, f))
+		case err != nil:
+			fmt.Fprintln(cfg.Stderr, "thread:", threadID)
+			return exitCodeError{code: ExitInterrupted, msg: "interrupted: the thread stays parked, waiting for the decision"}
+		}
+		next, err := target.resume(ctx, stop, threadID, route, answers, newShow(cfg, f))
+		var bad *resumeError
+		if errors.As(err, &bad) && ask.in != nil {
+			// A person's answer the route refused (an edit off the
+			// tool's schema): say why and ask again.
+			fmt.Fprintln(cfg.Stderr, "  refused:", bad.msg)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		out = next
 	}
 	fmt.Fprintln(cfg.Stderr, "thread:", threadID)
 	out.threadID = threadID
 	return out.err()
+}
+
+// resumeCommand is the dawn run command line that answers the interrupts
+// of threadID.
+func resumeCommand(route, threadID string, f runFlags) string {
+	where := "--app " + f.dir
+	if f.url != "" {
+		where = "--url " + f.url
+	}
+	return fmt.Sprintf("dawn run %s %s --thread %s", route, where, threadID)
+}
+
+// newShow is the renderer of one run, or of its continuation after a
+// resume.
+func newShow(cfg *Config, f runFlags) planview.Renderer {
+	show := newRenderer(cfg, f)
+	if !f.asJSON {
+		show = lifecycleRenderer{Renderer: show, w: cfg.Stdout}
+	}
+	return show
+}
+
+// resumeError is a resume the route refused; nothing changed, and the
+// thread waits for an answer still.
+type resumeError struct{ msg string }
+
+func (e *resumeError) Error() string { return e.msg }
+
+// runTarget is where dawn run runs: in-process on the app folder, or on a
+// server.
+type runTarget interface {
+	// pending returns the interrupts threadID is parked on: none for a
+	// thread that is not parked or does not exist.
+	pending(ctx context.Context, threadID string) ([]client.Interrupt, error)
+	// start runs input on threadID and shows it to its end.
+	start(ctx context.Context, stopSignals func(), threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error)
+	// resume answers threadID's interrupts and shows the run that goes
+	// on to its end; answers the route refuses are a *resumeError.
+	resume(ctx context.Context, stopSignals func(), threadID, route string, answers []client.Answer, show planview.Renderer) (runOutcome, error)
 }
 
 // readInput returns the message: --input, or stdin when that is not a
@@ -208,34 +312,18 @@ type runOutcome struct {
 	output      json.RawMessage // the done event's output; nil without one
 	interrupted bool            // the user pressed Ctrl-C
 	threadID    string
+	// interrupts are the decisions the run parked for.
+	interrupts []client.Interrupt
 }
 
 // err turns the outcome into the CLI's result.
 func (o runOutcome) err() error {
 	var out struct {
-		Error       json.RawMessage `json:"error"`
-		Cancelled   bool            `json:"cancelled"`
-		Interrupted bool            `json:"interrupted"`
-		Interrupts  []struct {
-			ID     string `json:"interruptId"`
-			Kind   string `json:"kind"`
-			Detail struct {
-				ToolName string `json:"toolName"`
-			} `json:"detail"`
-		} `json:"interrupts"`
+		Error     json.RawMessage `json:"error"`
+		Cancelled bool            `json:"cancelled"`
 	}
 	_ = json.Unmarshal(o.output, &out)
 	switch {
-	case out.Interrupted && len(out.Interrupts) > 0:
-		var list []string
-		for _, in := range out.Interrupts {
-			what := in.Kind
-			if in.Detail.ToolName != "" {
-				what += " " + in.Detail.ToolName
-			}
-			list = append(list, fmt.Sprintf("interrupt %s (%s)", in.ID, what))
-		}
-		return appProblem(fmt.Errorf("the run is waiting for a person's decision: %s; answer it with POST /threads/%s/resume (see the README's Human approval)", strings.Join(list, ", "), o.threadID))
 	case o.interrupted:
 		return exitCodeError{code: ExitInterrupted, msg: "interrupted: the run was cancelled"}
 	case o.output == nil:
@@ -294,6 +382,7 @@ func follow(ctx context.Context, stopSignals func(), next func() (stream.Event, 
 		}
 		if e.Type == stream.TypeDone {
 			out.output = doneOutput(e.Data)
+			out.interrupts = parkedFor(out.output)
 			if !sawText {
 				showFinalAnswer(out.output, show)
 			}
@@ -307,6 +396,19 @@ func follow(ctx context.Context, stopSignals func(), next func() (stream.Event, 
 	}
 	out.interrupted = interrupted.Load()
 	return out, show.Close()
+}
+
+// parkedFor returns the interrupts a done event's output says the run
+// parked for.
+func parkedFor(output json.RawMessage) []client.Interrupt {
+	var out struct {
+		Interrupted bool               `json:"interrupted"`
+		Interrupts  []client.Interrupt `json:"interrupts"`
+	}
+	if json.Unmarshal(output, &out) != nil || !out.Interrupted {
+		return nil
+	}
+	return out.Interrupts
 }
 
 // doneOutput returns the "output" of a done event's data.
@@ -351,20 +453,52 @@ func strategyOptions(planFirst string) map[string]string {
 	return map[string]string{planFirstOption: planFirst}
 }
 
-// runLocal runs the route in-process on the app folder's own store.
-func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
+// localTarget runs routes in-process on the app folder's own store.
+type localTarget struct {
+	cfg     *Config
+	s       *stack
+	loadErr error // problems of routes other than a run's, shown when it fails
+}
+
+func openLocal(ctx context.Context, cfg *Config, dir string) (*localTarget, error) {
 	a, loadErr := loadApp(ctx, cfg, dir)
 	if a == nil || a.Tree == nil {
-		return runOutcome{}, appProblem(loadErr)
+		return nil, appProblem(loadErr)
 	}
 	logger := slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	s, err := openStackFor(ctx, cfg, a, logger, server.Options{}, false)
 	if err != nil {
-		return runOutcome{}, appProblem(err)
+		return nil, appProblem(err)
 	}
-	defer s.store.Close()
-	defer s.flushTelemetry()
-	run, err := s.runs.Start(context.WithoutCancel(ctx), runner.Request{
+	return &localTarget{cfg: cfg, s: s, loadErr: loadErr}, nil
+}
+
+func (l *localTarget) close() {
+	l.s.flushTelemetry()
+	l.s.store.Close()
+}
+
+func (l *localTarget) pending(ctx context.Context, threadID string) ([]client.Interrupt, error) {
+	cp, err := l.s.store.Latest(ctx, threadID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil // a new thread
+	}
+	if err != nil {
+		return nil, appProblem(err)
+	}
+	list, err := capabilities.PendingInterrupts(cp.Values)
+	if err != nil {
+		return nil, appProblem(fmt.Errorf("thread %s: the saved interrupts cannot be read: %w", threadID, err))
+	}
+	out := make([]client.Interrupt, len(list))
+	for i, in := range list {
+		out[i] = client.Interrupt{ID: in.ID, Kind: in.Kind, Detail: in.Detail, Path: in.Path}
+	}
+	return out, nil
+}
+
+func (l *localTarget) start(ctx context.Context, stopSignals func(), threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
+	run, err := l.s.runs.Start(context.WithoutCancel(ctx), runner.Request{
 		ThreadID: threadID,
 		Route:    route,
 		Messages: []thread.Message{{Role: thread.RoleUser, Content: input}},
@@ -372,49 +506,112 @@ func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadI
 		Options:  strategyOptions(planFirst),
 	})
 	if err != nil {
-		for _, p := range splitJoined(loadErr) {
-			fmt.Fprintln(cfg.Stderr, "dawn run: app problem:", p)
+		for _, p := range splitJoined(l.loadErr) {
+			fmt.Fprintln(l.cfg.Stderr, "dawn run: app problem:", p)
 		}
 		return runOutcome{}, appProblem(err)
 	}
 	if run.Model == "offline" {
-		fmt.Fprintln(cfg.Stderr, "model: offline (built in, no network); set DAWN_MODEL, model in dawn.yaml, or model in agent.md for a real one")
+		fmt.Fprintln(l.cfg.Stderr, "model: offline (built in, no network); set DAWN_MODEL, model in dawn.yaml, or model in agent.md for a real one")
 	}
+	return l.follow(ctx, stopSignals, threadID, run, show)
+}
+
+func (l *localTarget) resume(ctx context.Context, stopSignals func(), threadID, route string, answers []client.Answer, show planview.Renderer) (runOutcome, error) {
+	list := make([]capabilities.Answer, len(answers))
+	for i, a := range answers {
+		list[i] = capabilities.Answer{InterruptID: a.InterruptID, Status: a.Status, Payload: a.Payload}
+	}
+	run, err := l.s.runs.Resume(context.WithoutCancel(ctx), runner.ResumeRequest{ThreadID: threadID, Route: route, Answers: list, Stream: true})
+	var bad *runner.ResumeError
+	if errors.As(err, &bad) {
+		return runOutcome{}, &resumeError{msg: bad.Msg}
+	}
+	if err != nil {
+		return runOutcome{}, appProblem(err)
+	}
+	return l.follow(ctx, stopSignals, threadID, run, show)
+}
+
+// follow shows run's events to its end.
+func (l *localTarget) follow(ctx context.Context, stopSignals func(), threadID string, run *runner.Run, show planview.Renderer) (runOutcome, error) {
 	sub := run.Log.Subscribe(0)
 	defer sub.Close()
 	out, err := follow(ctx, stopSignals,
 		func() (stream.Event, error) { return sub.Next(context.Background()) },
-		func() { s.runs.Cancel(threadID) },
+		func() { l.s.runs.Cancel(threadID) },
 		show)
 	<-run.Done() // the run's end is recorded in the store
 	return out, err
 }
 
-// runRemote runs the route on the server at base through
-// POST /threads/{id}/runs/stream.
-func runRemote(ctx context.Context, stopSignals func(), cfg *Config, base, threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
+// remoteTarget runs routes on a server through its HTTP API.
+type remoteTarget struct {
+	cfg *Config
+	c   *client.Client
+}
+
+func openRemote(cfg *Config, base string) (*remoteTarget, error) {
 	c, err := client.New(base)
 	if err != nil {
-		return runOutcome{}, fmt.Errorf("--url: %w", err)
+		return nil, fmt.Errorf("--url: %w", err)
 	}
 	c.APIKey = cfg.Env("DAWN_API_KEY")
-	// The stream must outlive Ctrl-C: it carries the cancellation through
-	// to the done event.
-	events, err := c.Stream(context.WithoutCancel(ctx), threadID, client.Run{Route: route, Input: client.UserInput(input), PlanFirst: planFirst})
+	return &remoteTarget{cfg: cfg, c: c}, nil
+}
+
+func (r *remoteTarget) unreachable(err error) error {
 	var apiErr *client.APIError
 	if errors.As(err, &apiErr) {
-		return runOutcome{}, appProblem(err)
+		return appProblem(err)
+	}
+	return appProblem(fmt.Errorf("cannot reach the server at %s: %w; is it running (dawn dev or dawn start)?", r.c.BaseURL, err))
+}
+
+func (r *remoteTarget) pending(ctx context.Context, threadID string) ([]client.Interrupt, error) {
+	st, err := r.c.State(ctx, threadID)
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return nil, nil // a new thread
 	}
 	if err != nil {
-		return runOutcome{}, appProblem(fmt.Errorf("cannot reach the server at %s: %w; is it running (dawn dev or dawn start)?", c.BaseURL, err))
+		return nil, r.unreachable(err)
 	}
+	return st.Interrupts, nil
+}
+
+// start runs the route through POST /threads/{id}/runs/stream.
+func (r *remoteTarget) start(ctx context.Context, stopSignals func(), threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
+	// The stream must outlive Ctrl-C: it carries the cancellation through
+	// to the done event.
+	events, err := r.c.Stream(context.WithoutCancel(ctx), threadID, client.Run{Route: route, Input: client.UserInput(input), PlanFirst: planFirst})
+	if err != nil {
+		return runOutcome{}, r.unreachable(err)
+	}
+	return r.follow(ctx, stopSignals, threadID, events, show)
+}
+
+// resume answers through POST /threads/{id}/resume.
+func (r *remoteTarget) resume(ctx context.Context, stopSignals func(), threadID, route string, answers []client.Answer, show planview.Renderer) (runOutcome, error) {
+	events, err := r.c.Resume(context.WithoutCancel(ctx), threadID, route, answers)
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) && apiErr.Kind == "invalid_resume" {
+		return runOutcome{}, &resumeError{msg: apiErr.Message}
+	}
+	if err != nil {
+		return runOutcome{}, r.unreachable(err)
+	}
+	return r.follow(ctx, stopSignals, threadID, events, show)
+}
+
+func (r *remoteTarget) follow(ctx context.Context, stopSignals func(), threadID string, events *client.Stream, show planview.Renderer) (runOutcome, error) {
 	defer events.Close()
 	cancel := func() {
 		cctx, done := context.WithTimeout(context.Background(), cancelTimeout)
 		defer done()
 		// no_run_in_flight: the run ended first; the stream carries its done event.
-		if err := c.Cancel(cctx, threadID); err != nil && !client.IsKind(err, "no_run_in_flight") {
-			fmt.Fprintln(cfg.Stderr, "dawn: cannot cancel the run on the server:", err)
+		if err := r.c.Cancel(cctx, threadID); err != nil && !client.IsKind(err, "no_run_in_flight") {
+			fmt.Fprintln(r.cfg.Stderr, "dawn: cannot cancel the run on the server:", err)
 			events.Close()
 		}
 	}

@@ -240,6 +240,7 @@ func sse(w http.ResponseWriter, events ...string) {
 }
 
 func TestRunRemoteOutcomes(t *testing.T) {
+	withStdin(t, "") // no terminal to ask at
 	tests := []struct {
 		name     string
 		env      map[string]string
@@ -303,7 +304,7 @@ func TestRunRemoteOutcomes(t *testing.T) {
 					`done {"output":{"interrupted":true,"interrupts":[{"interruptId":"perm-1","type":"permission-request","kind":"tool","detail":{"toolName":"deployProd"},"callId":"c1"}]}}`)
 			},
 			wantCode: ExitProblem,
-			wantErr:  "waiting for a person's decision: interrupt perm-1 (tool deployProd); answer it with POST /threads/t-9/resume",
+			wantErr:  "waiting for a person's decision: interrupt perm-1 (tool deployProd); no one answered it (stdin is not a terminal, or it ended), so the thread stays parked: answer it with `dawn run /support/acme --url http://127.0.0.1:",
 		},
 		{
 			name: "stream cut before done",
@@ -337,6 +338,12 @@ func TestRunRemoteOutcomes(t *testing.T) {
 			var gotPath string
 			var gotBody map[string]any
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet && r.URL.Path == "/threads/t-9/state" {
+					// run asks whether the thread is parked first.
+					w.WriteHeader(http.StatusNotFound)
+					fmt.Fprint(w, `{"error":{"kind":"thread_not_found","message":"no thread t-9"}}`)
+					return
+				}
 				gotPath = r.URL.Path
 				_ = json.NewDecoder(r.Body).Decode(&gotBody)
 				tt.handler(w, r)

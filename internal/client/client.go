@@ -121,6 +121,27 @@ type State struct {
 		Route string `json:"route"`
 	} `json:"checkpoint"`
 	Status string `json:"status"`
+	// Interrupts are the decisions a parked thread waits for.
+	Interrupts []Interrupt `json:"interrupts"`
+}
+
+// Interrupt is a decision a parked run waits for: its id, kind ("tool",
+// "plan", ...) and detail, whose shape depends on the kind.
+type Interrupt struct {
+	ID     string          `json:"interruptId"`
+	Kind   string          `json:"kind"`
+	Detail json.RawMessage `json:"detail"`
+	// Path, for a subagent's interrupt, holds the task call ids from the
+	// root run down to it.
+	Path []string `json:"path,omitempty"`
+}
+
+// Answer answers one interrupt in a resume: Status "resolved" with a
+// Payload, or "cancelled" without one.
+type Answer struct {
+	InterruptID string          `json:"interruptId"`
+	Status      string          `json:"status"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
 }
 
 // CreateThread creates a thread with id (empty lets the server choose one)
@@ -159,6 +180,22 @@ func (c *Client) Wait(ctx context.Context, threadID string, req Run) (json.RawMe
 // run.
 func (c *Client) Stream(ctx context.Context, threadID string, req Run) (*Stream, error) {
 	resp, err := c.send(ctx, http.MethodPost, threadPath(threadID)+"/runs/stream", req, http.Header{"Accept": {"text/event-stream"}})
+	if err != nil {
+		return nil, err
+	}
+	return newStream(threadID, resp), nil
+}
+
+// Resume answers every pending interrupt of the parked threadID (route is
+// the route it parked on) and returns the events of the run that goes on.
+// Answers that do not fit are an *APIError of kind "invalid_resume", and
+// change nothing.
+func (c *Client) Resume(ctx context.Context, threadID, route string, answers []Answer) (*Stream, error) {
+	body := struct {
+		Route  string   `json:"route"`
+		Resume []Answer `json:"resume"`
+	}{route, answers}
+	resp, err := c.send(ctx, http.MethodPost, threadPath(threadID)+"/resume", body, http.Header{"Accept": {"text/event-stream"}})
 	if err != nil {
 		return nil, err
 	}

@@ -56,14 +56,13 @@ func (s *Server) resume(c echo.Context) error {
 		return newError(http.StatusBadRequest, "invalid_resume", "resume is required: one answer per pending interrupt, like "+resumeExample)
 	}
 	answers := make([]capabilities.Answer, 0, len(body.Resume))
-	for i, a := range body.Resume {
+	for _, a := range body.Resume {
 		payload := a.Payload
 		if string(bytes.TrimSpace(payload)) == "null" {
 			payload = nil
 		}
-		if a.InterruptID == "" {
-			return newError(http.StatusBadRequest, "invalid_resume", fmt.Sprintf("resume[%d].interruptId is required", i))
-		}
+		// A missing interruptId is refused by the runner, which names
+		// the pending interrupts the answer should have named.
 		answers = append(answers, capabilities.Answer{InterruptID: a.InterruptID, Status: a.Status, Payload: payload})
 	}
 	run, err := s.runs.Resume(c.Request().Context(), runner.ResumeRequest{ThreadID: id, Route: body.Route, Answers: answers, Stream: true})
@@ -86,9 +85,8 @@ func (s *Server) aguiResume(c echo.Context, in *aguiInput, key, threadID, runID 
 		if err := dec.Decode(&a); err != nil {
 			return newError(http.StatusBadRequest, "invalid_resume", fmt.Sprintf(`resume[%d] must be {"interruptId","status","payload"}: %v`, i, err))
 		}
-		if a.InterruptID == "" {
-			return newError(http.StatusBadRequest, "invalid_resume", fmt.Sprintf("resume[%d].interruptId is required", i))
-		}
+		// A missing interruptId is refused by the runner, naming the
+		// pending interrupts.
 		payload := a.Payload
 		if string(bytes.TrimSpace(payload)) == "null" {
 			payload = nil

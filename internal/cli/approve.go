@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dawn-go/dawn/internal/client"
+)
+
+// Approve values of dawn run --approve.
+const (
+	approveOnce = "once"
+	approveDeny = "deny"
+)
+
+// Interrupt kinds dawn run knows how to ask about; any other is asked for a
+// JSON payload.
+const (
+	kindTool = "tool"
+	kindPlan = "plan"
+	kindStep = "step"
+)
+
+// errNoAnswer ends the answering of a parked run: no one answered (stdin is
+// not a terminal and --approve does not cover the interrupt, or stdin
+// ended). The thread stays parked.
+var errNoAnswer = errors.New("no answer")
+
+// asker answers the interrupts a parked run waits for: --approve answers
+// tool approvals, a person at the terminal answers the rest.
+type asker struct {
+	// approve is --approve: "once", "deny" or "".
+	approve string
+	// in reads a person's answers; nil when there is no terminal to ask at.
+	in *bufio.Reader
+	// w shows the interrupts and the questions.
+	w io.Writer
+}
+
+// newAsker asks at cfg.Prompt when set, else at stdin when that is a
+// terminal.
+func newAsker(cfg *Config, approve string) *asker {
+	a := &asker{approve: approve, w: cfg.Stderr}
+	if r := cfg.prompt(); r != nil {
+		a.in = bufio.NewReader(r)
+	}
+	return a
+}
+
+// answer shows each interrupt and returns the answers to all of them.
+// ctx ending (Ctrl-C) while a question waits returns ctx's error; no one
+// to ask returns errNoAnswer.
+func (a *asker) answer(ctx context.Context, pending []client.Interrupt) ([]client.Answer, error) {
+	answers := make([]client.Answer, 0, len(pending))
+	for _, in := range pending {
+		describe(a.w, in)
+		if in.Kind == kindTool && a.approve != "" {
+			fmt.Fprintf(a.w, "  answered %s (--approve)\n", a.approve)
+			answers = append(answers, resolved(in.ID, a.approve))
+			continue
+		}
+		if a.in == nil {
+			return nil, errNoAnswer
+		}
+		ans, err := a.ask(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		answers = append(answers, ans)
+	}
+	return answers, nil
+}
+
+// ask asks about one interrupt until the person gives an answer of its
+// kind.
+func (a *asker) ask(ctx context.Context, in client.Interrupt) (client.Answer, error) {
+	for {
+		switch in.Kind {
+		case kindTool:
+			word, err := a.choose(ctx, "approve once / always / deny / edit? ", "once", "always", "deny", "edit")
+			if err != nil || word != "edit" {
+				return resolved(in.ID, word), err
+			}
+			args, err := a.object(ctx, "the call's new arguments, a JSON object: ")
+			if err != nil {
+				return client.Answer{}, err
+			}
+			payload, _ := json.Marshal(map[string]json.RawMessage{"decision": json.RawMessage(`"edit"`), "args": args})
+			return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: payload}, nil
+		case kindPlan:
+			word, err := a.choose(ctx, "approve / reject? ", "approve", "reject")
+			return resolved(in.ID, word), err
+		case kindStep:
+			word, err := a.choose(ctx, "continue / skip / cancel? ", "continue", "skip", "cancel")
+			return resolved(in.ID, word), err
+		default:
+			text, err := a.line(ctx, "answer with a JSON payload, or cancel: ")
+			if err != nil {
+				return client.Answer{}, err
+			}
+			if text == "cancel" {
+				return client.Answer{InterruptID: in.ID, Status: "cancelled"}, nil
+			}
+			if !json.Valid([]byte(text)) {
+				fmt.Fprintln(a.w, "  that is not JSON")
+				continue
+			}
+			return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: json.RawMessage(text)}, nil
+		}
+	}
+}
+
+// choose asks question until the answer is one of words, or a word's first
+// letter, in any case.
+func (a *asker) choose(ctx context.Context, question string, words ...string) (string, error) {
+	for {
+		text, err := a.line(ctx, question)
+		if err != nil {
+			return "", err
+		}
+		text = strings.ToLower(text)
+		for _, w := range words {
+			if text == w || text == w[:1] {
+				return w, nil
+			}
+		}
+		fmt.Fprintf(a.w, "  answer %s\n", strings.Join(words, ", "))
+	}
+}
+
+// object asks question until the answer is a JSON object.
+func (a *asker) object(ctx context.Context, question string) (json.RawMessage, error) {
+	for {
+		text, err := a.line(ctx, question)
+		if err != nil {
+			return nil, err
+		}
+		var obj map[string]any
+		if json.Unmarshal([]byte(text), &obj) == nil && obj != nil {
+			return json.RawMessage(text), nil
+		}
+		fmt.Fprintln(a.w, `  that is not a JSON object, like {"env":"staging"}`)
+	}
+}
+
+// line asks question and returns the next line typed, trimmed. The end of
+// the input is errNoAnswer; ctx ending first is ctx's error.
+func (a *asker) line(ctx context.Context, question string) (string, error) {
+	fmt.Fprint(a.w, question)
+	type read struct {
+		text string
+		err  error
+	}
+	got := make(chan read, 1)
+	go func() {
+		text, err := a.in.ReadString('\n')
+		got <- read{text, err}
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(a.w)
+		return "", ctx.Err()
+	case r := <-got:
+		text := strings.TrimSpace(r.text)
+		if r.err != nil && (text == "" || !errors.Is(r.err, io.EOF)) {
+			fmt.Fprintln(a.w)
+			return "", errNoAnswer
+		}
+		return text, nil
+	}
+}
+
+func resolved(id, word string) client.Answer {
+	payload, _ := json.Marshal(word)
+	return client.Answer{InterruptID: id, Status: "resolved", Payload: payload}
+}
+
+// describe shows what an interrupt asks: the tool and its arguments, the
+// proposed plan, or the detail as it is.
+func describe(w io.Writer, in client.Interrupt) {
+	where := ""
+	if len(in.Path) > 0 {
+		where = " in a subagent"
+	}
+	switch in.Kind {
+	case kindTool:
+		var d struct {
+			ToolName    string `json:"toolName"`
+			ArgsPreview string `json:"argsPreview"`
+		}
+		_ = json.Unmarshal(in.Detail, &d)
+		fmt.Fprintf(w, "\napproval needed%s (interrupt %s): tool %s\n  arguments: %s\n", where, in.ID, d.ToolName, d.ArgsPreview)
+	case kindPlan:
+		var d struct {
+			Todos []struct {
+				Content string `json:"content"`
+				Status  string `json:"status"`
+			} `json:"todos"`
+		}
+		_ = json.Unmarshal(in.Detail, &d)
+		fmt.Fprintf(w, "\napproval needed%s (interrupt %s): the proposed plan\n", where, in.ID)
+		for i, t := range d.Todos {
+			fmt.Fprintf(w, "  %d. %s %s\n", i+1, statusBox(t.Status), t.Content)
+		}
+	default:
+		fmt.Fprintf(w, "\ndecision needed%s (interrupt %s): %s\n  %s\n", where, in.ID, in.Kind, in.Detail)
+	}
+}
+
+// statusBox is the plain plan view's box for a todo status.
+func statusBox(status string) string {
+	switch status {
+	case "in_progress":
+		return "[>]"
+	case "completed":
+		return "[x]"
+	}
+	return "[ ]"
+}
+
+// parkedError says that a run waits for decisions no one gave, and how to
+// give them; the thread stays parked.
+func parkedError(pending []client.Interrupt, threadID, resumeCmd string) error {
+	var list []string
+	tools := false
+	for _, in := range pending {
+		what := in.Kind
+		if in.Kind == kindTool {
+			tools = true
+			var d struct {
+				ToolName string `json:"toolName"`
+			}
+			_ = json.Unmarshal(in.Detail, &d)
+			what += " " + d.ToolName
+		}
+		list = append(list, fmt.Sprintf("interrupt %s (%s)", in.ID, what))
+	}
+	how := fmt.Sprintf("`%s` at a terminal", resumeCmd)
+	if tools {
+		how = fmt.Sprintf("`%s --approve once` (or deny), %s", resumeCmd, how)
+	}
+	return appProblem(fmt.Errorf("the run is waiting for a person's decision: %s; no one answered it (stdin is not a terminal, or it ended), so the thread stays parked: answer it with %s, or with POST /threads/%s/resume (see the README's Human approval)",
+		strings.Join(list, ", "), how, threadID))
+}
