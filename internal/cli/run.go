@@ -129,7 +129,27 @@ func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 	}
 	fmt.Fprintln(cfg.Stderr, "thread:", threadID)
 	out.threadID = threadID
+	if id, ok := out.previewParked(); ok && f.planFirst == "preview" {
+		// A preview parks the run on its plan: that is its success.
+		fmt.Fprintf(cfg.Stderr, "the plan waits for approval as interrupt %s: POST /threads/%s/resume with {\"route\":%q,\"resume\":[{\"interruptId\":%q,\"status\":\"resolved\",\"payload\":\"approve\"}]} runs it without planning again\n", id, threadID, route, id)
+		return nil
+	}
 	return out.err()
+}
+
+// previewParked returns the id of the plan interrupt a plan-first preview
+// parked on, and false for any other outcome.
+func (o runOutcome) previewParked() (string, bool) {
+	var out struct {
+		Interrupted bool `json:"interrupted"`
+		Preview     *struct {
+			InterruptID string `json:"interruptId"`
+		} `json:"preview"`
+	}
+	if json.Unmarshal(o.output, &out) != nil || !out.Interrupted || out.Preview == nil || out.Preview.InterruptID == "" {
+		return "", false
+	}
+	return out.Preview.InterruptID, true
 }
 
 // readInput returns the message: --input, or stdin when that is not a
