@@ -22,7 +22,7 @@ import (
 // parkingStrategy is a run strategy the runtime has never heard of that
 // saves a note, parks on one interrupt and, resumed, adds the answer to
 // the conversation before the agent loop.
-type parkingStrategy struct{ resumable bool }
+type parkingStrategy struct{}
 
 func (parkingStrategy) Name() string                 { return "parker" }
 func (parkingStrategy) Detect(string) (string, bool) { return "", false }
