@@ -3,7 +3,8 @@
 // contributes (tools, state fields, prompt fragments, stream transformers),
 // and Prepare, which runs markers in order for a route and checks conflicts.
 // The optional interfaces (ConfigSection, TypegenContributor, HTTPRoutes,
-// RunStrategy, WorkerFilter, MessageMetadata, OfflineScript, StateMirror)
+// RunStrategy, StrategyResumer, WorkerFilter, MessageMetadata,
+// OfflineScript, StateMirror)
 // are how the runtime reaches a capability without naming it.
 //
 // It may import router, thread and stream; it must not import server, store,

@@ -187,13 +187,24 @@ type StrategyResult struct {
 	Messages []thread.Message
 	Values   thread.State
 	// Stop, when set, ends the run without the agent loop, for this reason
-	// ("plan_paused", "plan_preview").
+	// ("plan_paused", "plan_rejected").
 	Stop string
 	// Output, when set, is the run's output in place of its final state
 	// values (a preview's plan).
 	Output json.RawMessage
 	// Record is kept in the run's record under RunOption.
 	Record any
+	// Interrupts, when set, park the run before the agent loop for a
+	// person's decision, as a hook's interrupt parks it: Messages and
+	// Values are saved with them, the thread waits for POST
+	// /threads/:id/resume, and the marker's StrategyResumer takes the
+	// answers. Each needs a unique ID and a Kind; the runtime sets Type.
+	// With Output set, the run's output is Output with the interrupts
+	// beside it.
+	Interrupts []Interrupt
+	// Park is what the strategy keeps with the parked run (in the store,
+	// under StrategyKey) for StrategyResumer.Resume.
+	Park json.RawMessage
 }
 
 // WorkerFilter is a marker whose tools a worker keeps. A worker is a fresh

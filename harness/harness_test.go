@@ -248,7 +248,7 @@ func TestParseSettings(t *testing.T) {
 		}, nil},
 		{"approval", "enforce: true\napproval: required\n", func(s Settings) bool { return s.Approval }, nil},
 		{"approval none", "enforce: true\napproval: none\n", func(s Settings) bool { return !s.Approval }, nil},
-		{"approval with plan-first", "enforce: true\napproval: required\nmode: always\n", nil, []string{`approval: required holds only the model's writeTodos plan; plan-first plans (mode: always) are not held for approval yet`}},
+		{"approval with plan-first", "enforce: true\napproval: required\nmode: always\n", func(s Settings) bool { return s.Approval && s.Mode == "always" }, nil},
 		{"bad approval", "enforce: true\napproval: yes\n", nil, []string{`key "approval": must be required or none, not "yes"`}},
 		{"unknown key", "enforce: true\nbudgett: 3\n", nil, []string{`plan.md:3: front matter key "budgett": unknown key; allowed keys are goal, enforce`}},
 		{"bad values", "enforce: true\nadvance: sometimes\nbudget: -1\nevidence: maybe\n", nil, []string{

@@ -34,7 +34,8 @@ type Settings struct {
 	// Evidence says completing an item needs evidence.
 	Evidence bool
 	// Approval says the model's first plan waits for a person's approval
-	// (approval: required).
+	// (approval: required): its first writeTodos, or a plan-first plan
+	// before any step runs.
 	Approval bool
 	Advance  string
 	Budget   int
@@ -146,9 +147,6 @@ func ParseSettings(path, front string) (Settings, []error) {
 		default:
 			bad(key, "unknown key; allowed keys are %s", strings.Join(Keys, ", "))
 		}
-	}
-	if s.Approval && (s.Mode == "auto" || s.Mode == "always") {
-		errs = append(errs, fmt.Errorf("%s: approval: required holds only the model's writeTodos plan; plan-first plans (mode: %s) are not held for approval yet, so remove one of the two", path, s.Mode))
 	}
 	if !s.Enforce && len(set) > 0 && !(len(set) == 1 && slices.Contains(set, "enforce")) {
 		errs = append(errs, fmt.Errorf("%s: front matter sets %s but not enforce: true; the plan harness is off without it, so add enforce: true or remove the front matter", path, strings.Join(set, ", ")))

@@ -15,8 +15,12 @@
 // When ShouldPlan says so, the caller sends Directive(task, routes,
 // subagents) to the planner model and passes the answer to Parse. If Parse
 // (or CheckTargets) fails, Feedback(err) goes back to the model once; a
-// second failure ends the run with the error. A preview (dry run) stops here
-// and shows Preview or PreviewData. Otherwise Execute runs the steps through
+// second failure ends the run with the error. A preview, and any plan of a
+// route whose plan.md says approval: required, stops here: the run parks
+// on a "plan" interrupt whose detail is PreviewData (a preview also shows
+// Preview), and the marker's Resume (capabilities.StrategyResumer) takes a
+// person's approve, edit or reject without asking the planner again.
+// Otherwise Execute runs the steps through
 // a Runner, which dispatches each to its route, its subagent, or the current
 // agent. The Observer sees every step start and finish, which is where the
 // caller emits plan_update events and checks for pause or cancel; returning

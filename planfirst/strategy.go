@@ -21,11 +21,9 @@ const RunOption = "plan_first"
 // optionPreview is the RunOption value that plans without executing.
 const optionPreview = "preview"
 
-// Stop reason and event of a preview run.
-const (
-	StopPreview      = "plan_preview"
-	EventPlanPreview = "plan_preview"
-)
+// EventPlanPreview is sent when a preview run parks: the plan, its order,
+// its text as Preview renders it and the id of the interrupt it waits on.
+const EventPlanPreview = "plan_preview"
 
 // RunOption names the run request field that steers plan-first
 // (capabilities.RunStrategy).
@@ -108,26 +106,31 @@ func lastUserText(msgs []thread.Message) string {
 }
 
 // run asks the model for a structured plan, validates it (sending the
-// problems back once), turns its steps into the harness plan's items and
-// executes them in order, each on its subagent, route or a worker of the
-// route, saving a checkpoint after every step; up to parallel steps whose
-// dependencies have ended run at once. The plan and the report are added to
-// the conversation so the agent loop can write the answer. A preview stops
-// after the plan.
+// problems back once) and executes it (see execute). A preview, and a plan
+// a person must approve (plan.md approval: required), parks the run with a
+// plan interrupt instead; the resume runs the plan (see Resume).
 func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepared, mode string, parallel int, history []thread.Message, values thread.State, input []thread.Message) (capabilities.StrategyResult, error) {
 	out := capabilities.StrategyResult{Messages: append(slices.Clip(history), input...), Values: values}
 	plan, err := askPlanner(ctx, host, p, lastUserText(input))
 	if err != nil {
 		return out, err
 	}
-	if mode == optionPreview {
-		data := PreviewData(plan)
-		host.Emit(stream.New(EventPlanPreview, map[string]any{"plan": plan, "order": data.Order, "text": Preview(plan)}))
-		out.Stop = StopPreview
-		out.Output = mustJSON(map[string]any{"preview": data})
-		return out, nil
+	settings, _ := planning.SettingsOf(p)
+	if mode == optionPreview || settings.Approval {
+		return park(host, out, plan, mode == optionPreview), nil
 	}
+	return execute(ctx, host, p, parallel, plan, out, input)
+}
 
+// execute turns the plan's steps into the harness plan's items and
+// executes them in order, each on its subagent, route or a worker of the
+// route, saving a checkpoint after every step; up to parallel steps whose
+// dependencies have ended run at once. The plan and the report are added
+// to the conversation so the agent loop can write the answer. out holds
+// the conversation so far and the state; input are the messages of it not
+// saved yet.
+func execute(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepared, parallel int, plan *Plan, out capabilities.StrategyResult, input []thread.Message) (capabilities.StrategyResult, error) {
+	values := out.Values
 	settings, _ := planning.SettingsOf(p)
 	seeds := make([]harness.Seed, len(plan.Steps))
 	for i, st := range plan.Steps {
@@ -138,6 +141,9 @@ func run(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepare
 	}
 	settings.Postconditions = postconditionsOf(values)
 	hp, _ := harness.Start(nil, settings, seeds, true)
+	// Under approval: required this plan is the one a person approved:
+	// the agent loop's writeTodos does not ask again.
+	hp.Approved = settings.Approval
 	planMsg := harness.Mark(thread.Message{Role: thread.RoleAssistant, Content: plan.JSON()})
 	out.Messages = append(out.Messages, planMsg)
 	emitPlan := func() { host.Emit(planning.PlanEvent(hp)) }

@@ -225,8 +225,12 @@ func TestStrategyPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stop != StopPreview || !strings.Contains(string(res.Output), `"order":["E1","E2","E3"]`) || len(host.steps) != 0 || host.eventTypes() != EventPlanPreview {
-		t.Errorf("preview: stop %q output %s steps %v events %s", res.Stop, res.Output, host.steps, host.eventTypes())
+	if res.Stop != "" || !strings.Contains(string(res.Output), `"order":["E1","E2","E3"]`) || len(host.steps) != 0 || len(host.saves) != 0 || host.eventTypes() != EventPlanPreview {
+		t.Errorf("preview: stop %q output %s steps %v saves %d events %s", res.Stop, res.Output, host.steps, len(host.saves), host.eventTypes())
+	}
+	// The preview parks on a plan interrupt whose id the output names.
+	if len(res.Interrupts) != 1 || res.Interrupts[0].Kind != PlanKind || !strings.Contains(string(res.Output), `"interruptId":"`+res.Interrupts[0].ID+`"`) || !strings.Contains(string(res.Park), `"E3"`) {
+		t.Errorf("preview interrupts %+v, output %s, park %s", res.Interrupts, res.Output, res.Park)
 	}
 }
 

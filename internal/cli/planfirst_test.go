@@ -24,7 +24,7 @@ func TestRunPlanPreviewAndPlanFirst(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := runCLI(t, nil, "run", "/ops", "--app", dir, "--plain", "--plan-preview", "--input", "Deploy the service")
-	if code != 0 || !strings.Contains(stdout, "E1") || !strings.Contains(stdout, "checker") || strings.Contains(stdout, "✓") {
+	if code != 0 || !strings.Contains(stdout, "E1") || !strings.Contains(stdout, "checker") || strings.Contains(stdout, "✓") || !strings.Contains(stderr, "the plan waits for approval as interrupt plan-") {
 		t.Fatalf("preview: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI(t, nil, "run", "/ops", "--app", dir, "--plain", "--plan-first", "always", "--input", "Deploy the service")

@@ -174,6 +174,12 @@ func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 		switch {
 		case errors.Is(err, errNoAnswer):
 			fmt.Fprintln(cfg.Stderr, "thread:", threadID)
+			if id, ok := out.previewParked(); ok && f.planFirst == "preview" {
+				// A preview parks the run on its plan: that is its
+				// success when nobody is there to approve it.
+				fmt.Fprintf(cfg.Stderr, "the plan waits for approval as interrupt %s: answer it with `%s`, or POST /threads/%s/resume with {\"route\":%q,\"resume\":[{\"interruptId\":%q,\"status\":\"resolved\",\"payload\":\"approve\"}]}; either runs it without planning again\n", id, resumeCommand(route, threadID, f), threadID, route, id)
+				return nil
+			}
 			return parkedError(out.interrupts, threadID, resumeCommand(route, threadID, f))
 		case err != nil:
 			fmt.Fprintln(cfg.Stderr, "thread:", threadID)
@@ -234,6 +240,21 @@ type runTarget interface {
 	// resume answers threadID's interrupts and shows the run that goes
 	// on to its end; answers the route refuses are a *resumeError.
 	resume(ctx context.Context, stopSignals func(), threadID, route string, answers []client.Answer, show planview.Renderer) (runOutcome, error)
+}
+
+// previewParked returns the id of the plan interrupt a plan-first preview
+// parked on, and false for any other outcome.
+func (o runOutcome) previewParked() (string, bool) {
+	var out struct {
+		Interrupted bool `json:"interrupted"`
+		Preview     *struct {
+			InterruptID string `json:"interruptId"`
+		} `json:"preview"`
+	}
+	if json.Unmarshal(o.output, &out) != nil || !out.Interrupted || out.Preview == nil || out.Preview.InterruptID == "" {
+		return "", false
+	}
+	return out.Preview.InterruptID, true
 }
 
 // readInput returns the message: --input, or stdin when that is not a

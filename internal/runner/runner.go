@@ -252,6 +252,12 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		case answers != nil && cp.Route != prepared.Route.ID:
 			return &ResumeError{Msg: fmt.Sprintf("route: thread %s parked on route %s, not %s; resume it on that route", req.ThreadID, cp.Route, prepared.Route.ID)}
 		case answers != nil:
+			if strat, err = resumeStrategy(a, prepared, cp, pending, answers); strat != nil || err != nil {
+				// A run strategy parked the thread and goes on itself: no
+				// held-back call to resolve, but the run is a resume.
+				resolved = map[string]capabilities.Resolution{}
+				return err
+			}
 			resolved, err = resolve(a, prepared, cp, pending, answers)
 			return err
 		}
@@ -267,6 +273,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	if answers != nil {
 		values = withDefaults(prepared, cp.Values)
 		delete(values, capabilities.InterruptsKey)
+		delete(values, capabilities.StrategyKey)
 		remember := map[string]json.RawMessage{}
 		for _, r := range resolved {
 			maps.Copy(remember, r.Remember)
@@ -381,13 +388,19 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	// sr is the strategy's result: it may stop the run before the loop,
 	// with an output of its own.
 	var sr capabilities.StrategyResult
+	var parked *agent.Result // the strategy parked the run
 	if strat != nil {
 		host := &runHost{m: m, run: run, a: a, cfg: cfg, save: save}
 		sr, err = strat.run(ctx, host, history, values, input)
+		if err == nil {
+			parked, err = host.settle(ctx, strat, len(history), sr)
+		}
 		history, values, input = sr.Messages, sr.Values, nil
 	}
 	switch {
 	case err != nil:
+	case parked != nil:
+		res = *parked
 	case sr.Stop != "":
 		res = agent.Result{Messages: history, Values: values, Stopped: sr.Stop}
 	default:
@@ -423,15 +436,14 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	status, errText := store.RunSuccess, ""
 	var record json.RawMessage
 	switch {
-	case err == nil && sr.Output != nil:
-		run.output = sr.Output
-		record = run.output
 	case err == nil && len(res.Interrupts) > 0:
 		// Parked for a person: the thread waits for a resume.
 		status = store.RunInterrupted
-		run.output = stateValues(res.Messages, res.Values)
+		run.output, record = parkedOutput(res, sr.Output)
 		run.interrupts = res.Interrupts
-		record = mustJSON(map[string]any{"interrupted": true, "interrupts": res.Interrupts})
+	case err == nil && sr.Output != nil:
+		run.output = sr.Output
+		record = run.output
 	case err == nil:
 		run.output = stateValues(res.Messages, res.Values)
 		record = runRecord(res, strat, sr.Record)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/agent"
@@ -19,6 +20,10 @@ type strategy struct {
 	// record.
 	option string
 	run    capabilities.StrategyRun
+	// marker is the strategy's marker, asked whether it can park.
+	marker capabilities.RunStrategy
+	// resumed says the run goes on from a run the strategy parked.
+	resumed bool
 }
 
 // chooseStrategy asks each registered capabilities.RunStrategy, in marker
@@ -37,7 +42,7 @@ func chooseStrategy(a *app.App, p *capabilities.Prepared, req Request) (*strateg
 			return nil, &InputError{Msg: err.Error()}
 		}
 		if run != nil {
-			return &strategy{option: option, run: run}, nil
+			return &strategy{option: option, run: run, marker: rs}, nil
 		}
 	}
 	return nil, nil
@@ -50,6 +55,8 @@ type runHost struct {
 	a    *app.App
 	cfg  agent.Config
 	save func(context.Context, []thread.Message, thread.State) error
+	// saved counts the messages and the saves Save has checkpointed.
+	saved, saves atomic.Int64
 }
 
 var _ capabilities.RunHost = (*runHost)(nil)
@@ -61,10 +68,13 @@ func (h *runHost) Complete(ctx context.Context, convo []thread.Message) (string,
 }
 
 // Routes returns the app's other agent routes, sorted.
-func (h *runHost) Routes() []string {
+func (h *runHost) Routes() []string { return otherRoutes(h.a, h.cfg.Route.Route.ID) }
+
+// otherRoutes returns the ids of a's agent routes other than id, sorted.
+func otherRoutes(a *app.App, id string) []string {
 	var routes []string
-	for _, r := range h.a.Tree.Routes {
-		if r.Kind == router.KindAgent && r.ID != h.cfg.Route.Route.ID {
+	for _, r := range a.Tree.Routes {
+		if r.Kind == router.KindAgent && r.ID != id {
 			routes = append(routes, r.ID)
 		}
 	}
@@ -115,7 +125,12 @@ func (h *runHost) Emit(e stream.Event) { h.run.Log.Publish(e) }
 
 // Save checkpoints added and values.
 func (h *runHost) Save(ctx context.Context, added []thread.Message, values thread.State) error {
-	return h.save(ctx, added, values)
+	if err := h.save(ctx, added, values); err != nil {
+		return err
+	}
+	h.saved.Add(int64(len(added)))
+	h.saves.Add(1)
+	return nil
 }
 
 // Signal returns the supervisor's pending signal without taking it.

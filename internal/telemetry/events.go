@@ -35,6 +35,7 @@ var lifecycle = map[string]bool{
 	"plan_failed":             true,
 	"plan_cancelled":          true,
 	"plan_preview":            true,
+	"plan_rejected":           true,
 	stream.TypeError:          true,
 }
 
