@@ -32,41 +32,54 @@ import (
 // events (langgraph_stream.go).
 
 // routeLangGraph adds the endpoints only the LangGraph dialect has. The
-// ones both dialects share are registered in New with byDialect.
+// ones both dialects share are registered in New with byDialect. markLG
+// gives their errors LangGraph's "detail".
 func (s *Server) routeLangGraph(e *echo.Echo) {
-	e.POST("/assistants", s.createAssistant)
-	e.POST("/assistants/search", s.searchAssistants)
-	e.POST("/assistants/count", s.countAssistants)
-	e.GET("/assistants/:assistant", s.getAssistant)
-	e.PATCH("/assistants/:assistant", s.readOnlyAssistant)
-	e.DELETE("/assistants/:assistant", s.readOnlyAssistant)
-	e.GET("/assistants/:assistant/schemas", s.assistantSchemas)
-	e.GET("/assistants/:assistant/graph", s.assistantGraph)
-	e.GET("/assistants/:assistant/subgraphs", s.assistantSubgraphs)
+	e.POST("/assistants", s.createAssistant, markLG)
+	e.POST("/assistants/search", s.searchAssistants, markLG)
+	e.POST("/assistants/count", s.countAssistants, markLG)
+	e.GET("/assistants/:assistant", s.getAssistant, markLG)
+	e.PATCH("/assistants/:assistant", s.readOnlyAssistant, markLG)
+	e.DELETE("/assistants/:assistant", s.readOnlyAssistant, markLG)
+	e.GET("/assistants/:assistant/schemas", s.assistantSchemas, markLG)
+	e.GET("/assistants/:assistant/graph", s.assistantGraph, markLG)
+	e.GET("/assistants/:assistant/subgraphs", s.assistantSubgraphs, markLG)
 
-	e.POST("/threads/search", s.searchThreads)
-	e.POST("/threads/count", s.countThreads)
-	e.GET("/threads/:id/state/:checkpoint", s.getCheckpoint)
-	e.POST("/threads/:id/state/checkpoint", s.postCheckpoint)
-	e.POST("/threads/:id/history", s.threadHistory)
-	e.GET("/threads/:id/stream", s.lgThreadStream)
+	e.POST("/threads/search", s.searchThreads, markLG)
+	e.POST("/threads/count", s.countThreads, markLG)
+	e.GET("/threads/:id/state/:checkpoint", s.getCheckpoint, markLG)
+	e.POST("/threads/:id/state/checkpoint", s.postCheckpoint, markLG)
+	e.POST("/threads/:id/history", s.threadHistory, markLG)
+	e.GET("/threads/:id/stream", s.lgThreadStream, markLG)
 
-	e.POST("/threads/:id/runs", s.lgCreateRun)
-	e.GET("/threads/:id/runs/:run", s.lgGetRun)
-	e.GET("/threads/:id/runs/:run/join", s.lgJoinRun)
-	e.POST("/threads/:id/runs/:run/cancel", s.lgCancelRun)
+	e.POST("/threads/:id/runs", s.lgCreateRun, markLG)
+	e.GET("/threads/:id/runs/:run", s.lgGetRun, markLG)
+	e.GET("/threads/:id/runs/:run/join", s.lgJoinRun, markLG)
+	e.POST("/threads/:id/runs/:run/cancel", s.lgCancelRun, markLG)
 
 	// What Dawn does not do answers with why, not a bare 404 or 405.
-	e.PATCH("/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"))
-	e.POST("/threads/:id/copy", unsupported("threads cannot be copied"))
-	e.POST("/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"))
-	e.PATCH("/threads/:id/state", unsupported("checkpoint metadata cannot be changed"))
-	e.DELETE("/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"))
-	e.POST("/runs/batch", unsupported("batches of runs are not supported; start each run"))
+	e.PATCH("/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"), markLG)
+	e.POST("/threads/:id/copy", unsupported("threads cannot be copied"), markLG)
+	e.POST("/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"), markLG)
+	e.PATCH("/threads/:id/state", unsupported("checkpoint metadata cannot be changed"), markLG)
+	e.DELETE("/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"), markLG)
+	e.POST("/runs/batch", unsupported("batches of runs are not supported; start each run"), markLG)
 
-	e.POST("/runs", s.lgStateless(statelessBackground))
-	e.POST("/runs/stream", s.lgStateless(statelessStream))
-	e.POST("/runs/wait", s.lgStateless(statelessWait))
+	e.POST("/runs", s.lgStateless(statelessBackground), markLG)
+	e.POST("/runs/stream", s.lgStateless(statelessStream), markLG)
+	e.POST("/runs/wait", s.lgStateless(statelessWait), markLG)
+}
+
+// lgDialectKey marks a request served in the LangGraph dialect, whose
+// errors carry LangGraph's "detail" too.
+const lgDialectKey = "dawn.langgraph"
+
+// markLG marks the requests of a handler as LangGraph-dialect ones.
+func markLG(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(lgDialectKey, true)
+		return next(c)
+	}
 }
 
 // unsupported answers a LangGraph call Dawn does not serve with 405 and
@@ -105,7 +118,7 @@ func (s *Server) byDialect(dawn, lg echo.HandlerFunc) echo.HandlerFunc {
 			AssistantID *string `json:"assistant_id"`
 		}
 		if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &names) == nil && names.AssistantID != nil && names.Route == nil {
-			return lg(c)
+			return markLG(lg)(c)
 		}
 		return dawn(c)
 	}
@@ -118,7 +131,7 @@ func (s *Server) byDialect(dawn, lg echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) lgJoinDialect(c echo.Context) error {
 	q := c.QueryParams()
 	if q.Has("cancel_on_disconnect") || q.Has("stream_mode") {
-		return s.lgJoinStream(c)
+		return markLG(s.lgJoinStream)(c)
 	}
 	return s.joinStream(c)
 }
@@ -128,7 +141,7 @@ func (s *Server) lgJoinDialect(c echo.Context) error {
 func (s *Server) runsDialect(c echo.Context) error {
 	q := c.QueryParams()
 	if q.Has("limit") || q.Has("offset") || q.Has("status") || q.Has("select") {
-		return s.lgListRuns(c)
+		return markLG(s.lgListRuns)(c)
 	}
 	return s.listRuns(c)
 }

@@ -368,3 +368,38 @@ func TestLangGraphResumeRefusals(t *testing.T) {
 		t.Fatalf("the state after a cancel: %+v", end.Messages)
 	}
 }
+
+// TestLangGraphErrorDetail: an error answered to a LangGraph-dialect
+// request carries LangGraph's {"detail": message} beside Dawn's error
+// object; Dawn's own requests get Dawn's shape only.
+func TestLangGraphErrorDetail(t *testing.T) {
+	url, _ := serveApproval(t, dawntest.Script().Reply("Hi.").Repeat())
+	post(t, url+"/threads", `{"thread_id":"e1"}`).Body.Close()
+	read := func(resp *http.Response) map[string]json.RawMessage {
+		t.Helper()
+		defer resp.Body.Close()
+		var body map[string]json.RawMessage
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	for _, req := range []struct{ path, body string }{
+		{"/threads/e1/runs/wait", lgResume(`"once"`)},
+		{"/runs/stream", lgResume(`"once"`)},
+		{"/threads/e1/runs", `{"assistant_id":"/nowhere"}`},
+		{"/assistants/search", `{"limit":"x"}`},
+	} {
+		body := read(post(t, url+req.path, req.body))
+		var detail string
+		var dawn struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(body["detail"], &detail) != nil || json.Unmarshal(body["error"], &dawn) != nil || detail == "" || detail != dawn.Message {
+			t.Errorf("POST %s: error body %v has no detail repeating error.message", req.path, body)
+		}
+	}
+	if body := read(post(t, url+"/threads/e1/runs/wait", `{"route":"/nowhere"}`)); body["detail"] != nil || body["error"] == nil {
+		t.Errorf("a Dawn-dialect error: %v", body)
+	}
+}
