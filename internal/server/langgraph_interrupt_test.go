@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -212,6 +213,13 @@ func TestLangGraphInterruptParksAndResumes(t *testing.T) {
 		t.Fatalf("join of the parked run: %s", joined)
 	}
 
+	// Rejoining the parked run's stream replays it from the store, to the
+	// same end.
+	rejoined := partsOf(readLG(t, get(t, url+"/threads/p1/runs/"+runID+"/stream?stream_mode=values", "")), "values")
+	if got := rejoined[len(rejoined)-1]; !bytes.Equal(got.Data, last.Data) {
+		t.Fatalf("the rejoined stream ends with %s, want %s", got.Data, last.Data)
+	}
+
 	if kind := errorKind(t, post(t, url+"/threads/p1/runs/stream", lgBody("/ops", "again", nil)), http.StatusConflict); !strings.HasPrefix(kind, "interrupt_pending: ") || !strings.Contains(kind, in.ID) || !strings.Contains(kind, "command") {
 		t.Fatalf("new input on a parked thread: %s", kind)
 	}
@@ -222,6 +230,11 @@ func TestLangGraphInterruptParksAndResumes(t *testing.T) {
 	resp = post(t, url+"/threads/p1/runs/stream", lgResume(`"once"`))
 	events = readLG(t, resp)
 	values = partsOf(events, "values")
+	for _, v := range values {
+		if bytes.Contains(v.Data, []byte(`"__interrupt`)) {
+			t.Fatalf("a values part of the resumed run still shows the answered interrupts: %s", v.Data)
+		}
+	}
 	final := values[len(values)-1]
 	if _, ok := interruptsIn(t, final.Data); ok {
 		t.Fatalf("the resumed run parked again: %s", final.Data)

@@ -242,6 +242,9 @@ func (s *Server) startResume(ctx context.Context, run *lgRun, req runner.Request
 		return nil, err
 	}
 	run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
+	// The run starts from the parked state with its interrupts answered,
+	// as the runner starts it.
+	delete(run.start.Fields, capabilities.InterruptsKey)
 	started, err := s.runs.Resume(ctx, runner.ResumeRequest{ThreadID: run.ThreadID, Route: req.Route, Answers: answers, Stream: req.Stream})
 	if err != nil {
 		var re *runner.ResumeError
