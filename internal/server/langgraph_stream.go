@@ -376,7 +376,9 @@ func (t *lgTranslator) done(data json.RawMessage) {
 		Interrupted bool                     `json:"interrupted"`
 		Interrupts  []capabilities.Interrupt `json:"interrupts"`
 	}
-	if !ok && json.Unmarshal(d.Output, &parked) == nil && parked.Interrupted {
+	// A run a crash cut off is "interrupted" too, with an error and no
+	// interrupts: it fails below.
+	if !ok && json.Unmarshal(d.Output, &parked) == nil && parked.Interrupted && len(parked.Interrupts) > 0 {
 		t.park(parked.Interrupts)
 		return
 	}
