@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +48,37 @@ func TestLangGraphInterrupts(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`(?m)^ℹ fail (\d+)`).FindSubmatch(out); m == nil || string(m[1]) != "0" {
 		t.Fatalf("node --test reported failures")
+	}
+}
+
+// TestReadmeLangGraphInterruptExample: the README's LangGraph interrupt
+// example is the code between the readme:langgraph-interrupt markers of a
+// test of interrupts.e2e.mjs that passes.
+func TestReadmeLangGraphInterruptExample(t *testing.T) {
+	root := repoRoot(t)
+	src, err := os.ReadFile(filepath.Join(root, "tools", "langgraph", "interrupts.e2e.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(src), "// readme:langgraph-interrupt begin\n")
+	region, _, ok2 := strings.Cut(rest, "// readme:langgraph-interrupt end\n")
+	if !ok || !ok2 {
+		t.Fatal("interrupts.e2e.mjs has no readme:langgraph-interrupt begin/end markers")
+	}
+	var lines []string
+	for _, line := range strings.Split(strings.TrimRight(region, " \n"), "\n") {
+		lines = append(lines, strings.TrimPrefix(line, "  ")) // the test body's indent
+	}
+	_, after, ok := strings.Cut(string(readme), "<!-- readme:langgraph-interrupt -->\n```js\n")
+	block, _, ok2 := strings.Cut(after, "```\n")
+	if !ok || !ok2 {
+		t.Fatal("README has no ```js block after <!-- readme:langgraph-interrupt -->")
+	}
+	if want := strings.Join(lines, "\n") + "\n"; block != want {
+		t.Errorf("the README's LangGraph interrupt example is not the tested code; the test runs:\n%s\nthe README shows:\n%s", want, block)
 	}
 }
