@@ -142,8 +142,9 @@ test("two interrupts: command.resume is a map by interrupt id", async () => {
 test("useStream: stream.interrupt is set when the run parks; submit with command.resume finishes it", async () => {
   const renders = [];
   const hook = { current: null };
+  let threadId = null;
   function Approval() {
-    const stream = useStream({ apiUrl, assistantId: "/ops" });
+    const stream = useStream({ apiUrl, assistantId: "/ops", onThreadId: (id) => (threadId = id) });
     hook.current = stream;
     renders.push({ isLoading: stream.isLoading, interrupt: stream.interrupt, messages: stream.messages, error: stream.error });
     return React.createElement("pre", null, stream.interrupt ? `approve ${stream.interrupt.value.detail.toolName}?` : "");
@@ -159,18 +160,33 @@ test("useStream: stream.interrupt is set when the run parks; submit with command
   };
   await eventually("the first render", () => hook.current, 20000, seen);
 
-  // readme:usestream-interrupt begin
   hook.current.submit({ messages: [{ type: "human", content: "Plan it in the browser" }] });
   // ...once the run parks, stream.interrupt is {id, value: {interruptId, kind, detail}}
   const parked = await eventually("the interrupt", () => {
     const r = renders.at(-1);
     return !r.isLoading && r.interrupt && r;
   }, 20000, seen);
-  hook.current.submit(undefined, { command: { resume: "once" } });
-  // readme:usestream-interrupt end
   assert.equal(parked.interrupt.value.kind, "tool");
   assert.equal(parked.interrupt.id, parked.interrupt.value.interruptId);
   assert.equal(container.textContent, "approve writeTodos?");
+
+  // A page loaded on the parked thread finds the interrupt in the
+  // thread's state (its pending task), with no stream.
+  const reloaded = [];
+  function Reloaded() {
+    const stream = useStream({ apiUrl, assistantId: "/ops", threadId });
+    reloaded.push({ isThreadLoading: stream.isThreadLoading, interrupt: stream.interrupt });
+    return null;
+  }
+  const other = createRoot(document.createElement("div"));
+  other.render(React.createElement(Reloaded));
+  mounted.add(other);
+  const found = await eventually("the interrupt after a reload", () => reloaded.find((r) => !r.isThreadLoading && r.interrupt));
+  assert.deepEqual(found.interrupt, parked.interrupt);
+  other.unmount();
+  mounted.delete(other);
+
+  hook.current.submit(undefined, { command: { resume: "once" } });
 
   const done = await eventually("the end of the resumed run", () => {
     const r = renders.at(-1);
