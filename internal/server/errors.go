@@ -33,6 +33,9 @@ type errorBody struct {
 		Message string       `json:"message"`
 		Details errorDetails `json:"details"`
 	} `json:"error"`
+	// Detail repeats the message on LangGraph-dialect requests, where
+	// LangGraph's clients read the Agent Server's {"detail": …}.
+	Detail string `json:"detail,omitempty"`
 }
 
 type errorDetails struct {
@@ -105,5 +108,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	var body errorBody
 	body.Error.Kind, body.Error.Message, body.Error.Details.Code = ae.Kind, ae.Msg, ae.Kind
+	if isLG, _ := c.Get(lgDialectKey).(bool); isLG {
+		body.Detail = ae.Msg
+	}
 	_ = c.JSON(ae.Status, body)
 }

@@ -32,41 +32,54 @@ import (
 // events (langgraph_stream.go).
 
 // routeLangGraph adds the endpoints only the LangGraph dialect has. The
-// ones both dialects share are registered in New with byDialect.
+// ones both dialects share are registered in New with byDialect. markLG
+// gives their errors LangGraph's "detail".
 func (s *Server) routeLangGraph(e *echo.Echo) {
-	e.POST("/assistants", s.createAssistant)
-	e.POST("/assistants/search", s.searchAssistants)
-	e.POST("/assistants/count", s.countAssistants)
-	e.GET("/assistants/:assistant", s.getAssistant)
-	e.PATCH("/assistants/:assistant", s.readOnlyAssistant)
-	e.DELETE("/assistants/:assistant", s.readOnlyAssistant)
-	e.GET("/assistants/:assistant/schemas", s.assistantSchemas)
-	e.GET("/assistants/:assistant/graph", s.assistantGraph)
-	e.GET("/assistants/:assistant/subgraphs", s.assistantSubgraphs)
+	e.POST("/assistants", s.createAssistant, markLG)
+	e.POST("/assistants/search", s.searchAssistants, markLG)
+	e.POST("/assistants/count", s.countAssistants, markLG)
+	e.GET("/assistants/:assistant", s.getAssistant, markLG)
+	e.PATCH("/assistants/:assistant", s.readOnlyAssistant, markLG)
+	e.DELETE("/assistants/:assistant", s.readOnlyAssistant, markLG)
+	e.GET("/assistants/:assistant/schemas", s.assistantSchemas, markLG)
+	e.GET("/assistants/:assistant/graph", s.assistantGraph, markLG)
+	e.GET("/assistants/:assistant/subgraphs", s.assistantSubgraphs, markLG)
 
-	e.POST("/threads/search", s.searchThreads)
-	e.POST("/threads/count", s.countThreads)
-	e.GET("/threads/:id/state/:checkpoint", s.getCheckpoint)
-	e.POST("/threads/:id/state/checkpoint", s.postCheckpoint)
-	e.POST("/threads/:id/history", s.threadHistory)
-	e.GET("/threads/:id/stream", s.lgThreadStream)
+	e.POST("/threads/search", s.searchThreads, markLG)
+	e.POST("/threads/count", s.countThreads, markLG)
+	e.GET("/threads/:id/state/:checkpoint", s.getCheckpoint, markLG)
+	e.POST("/threads/:id/state/checkpoint", s.postCheckpoint, markLG)
+	e.POST("/threads/:id/history", s.threadHistory, markLG)
+	e.GET("/threads/:id/stream", s.lgThreadStream, markLG)
 
-	e.POST("/threads/:id/runs", s.lgCreateRun)
-	e.GET("/threads/:id/runs/:run", s.lgGetRun)
-	e.GET("/threads/:id/runs/:run/join", s.lgJoinRun)
-	e.POST("/threads/:id/runs/:run/cancel", s.lgCancelRun)
+	e.POST("/threads/:id/runs", s.lgCreateRun, markLG)
+	e.GET("/threads/:id/runs/:run", s.lgGetRun, markLG)
+	e.GET("/threads/:id/runs/:run/join", s.lgJoinRun, markLG)
+	e.POST("/threads/:id/runs/:run/cancel", s.lgCancelRun, markLG)
 
 	// What Dawn does not do answers with why, not a bare 404 or 405.
-	e.PATCH("/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"))
-	e.POST("/threads/:id/copy", unsupported("threads cannot be copied"))
-	e.POST("/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"))
-	e.PATCH("/threads/:id/state", unsupported("checkpoint metadata cannot be changed"))
-	e.DELETE("/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"))
-	e.POST("/runs/batch", unsupported("batches of runs are not supported; start each run"))
+	e.PATCH("/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"), markLG)
+	e.POST("/threads/:id/copy", unsupported("threads cannot be copied"), markLG)
+	e.POST("/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"), markLG)
+	e.PATCH("/threads/:id/state", unsupported("checkpoint metadata cannot be changed"), markLG)
+	e.DELETE("/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"), markLG)
+	e.POST("/runs/batch", unsupported("batches of runs are not supported; start each run"), markLG)
 
-	e.POST("/runs", s.lgStateless(statelessBackground))
-	e.POST("/runs/stream", s.lgStateless(statelessStream))
-	e.POST("/runs/wait", s.lgStateless(statelessWait))
+	e.POST("/runs", s.lgStateless(statelessBackground), markLG)
+	e.POST("/runs/stream", s.lgStateless(statelessStream), markLG)
+	e.POST("/runs/wait", s.lgStateless(statelessWait), markLG)
+}
+
+// lgDialectKey marks a request served in the LangGraph dialect, whose
+// errors carry LangGraph's "detail" too.
+const lgDialectKey = "dawn.langgraph"
+
+// markLG marks the requests of a handler as LangGraph-dialect ones.
+func markLG(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(lgDialectKey, true)
+		return next(c)
+	}
 }
 
 // unsupported answers a LangGraph call Dawn does not serve with 405 and
@@ -105,7 +118,7 @@ func (s *Server) byDialect(dawn, lg echo.HandlerFunc) echo.HandlerFunc {
 			AssistantID *string `json:"assistant_id"`
 		}
 		if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &names) == nil && names.AssistantID != nil && names.Route == nil {
-			return lg(c)
+			return markLG(lg)(c)
 		}
 		return dawn(c)
 	}
@@ -118,7 +131,7 @@ func (s *Server) byDialect(dawn, lg echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) lgJoinDialect(c echo.Context) error {
 	q := c.QueryParams()
 	if q.Has("cancel_on_disconnect") || q.Has("stream_mode") {
-		return s.lgJoinStream(c)
+		return markLG(s.lgJoinStream)(c)
 	}
 	return s.joinStream(c)
 }
@@ -128,7 +141,7 @@ func (s *Server) lgJoinDialect(c echo.Context) error {
 func (s *Server) runsDialect(c echo.Context) error {
 	q := c.QueryParams()
 	if q.Has("limit") || q.Has("offset") || q.Has("status") || q.Has("select") {
-		return s.lgListRuns(c)
+		return markLG(s.lgListRuns)(c)
 	}
 	return s.listRuns(c)
 }
@@ -224,6 +237,9 @@ type lgRun struct {
 	// start is what the run started from, kept only on the request that
 	// started it (not in lgRuns).
 	start *lgStart
+	// resume is the command.resume of a run that answers the thread's
+	// interrupts; nil for a run with input.
+	resume json.RawMessage
 }
 
 // lgRuns remembers the latest runs started in the LangGraph dialect.
@@ -291,8 +307,6 @@ func (s *Server) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Req
 	}
 	fail := func(err error) (*lgRun, runner.Request, lgRunBody, error) { return nil, runner.Request{}, body, err }
 	switch {
-	case !isNull(body.Command):
-		return fail(badBody("command is not supported: Dawn runs have no LangGraph interrupts to resume; start a new run with input"))
 	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
 		return fail(badBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
 	case body.Webhook != "":
@@ -319,6 +333,12 @@ func (s *Server) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Req
 	if err != nil {
 		return fail(err)
 	}
+	var resume json.RawMessage
+	if !isNull(body.Command) {
+		if resume, err = parseCommand(body.Command, body.Input); err != nil {
+			return fail(err)
+		}
+	}
 	in, err := parseLCInput(body.Input)
 	if err != nil {
 		return fail(err)
@@ -333,6 +353,10 @@ func (s *Server) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Req
 		ThreadID: threadID, RouteID: r.ID, Modes: modes, Subgraphs: body.StreamSubgraphs,
 		Metadata: body.Metadata, Multitask: body.MultitaskStrategy, Input: in.Messages, OnDisconnect: body.OnDisconnect,
 		Kwargs: map[string]any{"input": json.RawMessage(orNull(body.Input)), "config": body.Config, "context": body.Context, "stream_mode": sortedModes(modes), "subgraphs": body.StreamSubgraphs},
+		resume: resume,
+	}
+	if resume != nil {
+		run.Kwargs["command"] = map[string]json.RawMessage{"resume": resume}
 	}
 	if run.Multitask == "" {
 		run.Multitask = "reject"
@@ -414,7 +438,13 @@ func (s *Server) startLG(ctx context.Context, run *lgRun, req runner.Request, bo
 	if err := checkThreadID(run.ThreadID); err != nil {
 		return nil, err
 	}
-	if _, err := st.GetThread(ctx, run.ThreadID); errors.Is(err, store.ErrNotFound) {
+	_, err := st.GetThread(ctx, run.ThreadID)
+	if errors.Is(err, store.ErrNotFound) && run.resume != nil && body.IfNotExists == "create" {
+		// A thread yet to be created has no interrupt to answer: it is
+		// not created.
+		return nil, newError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" does not exist, so no interrupt is pending on it: command.resume answers the interrupts of a thread whose run parked")
+	}
+	if errors.Is(err, store.ErrNotFound) {
 		if body.IfNotExists != "create" {
 			return nil, newError(http.StatusNotFound, "thread_not_found", "thread "+run.ThreadID+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
 		}
@@ -430,6 +460,14 @@ func (s *Server) startLG(ctx context.Context, run *lgRun, req runner.Request, bo
 			return nil, badBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head)
 		}
 	}
+	if run.resume != nil {
+		// A parked thread has no run in flight to cancel.
+		started, err := s.startResume(ctx, run, req)
+		if err != nil {
+			return nil, err
+		}
+		return s.remember(run, started), nil
+	}
 	if active := s.runs.Active(run.ThreadID); active != nil && run.Multitask == "interrupt" {
 		s.runs.Cancel(run.ThreadID)
 		select {
@@ -443,13 +481,18 @@ func (s *Server) startLG(ctx context.Context, run *lgRun, req runner.Request, bo
 	run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
 	started, err := s.runs.Start(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, lgPending(err)
 	}
+	return s.remember(run, started), nil
+}
+
+// remember keeps what the calls that later name a started run need.
+func (s *Server) remember(run *lgRun, started *runner.Run) *runner.Run {
 	run.RunID = started.ID
 	kept := *run
-	kept.start = nil
+	kept.start, kept.resume = nil, nil
 	s.lg.put(&kept)
-	return started, nil
+	return started
 }
 
 // lgStart is what a run starts from: the thread's messages with the run's
@@ -516,7 +559,7 @@ func (s *Server) streamLG(c echo.Context, run *lgRun, live *runner.Run, after in
 	}
 	tr := newTranslator(s.runs.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, Modes: run.Modes, Subgraphs: run.Subgraphs,
-		Prefix: prefix, Fields: fields,
+		Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID),
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
@@ -727,7 +770,7 @@ func (s *Server) lgJoinStream(c echo.Context) error {
 	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final)
 	tr := newTranslator(s.runs.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
-		Prefix: prefix, Fields: fields,
+		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),
 	})
 	return s.writeLG(c, replay(events), tr, threadID, runID, after, nil)
 }
@@ -812,7 +855,7 @@ func (s *Server) answerResult(c echo.Context, threadID string, output json.RawMe
 			return c.JSONBlob(http.StatusOK, lcValues(threadID, cp.Messages, cp.Values))
 		}
 	}
-	return c.JSONBlob(http.StatusOK, stateOutput(threadID, output))
+	return c.JSONBlob(http.StatusOK, withInterrupts(stateOutput(threadID, output)))
 }
 
 // lgRunObject is the LangGraph Run object, with Dawn's route and error
@@ -840,10 +883,20 @@ var lgStatuses = map[string]string{
 	store.RunInterrupted: "error",
 }
 
+// lgStatus is a run's LangGraph status. A run that parked for a person
+// ended as a LangGraph run that reached an interrupt() does: with
+// success (its thread is "interrupted").
+func lgStatus(r store.Run) string {
+	if parked(r) {
+		return "success"
+	}
+	return lgStatuses[r.Status]
+}
+
 func (s *Server) runObject(r store.Run) lgRunObject {
 	o := lgRunObject{
 		RunID: r.ID, ThreadID: r.ThreadID, AssistantID: assistantID(r.Route), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		Status: lgStatuses[r.Status], Metadata: json.RawMessage(`{}`), MultitaskStrategy: "reject", Kwargs: map[string]any{},
+		Status: lgStatus(r), Metadata: json.RawMessage(`{}`), MultitaskStrategy: "reject", Kwargs: map[string]any{},
 		Route: r.Route, Error: r.Error,
 	}
 	if o.Status == "" {
@@ -951,6 +1004,13 @@ func (s *Server) lgJoinRun(c echo.Context) error {
 			return nil
 		}
 	}
+	if parked(r) {
+		cp, err := s.runs.Store().Latest(ctx, r.ThreadID)
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(http.StatusOK, withInterrupts(lcValues(r.ThreadID, cp.Messages, cp.Values)))
+	}
 	if r.Status == store.RunError || r.Status == store.RunInterrupted {
 		return s.answerResult(c, r.ThreadID, mustJSON(map[string]string{"error": r.Error}))
 	}
@@ -985,7 +1045,7 @@ func (s *Server) lgCancelRun(c echo.Context) error {
 	}
 	live := s.runs.Active(r.ThreadID)
 	if live == nil || live.ID != r.ID {
-		return newError(http.StatusConflict, "run_not_running", "run "+r.ID+" is "+lgStatuses[r.Status]+", not running: there is nothing to cancel")
+		return newError(http.StatusConflict, "run_not_running", "run "+r.ID+" is "+lgStatus(r)+", not running: there is nothing to cancel")
 	}
 	s.runs.Cancel(r.ThreadID)
 	if w := c.QueryParam("wait"); w == "1" || w == "true" {
@@ -1090,7 +1150,7 @@ func (s *Server) searchThreads(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out = append(out, lgThread{Thread: t, Values: lcValues(t.ID, cp.Messages, cp.Values), Interrupts: map[string]any{}})
+		out = append(out, lgThread{Thread: t, Values: lcValues(t.ID, cp.Messages, cp.Values), Interrupts: threadInterrupts(t.ID, cp.Values)})
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -181,11 +181,17 @@ func (s *Server) latestState(ctx context.Context, t store.Thread, cp store.Check
 	}
 	updated := t.UpdatedAt
 	pending, _ := capabilities.PendingInterrupts(cp.Values) // a value that is no list of interrupts parks nothing
+	next, tasks := []string{}, s.failedTasks(ctx, t)
+	if len(pending) > 0 {
+		// Parked: the tools node waits for a person, as a LangGraph
+		// graph waits at an interrupt().
+		next, tasks = []string{nodeTools}, interruptTasks(t.ID, pending)
+	}
 	return threadState{
 		Interrupts: pending,
 		Values:     lcValues(t.ID, cp.Messages, cp.Values),
-		Next:       []string{},
-		Tasks:      s.failedTasks(ctx, t),
+		Next:       next,
+		Tasks:      tasks,
 		Checkpoint: ref,
 		Config:     stateConfig{Configurable: ref},
 		Metadata:   meta,

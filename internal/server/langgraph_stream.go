@@ -71,6 +71,7 @@ type lgTranslator struct {
 	top       *lgGraph
 	subs      map[string]*lgGraph // subagents running, by task call id
 	tasks     map[string]taskCall // task calls seen, by call id
+	saved     func() ([]thread.Message, thread.State, bool)
 	out       []stream.Event
 }
 
@@ -111,12 +112,15 @@ type lgRunView struct {
 	// included; Fields the state fields then.
 	Prefix []thread.Message
 	Fields thread.State
+	// Saved, when set, reads the state the run saved last, if it is still
+	// the thread's latest: what a parked run's final values show.
+	Saved func() ([]thread.Message, thread.State, bool)
 }
 
 func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 	t := &lgTranslator{
 		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: v.RouteID,
-		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{},
+		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved,
 	}
 	fields := v.Fields.Clone()
 	t.top = &lgGraph{msgs: lcMessages(v.ThreadID, "", v.Prefix), fields: fields, changed: thread.State{}, ai: -1}
@@ -368,6 +372,16 @@ func (t *lgTranslator) done(data json.RawMessage) {
 		Cancelled bool   `json:"cancelled"`
 	}
 	msgs, fields, ok := splitValues(d.Output)
+	var parked struct {
+		Interrupted bool                     `json:"interrupted"`
+		Interrupts  []capabilities.Interrupt `json:"interrupts"`
+	}
+	// A run a crash cut off is "interrupted" too, with an error and no
+	// interrupts: it fails below.
+	if !ok && json.Unmarshal(d.Output, &parked) == nil && parked.Interrupted && len(parked.Interrupts) > 0 {
+		t.park(parked.Interrupts)
+		return
+	}
 	if !ok {
 		if json.Unmarshal(d.Output, &failed) == nil && failed.Error != "" {
 			t.out = append(t.out, stream.Event{Type: "error", Data: mustJSON(map[string]string{"error": "RunError", "message": failed.Error})})
@@ -389,6 +403,27 @@ func (t *lgTranslator) done(data json.RawMessage) {
 	}
 	g.msgs, g.fields = final, fields
 	t.values(g)
+}
+
+// park ends a run that parked for a person's decision, as LangGraph ends
+// a graph stopped at an interrupt() in its tools node: the model message
+// with the held-back calls is the agent's update (the tools step did not
+// finish, so it has none), the last values are the state the run saved,
+// and then values and updates each get {"__interrupt__": [...]}.
+func (t *lgTranslator) park(interrupts []capabilities.Interrupt) {
+	g := t.top
+	if g.ai >= 0 && g.results == 0 {
+		t.completeAI(g)
+	}
+	if t.saved != nil {
+		if msgs, fields, ok := t.saved(); ok {
+			g.msgs, g.fields = lcMessages(t.threadID, "", msgs), fields
+		}
+	}
+	t.values(g)
+	list := map[string]any{interruptKey: lgInterrupts(interrupts)}
+	t.emit(g, modeValues, modeValues, list)
+	t.emit(g, modeUpdates, modeUpdates, list)
 }
 
 // subagentEvent handles a subagent's event. With subgraphs it is the

@@ -249,3 +249,37 @@ func TestWithParams(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslatorEnds: a run that parked ends with the model's held-back
+// call as the agent's update, the state, then __interrupt__ in values and
+// updates; a run a crash cut off (done says interrupted, with an error and
+// no interrupts) ends with an error part and no __interrupt__.
+func TestTranslatorEnds(t *testing.T) {
+	all := map[string]bool{modeValues: true, modeUpdates: true}
+	call := stream.Event{ID: 1, Type: "tool_call", Data: json.RawMessage(`{"id":"c1","name":"release","input":{}}`)}
+	for _, tt := range []struct {
+		name, done string
+		want       []string
+	}{
+		{"parked", `{"output":{"interrupted":true,"interrupts":[{"interruptId":"perm-1","type":"permission-request","kind":"tool","detail":{},"callId":"c1"}]}}`,
+			[]string{"updates", "values", "values", "updates"}},
+		{"cut off", `{"output":{"error":"the server stopped","interrupted":true}}`, []string{"error"}},
+	} {
+		tr := newTranslator(&app.App{}, lgRunView{ThreadID: "t", RunID: "r", RouteID: "/r", Modes: all, Prefix: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}})
+		tr.begin()
+		tr.feed(call)
+		parts := tr.feed(stream.Event{ID: 2, Type: "done", Data: json.RawMessage(tt.done)})
+		if !slices.Equal(names(parts), tt.want) {
+			t.Errorf("%s: parts %q, want %q", tt.name, names(parts), tt.want)
+			continue
+		}
+		if tt.name == "parked" {
+			if got := string(parts[2].Data); got != `{"__interrupt__":[{"value":{"interruptId":"perm-1","type":"permission-request","kind":"tool","detail":{},"callId":"c1"},"id":"perm-1"}]}` {
+				t.Errorf("interrupt values part %s", got)
+			}
+			if string(parts[3].Data) != string(parts[2].Data) {
+				t.Errorf("interrupt updates part %s", parts[3].Data)
+			}
+		}
+	}
+}

@@ -318,7 +318,7 @@ func TestLangGraphBadRuns(t *testing.T) {
 	}{
 		{"no assistant", `{"input":{"messages":"hi"},"assistant_id":""}`, "invalid_body", "assistant_id is required", 400},
 		{"unknown assistant", lgBody("/nowhere", "hi", nil), "assistant_not_found", "an assistant is a route", 404},
-		{"command", lgBody("/plain", "hi", map[string]any{"command": map[string]any{"resume": 1}}), "invalid_body", "command is not supported", 400},
+		{"command with input", lgBody("/plain", "hi", map[string]any{"command": map[string]any{"resume": 1}}), "invalid_body", "not both", 400},
 		{"interrupt_before", lgBody("/plain", "hi", map[string]any{"interrupt_before": []string{"tools"}}), "invalid_body", "interrupt_before", 400},
 		{"enqueue", lgBody("/plain", "hi", map[string]any{"multitask_strategy": "enqueue"}), "invalid_body", "enqueue is not supported", 400},
 		{"stream mode", lgBody("/plain", "hi", map[string]any{"stream_mode": "everything"}), "invalid_body", `stream_mode "everything"`, 400},

@@ -72,12 +72,22 @@ func checkThreadID(id string) error {
 	return nil
 }
 
+// getThread is GET /threads/:id: the thread, with its state values and
+// pending interrupts beside it as a LangGraph thread has them.
 func (s *Server) getThread(c echo.Context) error {
-	t, err := s.runs.Store().GetThread(c.Request().Context(), c.Param("id"))
+	ctx := c.Request().Context()
+	t, err := s.runs.Store().GetThread(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, t)
+	cp, err := s.runs.Store().Latest(ctx, t.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return c.JSON(http.StatusOK, lgThread{Thread: t, Values: lcValues(t.ID, nil, nil), Interrupts: map[string]any{}})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, lgThread{Thread: t, Values: lcValues(t.ID, cp.Messages, cp.Values), Interrupts: threadInterrupts(t.ID, cp.Values)})
 }
 
 func (s *Server) deleteThread(c echo.Context) error {

@@ -357,7 +357,8 @@ test("bad requests are refused with a clear 4xx", async () => {
   const c = client();
   const thread = await c.threads.create();
   const cases = [
-    [{ input: ask, command: { resume: "yes" } }, /HTTP 400.*command is not supported/],
+    [{ input: ask, command: { resume: "yes" } }, /HTTP 400.*not both/],
+    [{ command: { resume: "yes" } }, /HTTP 409.*no_interrupt_pending/],
     [{ input: ask, multitaskStrategy: "enqueue" }, /HTTP 400.*enqueue is not supported/],
     [{ input: { messages: [{ type: "human", content: [{ type: "image_url", image_url: "x" }] }] } }, /HTTP 400.*text only/],
     [{ input: { messages: [{ type: "ai", content: "hi" }] } }, /HTTP 400.*must be user or system/],
