@@ -121,3 +121,32 @@ func TestAfterToolInterruptWithoutPark(t *testing.T) {
 		t.Fatalf("err %v, interrupts %v, stopped %q, model calls %d", err, res.Interrupts, res.Stopped, model.Calls())
 	}
 }
+
+// TestAnswerIsForTheParkedTurnOnly: an answer applies to the held-back
+// call of the parked turn; a later call that reuses its id (some providers
+// number calls per turn) is a new call and is asked about again.
+func TestAnswerIsForTheParkedTurnOnly(t *testing.T) {
+	ran := 0
+	echo := capabilities.Func("echo", "echoes", func(_ context.Context, in echoIn) (string, error) { ran++; return in.Text, nil })
+	p := prepare(t, map[string]string{"r/agent.md": "P"}, capabilities.AppTool{Tool: echo})
+	p.Hooks = append(p.Hooks, &capabilities.Hooks{BeforeTool: func(_ thread.State, c thread.ToolCall, _ thread.State) capabilities.Effect {
+		return capabilities.Effect{Interrupt: &capabilities.Interrupt{ID: "ask-" + c.ID, Kind: "check"}}
+	}})
+	callEcho := func([]llms.MessageContent, llms.CallOptions) (*llms.ContentResponse, error) {
+		call := llms.ToolCall{ID: "c1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "echo", Arguments: `{"text":"hi"}`}}
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{call}}}}, nil
+	}
+	model := dawntest.Script().Then(callEcho).Then(callEcho).Reply("never")
+	res, _, err := run(t, p, model, func(c *agent.Config) { c.Park = true })
+	if err != nil || len(res.Interrupts) != 1 || ran != 0 {
+		t.Fatalf("first park: %v %+v, echo ran %d times", err, res.Interrupts, ran)
+	}
+	values := res.Values.Clone()
+	delete(values, capabilities.InterruptsKey)
+	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Emit: func(stream.Event) {}, Park: true,
+		Resolved: map[string]capabilities.Resolution{capabilities.ResolutionKey(nil, "c1"): {Run: true}}}
+	out, err := agent.Run(context.Background(), cfg, res.Messages, values, nil)
+	if err != nil || len(out.Interrupts) != 1 || ran != 1 {
+		t.Fatalf("the second call c1 must be asked about again: err %v, interrupts %+v, echo ran %d times, answer %q", err, out.Interrupts, ran, out.Answer)
+	}
+}
