@@ -51,6 +51,13 @@ type Interrupt struct {
 // thread is resumed. No state field may use the name.
 const SubagentsKey = "__subagents"
 
+// NotesKey is the reserved state value that keeps the notes of answered
+// interrupts (Resolution.Note) while the parked turn they follow is still
+// open (a subagent parked again), as a JSON array of thread.Message: the
+// runtime adds them to the conversation once the turn's calls have all
+// run. No state field may use the name.
+const NotesKey = "__notes"
+
 // SubagentFrame is a parked subagent's run.
 type SubagentFrame struct {
 	Subagent string           `json:"subagent"`

@@ -3,11 +3,15 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/agent"
+	"github.com/dawn-go/dawn/markers"
+	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/tmc/langchaingo/llms"
@@ -148,5 +152,95 @@ func TestAnswerIsForTheParkedTurnOnly(t *testing.T) {
 	out, err := agent.Run(context.Background(), cfg, res.Messages, values, nil)
 	if err != nil || len(out.Interrupts) != 1 || ran != 1 {
 		t.Fatalf("the second call c1 must be asked about again: err %v, interrupts %+v, echo ran %d times, answer %q", err, out.Interrupts, ran, out.Answer)
+	}
+}
+
+// answerAll answers every interrupt of res with r, keyed as the runner
+// keys them.
+func answerAll(res agent.Result, r capabilities.Resolution) map[string]capabilities.Resolution {
+	out := map[string]capabilities.Resolution{}
+	for _, in := range res.Interrupts {
+		id := in.CallID
+		if in.After {
+			id = capabilities.AfterID(in.ID)
+		}
+		out[capabilities.ResolutionKey(in.Path, id)] = r
+	}
+	return out
+}
+
+// TestNoteWaitsForAnOpenTurn: the note of an answer to an interrupt raised
+// after a call is kept while a subagent of the same turn parks again, and
+// reaches the model once the turn's calls have all run.
+func TestNoteWaitsForAnOpenTurn(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"r/agent.md": "P", "r/subagents/child/agent.md": "C"} {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, err := router.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := capabilities.Func("echo", "echoes", func(_ context.Context, in echoIn) (string, error) { return in.Text, nil })
+	in := capabilities.Input{Markers: markers.All(), AppTools: []capabilities.AppTool{{Tool: echo}}, AppToolsKnown: true}
+	root, err := capabilities.Prepare(context.Background(), tree.Route("/r"), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := capabilities.Prepare(context.Background(), tree.Route(root.Route.Subagents["child"]), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root.Hooks = append(root.Hooks, &capabilities.Hooks{AfterTool: func(_, _ thread.State, ev capabilities.ToolEvent) capabilities.Effect {
+		if ev.Name != "echo" {
+			return capabilities.Effect{}
+		}
+		return capabilities.Effect{Interrupt: &capabilities.Interrupt{ID: "after-1", Kind: "check"}}
+	}})
+	child.Hooks = append(child.Hooks, &capabilities.Hooks{BeforeTool: func(_ thread.State, c thread.ToolCall, _ thread.State) capabilities.Effect {
+		return capabilities.Effect{Interrupt: &capabilities.Interrupt{ID: "ask-" + c.ID, Kind: "check"}}
+	}})
+	rootModel := dawntest.Script().
+		CallTools(dawntest.ToolCall{Name: "echo", Args: map[string]string{"text": "hi"}}, dawntest.ToolCall{Name: "task", Args: map[string]string{"subagent": "child", "input": "go"}}).
+		Reply("root done")
+	childModel := dawntest.Script().CallTool("echo", map[string]string{"text": "1"}).CallTool("echo", map[string]string{"text": "2"}).Reply("child done")
+	cfg := agent.Config{Route: root, Model: rootModel, ModelName: "script", Emit: func(stream.Event) {}, Park: true,
+		Subagent: func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
+			return child, childModel, "script", nil
+		}}
+	step := func(history []thread.Message, values thread.State, input []thread.Message, resolved map[string]capabilities.Resolution) agent.Result {
+		t.Helper()
+		c := cfg
+		c.Resolved = resolved
+		values = values.Clone()
+		delete(values, capabilities.InterruptsKey)
+		res, err := agent.Run(context.Background(), c, history, values, input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := step(nil, thread.State{}, []thread.Message{{Role: thread.RoleUser, Content: "go"}}, nil)
+	if len(res.Interrupts) != 2 {
+		t.Fatalf("first park: %+v", res.Interrupts)
+	}
+	res = step(res.Messages, res.Values, nil, answerAll(res, capabilities.Resolution{Run: true, Note: "a person says: go on"}))
+	if len(res.Interrupts) != 1 || len(res.Interrupts[0].Path) != 1 || res.Values[capabilities.NotesKey] == nil {
+		t.Fatalf("second park (the subagent asks again, the note waits): %+v, notes %s", res.Interrupts, res.Values[capabilities.NotesKey])
+	}
+	res = step(res.Messages, res.Values, nil, answerAll(res, capabilities.Resolution{Run: true}))
+	if res.Answer != "root done" || res.Values[capabilities.NotesKey] != nil {
+		t.Fatalf("answer %q, notes left %s", res.Answer, res.Values[capabilities.NotesKey])
+	}
+	sent := rootModel.Requests()[1]
+	last := sent[len(sent)-1]
+	if text, _ := last.Parts[0].(llms.TextContent); last.Role != llms.ChatMessageTypeHuman || text.Text != "a person says: go on" {
+		t.Fatalf("the root model did not get the note after the turn: %+v", last)
 	}
 }

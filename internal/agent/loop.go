@@ -200,6 +200,11 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 				all = append(all, r)
 			}
 		}
+		// Notes kept while a resume left the turn open come first.
+		var notes []thread.Message
+		if _, err := state.Decode(capabilities.NotesKey, &notes); err != nil {
+			return res, fmt.Errorf("the saved %s value cannot be read: %w", capabilities.NotesKey, err)
+		}
 		var note string
 		var noteMeta map[string]json.RawMessage
 		for _, r := range all {
@@ -226,8 +231,16 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		// The answers were for this turn only: a later call with the same
 		// id is a new call.
 		l.cfg.Resolved = nil
-		if note != "" && len(unanswered(msgs)) == 0 {
-			msgs = append(msgs, thread.Message{Role: thread.RoleUser, Content: note, Meta: noteMeta})
+		// The notes follow the turn's tool results; while the turn is still
+		// open (a subagent parked again) the parked state keeps them.
+		if note != "" {
+			notes = append(notes, thread.Message{Role: thread.RoleUser, Content: note, Meta: noteMeta})
+		}
+		if state, err = keepNotes(state, notes, len(unanswered(msgs)) > 0); err != nil {
+			return res, err
+		}
+		if len(unanswered(msgs)) == 0 {
+			msgs = append(msgs, notes...)
 		}
 		if len(parked) > 0 {
 			return park(parked)
@@ -828,6 +841,26 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 		}
 	}
 	return &reply, ins, next, nil
+}
+
+// keepNotes returns state keeping notes under capabilities.NotesKey when
+// open says the turn they follow is still open, and without the key
+// otherwise.
+func keepNotes(state thread.State, notes []thread.Message, open bool) (thread.State, error) {
+	_, had := state[capabilities.NotesKey]
+	if !had && (!open || len(notes) == 0) {
+		return state, nil
+	}
+	next := state.Clone()
+	delete(next, capabilities.NotesKey)
+	if open && len(notes) > 0 {
+		raw, err := json.Marshal(notes)
+		if err != nil {
+			return state, err
+		}
+		next[capabilities.NotesKey] = raw
+	}
+	return next, nil
 }
 
 // withFrame returns state with the parked subagent frame of task call id
