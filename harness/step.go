@@ -173,7 +173,7 @@ func ParseStepAnswer(payload json.RawMessage) (StepAnswer, error) {
 	default:
 		return StepAnswer{}, fmt.Errorf("unknown step decision %q; answer %s", obj.Decision, stepDecisionsText)
 	}
-	return StepAnswer{Decision: obj.Decision, Note: obj.Note}, nil
+	return StepAnswer(obj), nil
 }
 
 // DecideStep applies a person's answer to p, a plan waiting for a step
