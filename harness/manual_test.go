@@ -362,7 +362,7 @@ func TestManualBadAnswers(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ path, body, want string }{
-		{"/threads/t1/plan/resume", "", "plan_state"},
+		{"/threads/t1/plan/resume", "", "waits for a person's step decision: answer interrupt " + in.ID},
 		{"/threads/t1/runs/stream", `{"route":"/release","input":{"messages":[{"role":"user","content":"go on"}]}}`, "interrupt_pending"},
 	} {
 		resp := post(t, url+tc.path, tc.body)
