@@ -22,13 +22,20 @@ type Hooks struct {
 	// Refusal as its result. Not called for a call whose interrupt was
 	// just answered.
 	BeforeTool func(s thread.State, call thread.ToolCall, app thread.State) Effect
-	// Resolve turns a person's answer to an interrupt this hook raised into
-	// what the held-back call does. handled is false for an interrupt the
-	// hook did not raise. An error is the person's mistake (an unknown
-	// decision, say) and is shown to them; nothing changes.
+	// Resolve turns a person's answer to an interrupt this hook's route
+	// raised into what the answer does (see Resolution): what the held-back
+	// call does, or, for an interrupt raised after call ran (in.After),
+	// what the run does next. s is the parked state. handled is false for
+	// an interrupt the hook did not raise. An error is the person's mistake
+	// (an unknown decision, say) and is shown to them; nothing changes.
 	Resolve func(s thread.State, in Interrupt, call thread.ToolCall, a Answer) (res Resolution, handled bool, err error)
 	// AfterTool runs after each tool call, with the state before and after
-	// the call's own update. A Note is appended to a failed call's error text.
+	// the call's own update. A Note is appended to a failed call's error
+	// text. An Effect with Interrupt parks the run once the other calls of
+	// the turn have run: the call's result is already in the history, and
+	// Resolve's answer says what happens next. A run that cannot park (one
+	// whose state nobody saves) drops the Interrupt and acts on the
+	// Effect's Stop instead, so a hook sets Stop as its fallback.
 	AfterTool func(before, after thread.State, ev ToolEvent) Effect
 	// Final runs when the model answers without calling tools. Reject sends
 	// Note back to the model as a message and the loop goes on.
@@ -55,7 +62,8 @@ type Effect struct {
 	// rejected, such as the harness's mark. The hooks' keys are merged in
 	// marker order.
 	AnswerMeta, NoteMeta map[string]json.RawMessage
-	// Interrupt, from BeforeTool, parks the run until a person answers.
+	// Interrupt, from BeforeTool or AfterTool, parks the run until a person
+	// answers.
 	Interrupt *Interrupt
 	// Refuse, from BeforeTool, skips the call: the model gets Refusal as
 	// the call's result.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -19,8 +20,9 @@ const InterruptsKey = "__interrupts"
 const InterruptType = "permission-request"
 
 // Interrupt is a question a capability asks a person before a tool call
-// runs. The run parks: its state is saved with the interrupt pending, and a
-// resume request answers it.
+// runs (Hooks.BeforeTool) or after one ran (Hooks.AfterTool). The run parks:
+// its state is saved with the interrupt pending, and a resume request
+// answers it.
 type Interrupt struct {
 	// ID is unique within the thread ("perm-…").
 	ID string `json:"interruptId"`
@@ -30,8 +32,13 @@ type Interrupt struct {
 	Kind string `json:"kind"`
 	// Detail is what the person is shown; its shape depends on Kind.
 	Detail json.RawMessage `json:"detail"`
-	// CallID is the tool call the interrupt holds back; the runtime sets it.
+	// CallID is the tool call the interrupt holds back or, with After, the
+	// call that ran before it; the runtime sets it.
 	CallID string `json:"callId"`
+	// After says the interrupt holds nothing back: CallID ran and its
+	// result is in the history, and the run parked at the end of that
+	// call's turn. The runtime sets it.
+	After bool `json:"after,omitempty"`
 	// Path, for an interrupt a subagent raised, holds the ids of the task
 	// calls from the root run down to that subagent; empty for the root
 	// run's own.
@@ -44,6 +51,13 @@ type Interrupt struct {
 // thread is resumed. No state field may use the name.
 const SubagentsKey = "__subagents"
 
+// NotesKey is the reserved state value that keeps the notes of answered
+// interrupts (Resolution.Note) while the parked turn they follow is still
+// open (a subagent parked again), as a JSON array of thread.Message: the
+// runtime adds them to the conversation once the turn's calls have all
+// run. No state field may use the name.
+const NotesKey = "__notes"
+
 // SubagentFrame is a parked subagent's run.
 type SubagentFrame struct {
 	Subagent string           `json:"subagent"`
@@ -52,7 +66,9 @@ type SubagentFrame struct {
 }
 
 // ResolutionKey is the key of a Resolution in agent.Config.Resolved: the
-// call id, after the task call ids of the path to a subagent's call.
+// call id, after the task call ids of the path to a subagent's call. The
+// answer to an interrupt raised after its call ran (Interrupt.After) is
+// keyed by AfterID of the interrupt's id instead of a call id.
 func ResolutionKey(path []string, callID string) string {
 	return strings.Join(append(slices.Clone(path), callID), pathSep)
 }
@@ -60,6 +76,18 @@ func ResolutionKey(path []string, callID string) string {
 // pathSep separates the ids of a ResolutionKey; model call ids never hold
 // it.
 const pathSep = "\x1f"
+
+// afterMark starts the last id of the ResolutionKey of an interrupt raised
+// after its call ran; model call ids never hold it.
+const afterMark = "\x1e"
+
+// AfterID is the last id of the ResolutionKey of interrupt id, raised after
+// its call ran (Interrupt.After).
+func AfterID(id string) string { return afterMark + id }
+
+// IsAfterID reports whether id, the last id of a ResolutionKey, is an
+// AfterID rather than a held-back call's id.
+func IsAfterID(id string) bool { return strings.HasPrefix(id, afterMark) }
 
 // SplitResolutionKey returns the first task call id of key and the rest,
 // or ok false for a key of the run's own call.
@@ -83,8 +111,14 @@ const (
 	AnswerCancelled = "cancelled"
 )
 
-// Resolution is what the held-back tool call does once its interrupt is
-// answered.
+// Resolution is what an answered interrupt does: what the held-back tool
+// call does, or, for an interrupt raised after its call ran
+// (Interrupt.After), only the Update, Events, Note and Stop below.
+//
+// When the run goes on, Update and Events apply first (before a held-back
+// call runs or is refused), and answers to interrupts raised after their
+// call come before those of held-back calls. Note and Stop act once the
+// parked turn's calls have all run.
 type Resolution struct {
 	// Run runs the call; otherwise the model gets Refusal as its result.
 	Run bool
@@ -96,6 +130,19 @@ type Resolution struct {
 	// Remember are app-wide values the runtime keeps in the store for every
 	// thread from now on (see Hooks.BeforeTool's app argument).
 	Remember map[string]json.RawMessage
+	// Update is the state change the answer makes, applied through the
+	// fields' reducers; Events go on the run's stream with it.
+	Update thread.State
+	Events []stream.Event
+	// Note is text for the model, added to the conversation as a message
+	// after the turn's tool results, with NoteMeta as its metadata (see
+	// MessageMetadata). Answers' notes are joined.
+	Note     string
+	NoteMeta map[string]json.RawMessage
+	// Stop ends the run cleanly, with StopReason, instead of asking the
+	// model again.
+	Stop       bool
+	StopReason string
 }
 
 // PendingInterrupts returns the interrupts parked in s, or nil.

@@ -2,6 +2,9 @@
 // lifecycle (draft, running, paused, done, failed, cancelled), items with
 // evidence and attempts, postconditions, revisions, the auto-advance budget,
 // the retry cap and the finalization gate, as pure functions on a Plan value.
+// With advance: manual a plan pauses after each finished item, and a
+// person's step decision (continue, skip, revise, cancel; see DecideStep)
+// sets it going again: planning parks the run on a "step" interrupt for it.
 //
 // The plan logic imports only the standard library, yaml.v3, yamldoc and
 // todo; planning wires it into routes (plan.md with enforce: true). Marker

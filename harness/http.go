@@ -103,6 +103,9 @@ func supervise(w http.ResponseWriter, r *http.Request, host capabilities.ThreadH
 		return err
 	} else if action == "resume" && view.Running {
 		return &capabilities.HTTPError{Status: http.StatusConflict, Kind: "plan_state", Msg: errRunning}
+	} else if id := stepInterruptOf(view.Values); action == "resume" && id != "" {
+		return &capabilities.HTTPError{Status: http.StatusConflict, Kind: "plan_state", Msg: fmt.Sprintf(
+			"the plan waits for a person's step decision: answer interrupt %s with POST /threads/%s/resume (continue, skip, revise or cancel)", id, r.PathValue("id"))}
 	}
 	pending, err := host.Signal(r.Context(), r.PathValue("id"), action, superviseWait[action])
 	switch {
@@ -119,4 +122,16 @@ func supervise(w http.ResponseWriter, r *http.Request, host capabilities.ThreadH
 		return writePlan(w, r, host, http.StatusAccepted)
 	}
 	return writePlan(w, r, host, http.StatusOK)
+}
+
+// stepInterruptOf returns the id of the step interrupt the thread's run is
+// parked on, or "".
+func stepInterruptOf(values map[string]json.RawMessage) string {
+	pending, _ := capabilities.PendingInterrupts(values)
+	for _, in := range pending {
+		if in.Kind == StepKind && len(in.Path) == 0 {
+			return in.ID
+		}
+	}
+	return ""
 }

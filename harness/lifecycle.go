@@ -323,7 +323,7 @@ func (p *Plan) fail(reason string) Outcome {
 // progress the first pending item starts; when every item is terminal the
 // plan fails if any failed, and is done once postconditions are verified;
 // finished counts items that just finished, which spend the auto-advance
-// budget (a manual plan pauses after each).
+// budget (a manual plan pauses after each, before the next item starts).
 func (p *Plan) settle(finished int) Outcome {
 	if p.State != Running {
 		return Outcome{}
@@ -346,6 +346,12 @@ func (p *Plan) settle(finished int) Outcome {
 		p.revise("harness", "", "done")
 		return Outcome{Event: EventDone}
 	}
+	if finished > 0 && p.Advance == AdvanceManual {
+		// The next item waits for the person's decision (see DecideStep),
+		// so it does not start.
+		p.AutoSteps += finished
+		return p.pause(PauseManual, "harness", "advance is manual: waiting for a person after a finished step")
+	}
 	if p.Current() < 0 {
 		for i := range p.Items {
 			if p.Items[i].Status == Pending {
@@ -356,9 +362,6 @@ func (p *Plan) settle(finished int) Outcome {
 	}
 	if finished > 0 {
 		p.AutoSteps += finished
-		if p.Advance == AdvanceManual {
-			return p.pause(PauseManual, "harness", "advance is manual: waiting for the user after a finished step")
-		}
 		if p.AutoSteps >= p.Budget {
 			return p.pause(PauseBudget, "harness", fmt.Sprintf("%d steps finished without the user; the auto-advance budget is %d", p.AutoSteps, p.Budget))
 		}

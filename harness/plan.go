@@ -42,7 +42,7 @@ const (
 const (
 	PauseSupervisor = "supervisor" // POST /threads/:id/plan/pause
 	PauseBudget     = "budget"     // the auto-advance budget is spent
-	PauseManual     = "manual"     // advance: manual, after each finished item
+	PauseManual     = "manual"     // advance: manual, after each finished item, until a person decides (see DecideStep)
 	PauseRetryCap   = "retry_cap"  // a step failed as often as the retry cap allows
 	PauseRevise     = "revise"     // the model asked for the plan to be rewritten
 )
@@ -67,7 +67,8 @@ type Postcondition struct {
 // Revision records one change to a plan and why it was made.
 type Revision struct {
 	N int `json:"n"`
-	// Source is "model", "harness" or "supervisor".
+	// Source is "model", "harness", "supervisor", or "person" for a
+	// person's answer to an interrupt.
 	Source string `json:"source"`
 	Reason string `json:"reason,omitempty"`
 	Change string `json:"change"`

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/google/uuid"
 )
@@ -26,7 +27,7 @@ const (
 const planDecisions = `"approve", "reject" or {"decision":"edit","todos":[{"content":"…","status":"pending"}]}`
 
 // rejectRefusal is the writeTodos result the model gets when a person
-// rejects its plan; afterTool knows the rejection by it.
+// rejects its plan.
 const rejectRefusal = "a person rejected this plan, so the plan is cancelled and nothing in it will run; do not call writeTodos again for this request, tell the user the plan was rejected"
 
 // PlanDetail is the detail of a plan interrupt: the proposed plan.
@@ -71,35 +72,55 @@ type planEdit struct {
 	Reason   string          `json:"reason,omitempty"`
 }
 
-// resolve turns a person's answer to a plan interrupt into what the held
-// writeTodos call does. An edit is checked by writeTodos's rules here, so a
-// bad edit is refused before anything changes.
-func (e *enforced) resolve(s thread.State, in capabilities.Interrupt, call thread.ToolCall, a capabilities.Answer) (capabilities.Resolution, bool, error) {
-	if in.Kind != PlanKind {
-		return capabilities.Resolution{}, false, nil
+// resolve turns a person's answer to one of the harness's interrupts into
+// what it does: a plan interrupt (see resolvePlan) or a step interrupt (see
+// resolveStep).
+func (e *enforced) resolve(s thread.State, in capabilities.Interrupt, _ thread.ToolCall, a capabilities.Answer) (capabilities.Resolution, bool, error) {
+	switch in.Kind {
+	case PlanKind:
+		r, err := e.resolvePlan(s, a)
+		return r, true, err
+	case harness.StepKind:
+		r, err := e.resolveStep(s, a)
+		return r, true, err
 	}
+	return capabilities.Resolution{}, false, nil
+}
+
+// resolvePlan turns a person's answer to a plan interrupt into what the
+// held writeTodos call does. An edit is checked by writeTodos's rules here,
+// so a bad edit is refused before anything changes. A rejection cancels the
+// plan as the call is refused.
+func (e *enforced) resolvePlan(s thread.State, a capabilities.Answer) (capabilities.Resolution, error) {
 	rejected := capabilities.Resolution{Refusal: rejectRefusal}
+	if p := e.current(s); p.State.Active() {
+		if _, err := harness.Cancel(p, "a person rejected the plan"); err == nil {
+			// The model is told by the call's result and answers the user:
+			// the run goes on.
+			rejected.Update, rejected.Events = update(p), []stream.Event{PlanEvent(p), lifecycleEvent(harness.EventCancelled, p)}
+		}
+	}
 	if a.Status == capabilities.AnswerCancelled {
-		return rejected, true, nil
+		return rejected, nil
 	}
 	var word string
 	if err := json.Unmarshal(a.Payload, &word); err == nil {
 		switch word {
 		case Approve:
-			return capabilities.Resolution{Run: true}, true, nil
+			return capabilities.Resolution{Run: true}, nil
 		case Reject:
-			return rejected, true, nil
+			return rejected, nil
 		}
-		return capabilities.Resolution{}, true, fmt.Errorf("unknown plan decision %q; answer %s", word, planDecisions)
+		return capabilities.Resolution{}, fmt.Errorf("unknown plan decision %q; answer %s", word, planDecisions)
 	}
 	var ed planEdit
 	dec := json.NewDecoder(bytes.NewReader(a.Payload))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ed); err != nil || ed.Decision != Edit {
-		return capabilities.Resolution{}, true, fmt.Errorf("a plan answer must be %s", planDecisions)
+		return capabilities.Resolution{}, fmt.Errorf("a plan answer must be %s", planDecisions)
 	}
 	if len(ed.Todos) == 0 {
-		return capabilities.Resolution{}, true, fmt.Errorf(`the edit has no todos; send {"decision":"edit","todos":[…]}`)
+		return capabilities.Resolution{}, fmt.Errorf(`the edit has no todos; send {"decision":"edit","todos":[…]}`)
 	}
 	body := map[string]json.RawMessage{"todos": ed.Todos}
 	if ed.Reason != "" {
@@ -107,14 +128,61 @@ func (e *enforced) resolve(s thread.State, in capabilities.Interrupt, call threa
 	}
 	input := mustJSON(body)
 	if _, _, err := e.check(s, input); err != nil {
-		return capabilities.Resolution{}, true, fmt.Errorf("the edited plan is not valid: %v", err)
+		return capabilities.Resolution{}, fmt.Errorf("the edited plan is not valid: %v", err)
 	}
-	return capabilities.Resolution{Run: true, Input: input}, true, nil
+	return capabilities.Resolution{Run: true, Input: input}, nil
 }
 
-// rejected reports whether ev is a writeTodos call a person rejected.
-func rejected(ev capabilities.ToolEvent) bool {
-	return ev.Name == ToolName && ev.Err == nil && ev.Update == nil && bytes.Equal(ev.Output, mustJSON(rejectRefusal))
+// stepInterrupt is the interrupt a plan with advance: manual parks the run
+// on after a change to prev finished a step, or nil.
+func stepInterrupt(prev, next *harness.Plan) *capabilities.Interrupt {
+	d, ok := harness.NewStepDetail(prev, next)
+	if !ok {
+		return nil
+	}
+	return &capabilities.Interrupt{ID: "step-" + uuid.NewString(), Kind: harness.StepKind, Detail: mustJSON(d)}
+}
+
+// resolveStep turns a person's answer to a step interrupt into what the
+// run does next (see harness.DecideStep); a cancelled answer is a cancel.
+// A plan someone changed while the run was parked (the supervisor
+// cancelled it) has nothing left to decide: the run goes on, or ends when
+// the plan has.
+func (e *enforced) resolveStep(s thread.State, a capabilities.Answer) (capabilities.Resolution, error) {
+	ans := harness.StepAnswer{Decision: harness.StepCancel}
+	if a.Status != capabilities.AnswerCancelled {
+		var err error
+		if ans, err = harness.ParseStepAnswer(a.Payload); err != nil {
+			return capabilities.Resolution{}, err
+		}
+	}
+	p := e.current(s)
+	if !harness.AwaitingStep(p) {
+		if !p.State.Active() {
+			return capabilities.Resolution{Stop: true, StopReason: StopCancelled}, nil
+		}
+		return capabilities.Resolution{}, nil
+	}
+	out, err := harness.DecideStep(p, ans)
+	if err != nil {
+		return capabilities.Resolution{}, err
+	}
+	eff := effect(p, out)
+	return capabilities.Resolution{
+		Update: eff.Update, Events: eff.Events, Stop: eff.Stop, StopReason: eff.StopReason,
+		Note: out.Note, NoteMeta: map[string]json.RawMessage{harness.MessageHarness: json.RawMessage("true")},
+	}, nil
+}
+
+// stepPending reports whether s is parked on a step interrupt.
+func stepPending(s thread.State) bool {
+	pending, _ := capabilities.PendingInterrupts(s)
+	for _, in := range pending {
+		if in.Kind == harness.StepKind && len(in.Path) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func proposed(todos []Todo) []harness.Proposed {

@@ -195,16 +195,6 @@ func (e *enforced) start(s thread.State, input []thread.Message) capabilities.Ef
 }
 
 func (e *enforced) afterTool(before, after thread.State, ev capabilities.ToolEvent) capabilities.Effect {
-	if rejected(ev) {
-		p := e.current(after)
-		out, err := harness.Cancel(p, "a person rejected the plan")
-		if err != nil {
-			return capabilities.Effect{}
-		}
-		// The model is told by the call's result and answers the user.
-		out.Stop = false
-		return effect(p, out)
-	}
 	switch ev.Name {
 	case ToolName, StepFailedTool, VerifyTool:
 		if ev.Err != nil {
@@ -227,6 +217,10 @@ func (e *enforced) afterTool(before, after thread.State, ev capabilities.ToolEve
 		}
 		eff := effect(next, out)
 		eff.Update, eff.Events = nil, eff.Events[1:] // the transformer already sent plan_update
+		// A manual plan waits for a person after each finished step: the
+		// run parks on a step interrupt (or, where it cannot park, stops
+		// with the plan paused).
+		eff.Interrupt = stepInterrupt(prev, next)
 		return eff
 	}
 	if ev.Err == nil {
@@ -262,6 +256,11 @@ func (e *enforced) signal(s thread.State, sig string) capabilities.Effect {
 	case "cancel":
 		out, err = harness.Cancel(p, "cancelled by the supervisor")
 	case "resume":
+		if stepPending(s) {
+			// The plan waits for a person's step decision, given on
+			// POST /threads/:id/resume; the supervisor cannot take it.
+			return capabilities.Effect{}
+		}
 		err = harness.Resume(p)
 	default:
 		err = fmt.Errorf("unknown signal %q", sig)

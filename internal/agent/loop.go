@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -190,15 +191,60 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		res.Interrupts = parked
 		return finish(stop.reason)
 	}
-	resumed := false
-	if calls := unanswered(history); len(calls) > 0 && len(input) == 0 && len(cfg.Resolved) > 0 {
-		resumed = true
-		replies, next, parked, err := l.runCalls(ctx, calls, make([]error, len(calls)), state, &stop)
-		if err != nil {
+	// A parked run going on: the answers apply, the held-back calls run,
+	// and the turn ends as the answers say.
+	resumed := len(input) == 0 && len(cfg.Resolved) > 0
+	if resumed {
+		calls := unanswered(history)
+		after := l.afterAnswers()
+		all := after
+		for _, c := range calls {
+			if r, ok := cfg.Resolved[c.ID]; ok {
+				all = append(all, r)
+			}
+		}
+		// Notes kept while a resume left the turn open come first.
+		var notes []thread.Message
+		if _, err := state.Decode(capabilities.NotesKey, &notes); err != nil {
+			return res, fmt.Errorf("the saved %s value cannot be read: %w", capabilities.NotesKey, err)
+		}
+		var note string
+		var noteMeta map[string]json.RawMessage
+		for _, r := range all {
+			note, noteMeta = joinNote(note, r.Note), mergeMeta(noteMeta, r.NoteMeta)
+			if r.Stop && !stop.set {
+				stop = stopFlag{set: true, reason: r.StopReason}
+			}
+		}
+		var err error
+		for _, r := range after {
+			if state, err = l.resolutionUpdate(state, r); err != nil {
+				return res, err
+			}
+		}
+		var parked []capabilities.Interrupt
+		if len(calls) > 0 {
+			var replies []thread.Message
+			replies, state, parked, err = l.runCalls(ctx, calls, make([]error, len(calls)), state, &stop)
+			if err != nil {
+				return res, err
+			}
+			msgs = append(msgs, replies...)
+		}
+		// The answers were for this turn only: a later call with the same
+		// id is a new call.
+		l.cfg.Resolved = nil
+		// The notes follow the turn's tool results; while the turn is still
+		// open (a subagent parked again) the parked state keeps them.
+		if note != "" {
+			notes = append(notes, thread.Message{Role: thread.RoleUser, Content: note, Meta: noteMeta})
+		}
+		if state, err = keepNotes(state, notes, len(unanswered(msgs)) > 0); err != nil {
 			return res, err
 		}
-		state = next
-		msgs = append(msgs, replies...)
+		if len(unanswered(msgs)) == 0 {
+			msgs = append(msgs, notes...)
+		}
 		if len(parked) > 0 {
 			return park(parked)
 		}
@@ -328,6 +374,37 @@ func mergeMeta(m, add map[string]json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
+// afterAnswers returns the resolutions of this run's own interrupts raised
+// after their call ran (not a parked subagent's), in the order of their
+// keys.
+func (l *loop) afterAnswers() []capabilities.Resolution {
+	var keys []string
+	for key := range l.cfg.Resolved {
+		if _, _, sub := capabilities.SplitResolutionKey(key); !sub && capabilities.IsAfterID(key) {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	out := make([]capabilities.Resolution, len(keys))
+	for i, key := range keys {
+		out[i] = l.cfg.Resolved[key]
+	}
+	return out
+}
+
+// resolutionUpdate applies r's update through the reducers and emits its
+// events.
+func (l *loop) resolutionUpdate(state thread.State, r capabilities.Resolution) (thread.State, error) {
+	next, err := l.cfg.Route.Apply(state, r.Update)
+	if err != nil {
+		return state, fmt.Errorf("route %s: a capability answered an interrupt with an update the route cannot take: %w", l.cfg.Route.Route.ID, err)
+	}
+	for _, e := range r.Events {
+		l.emit(e)
+	}
+	return next, nil
+}
+
 // unanswered returns the tool calls of history's last assistant message
 // that no tool message after it answers, when only tool messages follow it.
 func unanswered(history []thread.Message) []thread.ToolCall {
@@ -354,20 +431,20 @@ func unanswered(history []thread.Message) []thread.ToolCall {
 
 // runCalls runs one turn's tool calls in order and returns their tool
 // messages and the state after them. A call a BeforeTool hook holds back
-// for a person's decision gets no message: its interrupt is in parked.
+// for a person's decision gets no message: its interrupt is in parked, as
+// are those AfterTool hooks raised after a call ran.
 func (l *loop) runCalls(ctx context.Context, calls []thread.ToolCall, bad []error, state thread.State, stop *stopFlag) (replies []thread.Message, next thread.State, parked []capabilities.Interrupt, err error) {
 	for i, c := range calls {
-		var reply thread.Message
+		var reply *thread.Message
 		var ins []capabilities.Interrupt
 		reply, ins, state, err = l.dispatch(ctx, c, bad[i], state, stop)
 		if err != nil {
 			return replies, state, parked, err
 		}
-		if len(ins) > 0 {
-			parked = append(parked, ins...)
-			continue
+		parked = append(parked, ins...)
+		if reply != nil {
+			replies = append(replies, *reply)
 		}
-		replies = append(replies, reply)
 	}
 	return replies, state, parked, nil
 }
@@ -659,10 +736,16 @@ func toolInput(args string) (json.RawMessage, error) {
 // with an input error without running the tool.
 //
 // A call a BeforeTool hook holds back returns its interrupt and no message;
-// a task call whose subagent parked returns the subagent's interrupts.
-func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, state thread.State, stop *stopFlag) (thread.Message, []capabilities.Interrupt, thread.State, error) {
+// a task call whose subagent parked returns the subagent's interrupts. A
+// call an AfterTool hook raised an interrupt after returns its message and
+// that interrupt.
+func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, state thread.State, stop *stopFlag) (*thread.Message, []capabilities.Interrupt, thread.State, error) {
 	var refusal *string
 	if r, ok := l.cfg.Resolved[c.ID]; ok {
+		var err error
+		if state, err = l.resolutionUpdate(state, r); err != nil {
+			return nil, nil, state, err
+		}
 		switch {
 		case !r.Run:
 			refusal = &r.Refusal
@@ -673,10 +756,10 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 		var in *capabilities.Interrupt
 		var err error
 		if in, refusal, state, err = l.beforeTool(c, state, stop); err != nil {
-			return thread.Message{}, nil, state, err
+			return nil, nil, state, err
 		}
 		if in != nil {
-			return thread.Message{}, []capabilities.Interrupt{*in}, state, nil
+			return nil, []capabilities.Interrupt{*in}, state, nil
 		}
 	}
 	ev := capabilities.ToolEvent{CallID: c.ID, Name: c.Name, Input: c.Input}
@@ -701,14 +784,14 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 		if errors.As(err, &parked) {
 			next, ferr := withFrame(state, c.ID, &parked.frame)
 			if ferr != nil {
-				return thread.Message{}, nil, state, ferr
+				return nil, nil, state, ferr
 			}
 			ins := make([]capabilities.Interrupt, len(parked.interrupts))
 			for i, in := range parked.interrupts {
 				in.Path = append([]string{c.ID}, in.Path...)
 				ins[i] = in
 			}
-			return thread.Message{}, ins, next, nil
+			return nil, ins, next, nil
 		}
 		if l.task != nil && c.Name == capabilities.ReservedToolName {
 			// The subagent finished: it is parked no more.
@@ -752,13 +835,45 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error, s
 			l.emit(e)
 		}
 	}
+	var ins []capabilities.Interrupt
 	for _, eff := range effects {
+		if eff.Interrupt != nil && l.cfg.Park {
+			// The run parks after this turn: the hook's fallback stop is
+			// not needed.
+			in := *eff.Interrupt
+			in.Type, in.CallID, in.After = capabilities.InterruptType, c.ID, true
+			if len(in.Detail) == 0 {
+				in.Detail = json.RawMessage("{}")
+			}
+			ins = append(ins, in)
+			eff.Stop, eff.StopReason = false, ""
+		}
 		var herr error
 		if next, herr = l.effect(next, eff, stop); herr != nil {
-			return reply, nil, state, herr
+			return &reply, nil, state, herr
 		}
 	}
-	return reply, nil, next, nil
+	return &reply, ins, next, nil
+}
+
+// keepNotes returns state keeping notes under capabilities.NotesKey when
+// open says the turn they follow is still open, and without the key
+// otherwise.
+func keepNotes(state thread.State, notes []thread.Message, open bool) (thread.State, error) {
+	_, had := state[capabilities.NotesKey]
+	if !had && (!open || len(notes) == 0) {
+		return state, nil
+	}
+	next := state.Clone()
+	delete(next, capabilities.NotesKey)
+	if open && len(notes) > 0 {
+		raw, err := json.Marshal(notes)
+		if err != nil {
+			return state, err
+		}
+		next[capabilities.NotesKey] = raw
+	}
+	return next, nil
 }
 
 // withFrame returns state with the parked subagent frame of task call id

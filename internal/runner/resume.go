@@ -99,7 +99,11 @@ func resolve(app *app.App, p *capabilities.Prepared, cp store.Checkpoint, pendin
 		if err != nil {
 			return nil, &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): %v", at, a.InterruptID, err)}
 		}
-		out[capabilities.ResolutionKey(in.Path, call.ID)] = r
+		key := call.ID
+		if in.After { // raised after the call ran: it holds nothing back
+			key = capabilities.AfterID(in.ID)
+		}
+		out[capabilities.ResolutionKey(in.Path, key)] = r
 	}
 	var missing []string
 	for _, id := range ids {
@@ -163,7 +167,7 @@ func resolveOne(p *capabilities.Prepared, values thread.State, in capabilities.I
 		if !handled {
 			continue
 		}
-		if r.Run && len(r.Input) > 0 {
+		if r.Run && len(r.Input) > 0 && !in.After {
 			if err := checkInput(p, call.Name, r.Input); err != nil {
 				return r, err
 			}
