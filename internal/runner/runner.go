@@ -374,6 +374,8 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	}
 	cfg.Checkpoint = save
 	cfg.DeferLastCheckpoint = true
+	host := &runHost{m: m, run: run, a: a, cfg: cfg, save: save}
+	cfg.Steps = host // the route's tools may run steps too (harness parallel plans)
 	history := cp.Messages
 	var res agent.Result
 	var err error
@@ -381,7 +383,6 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	// with an output of its own.
 	var sr capabilities.StrategyResult
 	if strat != nil {
-		host := &runHost{m: m, run: run, a: a, cfg: cfg, save: save}
 		sr, err = strat.run(ctx, host, history, values, input)
 		history, values, input = sr.Messages, sr.Values, nil
 	}

@@ -102,7 +102,7 @@ func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.
 	child := cfg
 	child.Route, child.Model, child.ModelName = target, model, modelName
 	child.Emit = func(e stream.Event) { h.run.Log.Publish(stream.Forward(e, who)) }
-	child.Checkpoint, child.Signal, child.Depth, child.MaxTurns = nil, nil, 1, 0
+	child.Checkpoint, child.Signal, child.Depth, child.MaxTurns, child.Steps = nil, nil, 1, 0, nil
 	res, err := agent.Run(ctx, child, nil, target.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: task}})
 	if err != nil {
 		return "", err
