@@ -109,7 +109,7 @@ func reply(text string) *llms.ContentResponse {
 
 // serveFan serves an app whose /research route has a parallel plan with
 // front matter front, every agent on model.
-func serveFan(t *testing.T, front string, model llms.Model) string {
+func serveFan(t testing.TB, front string, model llms.Model) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -377,6 +377,36 @@ func TestParallelPlanSupervisor(t *testing.T) {
 			}
 			if len(model.workerTasks) != 2 {
 				t.Errorf("%d workers ran, want 2", len(model.workerTasks))
+			}
+		})
+	}
+}
+
+// BenchmarkParallelPlanOverHTTP times whole runs over HTTP of a parallel
+// plan of six items whose workers each take 20 ms (a slow model call):
+// about 6 × 20 ms with parallel: 1, and ceil(6/parallel) × 20 ms plus the
+// two planner calls and the saves with parallel 2 and 3.
+func BenchmarkParallelPlanOverHTTP(b *testing.B) {
+	items := []string{"Find the population of Oslo", "Find the population of Lima", "Find the population of Pune", "Find the population of Kyiv", "Find the population of Lagos", "Find the population of Quito"}
+	for _, parallel := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("items=6/parallel=%d", parallel), func(b *testing.B) {
+			model := &fanModel{items: items, work: func(context.Context, string) error {
+				time.Sleep(20 * time.Millisecond)
+				return nil
+			}}
+			url := serveFan(b, fmt.Sprintf("parallel: %d\n", parallel), model)
+			n := 0
+			for b.Loop() {
+				n++
+				resp, err := http.Post(fmt.Sprintf("%s/threads/b%d/runs/wait", url, n), "application/json", strings.NewReader(researchRun))
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), "Merged answer") {
+					b.Fatalf("run: %d %s", resp.StatusCode, data)
+				}
 			}
 		})
 	}
