@@ -43,7 +43,8 @@ func chooseStrategy(a *app.App, p *capabilities.Prepared, req Request) (*strateg
 	return nil, nil
 }
 
-// runHost is what a run lends its strategy (capabilities.RunHost).
+// runHost is what a run lends its strategy (capabilities.RunHost) and, as
+// a capabilities.StepRunner, the tools of its route.
 type runHost struct {
 	m    *Manager
 	run  *Run
