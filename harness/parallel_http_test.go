@@ -411,3 +411,34 @@ func BenchmarkParallelPlanOverHTTP(b *testing.B) {
 		})
 	}
 }
+
+// TestParallelPlanApproved: with approval: required, the model's plan
+// waits for a person and nothing runs; once approved, the resumed run fans
+// the approved plan out.
+func TestParallelPlanApproved(t *testing.T) {
+	model := &fanModel{items: cities[:2]}
+	url := serveFan(t, "approval: required\n", model)
+	events := streamRun(t, url, "t1")
+	var in struct {
+		ID string `json:"interruptId"`
+	}
+	if types := strings.Join(typesOf(events), ","); !strings.HasSuffix(types, "tool_call,interrupt,done") || len(model.workerTasks) != 0 {
+		t.Fatalf("events before approval: %s; %d workers ran", types, len(model.workerTasks))
+	}
+	if err := json.Unmarshal(events[len(events)-2].Data, &in); err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"route":"/research","resume":[{"interruptId":%q,"status":"resolved","payload":"approve"}]}`, in.ID)
+	resp, err := http.Post(url+"/threads/t1/resume", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Count(string(data), "event: step_finished") != 2 {
+		t.Fatalf("resume: %d\n%s", resp.StatusCode, data)
+	}
+	if plan := getPlan(t, url, "t1"); plan.State != "done" || plan.statuses() != "s0001=completed,s0002=completed" {
+		t.Fatalf("plan after approval: %+v", plan)
+	}
+}
