@@ -375,7 +375,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	cfg.Checkpoint = save
 	cfg.DeferLastCheckpoint = true
 	host := &runHost{m: m, run: run, a: a, cfg: cfg, save: save}
-	cfg.Steps = host // the route's tools may run steps too (harness parallel plans)
+	cfg.Steps = host // the route's tools may run steps on fresh agents too
 	history := cp.Messages
 	var res agent.Result
 	var err error
