@@ -157,17 +157,24 @@ type RunHost interface {
 	// Routes returns the ids of the app's agent routes other than the
 	// run's, sorted.
 	Routes() []string
+	StepRunner
+	// Save checkpoints the messages added since the last save and values.
+	Save(ctx context.Context, added []thread.Message, values thread.State) error
+}
+
+// StepRunner runs tasks on fresh agents for a capability, as plan-first
+// runs its steps and the harness fans a parallel plan's items out. The
+// runtime lends it to a run strategy (RunHost) and to the tools of a run's
+// own route (Invocation.Steps).
+type StepRunner interface {
 	// RunStep runs task on a fresh agent and returns its answer: on the
 	// route's subagent target.Subagent, on route target.Route, or else on a
 	// worker of the run's route (see Prepared.Worker). The agent's events
-	// reach the run's stream as subagent events under callID. Plan-first
-	// runs independent steps at once: RunStep and Emit must be safe to call
-	// from several goroutines.
+	// reach the run's stream as subagent events under callID. Steps run at
+	// once: RunStep and Emit must be safe to call from several goroutines.
 	RunStep(ctx context.Context, callID string, target StepTarget, task string) (string, error)
 	// Emit publishes e on the run's stream.
 	Emit(e stream.Event)
-	// Save checkpoints the messages added since the last save and values.
-	Save(ctx context.Context, added []thread.Message, values thread.State) error
 	// Signal returns the supervisor's pending signal ("pause" or "cancel"),
 	// or "" when there is none.
 	Signal() string

@@ -38,6 +38,12 @@ type Invocation struct {
 	Input json.RawMessage
 	// State is the thread's state before the call. Do not modify it.
 	State thread.State
+	// Steps, when set, runs tasks on fresh agents and publishes events on
+	// the run's stream for the tool, as the harness's parallel plans run
+	// their items. The runtime lends it to the tools of a run's own route;
+	// it is nil in subagents, in the agents it runs, and in a call no run
+	// hosts.
+	Steps StepRunner
 }
 
 // Result is what a tool call produced.

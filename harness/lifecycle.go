@@ -263,6 +263,11 @@ func Final(p *Plan, s Settings) Outcome {
 		return out
 	}
 	missing := p.Missing()
+	if len(p.Items) == 0 && len(missing) == 0 { // nothing was planned, nothing is left
+		p.State = Done
+		p.revise("harness", "", "done")
+		return Outcome{Event: EventDone}
+	}
 	p.Corrections++
 	if p.Corrections > s.Corrections {
 		return p.fail(fmt.Sprintf("the model gave a final answer %d times while the plan was unfinished (%s)", p.Corrections, strings.Join(missing, "; ")))
@@ -325,7 +330,7 @@ func (p *Plan) fail(reason string) Outcome {
 // finished counts items that just finished, which spend the auto-advance
 // budget (a manual plan pauses after each, before the next item starts).
 func (p *Plan) settle(finished int) Outcome {
-	if p.State != Running {
+	if p.State != Running || len(p.Items) == 0 { // an empty plan waits for the model's list
 		return Outcome{}
 	}
 	allTerminal, anyFailed := true, false

@@ -87,7 +87,12 @@ func RenderCompact(p *Plan, s Settings) string {
 // only what each tool does. It goes with every model request.
 func rules(s Settings) string {
 	var b strings.Builder
-	b.WriteString("## Planning\n\nThe harness owns this plan and checks every change. Keep it current with writeTodos: pass the whole list each time, with a short reason. Keep one item in_progress.")
+	b.WriteString("## Planning\n\nThe harness owns this plan and checks every change. Keep it current with writeTodos: pass the whole list each time, with a short reason.")
+	if s.FanOut {
+		b.WriteString(fanOutRule)
+	} else {
+		b.WriteString(" Keep one item in_progress.")
+	}
 	if s.Evidence {
 		b.WriteString(" Mark an item completed only with evidence: a short, checkable record (a tool result, an id, a quote).")
 	}

@@ -50,8 +50,11 @@ type Settings struct {
 	// Postconditions are the "Done when" checklist items.
 	Postconditions []string
 	// Mode is the plan-first mode ("off", "auto" or "always"); empty leaves
-	// it to dawn.yaml.
+	// it to dawn.yaml. mode: sequential and mode: parallel set it to "off".
 	Mode string
+	// FanOut is mode: parallel: the harness runs the open items of the
+	// model's plan at once on workers (see FanOut).
+	FanOut bool
 	// Threshold is the complexity score at which auto mode plans first;
 	// zero leaves it to dawn.yaml.
 	Threshold int
@@ -129,8 +132,10 @@ func ParseSettings(path, front string) (Settings, []error) {
 				s.Mode = val.Value
 			case "plan-first":
 				s.Mode = "always"
+			case ModeSequential, ModeParallel:
+				s.Mode, s.FanOut = "off", val.Value == ModeParallel
 			default:
-				bad(key, "must be off, auto, always or plan-first, not %q", val.Value)
+				bad(key, "must be sequential or parallel (how the model's own plan runs), or off, auto, always or plan-first (when the harness plans first), not %q", val.Value)
 			}
 		case "threshold":
 			s.Threshold = positive(val, key, bad, 10)
@@ -147,6 +152,9 @@ func ParseSettings(path, front string) (Settings, []error) {
 		default:
 			bad(key, "unknown key; allowed keys are %s", strings.Join(Keys, ", "))
 		}
+	}
+	if s.FanOut && s.Advance == AdvanceManual {
+		errs = append(errs, fmt.Errorf("%s: mode: parallel runs the plan's items at once, so advance: manual (wait for the user after each item) cannot hold; remove one of the two", path))
 	}
 	if !s.Enforce && len(set) > 0 && !(len(set) == 1 && slices.Contains(set, "enforce")) {
 		errs = append(errs, fmt.Errorf("%s: front matter sets %s but not enforce: true; the plan harness is off without it, so add enforce: true or remove the front matter", path, strings.Join(set, ", ")))

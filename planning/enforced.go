@@ -58,7 +58,7 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 		},
 		Details: &EnforcedDetails{
 			Seed: f.Seed, Enforce: true, Goal: f.Settings.Goal, Postconditions: f.Settings.Postconditions,
-			Advance: f.Settings.Advance, Mode: f.Settings.Mode, Threshold: f.Settings.Threshold, settings: f.Settings,
+			Advance: f.Settings.Advance, Mode: modeOf(f.Settings), Threshold: f.Settings.Threshold, settings: f.Settings,
 		},
 	}
 }
@@ -293,7 +293,7 @@ func (e *enforced) transform(ev capabilities.ToolEvent) []stream.Event {
 	return nil
 }
 
-func (e *enforced) writeTodos(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+func (e *enforced) writeTodos(ctx context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
 	todos, reason, err := validate(inv.Input, true, e.lim)
 	if err != nil {
 		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
@@ -307,6 +307,9 @@ func (e *enforced) writeTodos(_ context.Context, inv capabilities.Invocation) (c
 	// approved (or edited) by a person.
 	if e.settings.Approval {
 		p.Approved = true
+	}
+	if e.settings.FanOut && inv.Steps != nil && p.State == harness.Running {
+		return e.fanOut(ctx, inv.Steps, p)
 	}
 	return result(p, "")
 }

@@ -21,7 +21,7 @@ func TestParseFile(t *testing.T) {
 		{"enforce false", "---\nenforce: false\n---\n" + body, false, []string{"One", "Two", "Tests pass", "Three"}, nil, ""},
 		{"unterminated", "---\nenforce: true\n- [ ] A\n", false, nil, nil, "plan.md: front matter starts with --- but has no closing --- line"},
 		{"unknown key", "---\nenforce: true\nspeed: fast\n---\n", false, nil, nil, `plan.md:3: front matter key "speed": unknown key`},
-		{"bad mode", "---\nenforce: true\nmode: fast\n---\n", false, nil, nil, `plan.md:3: front matter key "mode": must be off, auto, always or plan-first, not "fast"`},
+		{"bad mode", "---\nenforce: true\nmode: fast\n---\n", false, nil, nil, `plan.md:3: front matter key "mode": must be sequential or parallel (how the model's own plan runs), or off, auto, always or plan-first (when the harness plans first), not "fast"`},
 		{"too many items", "---\nenforce: true\nmax_items: 1\n---\n- [ ] A\n- [ ] B\n", false, nil, nil, "the checklist has 2 items, over max_items (1)"},
 	}
 	for _, tc := range cases {

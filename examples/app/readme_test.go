@@ -179,7 +179,7 @@ func TestReadmeFileExamples(t *testing.T) {
 	for _, part := range strings.Split(text, "```markdown\n")[1:] {
 		block, _, _ := strings.Cut(part, "```")
 		f, err := planning.ParseFile("plan.md", []byte(block))
-		if err != nil || !f.Settings.Enforce || len(f.Seed) == 0 {
+		if err != nil || !f.Settings.Enforce || (len(f.Seed) == 0 && strings.Contains(block, "- [")) { // the model writes a front-matter-only plan
 			t.Errorf("README plan.md example: %v (enforce %v, %d items)\n%s", err, f.Settings.Enforce, len(f.Seed), block)
 		}
 		checked++

@@ -83,6 +83,9 @@ type Config struct {
 	// Tracer, when set, opens a span around each tool call and subagent
 	// run; subagents inherit it.
 	Tracer Tracer
+	// Steps is lent to the route's tools as Invocation.Steps; subagents do
+	// not inherit it.
+	Steps capabilities.StepRunner
 }
 
 // Tracer opens spans around tool calls and subagent runs. Each method
@@ -930,7 +933,7 @@ func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State
 		}
 		return res, fmt.Errorf("there is no tool %q on this route; available tools: %s", c.Name, strings.Join(names, ", "))
 	}
-	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state}
+	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.cfg.Steps}
 	return tool.Call(capabilities.WithInvocation(ctx, inv), inv)
 }
 

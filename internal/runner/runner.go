@@ -382,6 +382,8 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	}
 	cfg.Checkpoint = save
 	cfg.DeferLastCheckpoint = true
+	host := &runHost{m: m, run: run, a: a, cfg: cfg, save: save}
+	cfg.Steps = host // the route's tools may run steps on fresh agents too
 	history := cp.Messages
 	var res agent.Result
 	var err error
@@ -390,7 +392,6 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	var sr capabilities.StrategyResult
 	var parked *agent.Result // the strategy parked the run
 	if strat != nil {
-		host := &runHost{m: m, run: run, a: a, cfg: cfg, save: save}
 		sr, err = strat.run(ctx, host, history, values, input)
 		if err == nil {
 			parked, err = host.settle(ctx, strat, len(history), sr)

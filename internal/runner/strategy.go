@@ -48,7 +48,8 @@ func chooseStrategy(a *app.App, p *capabilities.Prepared, req Request) (*strateg
 	return nil, nil
 }
 
-// runHost is what a run lends its strategy (capabilities.RunHost).
+// runHost is what a run lends its strategy (capabilities.RunHost) and, as
+// a capabilities.StepRunner, the tools of its route.
 type runHost struct {
 	m    *Manager
 	run  *Run
@@ -112,7 +113,7 @@ func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.
 	child := cfg
 	child.Route, child.Model, child.ModelName = target, model, modelName
 	child.Emit = func(e stream.Event) { h.run.Log.Publish(stream.Forward(e, who)) }
-	child.Checkpoint, child.Signal, child.Depth, child.MaxTurns = nil, nil, 1, 0
+	child.Checkpoint, child.Signal, child.Depth, child.MaxTurns, child.Steps = nil, nil, 1, 0, nil
 	res, err := agent.Run(ctx, child, nil, target.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: task}})
 	if err != nil {
 		return "", err

@@ -1,0 +1,252 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/stream"
+)
+
+// Plan modes of ScaiGrid's planner, as plan.md's mode key takes them: how
+// the model's own plan (writeTodos) runs. Sequential is the default: the
+// model works the items one at a time. Parallel fans them out (FanOut).
+const (
+	ModeSequential = "sequential"
+	ModeParallel   = "parallel"
+)
+
+// DefaultParallel is how many items a parallel plan runs at once when
+// plan.md's parallel does not say.
+const DefaultParallel = 2
+
+// Events a fan-out sends around each item it runs, with the item's id in
+// "step" (the names and shapes of plan-first's step events). The events of
+// the agent running an item reach the stream as subagent events whose
+// call_id is the item's id too.
+const (
+	EventStepStarted  = "step_started"
+	EventStepFinished = "step_finished"
+)
+
+// maxResult bounds each item's result handed back to the model, in bytes.
+const maxResult = 4000
+
+// fanOutRule is what the prompt says about a parallel plan.
+const fanOutRule = " The harness runs this plan for you: once writeTodos accepts the list, every open item runs at once on a worker that sees only the item's text, so write each item as a self-contained task. Their results come back in writeTodos's result; write the final answer from them."
+
+// ItemResult is one item a fan-out ran: its result (the worker's answer)
+// or, for a failed item, the last error.
+type ItemResult struct {
+	ID       string `json:"id"`
+	Content  string `json:"content"`
+	Status   Status `json:"status"`
+	Result   string `json:"result,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Attempts int    `json:"attempts"`
+}
+
+// FanOutReport is what a fan-out did.
+type FanOutReport struct {
+	// Results are the items that ran, in plan order whatever order they
+	// ended in; an item that ran several times is listed once.
+	Results []ItemResult `json:"results"`
+	// Stopped says why items were left open: the supervisor's signal, or
+	// the plan pausing or ending. Empty when every open item ran.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// FanOut runs the open (not yet terminal) items of p at once, each as the
+// task of a fresh agent through steps (a worker of the route), up to
+// s.Parallel (else DefaultParallel) at a time, starting them in plan order.
+// It is mode: parallel once the model's plan is accepted.
+//
+// Every running item is in_progress. A finished item is completed with the
+// first line of its answer as evidence. A failed one counts an attempt and
+// runs again until it has failed s.RetryCap times, when it is failed; the
+// plan then settles by the harness's rules (failed once every item ended
+// and one failed, paused when the auto-advance budget is spent). Before
+// each start the supervisor's signal is checked: with one pending, or once
+// the plan stopped running, no further item starts, and the items running
+// finish and are recorded.
+//
+// changed is called after every change to p, on the calling goroutine,
+// never concurrently (the caller emits plan_update there). Each item's
+// events come in order on steps: step_started, its subagent events, then
+// step_finished. When ctx ends, FanOut waits for the items running and
+// returns ctx's error; the items it cut short are left as they were.
+func FanOut(ctx context.Context, steps capabilities.StepRunner, p *Plan, s Settings, changed func()) (FanOutReport, error) {
+	var report FanOutReport
+	if changed == nil {
+		changed = func() {}
+	}
+	parallel := s.Parallel
+	if parallel < 1 {
+		parallel = DefaultParallel
+	}
+	retryCap := max(s.RetryCap, 1)
+	var queue []int
+	for i, it := range p.Items {
+		if !it.Status.Terminal() {
+			queue = append(queue, i)
+		}
+	}
+	type finished struct {
+		i    int
+		text string
+		err  error
+	}
+	done := make(chan finished)
+	var running []int
+	ran := map[int]*ItemResult{}
+	stop := func(why string) {
+		if report.Stopped == "" {
+			report.Stopped = why
+		}
+	}
+	for {
+		for len(queue) > 0 && len(running) < parallel && report.Stopped == "" && ctx.Err() == nil {
+			if sig := steps.Signal(); sig != "" {
+				stop("supervisor " + sig)
+				break
+			}
+			if p.State != Running {
+				stop("the plan is " + string(p.State))
+				break
+			}
+			i := queue[0]
+			queue = queue[1:]
+			running = append(running, i)
+			MarkRunning(p, running)
+			it := p.Items[i]
+			steps.Emit(stream.New(EventStepStarted, map[string]any{"step": it.ID, "index": i, "total": len(p.Items), "attempt": it.Attempts + 1}))
+			changed()
+			task := itemTask(p, i)
+			go func() {
+				text, err := runItem(ctx, steps, it.ID, task)
+				done <- finished{i, text, err}
+			}()
+		}
+		if len(running) == 0 {
+			break
+		}
+		f := <-done
+		running = slices.DeleteFunc(running, func(j int) bool { return j == f.i })
+		if f.err == nil && strings.TrimSpace(f.text) == "" {
+			f.err = errors.New("the worker gave an empty answer")
+		}
+		if f.err != nil && ctx.Err() != nil {
+			continue // cut short: the item stays as it was
+		}
+		it := &p.Items[f.i]
+		res := ran[f.i]
+		if res == nil {
+			res = &ItemResult{ID: it.ID, Content: it.Content}
+			ran[f.i] = res
+		}
+		finishedEvent := map[string]any{"step": it.ID}
+		var out Outcome
+		switch {
+		case f.err == nil:
+			res.Status, res.Result, res.Error = Completed, cut(strings.TrimSpace(f.text)), ""
+			finishedEvent["status"] = Completed
+			out = record(p, f.i, Completed, evidenceOf(f.text))
+		case it.Attempts+1 < retryCap:
+			it.Attempts++
+			res.Error = f.err.Error()
+			p.revise("harness", f.err.Error(), fmt.Sprintf("step %s: retry (attempt %d of %d)", it.ID, it.Attempts, retryCap))
+			finishedEvent["status"], finishedEvent["error"], finishedEvent["retry"] = ItemFailed, f.err.Error(), true
+			queue = append([]int{f.i}, queue...) // again, before the items not started yet
+			if out = MarkRunning(p, running); p.State != Running {
+				it.Status = Pending
+			}
+		default:
+			it.Attempts++
+			res.Status, res.Error = ItemFailed, f.err.Error()
+			finishedEvent["status"], finishedEvent["error"] = ItemFailed, f.err.Error()
+			out = record(p, f.i, ItemFailed, "error: "+f.err.Error())
+		}
+		res.Attempts = it.Attempts
+		if f.err == nil {
+			res.Attempts++ // the attempt that succeeded
+		}
+		steps.Emit(stream.New(EventStepFinished, finishedEvent))
+		changed()
+		if out.Stop {
+			stop("the plan paused (" + p.PauseReason + ")")
+		}
+	}
+	for i := range p.Items {
+		if res := ran[i]; res != nil && res.Status != "" {
+			report.Results = append(report.Results, *res)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return report, err
+	}
+	return report, nil
+}
+
+// record is MarkStep for an item that ended, also once the plan stopped
+// running (a pause while it ran): it keeps its result, and the plan
+// settles when it runs again.
+func record(p *Plan, i int, status Status, evidence string) Outcome {
+	if p.State == Running {
+		return MarkStep(p, i, status, evidence)
+	}
+	it := &p.Items[i]
+	it.Status, it.Evidence = status, strings.TrimSpace(evidence)
+	p.revise("harness", "", fmt.Sprintf("step %s %s while the plan was %s", it.ID, status, p.State))
+	return Outcome{}
+}
+
+// runItem runs one item on a worker, turning a panic into an error.
+func runItem(ctx context.Context, steps capabilities.StepRunner, id, task string) (text string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			text, err = "", fmt.Errorf("the worker panicked: %v", v)
+		}
+	}()
+	return steps.RunStep(ctx, id, capabilities.StepTarget{}, task)
+}
+
+// itemTask is what the worker running item i is asked: the item, with the
+// plan's goal for context.
+func itemTask(p *Plan, i int) string {
+	var b strings.Builder
+	if p.Goal != "" {
+		fmt.Fprintf(&b, "Goal of the plan: %s\n", oneLine(p.Goal))
+	}
+	fmt.Fprintf(&b, "Your step (%d of %d): %s\nDo this step only and answer with its result.", i+1, len(p.Items), strings.TrimSpace(p.Items[i].Content))
+	return b.String()
+}
+
+// evidenceOf is a worker's answer as item evidence: its first non-empty
+// line, at most 200 runes.
+func evidenceOf(s string) string {
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > 200 {
+				line = string(r[:200]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// cut bounds a result handed back to the model to maxResult bytes.
+func cut(s string) string {
+	if len(s) <= maxResult {
+		return s
+	}
+	n := maxResult
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf(" […cut: %d of %d bytes shown]", n, len(s))
+}
