@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-// releaseApp is an app whose /release route owns a two-step plan that
+// manualReleaseApp is an app whose /release route owns a two-step plan that
 // waits for a person after each finished step.
-func releaseApp(t *testing.T) string {
+func manualReleaseApp(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -39,7 +39,7 @@ func releaseApp(t *testing.T) string {
 func TestManualAdvanceParksOnAStep(t *testing.T) {
 	mock := startAimock(t, "testdata/manual_advance.json")
 	bin := buildDawn(t)
-	app := releaseApp(t)
+	app := manualReleaseApp(t)
 	env := []string{"OPENAI_BASE_URL=" + mock + "/v1", "OPENAI_API_KEY=test", "DAWN_API_KEY="}
 	url, kill := launchDawn(t, bin, app, env...)
 

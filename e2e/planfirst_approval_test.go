@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// releaseApp writes an app with one route on the OpenAI model whose plan
+// planFirstReleaseApp writes an app with one route on the OpenAI model whose plan
 // the harness owns, and returns its folder.
-func releaseApp(t *testing.T) string {
+func planFirstReleaseApp(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -74,7 +74,7 @@ func plannerCalls(t *testing.T, mock string) int {
 func TestPlanFirstPreviewApproved(t *testing.T) {
 	mock := startAimock(t, "testdata/planfirst_approval.json")
 	bin := buildDawn(t)
-	app := releaseApp(t)
+	app := planFirstReleaseApp(t)
 	env := []string{"OPENAI_BASE_URL=" + mock + "/v1", "OPENAI_API_KEY=test", "DAWN_API_KEY="}
 	url, kill := launchDawn(t, bin, app, env...)
 

@@ -61,32 +61,17 @@ func (m *Manager) Resume(ctx context.Context, req ResumeRequest) (*Run, error) {
 // resolve checks answers against the pending interrupts of cp and asks the
 // route's hooks what each held-back call does. It changes nothing.
 func resolve(app *app.App, p *capabilities.Prepared, cp store.Checkpoint, pending []capabilities.Interrupt, answers []capabilities.Answer) (map[string]capabilities.Resolution, error) {
+	if err := matchAnswers(cp.ThreadID, pending, answers); err != nil {
+		return nil, err
+	}
 	byID := map[string]capabilities.Interrupt{}
-	ids := make([]string, 0, len(pending))
 	for _, in := range pending {
 		byID[in.ID] = in
-		ids = append(ids, in.ID)
 	}
-	seen := map[string]bool{}
 	out := map[string]capabilities.Resolution{}
 	for i, a := range answers {
 		at := fmt.Sprintf("resume[%d]", i)
-		in, ok := byID[a.InterruptID]
-		switch {
-		case a.InterruptID == "":
-			return nil, &ResumeError{Msg: at + ".interruptId is required; pending: " + strings.Join(ids, ", ")}
-		case !ok:
-			return nil, &ResumeError{Msg: fmt.Sprintf("%s: interrupt %q is not pending on thread %s; pending: %s", at, a.InterruptID, cp.ThreadID, strings.Join(ids, ", "))}
-		case seen[a.InterruptID]:
-			return nil, &ResumeError{Msg: fmt.Sprintf("%s: interrupt %q is answered twice; answer each once", at, a.InterruptID)}
-		case a.Status != capabilities.AnswerResolved && a.Status != capabilities.AnswerCancelled:
-			return nil, &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): status must be \"resolved\" or \"cancelled\", not %q", at, a.InterruptID, a.Status)}
-		case a.Status == capabilities.AnswerCancelled && len(a.Payload) > 0:
-			return nil, &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): a cancelled answer has no payload; send only interruptId and status", at, a.InterruptID)}
-		case a.Status == capabilities.AnswerResolved && len(a.Payload) == 0:
-			return nil, &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): a resolved answer needs a payload with the decision", at, a.InterruptID)}
-		}
-		seen[a.InterruptID] = true
+		in := byID[a.InterruptID]
 		owner, msgs, values, err := parkedAt(app, p, cp.Messages, cp.Values, in.Path)
 		if err != nil {
 			return nil, fmt.Errorf("thread %s: interrupt %s: %w", cp.ThreadID, in.ID, err)
@@ -105,6 +90,37 @@ func resolve(app *app.App, p *capabilities.Prepared, cp store.Checkpoint, pendin
 		}
 		out[capabilities.ResolutionKey(in.Path, key)] = r
 	}
+	return out, nil
+}
+
+// matchAnswers checks that answers answer every pending interrupt exactly
+// once, each with a status and a payload as its status needs: the same
+// check for the interrupts hooks raise and those a strategy parks on.
+func matchAnswers(threadID string, pending []capabilities.Interrupt, answers []capabilities.Answer) error {
+	ids := pendingIDs(pending)
+	known := map[string]bool{}
+	for _, id := range ids {
+		known[id] = true
+	}
+	seen := map[string]bool{}
+	for i, a := range answers {
+		at := fmt.Sprintf("resume[%d]", i)
+		switch {
+		case a.InterruptID == "":
+			return &ResumeError{Msg: at + ".interruptId is required; pending: " + strings.Join(ids, ", ")}
+		case !known[a.InterruptID]:
+			return &ResumeError{Msg: fmt.Sprintf("%s: interrupt %q is not pending on thread %s; pending: %s", at, a.InterruptID, threadID, strings.Join(ids, ", "))}
+		case seen[a.InterruptID]:
+			return &ResumeError{Msg: fmt.Sprintf("%s: interrupt %q is answered twice; answer each once", at, a.InterruptID)}
+		case a.Status != capabilities.AnswerResolved && a.Status != capabilities.AnswerCancelled:
+			return &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): status must be \"resolved\" or \"cancelled\", not %q", at, a.InterruptID, a.Status)}
+		case a.Status == capabilities.AnswerCancelled && len(a.Payload) > 0:
+			return &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): a cancelled answer has no payload; send only interruptId and status", at, a.InterruptID)}
+		case a.Status == capabilities.AnswerResolved && len(a.Payload) == 0:
+			return &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): a resolved answer needs a payload with the decision", at, a.InterruptID)}
+		}
+		seen[a.InterruptID] = true
+	}
 	var missing []string
 	for _, id := range ids {
 		if !seen[id] {
@@ -112,9 +128,9 @@ func resolve(app *app.App, p *capabilities.Prepared, cp store.Checkpoint, pendin
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &ResumeError{Msg: fmt.Sprintf("resume must answer every pending interrupt at once; missing: %s", strings.Join(missing, ", "))}
+		return &ResumeError{Msg: fmt.Sprintf("resume must answer every pending interrupt at once; missing: %s", strings.Join(missing, ", "))}
 	}
-	return out, nil
+	return nil
 }
 
 // lastCalls returns the tool calls of the last assistant message of msgs,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/agent"
@@ -124,44 +123,4 @@ func resumeStrategy(a *app.App, p *capabilities.Prepared, cp store.Checkpoint, p
 		return nil, fmt.Errorf("run strategy %s resumed thread %s with no run", park.Option, cp.ThreadID)
 	}
 	return &strategy{option: park.Option, run: run, marker: resumer, resumed: true}, nil
-}
-
-// matchAnswers checks that answers answer every pending interrupt exactly
-// once, each with a status and a payload as its status needs, as resolve
-// checks them for the interrupts hooks raise.
-func matchAnswers(threadID string, pending []capabilities.Interrupt, answers []capabilities.Answer) error {
-	ids := pendingIDs(pending)
-	known := map[string]bool{}
-	for _, id := range ids {
-		known[id] = true
-	}
-	seen := map[string]bool{}
-	for i, a := range answers {
-		at := fmt.Sprintf("resume[%d]", i)
-		switch {
-		case a.InterruptID == "":
-			return &ResumeError{Msg: at + ".interruptId is required; pending: " + strings.Join(ids, ", ")}
-		case !known[a.InterruptID]:
-			return &ResumeError{Msg: fmt.Sprintf("%s: interrupt %q is not pending on thread %s; pending: %s", at, a.InterruptID, threadID, strings.Join(ids, ", "))}
-		case seen[a.InterruptID]:
-			return &ResumeError{Msg: fmt.Sprintf("%s: interrupt %q is answered twice; answer each once", at, a.InterruptID)}
-		case a.Status != capabilities.AnswerResolved && a.Status != capabilities.AnswerCancelled:
-			return &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): status must be \"resolved\" or \"cancelled\", not %q", at, a.InterruptID, a.Status)}
-		case a.Status == capabilities.AnswerCancelled && len(a.Payload) > 0:
-			return &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): a cancelled answer has no payload; send only interruptId and status", at, a.InterruptID)}
-		case a.Status == capabilities.AnswerResolved && len(a.Payload) == 0:
-			return &ResumeError{Msg: fmt.Sprintf("%s (interrupt %s): a resolved answer needs a payload with the decision", at, a.InterruptID)}
-		}
-		seen[a.InterruptID] = true
-	}
-	var missing []string
-	for _, id := range ids {
-		if !seen[id] {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) > 0 {
-		return &ResumeError{Msg: fmt.Sprintf("resume must answer every pending interrupt at once; missing: %s", strings.Join(missing, ", "))}
-	}
-	return nil
 }
