@@ -280,10 +280,11 @@ func parked(interrupts ...string) string {
 // interrupts pending at once are answered in one resume.
 func testOtherKinds(t *testing.T, browserCtx context.Context) {
 	step := func(n int) string {
-		return fmt.Sprintf(`{"interruptId":"step-%d","type":"permission-request","kind":"step","detail":{"step":{"content":"Step %d"},"evidence":"did %d"}}`, n, n, n)
+		// The detail's shape is the harness's (harness/step.go).
+		return fmt.Sprintf(`{"interruptId":"step-%d","type":"permission-request","kind":"step","detail":{"plan":{"revision":4,"state":"paused","done":%d,"total":5},"finished":{"position":%d,"id":"s000%d","content":"Step %d","status":"completed","attempts":0},"next":{"position":%d,"id":"s000%d","content":"Step %d","status":"pending","attempts":0},"decisions":["continue","skip","revise","cancel"]},"callId":"call_%d","after":true}`, n, n, n, n, n, n+1, n+1, n+1, n)
 	}
 	f := &fakeAPI{streams: []string{
-		parked(`{"interruptId":"plan-1","type":"permission-request","kind":"plan","detail":{"plan":{"goal":"Research","steps":[{"id":"a","task":"Find sources"},{"id":"b","task":"Summarize","deps":["a"]}]}}}`),
+		parked(`{"interruptId":"plan-1","type":"permission-request","kind":"plan","detail":{"plan":{"goal":"Research","steps":[{"id":"a","task":"Find sources"},{"id":"b","task":"Summarize","deps":["a"]}]},"order":["a","b"]},"callId":""}`),
 		parked(step(1), `{"interruptId":"x-1","type":"permission-request","kind":"budget","detail":{"spent":12}}`),
 		parked(step(2)),
 		parked(step(3)),
@@ -312,7 +313,7 @@ func testOtherKinds(t *testing.T, browserCtx context.Context) {
 	if !slices.Equal(labels, []string{"continue", "skip", "revise", "cancel"}) {
 		t.Errorf("step decisions = %q", labels)
 	}
-	if got := p.text(`document.querySelector('` + decision + `[data-kind="step"]').textContent`); !strings.Contains(got, "Step 1") {
+	if got := p.text(`document.querySelector('` + decision + `[data-kind="step"]').textContent`); !strings.Contains(got, "Step 1") || !strings.Contains(got, "Next: Step 2") {
 		t.Errorf("the step decision %q does not name the step", got)
 	}
 	if got := p.text(`document.querySelector('` + decision + `[data-kind="budget"] pre').textContent`); !strings.Contains(got, `"spent": 12`) {

@@ -381,7 +381,7 @@
     tool: (it) => [['once', 'Approve once'], ['always', 'Always allow'], ['deny', 'Deny'],
       ['edit', 'Edit', { label: 'Arguments (JSON)', text: () => pretty(callArgs(it)), payload: (s) => ({ decision: 'edit', args: jsonObject(s, 'The arguments') }) }]],
     plan: (it) => [['approve', 'Approve'],
-      ['edit', 'Edit', { label: 'Plan (JSON)', text: () => pretty(it.detail), payload: (s) => ({ decision: 'edit', ...jsonObject(s, 'The plan') }) }],
+      ['edit', 'Edit', { label: 'Plan (JSON)', text: () => pretty(it.detail && it.detail.plan ? { plan: it.detail.plan } : it.detail), payload: (s) => ({ decision: 'edit', ...jsonObject(s, 'The plan') }) }],
       ['reject', 'Reject']],
     step: () => [['continue', 'Continue'], ['skip', 'Skip'],
       ['revise', 'Revise', { label: 'What to change', text: () => '', payload: (s) => {
@@ -418,9 +418,10 @@
     if (it.kind === 'tool') return `Approve a call of ${d.toolName || 'a tool'}?${where}`;
     if (it.kind === 'plan') return `Approve this plan?${where}`;
     if (it.kind === 'step') {
-      const s = d.step || d.item || d;
+      const s = d.finished || d.step || d.item || d;
       const name = s.content || s.task || s.title || s.id || '';
-      return `Step finished${name ? `: ${name}` : ''}. Go on?${where}`;
+      const next = d.next && d.next.content ? ` Next: ${d.next.content}.` : '';
+      return `Step finished${name ? `: ${name}` : ''}.${next} Go on?${where}`;
     }
     return `Decision needed (${it.kind || 'interrupt'})${where}`;
   }
