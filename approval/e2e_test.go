@@ -79,35 +79,10 @@ func serve(t *testing.T, dir string, model llms.Model, d *deploys, storePath str
 	return srv.URL, h
 }
 
-func post(t *testing.T, url, body string) *http.Response {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
+var post = apptest.PostJSON
 
-func readSSE(t *testing.T, resp *http.Response) []stream.Event {
-	t.Helper()
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		data, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q, status %d, body %s", ct, resp.StatusCode, data)
-	}
-	r := stream.NewReader(bufio.NewReader(resp.Body))
-	var events []stream.Event
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			return events
-		}
-		if err != nil {
-			t.Fatalf("reading SSE: %v", err)
-		}
-		events = append(events, e)
-	}
-}
+// readSSE reads an SSE response to its end.
+var readSSE = apptest.ReadSSE
 
 func runBody(message string) string {
 	b, _ := json.Marshal(map[string]any{"route": "/ops", "input": map[string]any{"messages": []map[string]string{{"role": "user", "content": message}}}})

@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,36 +57,10 @@ func todos(build, test, deploy string) map[string]any {
 	}}
 }
 
-func post(t *testing.T, url, body string) *http.Response {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
+var post = apptest.PostJSON
 
 // events reads an SSE response to its end.
-func events(t *testing.T, resp *http.Response) []stream.Event {
-	t.Helper()
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		data, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q, status %d, body %s", ct, resp.StatusCode, data)
-	}
-	r := stream.NewReader(bufio.NewReader(resp.Body))
-	var out []stream.Event
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("reading SSE: %v", err)
-		}
-		out = append(out, e)
-	}
-}
+var events = apptest.ReadSSE
 
 type stepInterrupt struct {
 	ID     string             `json:"interruptId"`

@@ -1,7 +1,6 @@
 package planfirst_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
-	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -62,14 +60,7 @@ func serve(t *testing.T, dir, db string, model llms.Model) (string, *apptest.Har
 	return srv.URL, h
 }
 
-func post(t *testing.T, url, body string) *http.Response {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
+var post = apptest.PostJSON
 
 func get(t *testing.T, url string) string {
 	t.Helper()
@@ -85,26 +76,8 @@ func get(t *testing.T, url string) string {
 	return string(data)
 }
 
-func readSSE(t *testing.T, resp *http.Response) []stream.Event {
-	t.Helper()
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		data, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q, status %d, body %s", ct, resp.StatusCode, data)
-	}
-	r := stream.NewReader(bufio.NewReader(resp.Body))
-	var events []stream.Event
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			return events
-		}
-		if err != nil {
-			t.Fatalf("reading SSE: %v", err)
-		}
-		events = append(events, e)
-	}
-}
+// readSSE reads an SSE response to its end.
+var readSSE = apptest.ReadSSE
 
 func runBody(mode, message string) string {
 	b, _ := json.Marshal(map[string]any{"route": "/job", "plan_first": mode, "input": map[string]any{"messages": []map[string]string{{"role": "user", "content": message}}}})

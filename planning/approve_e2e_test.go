@@ -1,7 +1,6 @@
 package planning_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
-	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -46,35 +44,10 @@ func servePlan(t *testing.T, model llms.Model) string {
 	return srv.URL
 }
 
-func postJSON(t *testing.T, url, body string) *http.Response {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
+var postJSON = apptest.PostJSON
 
-func sse(t *testing.T, resp *http.Response) []stream.Event {
-	t.Helper()
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		data, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q, status %d, body %s", ct, resp.StatusCode, data)
-	}
-	r := stream.NewReader(bufio.NewReader(resp.Body))
-	var events []stream.Event
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			return events
-		}
-		if err != nil {
-			t.Fatalf("reading SSE: %v", err)
-		}
-		events = append(events, e)
-	}
-}
+// sse reads an SSE response to its end.
+var sse = apptest.ReadSSE
 
 type planInterrupt struct {
 	ID     string `json:"interruptId"`

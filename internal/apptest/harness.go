@@ -5,9 +5,13 @@
 package apptest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,4 +138,37 @@ func (r *Result) Todos(t testing.TB) []Todo {
 		t.Fatalf("apptest: the todos state value is not a todo list: %v: %s", err, raw)
 	}
 	return todos
+}
+
+// PostJSON posts body as JSON to url.
+func PostJSON(t testing.TB, url, body string) *http.Response {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// ReadSSE reads a server-sent event response to its end; a response that is
+// not an event stream fails t with its status and body.
+func ReadSSE(t testing.TB, resp *http.Response) []stream.Event {
+	t.Helper()
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		data, _ := io.ReadAll(resp.Body)
+		t.Fatalf("content type %q, status %d, body %s", ct, resp.StatusCode, data)
+	}
+	r := stream.NewReader(bufio.NewReader(resp.Body))
+	var events []stream.Event
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return events
+		}
+		if err != nil {
+			t.Fatalf("reading SSE: %v", err)
+		}
+		events = append(events, e)
+	}
 }

@@ -1,17 +1,15 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/internal/apptest"
 )
 
 // writeApp writes files (slash paths relative to the app folder) into a new
@@ -45,14 +43,7 @@ func supportApp(t *testing.T) string {
 }
 
 // post sends a JSON body and returns the response.
-func post(t *testing.T, url, body string) *http.Response {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
+var post = apptest.PostJSON
 
 // getJSON decodes a GET response into v and returns the status.
 func getJSON(t *testing.T, url string, v any) int {
@@ -71,27 +62,8 @@ func getJSON(t *testing.T, url string, v any) int {
 	return resp.StatusCode
 }
 
-// readSSE parses a whole text/event-stream body with the real SSE reader.
-func readSSE(t *testing.T, resp *http.Response) []stream.Event {
-	t.Helper()
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		data, _ := io.ReadAll(resp.Body)
-		t.Fatalf("content type %q, status %d, body %s", ct, resp.StatusCode, data)
-	}
-	r := stream.NewReader(bufio.NewReader(resp.Body))
-	var events []stream.Event
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			return events
-		}
-		if err != nil {
-			t.Fatalf("reading SSE: %v", err)
-		}
-		events = append(events, e)
-	}
-}
+// readSSE reads an SSE response to its end.
+var readSSE = apptest.ReadSSE
 
 type apiErr struct {
 	Error struct {
