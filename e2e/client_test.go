@@ -22,6 +22,13 @@ func supportApp(t *testing.T) string {
 		"support/[tenant]/agent.md": "---\nmodel: openai:gpt-4o-mini\ndescription: support\n---\nYou help customers.\n",
 		"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
 	}
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// writeFiles writes files (slash paths to contents) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, body := range files {
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -31,7 +38,6 @@ func supportApp(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 // runBody is a run request for route with the fixture's user message.

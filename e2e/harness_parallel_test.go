@@ -3,8 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,15 +23,7 @@ func TestHarnessParallelPlan(t *testing.T) {
 		"cities/agent.md": "---\nmodel: openai:gpt-4o-mini\n---\nYou research cities.\n",
 		"cities/plan.md":  "---\nenforce: true\ngoal: A population table\nmode: parallel\nparallel: 2\n---\n",
 	}
-	for name, body := range files {
-		path := filepath.Join(app, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, app, files)
 	url := startDawn(t, bin, app, "OPENAI_BASE_URL="+mock+"/v1", "OPENAI_API_KEY=test", "DAWN_API_KEY=")
 
 	body := `{"route":"/cities","input":{"messages":[{"role":"user","content":"Compare three cities by population"}]}}`

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"github.com/dawn-go/dawn/internal/apptest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/nodetool"
 	"github.com/tmc/langchaingo/llms"

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,15 +17,7 @@ func manualReleaseApp(t *testing.T) string {
 		"release/agent.md": "---\nmodel: openai:gpt-4o-mini\n---\nYou ship releases.\n",
 		"release/plan.md":  "---\nenforce: true\nadvance: manual\n---\n- [ ] Build the release\n- [ ] Deploy it\n",
 	}
-	for name, body := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	return dir
 }
 

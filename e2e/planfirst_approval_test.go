@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,15 +18,7 @@ func planFirstReleaseApp(t *testing.T) string {
 		"release/agent.md": "---\nmodel: openai:gpt-4o-mini\n---\nYou run releases.\n",
 		"release/plan.md":  "---\nenforce: true\nparallel: 1\n---\n- [ ] Release\n",
 	}
-	for name, body := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	return dir
 }
 

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,15 +30,7 @@ func TestProvidersAgainstAimock(t *testing.T) {
 				"support/[tenant]/agent.md": "---\nmodel: " + spec + "\n---\nYou help customers.\n",
 				"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Write the final response\n",
 			}
-			for name, body := range files {
-				path := filepath.Join(dir, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeFiles(t, dir, files)
 			h := dawntest.New(t, dir, nil, dawntest.Options{
 				StorePath: filepath.Join(t.TempDir(), "dawn.db"),
 				Models: func(spec string) (llms.Model, error) {

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -141,15 +139,7 @@ func researchApp(t *testing.T) string {
 		"research/plan.md":                       "- [ ] Ask the researcher\n- [ ] Answer\n",
 		"research/subagents/researcher/agent.md": "---\nmodel: openai:gpt-4o-mini\n---\nResearcher.\n",
 	}
-	for name, body := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	return dir
 }
 
