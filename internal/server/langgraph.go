@@ -555,7 +555,7 @@ func (s *Server) streamLG(c echo.Context, run *lgRun, live *runner.Run, after in
 	if run.start != nil {
 		prefix, fields = run.start.Prefix, run.start.Fields
 	} else {
-		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil)
+		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
 	}
 	tr := newTranslator(s.runs.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, Modes: run.Modes, Subgraphs: run.Subgraphs,
@@ -569,42 +569,24 @@ func (s *Server) streamLG(c echo.Context, run *lgRun, live *runner.Run, after in
 			}
 		}
 	}
-	return s.writeLG(c, &liveEvents{sub: live.Log.Subscribe(0), log: live.Log}, tr, run.ThreadID, run.RunID, after, gone)
+	return s.writeLG(c, live.Log.Subscribe(0), tr, run.ThreadID, run.RunID, after, gone)
 }
-
-// liveEvents reads a live run's log and knows whether more events are
-// already waiting.
-type liveEvents struct {
-	sub  *stream.Subscription
-	log  *stream.Log
-	last int64
-}
-
-func (l *liveEvents) Next(ctx context.Context) (stream.Event, error) {
-	e, err := l.sub.Next(ctx)
-	if err == nil {
-		l.last = e.ID
-	}
-	return e, err
-}
-
-func (l *liveEvents) more() bool { return l.log.LastID() > l.last }
-
-// more reports whether a replay has events left.
-func (s *sliceSource) more() bool { return len(s.events) > 0 }
 
 // runStart returns the messages and fields a run started from. For a run
 // that has saved a step (or finished, final holding its last messages),
 // the messages up to its input are read back: a run adds only the model's,
-// the tools' and the harness's messages after its input. Before its first
-// step the thread's messages and the input make them up.
-func (s *Server) runStart(ctx context.Context, threadID, runID, routeID string, input []thread.Message, final []thread.Message) ([]thread.Message, thread.State) {
+// the tools' and the harness's messages after its input; a run that went
+// on with a parked run's held-back calls (it has no input) adds their
+// results and what follows. events are the run's events so far, which
+// tell the one from the other. Before its first step the thread's
+// messages and the input make them up.
+func (s *Server) runStart(ctx context.Context, threadID, runID, routeID string, input []thread.Message, final []thread.Message, events []stream.Event) ([]thread.Message, thread.State) {
 	fields := thread.State{}
 	if p, ok := s.runs.App().Routes[routeID]; ok {
 		fields = p.InitialState()
 	}
 	if final != nil {
-		return upToInput(final), fields
+		return beforeRun(final, events), fields
 	}
 	cp, err := s.runs.Store().Latest(ctx, threadID)
 	if err != nil {
@@ -614,9 +596,45 @@ func (s *Server) runStart(ctx context.Context, threadID, runID, routeID string, 
 		fields[k] = v
 	}
 	if cp.RunID == runID {
-		return upToInput(cp.Messages), fields
+		return beforeRun(cp.Messages, events), fields
 	}
 	return append(cp.Messages[:len(cp.Messages):len(cp.Messages)], input...), fields
+}
+
+// beforeRun returns the messages of msgs, which a run with the given events
+// saved, that were there before the run: up to its input, or, for a run
+// that went on with held-back calls, up to the first result of those.
+func beforeRun(msgs []thread.Message, events []stream.Event) []thread.Message {
+	prefix := upToInput(msgs)
+	resumed := resumedCalls(events)
+	if len(resumed) == 0 {
+		return prefix
+	}
+	for i := len(prefix); i < len(msgs); i++ {
+		if msgs[i].Role == thread.RoleTool && resumed[msgs[i].ToolCallID] {
+			return msgs[:i]
+		}
+	}
+	return prefix
+}
+
+// resumedCalls returns the ids of the held-back calls a run went on with:
+// the results it streams before any call of its own.
+func resumedCalls(events []stream.Event) map[string]bool {
+	ids := map[string]bool{}
+	for _, e := range events {
+		if e.Type == stream.TypeToolCall {
+			break
+		}
+		if e.Type == stream.TypeToolResult {
+			var r struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(e.Data, &r)
+			ids[r.ID] = true
+		}
+	}
+	return ids
 }
 
 // upToInput returns msgs up to the last message a user sent.
@@ -682,14 +700,11 @@ func (s *Server) writeLG(c echo.Context, src eventSource, tr *lgTranslator, thre
 		default:
 			return nil
 		}
+		// The parts depend on the events alone, so the parts of the events
+		// up to after are the ones the client saw.
 		parts := tr.feed(e)
 		if e.ID <= after {
 			continue
-		}
-		if m, ok := src.(interface{ more() bool }); ok && e.Type != stream.TypeDone && !m.more() {
-			// Nothing else is waiting: the run is at work or waiting;
-			// report what the client is owed now.
-			parts = append(parts, tr.idle()...)
 		}
 		if len(parts) > 0 {
 			parts[len(parts)-1].ID = e.ID
@@ -767,7 +782,7 @@ func (s *Server) lgJoinStream(c echo.Context) error {
 		}
 		events = append(events, stream.Event{ID: max(last, after) + 1, Type: stream.TypeDone, Data: mustJSON(map[string]any{"output": map[string]any{"error": r.Error}})})
 	}
-	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final)
+	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, events)
 	tr := newTranslator(s.runs.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -414,5 +415,52 @@ func TestLangGraphErrorDetail(t *testing.T) {
 	}
 	if body := read(post(t, url+"/threads/e1/runs/wait", `{"route":"/nowhere"}`)); body["detail"] != nil || body["error"] == nil {
 		t.Errorf("a Dawn-dialect error: %v", body)
+	}
+}
+
+// TestLangGraphResumedStreamReplays: a run that resumes two held-back
+// calls streams their results as one tools step, and its stream, read
+// again from the store after the run ended, gives after every event id
+// exactly the parts the live stream sent after it: the same message ids
+// and the same state.
+func TestLangGraphResumedStreamReplays(t *testing.T) {
+	model := dawntest.Script().
+		CallTools(dawntest.ToolCall{Name: "release", Args: map[string]string{"version": "1"}}, dawntest.ToolCall{Name: "release", Args: map[string]string{"version": "2"}}).
+		Reply("Both released.")
+	url, _ := serveApproval(t, model)
+	post(t, url+"/threads", `{"thread_id":"r1"}`).Body.Close()
+	resp := post(t, url+"/threads/r1/runs/wait", lgBody("/ops", "ship both", nil))
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	list, ok := interruptsIn(t, data)
+	if !ok || len(list) != 2 {
+		t.Fatalf("runs/wait of a run that parked on two calls: %s", data)
+	}
+	body := `{"assistant_id":"/ops","command":{"resume":` + fmt.Sprintf(`{%q:"once",%q:"once"}`, list[0].ID, list[1].ID) + `},"stream_mode":["values","updates","messages-tuple"]}`
+	resp = post(t, url+"/threads/r1/runs/stream", body)
+	runID := resp.Header.Get("Dawn-Run-Id")
+	live := readLG(t, resp)
+	var tools int
+	for _, p := range partsOf(live, "updates") {
+		if strings.Contains(string(p.Data), `"tools"`) {
+			tools++
+		}
+	}
+	if tools != 1 {
+		t.Errorf("%d tools updates for the two resumed calls, want 1", tools)
+	}
+	for i, p := range live {
+		if p.ID == 0 {
+			continue
+		}
+		tail := readLG(t, get(t, url+"/threads/r1/runs/"+runID+"/stream?stream_mode=values&stream_mode=updates&stream_mode=messages-tuple", strconv.FormatInt(p.ID, 10)))[1:]
+		if len(tail) != len(live)-i-1 {
+			t.Fatalf("after id %d: %d parts, want %d", p.ID, len(tail), len(live)-i-1)
+		}
+		for k, got := range tail {
+			if want := live[i+1+k]; got.Type != want.Type || !bytes.Equal(got.Data, want.Data) {
+				t.Fatalf("after id %d, part %d = %s %s\nwant %s %s", p.ID, k, got.Type, got.Data, want.Type, want.Data)
+			}
+		}
 	}
 }

@@ -20,10 +20,13 @@ import (
 // state the events imply (the run's starting messages, the model's
 // messages, the tool results, the plan) and emits what each stream mode
 // wants:
-//   - values: the whole state at the start, after each tools step, and at
-//     the end (the run's final output, which the store also holds);
+//   - values: the whole state at the start, after each tools step, after
+//     a state change outside one, and at the end (the run's final output,
+//     which the store also holds);
 //   - updates: {"agent": {"messages": [ai]}} when a model message is
-//     complete, {"tools": {"messages": [...], "todos": ...}} after tools;
+//     complete, {"tools": {"messages": [...], "todos": ...}} after tools,
+//     and {"tools": {"todos": ...}} for a change after the tools step was
+//     reported;
 //   - messages-tuple (event "messages"): [message chunk, metadata] for every
 //     text delta and tool call chunk, and each tool message whole;
 //   - messages: messages/metadata, messages/partial and messages/complete;
@@ -35,6 +38,15 @@ import (
 //
 // Message ids are positional (see messageID), so the ids streamed during a
 // run are the ids GET /threads/:id/state shows afterwards.
+//
+// The parts are a function of the events alone, never of when a reader
+// reads them: a tools step is reported at the result of its last call, a
+// state change when it comes (or with its tools step, if one is still
+// waiting for results). So a client that reconnects with Last-Event-ID
+// gets from a replay of the run's log exactly the parts the live stream
+// sent after that id, and a client watching a run that now waits (for a
+// slow model, or parked for a person) has the state after the last tools
+// step already.
 
 // Stream modes of the LangGraph dialect.
 const (
@@ -93,15 +105,15 @@ type lgGraph struct {
 	results int          // tool results seen for them
 	tools   []lcMessage  // the tool messages of the current tools step
 	step    int
-	// ended is set when every tool call has its result: the tools step
-	// is over, but the events its tools caused (plan_update) may still
-	// come, so it is reported at the next model step, the end, or when the
-	// stream goes idle.
-	ended bool
-	// reported is set once the ended step was reported: a state change
-	// after that is reported on its own.
+	// reported is set once the model step's tools step was reported: a
+	// state change after that is reported on its own, as the tools
+	// node's.
 	reported bool
 }
+
+// open reports whether g's tools step waits for results: a state change
+// now is the step's and is reported with it.
+func (g *lgGraph) open() bool { return g.results < g.calls }
 
 // lgRunView is what the translator needs to know of a run.
 type lgRunView struct {
@@ -124,7 +136,35 @@ func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 	}
 	fields := v.Fields.Clone()
 	t.top = &lgGraph{msgs: lcMessages(v.ThreadID, "", v.Prefix), fields: fields, changed: thread.State{}, ai: -1}
+	// A run that goes on with a parked run's held-back calls starts in
+	// that run's tools step: it ends when they all have their results.
+	t.top.calls = len(unansweredCalls(v.Prefix))
 	return t
+}
+
+// unansweredCalls returns the tool calls of the last model message of msgs
+// that no tool message after it answers, when only tool messages follow
+// it: the calls a parked run held back.
+func unansweredCalls(msgs []thread.Message) []thread.ToolCall {
+	answered := map[string]bool{}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role == thread.RoleTool {
+			answered[m.ToolCallID] = true
+			continue
+		}
+		if m.Role != thread.RoleAssistant {
+			return nil
+		}
+		var calls []thread.ToolCall
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				calls = append(calls, c)
+			}
+		}
+		return calls
+	}
+	return nil
 }
 
 // begin returns the parts that open a stream: the state the run starts
@@ -189,38 +229,23 @@ func (t *lgTranslator) event(g *lgGraph, typ string, data json.RawMessage) {
 			planUpdate(g, data)
 		}
 		t.emit(g, modeCustom, modeCustom, map[string]any{"event": typ, "data": json.RawMessage(orNull(data))})
-		if g.reported && len(g.changed) > 0 {
-			t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeTools: g.changed})
-			g.changed = thread.State{}
-			t.values(g)
-		}
+		t.changedState(g)
 	}
 }
 
-// idle returns the parts owed when no event is waiting: the end of a tools
-// step, or state changed outside one, so that a client sees the state of a
-// run that is now waiting (for a model, or a person).
-func (t *lgTranslator) idle() []stream.Event {
-	t.out = nil
-	for _, g := range t.graphs() {
-		switch {
-		case g.ended:
-			t.endTools(g, true)
-		case len(g.changed) > 0 && !g.reported:
-			g.changed = thread.State{}
-			t.values(g)
-		}
+// changedState reports a change of g's state fields that came outside a
+// tools step waiting for results (a capability's event after the step's
+// last result, or before the first model step): after the reported tools
+// step it is that node's update too; in any case the state after it.
+func (t *lgTranslator) changedState(g *lgGraph) {
+	if len(g.changed) == 0 || g.open() {
+		return
 	}
-	return t.out
-}
-
-// graphs returns the run's graph and its subagents' graphs.
-func (t *lgTranslator) graphs() []*lgGraph {
-	out := []*lgGraph{t.top}
-	for _, g := range t.subs {
-		out = append(out, g)
+	if g.reported {
+		t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeTools: g.changed})
 	}
-	return out
+	g.changed = thread.State{}
+	t.values(g)
 }
 
 func orNull(data json.RawMessage) json.RawMessage {
@@ -247,7 +272,6 @@ func (t *lgTranslator) openAI(g *lgGraph) {
 }
 
 func (t *lgTranslator) chunk(g *lgGraph, text string) {
-	t.endTools(g, true)
 	first := g.ai < 0
 	if first {
 		t.openAI(g)
@@ -262,7 +286,6 @@ func (t *lgTranslator) chunk(g *lgGraph, text string) {
 }
 
 func (t *lgTranslator) toolCall(g *lgGraph, c thread.ToolCall) {
-	t.endTools(g, true)
 	if g.ai < 0 {
 		t.openAI(g)
 	}
@@ -303,9 +326,11 @@ func (t *lgTranslator) toolResult(g *lgGraph, id, name string, output json.RawMe
 	if g.results == 1 {
 		g.step++
 	}
-	g.ended = g.results >= g.calls
 	t.emit(g, modeMessagesTuple, modeMessages, []any{lcDict(msg), t.meta(g, nodeTools)})
 	t.emit(g, modeMessages, "messages/complete", []any{lcDict(msg)})
+	if !g.open() {
+		t.endTools(g)
+	}
 }
 
 // outputText is a tool output as the model reads it: a string as it is,
@@ -331,12 +356,12 @@ func (t *lgTranslator) completeAI(g *lgGraph) {
 }
 
 // endTools reports a tools step whose every call has its result: an update
-// of the tools node, then (with withValues) the state after it.
-func (t *lgTranslator) endTools(g *lgGraph, withValues bool) {
-	if !g.ended {
-		return
-	}
-	g.ended, g.reported = false, true
+// of the tools node with the state changes made during the step, then the
+// state after it. This is the one deterministic point where the step is
+// known to be over; what its last call's hooks change after its result is
+// reported on its own (see changedState).
+func (t *lgTranslator) endTools(g *lgGraph) {
+	g.reported = true
 	update := map[string]any{"messages": g.tools}
 	for k, v := range g.changed {
 		update[k] = v
@@ -344,9 +369,7 @@ func (t *lgTranslator) endTools(g *lgGraph, withValues bool) {
 	t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeTools: update})
 	g.changed = thread.State{}
 	g.ai, g.calls, g.results, g.tools = -1, 0, 0, nil
-	if withValues {
-		t.values(g)
-	}
+	t.values(g)
 }
 
 func (t *lgTranslator) values(g *lgGraph) {
@@ -388,7 +411,6 @@ func (t *lgTranslator) done(data json.RawMessage) {
 		}
 		return
 	}
-	t.endTools(g, false)
 	final := lcMessages(t.threadID, "", msgs)
 	if n := len(final); n > 0 && final[n-1].Type == "ai" && len(final[n-1].ToolCalls) == 0 && (g.ai >= 0 || n > len(g.msgs)) {
 		last := final[n-1]
@@ -473,7 +495,6 @@ func (t *lgTranslator) subagent(callID, routeID string) *lgGraph {
 // endSubagent closes a subagent's graph when its task call returns, with
 // the subagent's answer (the call's output) as its last message.
 func (t *lgTranslator) endSubagent(callID string, g *lgGraph, output json.RawMessage) {
-	t.endTools(g, false)
 	if g.ai < 0 {
 		t.openAI(g)
 		g.msgs[g.ai].Content = outputText(output)

@@ -2,9 +2,15 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/router"
@@ -45,24 +51,24 @@ func TestTranslatorSubgraphs(t *testing.T) {
 				{"messages"},
 				{"values|tools:c1", "messages|tools:c1"},
 				{"values|tools:c1|tools:c2", "messages|tools:c1|tools:c2"},
-				{"custom|tools:c1|tools:c2"},
-				{"updates|tools:c1", "updates|tools:c1|tools:c2", "values|tools:c1|tools:c2", "messages|tools:c1"},
-				{"updates|tools:c1", "values|tools:c1", "messages|tools:c1"},
-				{"updates", "updates|tools:c1", "values|tools:c1", "messages"},
-				{"updates", "values", "messages"},
+				{"custom|tools:c1|tools:c2", "values|tools:c1|tools:c2"},
+				{"updates|tools:c1", "updates|tools:c1|tools:c2", "values|tools:c1|tools:c2", "messages|tools:c1", "updates|tools:c1", "values|tools:c1"},
+				{"messages|tools:c1"},
+				{"updates", "updates|tools:c1", "values|tools:c1", "messages", "updates", "values"},
+				{"messages"},
 				{"updates", "values"},
 			},
 		},
 		{
 			name: "no subgraphs", modes: all,
 			want: [][]string{
-				{"values"}, {"messages"}, nil, nil, {"custom"}, nil, nil, {"updates", "messages"}, {"updates", "values", "messages"}, {"updates", "values"},
+				{"values"}, {"messages"}, nil, nil, {"custom"}, nil, nil, {"updates", "messages", "updates", "values"}, {"messages"}, {"updates", "values"},
 			},
 		},
 		{
 			name: "values only", modes: map[string]bool{modeValues: true}, subgraphs: true,
 			want: [][]string{
-				{"values"}, nil, {"values|tools:c1"}, {"values|tools:c1|tools:c2"}, nil, {"values|tools:c1|tools:c2"}, {"values|tools:c1"}, {"values|tools:c1"}, {"values"}, {"values"},
+				{"values"}, nil, {"values|tools:c1"}, {"values|tools:c1|tools:c2"}, {"values|tools:c1|tools:c2"}, {"values|tools:c1|tools:c2", "values|tools:c1"}, nil, {"values|tools:c1", "values"}, nil, {"values"},
 			},
 		},
 	}
@@ -139,40 +145,52 @@ func eventName(i int) string {
 	return nestedRun[i-1].Type
 }
 
-// TestTranslatorIdle: a tools step is reported when the stream goes idle,
-// and a plan change that comes after that report is reported on its own;
-// the next model step does not report the step again.
-func TestTranslatorIdle(t *testing.T) {
+// TestTranslatorToolsStep: a tools step is reported at the result of its
+// last call, with the plan changes made during it; a plan change that
+// comes after that report is reported on its own, one before any model
+// step as the state; the next model step does not report the step again.
+func TestTranslatorToolsStep(t *testing.T) {
 	all := map[string]bool{modeValues: true, modeUpdates: true}
 	tr := newTranslator(&app.App{}, lgRunView{ThreadID: "t", RunID: "r", RouteID: "/r", Modes: all, Fields: thread.State{"todos": json.RawMessage(`[]`)},
 		Prefix: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}})
 	tr.begin()
 	steps := []struct {
-		feed *stream.Event
+		feed stream.Event
 		want []string
 	}{
-		{&stream.Event{ID: 1, Type: "tool_call", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","input":{"todos":[]}}`)}, nil},
-		{&stream.Event{ID: 2, Type: "tool_result", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","output":{"todos":[]}}`)}, []string{"updates"}},
-		{nil, []string{"updates", "values"}}, // idle
-		{nil, nil},                           // idle again: nothing owed
-		{&stream.Event{ID: 3, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"pending"}]}`)}, []string{"updates", "values"}},
-		{&stream.Event{ID: 4, Type: "chunk", Data: json.RawMessage(`{"content":"ok"}`)}, nil},
+		{stream.Event{ID: 1, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"pending"}]}`)}, []string{"values"}},
+		{stream.Event{ID: 2, Type: "tool_call", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","input":{"todos":[]}}`)}, nil},
+		{stream.Event{ID: 3, Type: "tool_call", Data: json.RawMessage(`{"id":"c2","name":"lookup","input":{}}`)}, nil},
+		{stream.Event{ID: 4, Type: "tool_result", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","output":{"todos":[]}}`)}, []string{"updates"}},
+		{stream.Event{ID: 5, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"in_progress"}]}`)}, nil},
+		{stream.Event{ID: 6, Type: "tool_result", Data: json.RawMessage(`{"id":"c2","name":"lookup","output":"ok"}`)}, []string{"updates", "values"}},
+		{stream.Event{ID: 7, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"completed"}]}`)}, []string{"updates", "values"}},
+		{stream.Event{ID: 8, Type: "chunk", Data: json.RawMessage(`"ok"`)}, nil},
 	}
+	var parts []stream.Event
 	for i, s := range steps {
-		var got []stream.Event
-		if s.feed == nil {
-			got = tr.idle()
-		} else {
-			got = tr.feed(*s.feed)
-		}
+		got := tr.feed(s.feed)
+		parts = append(parts, got...)
 		if !slices.Equal(names(got), s.want) {
 			t.Errorf("step %d: parts %q, want %q", i, names(got), s.want)
 		}
 	}
+	// The step's update has both tool messages and the plan as it was
+	// after the step.
+	var update struct {
+		Tools struct {
+			Messages []lcMessage         `json:"messages"`
+			Todos    []map[string]string `json:"todos"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(filter(parts, "updates")[1].Data, &update)
+	if len(update.Tools.Messages) != 2 || len(update.Tools.Todos) != 1 || update.Tools.Todos[0]["status"] != "in_progress" {
+		t.Errorf("tools update %s", filter(parts, "updates")[1].Data)
+	}
 	var v struct {
 		Todos []map[string]string `json:"todos"`
 	}
-	end := filter(tr.feed(stream.Event{ID: 5, Type: "done", Data: json.RawMessage(`{"output":{"messages":[],"todos":[{"content":"A","status":"completed"}]}}`)}), "values")
+	end := filter(tr.feed(stream.Event{ID: 9, Type: "done", Data: json.RawMessage(`{"output":{"messages":[],"todos":[{"content":"A","status":"completed"}]}}`)}), "values")
 	_ = json.Unmarshal(end[0].Data, &v)
 	if len(v.Todos) != 1 || v.Todos[0]["status"] != "completed" {
 		t.Errorf("final todos %v", v.Todos)
@@ -282,4 +300,93 @@ func TestTranslatorEnds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// planRun is a run whose plan changes before its first model step, after a
+// tools step's last result and in the middle of a tools step, as the
+// runner streams it.
+var planRun = []stream.Event{
+	{ID: 1, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"pending"}]}`)},
+	{ID: 2, Type: "tool_call", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","input":{"todos":[]}}`)},
+	{ID: 3, Type: "model_call", Data: json.RawMessage(`{"model":"m","duration_ms":1}`)},
+	{ID: 4, Type: "tool_result", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","output":{"todos":[]}}`)},
+	{ID: 5, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"in_progress"}]}`)},
+	{ID: 6, Type: "chunk", Data: json.RawMessage(`"Looking"`)},
+	{ID: 7, Type: "tool_call", Data: json.RawMessage(`{"id":"c2","name":"writeTodos","input":{"todos":[]}}`)},
+	{ID: 8, Type: "tool_call", Data: json.RawMessage(`{"id":"c3","name":"lookup","input":{}}`)},
+	{ID: 9, Type: "tool_result", Data: json.RawMessage(`{"id":"c2","name":"writeTodos","output":{"todos":[]}}`)},
+	{ID: 10, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"completed"}]}`)},
+	{ID: 11, Type: "tool_result", Data: json.RawMessage(`{"id":"c3","name":"lookup","output":"fine"}`)},
+	{ID: 12, Type: "chunk", Data: json.RawMessage(`"All fine"`)},
+	{ID: 13, Type: "done", Data: json.RawMessage(`{"output":{"messages":[` +
+		`{"role":"user","content":"hi"},` +
+		`{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"writeTodos","input":{"todos":[]}}]},` +
+		`{"role":"tool","content":"{\"todos\":[]}","tool_call_id":"c1","name":"writeTodos"},` +
+		`{"role":"assistant","content":"Looking","tool_calls":[{"id":"c2","name":"writeTodos","input":{"todos":[]}},{"id":"c3","name":"lookup","input":{}}]},` +
+		`{"role":"tool","content":"{\"todos\":[]}","tool_call_id":"c2","name":"writeTodos"},` +
+		`{"role":"tool","content":"fine","tool_call_id":"c3","name":"lookup"},` +
+		`{"role":"assistant","content":"All fine"}],"todos":[{"content":"A","status":"completed"}]}}`)},
+}
+
+// TestLangGraphStreamIsDeterministic: the parts of a run are a function of
+// its events: its live log and its stored events give the same parts, and a
+// reconnect after any event id gets exactly the parts the first stream sent
+// after that id, with the same ids. (TestLangGraphWaitingRunReconnects
+// covers a reader that catches up with a waiting run.)
+func TestLangGraphStreamIsDeterministic(t *testing.T) {
+	modes := map[string]bool{modeValues: true, modeUpdates: true, modeMessages: true, modeMessagesTuple: true, modeCustom: true}
+	for name, run := range map[string][]stream.Event{"plan": planRun, "subagents": nestedRun} {
+		t.Run(name, func(t *testing.T) {
+			write := func(src eventSource, after int64) []stream.Event {
+				tr := newTranslator(&app.App{}, lgRunView{
+					ThreadID: "t", RunID: "r", RouteID: "/r", Modes: modes, Subgraphs: true,
+					Prefix: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}, Fields: thread.State{"todos": json.RawMessage(`[]`)},
+				})
+				rec := httptest.NewRecorder()
+				c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
+				if err := (&Server{}).writeLG(c, src, tr, "t", "r", after, nil); err != nil {
+					t.Fatal(err)
+				}
+				var parts []stream.Event
+				r := stream.NewReader(rec.Body)
+				for {
+					p, err := r.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						t.Fatalf("SSE does not parse after %d parts: %v", len(parts), err)
+					}
+					parts = append(parts, p)
+				}
+				if len(parts) == 0 || parts[0].Type != "metadata" {
+					t.Fatalf("parts %q do not start with metadata", names(parts))
+				}
+				return parts[1:]
+			}
+			log := stream.NewLog()
+			for _, e := range run {
+				log.Publish(e)
+			}
+			log.Close()
+			live := write(log.Subscribe(0), 0)
+			replayed := write(replay(run), 0)
+			if !slices.EqualFunc(live, replayed, samePart) {
+				t.Fatalf("live parts %q\nreplayed %q", names(live), names(replayed))
+			}
+			for i, p := range live {
+				if p.ID == 0 {
+					continue
+				}
+				tail := write(replay(run), p.ID)
+				if !slices.EqualFunc(tail, live[i+1:], samePart) {
+					t.Errorf("after id %d: %q, want %q", p.ID, names(tail), names(live[i+1:]))
+				}
+			}
+		})
+	}
+}
+
+func samePart(a, b stream.Event) bool {
+	return a.ID == b.ID && a.Type == b.Type && string(a.Data) == string(b.Data)
 }

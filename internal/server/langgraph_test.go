@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,6 +106,79 @@ func planModel() *dawntest.ScriptedModel {
 		CallTool("writeTodos", fourTodos(0)).
 		CallTool("writeTodos", fourTodos(4)).
 		Reply("Your account is fine.")
+}
+
+// TestLangGraphWaitingRunReconnects: a client watching a run that now
+// waits for a slow model already has the state after the tools step (the
+// plan its call set), and a client that reconnects with the last id it saw
+// then gets exactly the parts the first stream goes on with: none twice,
+// none left out.
+func TestLangGraphWaitingRunReconnects(t *testing.T) {
+	gate := make(chan struct{})
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	model := dawntest.Script().CallTool("writeTodos", fourTodos(1)).Wait(gate).Reply("Your account is fine.")
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
+	url := h.Serve(t)
+	post(t, url+"/threads", `{"thread_id":"w1"}`).Body.Close()
+	resp := post(t, url+"/threads/w1/runs/stream", lgBody("/support/acme", "Help me", map[string]any{"stream_mode": []string{"values", "updates", "messages-tuple", "custom"}}))
+	defer resp.Body.Close()
+	// Only a guard against hanging: the state is owed without the model.
+	guard := time.AfterFunc(time.Minute, func() { resp.Body.Close() })
+	r := stream.NewReader(resp.Body)
+	var live []stream.Event
+	var last int64
+	for waiting := true; waiting; {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatalf("the stream of a waiting run never showed the plan its tools step set (%v); parts %v", err, live)
+		}
+		live = append(live, e)
+		last = max(last, e.ID)
+		var v lgValues
+		waiting = e.Type != "values" || json.Unmarshal(e.Data, &v) != nil || len(v.Todos) != 4 || v.Todos[1].Status != "in_progress"
+	}
+	guard.Stop()
+	seen := len(live)
+	for live[seen-1].ID == 0 { // the rest of that event's parts
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, e)
+		seen++
+	}
+	rejoin := get(t, url+resp.Header.Get("Location"), strconv.FormatInt(live[seen-1].ID, 10))
+	release()
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, e)
+	}
+	tail := readLG(t, rejoin)[1:]
+	want := live[seen:]
+	if len(tail) != len(want) {
+		t.Fatalf("reconnecting after id %d gave %d parts, want %d:\n%v\n%v", live[seen-1].ID, len(tail), len(want), names(tail), names(want))
+	}
+	for k, p := range tail {
+		if p.Type != want[k].Type || !bytes.Equal(p.Data, want[k].Data) || p.ID != want[k].ID {
+			t.Fatalf("reconnected part %d = %s %s, want %s %s", k, p.Type, p.Data, want[k].Type, want[k].Data)
+		}
+	}
+}
+
+func names(parts []stream.Event) []string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = p.Type
+	}
+	return out
 }
 
 // TestLangGraphStreamMatchesState streams a run in the LangGraph dialect:
