@@ -397,8 +397,12 @@ func MarkRunning(p *Plan, running []int) Outcome {
 
 // MarkStep records the harness's own execution of item i (plan-first runs):
 // its status and evidence, then advances and ends the plan as Replace would.
+// A step that was already running when the plan paused for a person
+// (AwaitingStep) is recorded too when it ends; the plan stays paused, or
+// runs on to its end if that was the last open item.
 func MarkStep(p *Plan, i int, status Status, evidence string) Outcome {
-	if p.State != Running || i < 0 || i >= len(p.Items) {
+	late := AwaitingStep(p) && status.Terminal()
+	if (p.State != Running && !late) || i < 0 || i >= len(p.Items) {
 		return Outcome{}
 	}
 	it := &p.Items[i]
@@ -416,6 +420,13 @@ func MarkStep(p *Plan, i int, status Status, evidence string) Outcome {
 	it.Status, it.Evidence = status, strings.TrimSpace(evidence)
 	if finished > 0 {
 		p.revise("harness", "", fmt.Sprintf("step %s %s", it.ID, status))
+	}
+	if late {
+		if p.nextOpen() >= 0 {
+			return Outcome{} // the person still decides how the plan goes on
+		}
+		p.resume("harness", "nothing is left to decide: every step ended")
+		return p.settle(0)
 	}
 	return p.settle(finished)
 }

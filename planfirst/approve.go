@@ -44,9 +44,11 @@ const (
 )
 
 // parked is what a plan-first run parks with (capabilities.StrategyPark's
-// data): the plan the person is asked about.
+// data): the plan the person is asked about and, when it parked after a
+// step (advance: manual), the results of the steps that ended.
 type parked struct {
-	Plan *Plan `json:"plan"`
+	Plan *Plan        `json:"plan"`
+	Done []StepResult `json:"done,omitempty"`
 }
 
 // park ends the planning half of a run: the plan waits for a person's
@@ -79,8 +81,11 @@ func (m marker) Resume(r capabilities.ParkedRun) (capabilities.StrategyRun, erro
 	if err := json.Unmarshal(r.Data, &saved); err != nil || saved.Plan == nil {
 		return nil, errors.New("the parked plan-first run holds no plan to resume; resume it with status \"cancelled\"")
 	}
-	if len(r.Answers) != 1 || len(r.Interrupts) != 1 || r.Interrupts[0].Kind != PlanKind {
-		return nil, fmt.Errorf("a plan-first run parks on one %q interrupt; answer it alone", PlanKind)
+	if len(r.Answers) != 1 || len(r.Interrupts) != 1 || (r.Interrupts[0].Kind != PlanKind && r.Interrupts[0].Kind != StepKind) {
+		return nil, fmt.Errorf("a plan-first run parks on one %q or %q interrupt; answer it alone", PlanKind, StepKind)
+	}
+	if r.Interrupts[0].Kind == StepKind {
+		return m.resumeStep(r, saved)
 	}
 	a, id := r.Answers[0], r.Interrupts[0].ID
 	at := fmt.Sprintf("resume[0] (interrupt %s)", id)

@@ -93,8 +93,9 @@ type finished struct {
 }
 
 // Resume continues a plan that stopped: steps that prior reports as
-// completed or failed keep their results (no events are sent for them) and
-// feed placeholders; every other step runs as in Execute. Resume with an
+// completed or failed, or as skipped by a person (StepResult.Decided), keep
+// their results (no events are sent for them) and feed placeholders; every
+// other step runs as in Execute. Resume with an
 // empty prior report is Execute.
 func Resume(ctx context.Context, p *Plan, prior Report, run Runner, observe Observer) Report {
 	return ResumeParallel(ctx, p, prior, 1, run, observe)
@@ -109,7 +110,7 @@ func ResumeParallel(ctx context.Context, p *Plan, prior Report, parallel int, ru
 	parallel = max(parallel, 1)
 	kept := make(map[string]StepResult, len(prior.Steps))
 	for _, r := range prior.Steps {
-		if r.Status == Completed || r.Status == Failed {
+		if r.Status == Completed || r.Status == Failed || r.Status == Skipped && r.Decided {
 			kept[r.Step.ID] = r
 		}
 	}
@@ -128,7 +129,7 @@ func ResumeParallel(ctx context.Context, p *Plan, prior Report, parallel int, ru
 	for k, i := range order {
 		if r, ok := kept[p.Steps[i].ID]; ok {
 			state[k], results[k] = ended, r
-			outputs[r.Step.ID] = Output{Text: r.Output, Err: r.Err}
+			outputs[r.Step.ID] = Output{Text: r.Output, Err: r.Err, Skipped: r.Status == Skipped}
 		}
 	}
 	report := Report{Goal: p.Goal, Steps: make([]StepResult, 0, n)}
@@ -200,7 +201,7 @@ func ResumeParallel(ctx context.Context, p *Plan, prior Report, parallel int, ru
 		}
 		report.skip(p.Steps[i], k, n, report.StopReason, observe)
 	}
-	if report.Stopped && !slices.ContainsFunc(report.Steps, func(r StepResult) bool { return r.Status == Skipped }) {
+	if report.Stopped && !slices.ContainsFunc(report.Steps, func(r StepResult) bool { return r.Status == Skipped && !r.Decided }) {
 		report.Stopped, report.StopReason = false, "" // stopped after the last step: nothing was left out
 	}
 	return report

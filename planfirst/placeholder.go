@@ -153,6 +153,8 @@ func parseSuffix(task string, start, j int, id string) ref {
 type Output struct {
 	Text string
 	Err  string
+	// Skipped says a person skipped the step; Err is why.
+	Skipped bool
 }
 
 // Resolve replaces the placeholders in task with the outputs of earlier
@@ -188,6 +190,9 @@ func Resolve(task string, outputs map[string]Output) string {
 
 // render is the text one placeholder resolves to.
 func render(r ref, out Output) string {
+	if out.Skipped {
+		return fmt.Sprintf("[step %s skipped: %s]", r.id, strings.TrimSpace(out.Err))
+	}
 	if out.Err != "" {
 		return fmt.Sprintf("[step %s failed: %s]", r.id, strings.TrimSpace(out.Err))
 	}

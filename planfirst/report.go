@@ -22,6 +22,12 @@ type StepResult struct {
 	Output string `json:"output,omitempty"`
 	// Err is why the step failed, or why a skipped step did not run.
 	Err string `json:"error,omitempty"`
+	// Decided marks a step a person skipped (the "skip" answer to a step
+	// interrupt, advance: manual): Resume keeps it skipped, the steps after
+	// it still run, and its placeholders resolve to "[step E2 skipped: …]".
+	// A step skipped because the plan stopped is not decided and runs when
+	// the plan resumes.
+	Decided bool `json:"decided,omitempty"`
 }
 
 // Report is the outcome of executing a plan, with its steps in execution

@@ -159,7 +159,22 @@ func execute(ctx context.Context, host capabilities.RunHost, p *capabilities.Pre
 	if err := host.Save(ctx, append(slices.Clip(input), planMsg), out.Values); err != nil {
 		return out, err
 	}
+	return runSteps(ctx, host, p, parallel, plan, hp, Report{}, out)
+}
 
+// runSteps runs the steps of plan that prior has not ended, with hp the
+// harness plan whose items they are, and saves a checkpoint after every
+// step. Under advance: manual the plan pauses for a person after a step
+// ends: no further step starts, the steps already running end, and the run
+// parks on a step interrupt (see parkStep), unless nothing is left to run.
+// Once every step ended the report goes into the conversation.
+func runSteps(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepared, parallel int, plan *Plan, hp *harness.Plan, prior Report, out capabilities.StrategyResult) (capabilities.StrategyResult, error) {
+	emitPlan := func() { host.Emit(planning.PlanEvent(hp)) }
+	setPlan := func() error {
+		next, err := p.Apply(out.Values, planning.PlanState(hp))
+		out.Values = next
+		return err
+	}
 	index := map[string]int{}
 	for i, st := range plan.Steps {
 		index[st.ID] = i
@@ -216,8 +231,11 @@ func execute(ctx context.Context, host capabilities.RunHost, p *capabilities.Pre
 	runStep := func(ctx context.Context, step Step, task string) (string, error) {
 		return host.RunStep(ctx, step.ID, capabilities.StepTarget{Subagent: step.Subagent, Route: step.Route}, task)
 	}
-	report := ExecuteParallel(ctx, plan, parallel, runStep, observe)
+	report := ResumeParallel(ctx, plan, prior, parallel, runStep, observe)
 	out.Record = map[string]any{"had_errors": report.HadErrors, "stopped": report.Stopped, "steps": len(report.Steps)}
+	if report.Stopped && ctx.Err() == nil && harness.AwaitingStep(hp) {
+		return parkStep(host, out, plan, hp, parallel, prior, report), nil
+	}
 	if report.Stopped && ctx.Err() == nil {
 		if stopReason == "" { // the supervisor paused or cancelled between steps
 			sig := host.Signal()
