@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/stream"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // These tests drive plan-first runs on a route with advance: manual over
@@ -284,5 +287,73 @@ func TestManualStepResumedAfterRestart(t *testing.T) {
 	}
 	if st, raw := stateOf(t, url2, "t1"); st.Status != "idle" || st.Values.Plan.State != "done" || st.Values.Messages[len(st.Values.Messages)-1].Content != "Shipped after a restart." {
 		t.Fatalf("state after the resume: %s", raw)
+	}
+}
+
+// TestManualStepParallelParksAfterBatch: with parallel 2 a step ending
+// starts nothing new, the steps already running end, and then the run
+// parks: after A (B and C are next), then after B and C together (D is
+// next). Every step runs once and the planner once.
+func TestManualStepParallelParksAfterBatch(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"job/agent.md": "You do the job.",
+		"job/plan.md":  "---\nenforce: true\nparallel: 2\n" + manualFront + "---\n- [ ] Do the job\n",
+	}
+	for name, body := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diamondPlan := `{"goal":"Diamond","steps":[{"id":"A","task":"Start"},{"id":"B","task":"Left of #A","deps":["A"]},{"id":"C","task":"Right of #A","deps":["A"]},{"id":"D","task":"Join #B and #C","deps":["B","C"]}]}`
+	// Each step answers with its task's first word, whichever order the
+	// parallel steps call in.
+	model := dawntest.Script().Reply(diamondPlan).Then(func(msgs []llms.MessageContent, _ llms.CallOptions) (*llms.ContentResponse, error) {
+		last := fmt.Sprint(msgs[len(msgs)-1].Parts[0])
+		word, _, _ := strings.Cut(last, " ")
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: strings.ToLower(word) + "-done"}}}, nil
+	}).Repeat()
+	url, _ := serve(t, dir, filepath.Join(t.TempDir(), "dawn.db"), model)
+	parse := func(events []stream.Event) stepInterrupt {
+		t.Helper()
+		types := dawntest.Types(events)
+		if n := len(types); n < 2 || types[n-2] != "interrupt" || types[n-1] != "done" {
+			t.Fatalf("events of a parking run: %s", strings.Join(types, ","))
+		}
+		var in stepInterrupt
+		if err := json.Unmarshal(events[len(events)-2].Data, &in); err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	in := parse(readSSE(t, post(t, url+"/threads/p1/runs/stream", runBody("", "Walk the diamond"))))
+	if model.Calls() != 2 || len(in.Detail.Steps) != 1 || in.Detail.Steps[0].ID != "A" || strings.Join(in.Detail.NextSteps, ",") != "B,C" || !strings.HasPrefix(in.Detail.Next.Content, "B: ") {
+		t.Fatalf("park after A (%d calls): %+v", model.Calls(), in.Detail)
+	}
+	in = parse(readSSE(t, post(t, url+"/threads/p1/resume", resumeBody(in.ID, `"continue"`))))
+	var ended []string
+	for _, s := range in.Detail.Steps {
+		ended = append(ended, s.ID+"="+s.Status)
+	}
+	slices.Sort(ended)
+	if model.Calls() != 4 || strings.Join(ended, ",") != "B=completed,C=completed" || strings.Join(in.Detail.NextSteps, ",") != "D" ||
+		!strings.HasPrefix(in.Detail.Next.Content, "D: ") || in.Detail.Plan.Done != 3 {
+		t.Fatalf("park after B and C (%d calls): %+v", model.Calls(), in.Detail)
+	}
+	if st, raw := stateOf(t, url, "p1"); st.Values.Plan.Items[1].Status != "completed" || st.Values.Plan.Items[2].Status != "completed" || st.Values.Plan.Items[3].Status != "pending" {
+		t.Fatalf("plan items after B and C: %s", raw)
+	}
+	readSSE(t, post(t, url+"/threads/p1/resume", resumeBody(in.ID, `"continue"`)))
+	tasks := ranTasks(model, 1)
+	slices.Sort(tasks[1:3])
+	if model.Calls() != 6 || tasks[0] != "Start" || tasks[1] != "Left of start-done" || tasks[2] != "Right of start-done" || tasks[3] != "Join left-done and right-done" {
+		t.Fatalf("after the last continue: %d calls (want 6: planner, A, B, C, D, answer), tasks %q", model.Calls(), tasks)
+	}
+	if st, raw := stateOf(t, url, "p1"); st.Status != "idle" || st.Values.Plan.State != "done" {
+		t.Fatalf("state at the end: %s", raw)
 	}
 }

@@ -36,8 +36,9 @@ const StepSkippedReason = "a person skipped it"
 type StepDetail struct {
 	harness.StepDetail
 	// Steps are the steps that ended since the run started or last
-	// resumed, in the order they ended: one, or with parallel > 1 the
-	// step that ended first and those that were running with it.
+	// resumed, in plan order: one, or with parallel > 1 the step that
+	// ended first and those that were running with it. Finished is the
+	// last of them.
 	Steps []StepEnd `json:"steps"`
 	// NextSteps are the ids of the steps "continue" starts at once (up to
 	// parallel steps whose dependencies ended); "skip" skips Next alone.
@@ -74,7 +75,6 @@ func parkStep(host capabilities.RunHost, out capabilities.StrategyResult, plan *
 			ended = append(ended, StepEnd{ID: r.Step.ID, Task: r.Task, Status: r.Status, Result: stepEvidence(r.Output), Err: r.Err})
 		}
 	}
-	// The report lists steps in plan order; the items say which ended last.
 	finished, next := -1, -1
 	for i, it := range hp.Items {
 		if next < 0 && it.Status == harness.Pending {
