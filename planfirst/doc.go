@@ -24,7 +24,11 @@
 // a Runner, which dispatches each to its route, its subagent, or the current
 // agent. The Observer sees every step start and finish, which is where the
 // caller emits plan_update events and checks for pause or cancel; returning
-// ErrStop stops between steps, and Resume picks up later. Messages then
+// ErrStop stops between steps, and Resume picks up later. Under
+// advance: manual the run parks on a "step" interrupt (StepDetail) after
+// each finished step, with the ended steps' results as its park data; the
+// marker's Resume takes continue, skip or cancel and runs the steps left
+// from them. Messages then
 // gives the agent the plan (as an assistant turn) and Report.Text (as a user
 // turn), and the agent writes the final answer.
 //
