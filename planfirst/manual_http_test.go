@@ -357,3 +357,23 @@ func TestManualStepParallelParksAfterBatch(t *testing.T) {
 		t.Fatalf("state at the end: %s", raw)
 	}
 }
+
+// TestManualStepAfterApproval: with approval: required as well, the plan
+// parks first on its plan interrupt; once approved it parks after E1 on a
+// step interrupt, and continue goes on without the planner.
+func TestManualStepAfterApproval(t *testing.T) {
+	model := dawntest.Script().Reply(threePlan).Reply("built v1.4").Reply("tests pass")
+	url, _ := serve(t, jobApp(t, "approval: required\n"+manualFront), filepath.Join(t.TempDir(), "dawn.db"), model)
+	events := readSSE(t, post(t, url+"/threads/t1/runs/stream", runBody("", "Ship release 1.4")))
+	var plan planInterrupt
+	if err := json.Unmarshal(events[0].Data, &plan); err != nil || plan.Kind != "plan" || model.Calls() != 1 {
+		t.Fatalf("first park (%d calls): %s", model.Calls(), events[0].Data)
+	}
+	events = readSSE(t, post(t, url+"/threads/t1/resume", resumeBody(plan.ID, `"approve"`)))
+	in := parkedAfter(t, url, "t1", events, "E1", "built v1.4", "E2")
+	events = readSSE(t, post(t, url+"/threads/t1/resume", resumeBody(in.ID, `"continue"`)))
+	parkedAfter(t, url, "t1", events, "E2", "tests pass", "E3")
+	if tasks := ranTasks(model, 1); model.Calls() != 3 || tasks[1] != "Test built v1.4" {
+		t.Fatalf("after approve and continue: %d calls (want 3), tasks %q", model.Calls(), tasks)
+	}
+}
