@@ -287,7 +287,7 @@ func testOtherKinds(t *testing.T, browserCtx context.Context) {
 		parked(`{"interruptId":"plan-1","type":"permission-request","kind":"plan","detail":{"plan":{"goal":"Research","steps":[{"id":"a","task":"Find sources"},{"id":"b","task":"Summarize","deps":["a"]}]},"order":["a","b"]},"callId":""}`),
 		parked(step(1), `{"interruptId":"x-1","type":"permission-request","kind":"budget","detail":{"spent":12}}`),
 		parked(step(2)),
-		parked(step(3)),
+		parked(strings.Replace(step(3), `"skip","revise","cancel"`, `"skip","cancel"`, 1)), // a plan-first step: no revise
 		parked(step(4)),
 		"event: chunk\ndata: \"Stopped.\"\n\nevent: done\ndata: {\"output\":{}}\n\n",
 	}}
@@ -328,6 +328,12 @@ func testOtherKinds(t *testing.T, browserCtx context.Context) {
 		chromedp.Click(chromedp.CSS(decision+`[data-kind="budget"] form button[type=submit]`)))
 	for _, d := range []string{"continue", "skip", "cancel"} {
 		p.waitFor("the next step", `document.querySelectorAll('`+decision+`').length === 1 && document.querySelector('`+decision+` button[data-decision="`+d+`"]:not(:disabled)') && !`+sendDisabled)
+		if d == "skip" {
+			p.eval(`[...document.querySelectorAll('`+decision+` button[data-decision]')].map(b => b.dataset.decision)`, &labels)
+			if !slices.Equal(labels, []string{"continue", "skip", "cancel"}) {
+				t.Errorf("decisions of a step that lists no revise = %q", labels)
+			}
+		}
 		p.run(chromedp.Click(chromedp.CSS(decision + ` button[data-decision="` + d + `"]`)))
 	}
 	p.waitFor("the run to end", `[...document.querySelectorAll('#chat .msg.assistant')].some(e => e.textContent === 'Stopped.') && !`+sendDisabled)

@@ -383,12 +383,14 @@
     plan: (it) => [['approve', 'Approve'],
       ['edit', 'Edit', { label: 'Plan (JSON)', text: () => pretty(it.detail && it.detail.plan ? { plan: it.detail.plan } : it.detail), payload: (s) => ({ decision: 'edit', ...jsonObject(s, 'The plan') }) }],
       ['reject', 'Reject']],
-    step: () => [['continue', 'Continue'], ['skip', 'Skip'],
+    // A step offers the decisions its detail lists (a plan-first step
+    // cannot be revised), all four when it lists none.
+    step: (it) => [['continue', 'Continue'], ['skip', 'Skip'],
       ['revise', 'Revise', { label: 'What to change', text: () => '', payload: (s) => {
         if (!s.trim()) throw new Error('Write what to change.');
         return { decision: 'revise', note: s.trim() };
       } }],
-      ['cancel', 'Cancel']],
+      ['cancel', 'Cancel']].filter(([name]) => !Array.isArray(it.detail.decisions) || it.detail.decisions.includes(name)),
   };
   // freeForm answers a kind the page does not know: JSON, or else the text.
   const freeForm = { label: 'Payload (JSON, or text sent as a string)', text: () => '', open: true, payload: (s) => {
