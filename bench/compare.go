@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -56,9 +57,13 @@ func runComparison(ctx context.Context, o options) (*comparison, error) {
 	servers := []struct {
 		client *loadClient
 		mock   string
+		pid    int // the server's process, for its CPU time; 0 when not found
 	}{
-		{newClient(o.url, o.route, o.concurrency), o.mock},
-		{newClient(o.url2, o.route, o.concurrency), o.mock2},
+		{newClient(o.url, o.route, o.concurrency), o.mock, 0},
+		{newClient(o.url2, o.route, o.concurrency), o.mock2, 0},
+	}
+	for i := range servers {
+		servers[i].pid, _ = listenerPID([]string{o.url, o.url2}[i])
 	}
 	for s, srv := range servers {
 		for i := range o.warmup {
@@ -92,10 +97,12 @@ func runComparison(ctx context.Context, o options) (*comparison, error) {
 				c.add("bytes of the first model request", "B", second, float64(len(pair.plan)))
 				c.add("prompt tokens per run (o200k)", "tok", second, float64(promptTokens(pair.plan)+promptTokens(pair.answer)))
 			}
+			cpu0, cpuErr := processCPU(srv.pid)
 			seq, err := runBatch(ctx, o.runs, 1, thread("seq"))
 			if err != nil {
 				return nil, err
 			}
+			cpu1, _ := processCPU(srv.pid)
 			c.add("runs/wait sequential p50", "ms", second, median(millis(seq.Latencies)))
 			c.add("runs/wait sequential", "runs/s", second, seq.rate())
 			conc, err := runBatch(ctx, o.runs, o.concurrency, thread("conc"))
@@ -103,6 +110,11 @@ func runComparison(ctx context.Context, o options) (*comparison, error) {
 				return nil, err
 			}
 			c.add(fmt.Sprintf("runs/wait %d concurrent", o.concurrency), "runs/s", second, conc.rate())
+			if cpu2, err := processCPU(srv.pid); cpuErr == nil && err == nil && srv.pid != 0 {
+				perRun := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(o.runs) }
+				c.add("server CPU per run, sequential", "ms", second, perRun(cpu1-cpu0))
+				c.add(fmt.Sprintf("server CPU per run, %d concurrent", o.concurrency), "ms", second, perRun(cpu2-cpu1))
+			}
 			var firsts []time.Duration
 			_, err = runBatch(ctx, o.streamRuns, 1, func(ctx context.Context, i int) error {
 				d, _, err := srv.client.streamToPlan(ctx, fmt.Sprintf("%s-%d-%d-stream-%d", tag, round, s, i))
@@ -123,7 +135,7 @@ func runComparison(ctx context.Context, o options) (*comparison, error) {
 func (c *comparison) write(w io.Writer) {
 	fmt.Fprintf(w, "A = %s\nB = %s\n%d rounds, alternating A,B / B,A; medians over rounds; load average %s at start, %s at end\n\n", c.urlA, c.urlB, c.rounds, c.load[0], c.load[1])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "figure\tA\tB\tB/A")
+	fmt.Fprintln(tw, "figure\tA\tA min–max\tB\tB min–max\tB/A")
 	for _, f := range c.figures {
 		var ratios []float64
 		for i := range min(len(f.a), len(f.b)) {
@@ -131,7 +143,8 @@ func (c *comparison) write(w io.Writer) {
 				ratios = append(ratios, f.b[i]/f.a[i])
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\n", f.name, valueText(median(f.a), f.unit), valueText(median(f.b), f.unit), median(ratios))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\n", f.name, valueText(median(f.a), f.unit), spread(f.a),
+			valueText(median(f.b), f.unit), spread(f.b), median(ratios))
 	}
 	_ = tw.Flush()
 }
@@ -143,4 +156,13 @@ func loadAverage() string {
 		return strings.Join(f[:3], " ")
 	}
 	return "?"
+}
+
+// spread is the min–max of a figure's rounds.
+func spread(v []float64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	lo, hi := slices.Min(v), slices.Max(v)
+	return strings.TrimSuffix(valueText(lo, ""), " ") + "–" + strings.TrimSuffix(valueText(hi, ""), " ")
 }

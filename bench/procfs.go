@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -86,4 +87,70 @@ func parseVmRSS(data []byte) (int64, error) {
 		return n, nil
 	}
 	return 0, errors.New("/proc status: no VmRSS line (a kernel thread, or a zombie)")
+}
+
+// listenerPID returns the id of the process listening on the loopback TCP
+// port of rawURL (http://127.0.0.1:PORT), found through /proc/net/tcp's
+// socket inode and the processes' open files; 0 with an error when none is
+// found, such as when the server runs as another user or on another OS.
+func listenerPID(rawURL string) (int, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0, err
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return 0, fmt.Errorf("%s: no port", rawURL)
+	}
+	inode := ""
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		if inode = listenInode(data, port); inode != "" {
+			break
+		}
+	}
+	if inode == "" {
+		return 0, fmt.Errorf("%w: no socket listening on port %d in /proc/net/tcp", errNoProcfs, port)
+	}
+	target := "socket:[" + inode + "]"
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errNoProcfs, err)
+	}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && link == target {
+				return pid, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w: no process of this user holds the socket of port %d", errNoProcfs, port)
+}
+
+// listenInode returns the inode of the listening socket on port in the text
+// of /proc/net/tcp or tcp6, or "".
+func listenInode(data []byte, port int) string {
+	for line := range bytes.Lines(data) {
+		f := bytes.Fields(line)
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+		if len(f) < 10 || string(f[3]) != "0A" {
+			continue
+		}
+		_, hexPort, ok := bytes.Cut(f[1], []byte(":"))
+		if p, err := strconv.ParseInt(string(hexPort), 16, 32); ok && err == nil && int(p) == port {
+			return string(f[9])
+		}
+	}
+	return ""
 }

@@ -87,3 +87,18 @@ func FuzzParseVmRSS(f *testing.F) {
 		}
 	})
 }
+
+// TestListenInode finds the listening socket of a port, not a connection
+// from or to it.
+func TestListenInode(t *testing.T) {
+	table := []byte(`  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:A341 0100007F:C350 01 00000000:00000000 00:00000000 00000000     0        0 111 1 0000000000000000 20 4 30 10 -1
+   1: 0100007F:A341 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 222 1 0000000000000000 100 0 0 10 0
+`)
+	if got := listenInode(table, 0xA341); got != "222" {
+		t.Errorf("listenInode = %q, want 222", got)
+	}
+	if got := listenInode(table, 80); got != "" {
+		t.Errorf("listenInode(80) = %q, want none", got)
+	}
+}

@@ -141,3 +141,20 @@ func reportCPU(b *testing.B) func() {
 		}
 	}
 }
+
+// BenchmarkBeginRun starts one run per op on a new thread: the run's first
+// transaction (the thread, the run, busy), as runs/wait on a fresh thread
+// writes it.
+func BenchmarkBeginRun(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b, filepath.Join(b.TempDir(), "dawn.db"))
+	b.ReportAllocs()
+	defer reportWrites(b)()
+	defer reportCPU(b)()
+	i := 0
+	for b.Loop() {
+		i++
+		_, err := s.BeginRun(ctx, Run{ID: fmt.Sprintf("run-%08d", i), ThreadID: workloadThread(i), Route: "/support/[tenant]"})
+		must(b, err)
+	}
+}

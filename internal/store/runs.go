@@ -87,10 +87,9 @@ func (s *SQLite) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoi
 	err := s.write(ctx, func(ctx context.Context) error {
 		now := s.now()
 		// A new thread is inserted busy, with its run: nothing to check.
-		var threadPK int64
-		err := s.st.insertThread.QueryRowContext(ctx, r.ThreadID, now, now, "{}", StatusBusy).Scan(&threadPK)
+		threadPK, err := s.insertThread(ctx, r.ThreadID, now, "{}", StatusBusy)
 		switch {
-		case errors.Is(err, sql.ErrNoRows): // the thread exists
+		case errors.Is(err, errThreadExists):
 			if err := s.startInTx(ctx, r, now); err != nil {
 				return err
 			}

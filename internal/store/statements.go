@@ -47,9 +47,11 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		{writer, &st.savepoint, `SAVEPOINT request`},
 		{writer, &st.release, `RELEASE request`},
 		{writer, &st.rollbackTo, `ROLLBACK TO request`},
-		// RETURNING gives the new thread's pk, and no row when the id is taken.
+		// No row changed means the id is taken; else the new rowid is the
+		// thread's pk. (Not RETURNING: SQLite buffers returned rows in an
+		// ephemeral table, which costs more than the insert.)
 		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING RETURNING pk`},
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`},
 		{writer, &st.startCheck, `SELECT t.pk,
 			EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'),
 			EXISTS(SELECT 1 FROM runs WHERE id = ?2)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -31,9 +32,8 @@ func (s *SQLite) CreateThread(ctx context.Context, id string, metadata json.RawM
 	}
 	now := s.now()
 	err = s.write(ctx, func(ctx context.Context) error {
-		var pk int64
-		err := s.st.insertThread.QueryRowContext(ctx, id, now, now, meta, StatusIdle).Scan(&pk)
-		if errors.Is(err, sql.ErrNoRows) {
+		_, err := s.insertThread(ctx, id, now, meta, StatusIdle)
+		if errors.Is(err, errThreadExists) {
 			return fmt.Errorf("thread %q: %w", id, ErrExists)
 		}
 		if err != nil {
@@ -46,6 +46,22 @@ func (s *SQLite) CreateThread(ctx context.Context, id string, metadata json.RawM
 	}
 	t := fromNanos(now)
 	return Thread{ID: id, CreatedAt: t, UpdatedAt: t, Metadata: json.RawMessage(meta), Status: StatusIdle}, nil
+}
+
+// errThreadExists is insertThread's answer for a thread id that is taken.
+var errThreadExists = errors.New("thread exists")
+
+// insertThread inserts a thread row inside a write transaction and returns
+// its pk, or errThreadExists when the id is taken.
+func (s *SQLite) insertThread(ctx context.Context, id string, now int64, meta, status string) (int64, error) {
+	res, err := s.st.insertThread.ExecContext(ctx, id, now, now, meta, status)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return 0, cmp.Or(err, errThreadExists)
+	}
+	return res.LastInsertId()
 }
 
 // compactObject checks that raw is a JSON object (or empty, meaning {}) and
