@@ -73,7 +73,7 @@ func runDev(ctx context.Context, cfg *Config, dir string, port int, child bool, 
 	if err != nil {
 		devserver.PrintProblems(stderr, "the app has problems; serving the routes that work", err)
 	}
-	s, err := openStack(ctx, cfg, a, logger, server.Options{})
+	s, err := openStack(ctx, cfg, a, logger, server.Options{}, 0)
 	if err == nil {
 		inspector.Register(s.api.Echo()) // the dev page at / and /_dawn/
 	}

@@ -358,7 +358,7 @@ func runLocal(ctx context.Context, stopSignals func(), cfg *Config, dir, threadI
 		return runOutcome{}, appProblem(loadErr)
 	}
 	logger := slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	s, err := openStackFor(ctx, cfg, a, logger, server.Options{}, false)
+	s, err := openStackFor(ctx, cfg, a, logger, server.Options{}, false, 0)
 	if err != nil {
 		return runOutcome{}, appProblem(err)
 	}
