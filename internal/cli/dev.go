@@ -40,7 +40,7 @@ A build that fails keeps the previous build serving.`,
 			if port < 0 || port > 65535 {
 				return fmt.Errorf("--port %d is not a port: pass 1-65535, or 0 for a free one", port)
 			}
-			tuneGC(cfg)
+			tuneGC(cfg, 0)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			stdout, stderr := devserver.NewLockedWriter(cmd.OutOrStdout()), devserver.NewLockedWriter(cmd.ErrOrStderr())

@@ -53,7 +53,7 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 			if maxRuns <= 0 {
 				return fmt.Errorf("--max-runs %d: pass a positive number", maxRuns)
 			}
-			tuneGC(cfg)
+			tuneGC(cfg, maxRuns)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
