@@ -28,7 +28,8 @@ import (
 // call after --model-latency.
 type inflightResult struct {
 	Binary        string  `json:"binary"`
-	API           string  `json:"api"` // "stream" or "wait"
+	Mock          string  `json:"mock"` // its URL: https (HTTP/2) or http (HTTP/1.1)
+	API           string  `json:"api"`  // "stream" or "wait"
 	Clients       int     `json:"clients"`
 	ModelLatency  string  `json:"model_latency"`
 	Ramp          string  `json:"ramp"`
@@ -44,25 +45,26 @@ type inflightResult struct {
 	// "connect: connection refused", "stream ended before done", ...
 	ErrorKinds map[string]int `json:"error_kinds,omitempty"`
 
-	PeakInFlight   int64    `json:"peak_in_flight"`   // client side: requests sent, done not yet read
-	MeanInFlight   float64  `json:"mean_in_flight"`   // during the hold
-	PeakModelCalls int64    `json:"peak_model_calls"` // calls waiting in the mock at once
-	IdleRSSMiB     float64  `json:"idle_rss_mib"`     // after the warm-up
-	PeakRSSMiB     float64  `json:"peak_rss_mib"`     // over the whole measure
-	SteadyRSSMiB   float64  `json:"steady_rss_mib"`   // median during the hold
-	RSSPerRunKiB   float64  `json:"rss_per_run_kib"`  // (steady − idle) / mean in flight
-	Goroutines     int      `json:"goroutines"`       // mid-hold, from DAWN_DEBUG_ADDR; 0 when not served
-	Threads        int      `json:"threads"`          // OS threads, mid-hold
-	FDs            int      `json:"fds"`              // open descriptors, mid-hold
-	FDLimit        string   `json:"fd_limit"`         // the server's RLIMIT_NOFILE soft/hard
-	CPUSeconds     float64  `json:"cpu_seconds_hold"` // server utime+stime during the hold
-	CPUPerRunMS    float64  `json:"cpu_per_run_ms"`   // over the runs completed during the hold
-	DurationP50MS  float64  `json:"duration_p50_ms"`  // steady runs
-	DurationP99MS  float64  `json:"duration_p99_ms"`  //
-	ModelP50MS     float64  `json:"model_p50_ms"`     // time the mock spent on the run's calls
-	OverheadP50MS  float64  `json:"overhead_p50_ms"`  // duration − model time
-	OverheadP99MS  float64  `json:"overhead_p99_ms"`  //
-	OverheadMaxMS  float64  `json:"overhead_max_ms"`  //
+	PeakInFlight   int64    `json:"peak_in_flight"`        // client side: requests sent, done not yet read
+	MeanInFlight   float64  `json:"mean_in_flight"`        // during the hold
+	PeakModelCalls int64    `json:"peak_model_calls"`      // calls waiting in the mock at once
+	IdleRSSMiB     float64  `json:"idle_rss_mib"`          // after the warm-up
+	PeakRSSMiB     float64  `json:"peak_rss_mib"`          // over the whole measure
+	SteadyRSSMiB   float64  `json:"steady_rss_mib"`        // median during the hold
+	RSSPerRunKiB   float64  `json:"rss_per_run_kib"`       // (steady − idle) / mean in flight
+	Goroutines     int      `json:"goroutines"`            // mid-hold, from DAWN_DEBUG_ADDR; 0 when not served
+	Threads        int      `json:"threads"`               // OS threads, mid-hold
+	FDs            int      `json:"fds"`                   // open descriptors, mid-hold
+	FDLimit        string   `json:"fd_limit"`              // the server's RLIMIT_NOFILE soft/hard
+	CPUSeconds     float64  `json:"cpu_seconds_hold"`      // server utime+stime during the hold
+	CPUPerRunMS    float64  `json:"cpu_per_run_ms"`        // over the runs completed during the hold
+	ToolCPUSeconds float64  `json:"tool_cpu_seconds_hold"` // the load tool's own: its clients and the mock
+	DurationP50MS  float64  `json:"duration_p50_ms"`       // steady runs
+	DurationP99MS  float64  `json:"duration_p99_ms"`       //
+	ModelP50MS     float64  `json:"model_p50_ms"`          // time the mock spent on the run's calls
+	OverheadP50MS  float64  `json:"overhead_p50_ms"`       // duration − model time
+	OverheadP99MS  float64  `json:"overhead_p99_ms"`       //
+	OverheadMaxMS  float64  `json:"overhead_max_ms"`       //
 	CallsPerRun    float64  `json:"model_calls_per_run"`
 	BytesPerRun    float64  `json:"model_bytes_per_run"` // request bodies sent to the model
 	PromptTokens   float64  `json:"prompt_tokens_per_run"`
@@ -142,7 +144,11 @@ func runInflight(ctx context.Context, opts options) (*inflightResult, error) {
 	if err := writeWorkloadApp(app, "openai:gpt-4o-mini"); err != nil {
 		return nil, err
 	}
-	mock, err := startSlowMock(opts.modelLatency)
+	caFile := filepath.Join(tmp, "mock-ca.pem")
+	if opts.mockHTTP1 {
+		caFile = ""
+	}
+	mock, err := startSlowMock(opts.modelLatency, caFile)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +163,9 @@ func runInflight(ctx context.Context, opts options) (*inflightResult, error) {
 		args = append(args, "--max-runs", strconv.Itoa(opts.maxRuns))
 	}
 	env := []string{"OPENAI_BASE_URL=" + mock.url, "OPENAI_API_KEY=test", "DAWN_DEBUG_ADDR=" + debug}
+	if caFile != "" {
+		env = append(env, "SSL_CERT_FILE="+caFile)
+	}
 	srv, err := start(ctx, "dawn start", bin, args, env, 30*time.Second)
 	if err != nil {
 		return nil, err
@@ -176,7 +185,7 @@ func runInflight(ctx context.Context, opts options) (*inflightResult, error) {
 		http: &http.Client{Transport: tr}, tag: strconv.FormatInt(time.Now().UnixNano(), 36),
 		errors: map[string]int{},
 		res: &inflightResult{
-			Binary: bin, API: opts.inflightAPI, Clients: opts.inflight, ModelLatency: opts.modelLatency.String(),
+			Binary: bin, Mock: mock.url, API: opts.inflightAPI, Clients: opts.inflight, ModelLatency: opts.modelLatency.String(),
 			Ramp: opts.ramp.String(), Hold: opts.hold.String(), MaxRuns: opts.maxRuns, LoadBefore: loadAverage(),
 		},
 	}
@@ -224,11 +233,12 @@ func (in *inflighter) measure(ctx context.Context) error {
 	// The sampler: RSS and in-flight counts every 200 ms; the server's
 	// goroutines, threads and descriptors once, in the middle of the hold.
 	var (
-		sampleWG           sync.WaitGroup
-		holdRSS, holdOpen  []float64
-		peakRSS            int64
-		cpuAtRamp, cpuEnd  time.Duration
-		runsAtRamp, runsAt int
+		sampleWG            sync.WaitGroup
+		holdRSS, holdOpen   []float64
+		peakRSS             int64
+		cpuAtRamp, cpuEnd   time.Duration
+		toolAtRamp, toolEnd time.Duration
+		runsAtRamp, runsAt  int
 	)
 	midHold := rampEnd.Add(o.hold / 2)
 	sampleWG.Go(func() {
@@ -239,6 +249,7 @@ func (in *inflighter) measure(ctx context.Context) error {
 			select {
 			case <-stopCtx.Done():
 				cpuEnd, _ = processCPU(in.pid)
+				toolEnd, _ = processCPU(os.Getpid())
 				in.mu.Lock()
 				runsAt = len(in.runs)
 				in.mu.Unlock()
@@ -253,6 +264,7 @@ func (in *inflighter) measure(ctx context.Context) error {
 					if !rampDone {
 						rampDone = true
 						cpuAtRamp, _ = processCPU(in.pid)
+						toolAtRamp, _ = processCPU(os.Getpid())
 						in.mu.Lock()
 						runsAtRamp = len(in.runs)
 						in.mu.Unlock()
@@ -319,6 +331,7 @@ func (in *inflighter) measure(ctx context.Context) error {
 	if held := runsAt - runsAtRamp; held > 0 && o.hold > 0 {
 		r.RunsPerSecond = float64(held) / o.hold.Seconds()
 		r.CPUSeconds = (cpuEnd - cpuAtRamp).Seconds()
+		r.ToolCPUSeconds = (toolEnd - toolAtRamp).Seconds()
 		r.CPUPerRunMS = r.CPUSeconds * 1000 / float64(held)
 	}
 	var dur, model, over []float64
@@ -503,7 +516,9 @@ func (in *inflighter) profile(ctx context.Context, dir string, d time.Duration) 
 			f.Close()
 		}
 	}
+	save("goroutine.txt", "/debug/pprof/goroutine?debug=1")
 	save("heap.pprof", "/debug/pprof/heap")
+	save("memstats.txt", "/debug/pprof/heap?debug=1")
 	save("cpu.pprof", fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(1, int(d.Seconds()))))
 	in.res.Profiles = dir
 }
@@ -578,7 +593,7 @@ func writeInflight(w io.Writer, r *inflightResult) {
 		status = "ERRORS"
 	}
 	fmt.Fprintf(w, "inflight: %d clients on runs/%s, model latency %s per call, ramp %s, hold %s: %s\n", r.Clients, r.API, r.ModelLatency, r.Ramp, r.Hold, status)
-	fmt.Fprintf(w, "  server %s (max-runs %s), fd limit %s; load average %s before, %s after\n", r.Binary, orDefault(r.MaxRuns), r.FDLimit, r.LoadBefore, r.LoadAfter)
+	fmt.Fprintf(w, "  server %s (max-runs %s), fd limit %s, model at %s; load average %s before, %s after\n", r.Binary, orDefault(r.MaxRuns), r.FDLimit, r.Mock, r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(w, "  runs %d completed (%d started during the hold), %.0f runs/s during the hold; errors %d\n", r.Runs, r.SteadyRuns, r.RunsPerSecond, r.Errors)
 	kinds := make([]string, 0, len(r.ErrorKinds))
 	for k := range r.ErrorKinds {
@@ -594,12 +609,12 @@ func writeInflight(w io.Writer, r *inflightResult) {
 	if r.Goroutines > 0 {
 		g = strconv.Itoa(r.Goroutines)
 	}
-	fmt.Fprintf(w, "  server mid-hold: goroutines %s, OS threads %d, open descriptors %d; CPU %.1f s during the hold, %.2f ms per run\n", g, r.Threads, r.FDs, r.CPUSeconds, r.CPUPerRunMS)
+	fmt.Fprintf(w, "  server mid-hold: goroutines %s, OS threads %d, open descriptors %d; CPU %.1f s during the hold, %.2f ms per run (the load tool, clients and mock: %.1f s)\n", g, r.Threads, r.FDs, r.CPUSeconds, r.CPUPerRunMS, r.ToolCPUSeconds)
 	fmt.Fprintf(w, "  run duration p50 %.1f ms, p99 %.1f ms; model time p50 %.1f ms\n", r.DurationP50MS, r.DurationP99MS, r.ModelP50MS)
 	fmt.Fprintf(w, "  server overhead per run (duration - model time): p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", r.OverheadP50MS, r.OverheadP99MS, r.OverheadMaxMS)
 	fmt.Fprintf(w, "  per run: %.2f model calls, %.0f bytes sent to the model, %.0f prompt + %.0f output tokens (%s)\n", r.CallsPerRun, r.BytesPerRun, r.PromptTokens, r.OutputTokens, r.TokensFrom)
 	if r.Profiles != "" {
-		fmt.Fprintf(w, "  profiles taken mid-hold: %s/cpu.pprof, %s/heap.pprof\n", r.Profiles, r.Profiles)
+		fmt.Fprintf(w, "  profiles taken mid-hold in %s: cpu.pprof, heap.pprof, goroutine.txt\n", r.Profiles)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)

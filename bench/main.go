@@ -42,6 +42,7 @@ type options struct {
 	inflightAPI  string
 	maxRuns      int
 	profileDir   string
+	mockHTTP1    bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -78,6 +79,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.hold, "hold", 30*time.Second, "with --inflight: how long all clients keep running after the ramp; the figures are of runs started in it")
 	fs.StringVar(&o.inflightAPI, "inflight-api", "stream", "with --inflight: stream (runs/stream, the model streams) or wait (runs/wait, it does not)")
 	fs.IntVar(&o.maxRuns, "max-runs", 0, "with --inflight: pass --max-runs to dawn start (0: the server's default)")
+	fs.BoolVar(&o.mockHTTP1, "mock-http1", false, "with --inflight: serve the mock model over plain HTTP/1.1 (a connection per call) instead of HTTPS with HTTP/2")
 	fs.StringVar(&o.profileDir, "profile", "", "with --inflight: save the server's CPU and heap profiles, taken in the middle of the hold, into this folder")
 	if err := fs.Parse(args); err != nil {
 		return o, err

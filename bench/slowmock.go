@@ -1,11 +1,20 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,16 +66,54 @@ const mockPlanArgs = `{"todos":[{"content":"Understand the customer request","st
 // mockAnswer is the second answer's text.
 const mockAnswer = "Your account is in good standing."
 
-func startSlowMock(latency time.Duration) (*slowMock, error) {
+// startSlowMock serves the mock on loopback. With caFile it serves HTTPS
+// (and so HTTP/2, as real providers do: many calls share a connection)
+// with a certificate for 127.0.0.1 whose PEM it writes to caFile, for the
+// server's SSL_CERT_FILE; without, plain HTTP/1.1, a connection per call.
+func startSlowMock(latency time.Duration, caFile string) (*slowMock, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	m := &slowMock{latency: latency, runs: map[string]*mockUse{}, tokens: map[string]int{}}
-	m.url = "http://" + ln.Addr().String() + "/v1"
 	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve), ReadHeaderTimeout: time.Minute}
-	go func() { _ = m.srv.Serve(ln) }()
+	if caFile == "" {
+		m.url = "http://" + ln.Addr().String() + "/v1"
+		go func() { _ = m.srv.Serve(ln) }()
+		return m, nil
+	}
+	cert, err := loopbackCert(caFile)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	m.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	m.url = "https://" + ln.Addr().String() + "/v1"
+	go func() { _ = m.srv.ServeTLS(ln, "", "") }()
 	return m, nil
+}
+
+// loopbackCert makes a self-signed certificate for 127.0.0.1 and writes it
+// as PEM to caFile.
+func loopbackCert(caFile string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "dawn bench mock"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 func (m *slowMock) close() { _ = m.srv.Close() }
