@@ -173,6 +173,19 @@ func (l *Log) Subscribe(after int64) *Subscription {
 	return &Subscription{log: l, after: after, done: make(chan struct{})}
 }
 
+// Ready reports whether Next would return without waiting: an event is
+// there to read, or the log is closed. A writer uses it to send a burst of
+// events in one write, and to flush only before it waits.
+func (s *Subscription) Ready() bool {
+	if s.aheadNext < len(s.ahead) {
+		return true
+	}
+	l := s.log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.indexAfter(s.after) < l.n || l.closed
+}
+
 // Next returns the next event, waiting for one to be published if needed.
 // It returns io.EOF once the log is closed and every event has been read,
 // ctx.Err() when ctx ends, and ErrSubscriptionClosed after Close.

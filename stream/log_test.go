@@ -286,3 +286,30 @@ func TestLogLongRunKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptionReady checks Ready: true exactly when Next would not
+// wait, for an event to read or a closed log.
+func TestSubscriptionReady(t *testing.T) {
+	l := stream.NewLog()
+	s := l.Subscribe(0)
+	if s.Ready() {
+		t.Fatal("Ready on an empty open log")
+	}
+	l.Publish(stream.Event{Type: "a"})
+	l.Publish(stream.Event{Type: "b"})
+	for _, want := range []string{"a", "b"} {
+		if !s.Ready() {
+			t.Fatalf("not Ready with %q to read", want)
+		}
+		if e, err := s.Next(context.Background()); err != nil || e.Type != want {
+			t.Fatalf("Next = %+v, %v; want %q", e, err, want)
+		}
+	}
+	if s.Ready() {
+		t.Fatal("Ready with everything read and the log open")
+	}
+	l.Close()
+	if !s.Ready() {
+		t.Fatal("not Ready on a closed log (Next returns io.EOF at once)")
+	}
+}
