@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -76,7 +77,10 @@ func startSlowMock(latency time.Duration, caFile string) (*slowMock, error) {
 		return nil, err
 	}
 	m := &slowMock{latency: latency, runs: map[string]*mockUse{}, tokens: map[string]int{}}
-	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve), ReadHeaderTimeout: time.Minute}
+	// ErrorLog: a client that dials more connections than it keeps (Go's
+	// HTTP/2 client does, when many calls start at once) makes the server
+	// log each one it drops.
+	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve), ReadHeaderTimeout: time.Minute, ErrorLog: log.New(io.Discard, "", 0)}
 	if caFile == "" {
 		m.url = "http://" + ln.Addr().String() + "/v1"
 		go func() { _ = m.srv.Serve(ln) }()
