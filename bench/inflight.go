@@ -206,14 +206,13 @@ func runInflight(ctx context.Context, opts options) (*inflightResult, error) {
 // hold, lets the runs in flight finish and fills in the result.
 func (in *inflighter) measure(ctx context.Context) error {
 	o := in.opts
-	// Warm-up: a few rounds of runs at once, not counted.
-	for round := range 3 {
-		var wg sync.WaitGroup
-		for i := range 64 {
-			wg.Go(func() { _ = in.one(ctx, fmt.Sprintf("%s-warm%d-%d", in.tag, round, i)) })
-		}
-		wg.Wait()
+	// Warm-up: one round of runs at once, not counted (a round lasts two
+	// model latencies).
+	var warm sync.WaitGroup
+	for i := range 128 {
+		warm.Go(func() { _ = in.one(ctx, fmt.Sprintf("%s-warm-%d", in.tag, i)) })
 	}
+	warm.Wait()
 	in.mu.Lock()
 	in.runs, in.errors = nil, map[string]int{}
 	in.mu.Unlock()
@@ -517,7 +516,7 @@ func (in *inflighter) profile(ctx context.Context, dir string, d time.Duration) 
 		}
 	}
 	save("goroutine.txt", "/debug/pprof/goroutine?debug=1")
-	save("heap.pprof", "/debug/pprof/heap")
+	save("heap.pprof", "/debug/pprof/heap?gc=1")
 	save("memstats.txt", "/debug/pprof/heap?debug=1")
 	save("cpu.pprof", fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(1, int(d.Seconds()))))
 	in.res.Profiles = dir
