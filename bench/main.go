@@ -34,6 +34,15 @@ type options struct {
 	soakRuns, soakRounds, subscribers, soakPlan int
 	// postgres mode: the Postgres store with 1 and 3 replicas.
 	postgres bool
+	// inflight mode: inflight clients running the workload over and over
+	// against a model that answers each call after modelLatency.
+	inflight     int
+	modelLatency time.Duration
+	ramp, hold   time.Duration
+	inflightAPI  string
+	maxRuns      int
+	profileDir   string
+	mockHTTP1    bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -64,6 +73,14 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.soakRounds, "soak-rounds", 5, "with --soak: rounds of --soak-runs runs")
 	fs.IntVar(&o.soakPlan, "soak-plan", 20, "with --soak and no --url: items in the plan of the app the tool serves (the offline model takes one turn per item)")
 	fs.IntVar(&o.subscribers, "subscribers", 200, "with --soak: SSE subscribers per round, the runs' own streams included; the rest rejoin runs with ?after=0")
+	fs.IntVar(&o.inflight, "inflight", 0, "run the in-flight measure instead: this many clients, each running the workload again and again against a slow mock model (see In-flight mode)")
+	fs.DurationVar(&o.modelLatency, "model-latency", time.Second, "with --inflight: how long the mock model takes to answer each call")
+	fs.DurationVar(&o.ramp, "ramp", 10*time.Second, "with --inflight: the clients start evenly over this time")
+	fs.DurationVar(&o.hold, "hold", 30*time.Second, "with --inflight: how long all clients keep running after the ramp; the figures are of runs started in it")
+	fs.StringVar(&o.inflightAPI, "inflight-api", "stream", "with --inflight: stream (runs/stream, the model streams) or wait (runs/wait, it does not)")
+	fs.IntVar(&o.maxRuns, "max-runs", 0, "with --inflight: pass --max-runs to dawn start (0: the server's default)")
+	fs.BoolVar(&o.mockHTTP1, "mock-http1", false, "with --inflight: serve the mock model over plain HTTP/1.1 (a connection per call) instead of HTTPS with HTTP/2")
+	fs.StringVar(&o.profileDir, "profile", "", "with --inflight: save the server's CPU and heap profiles, taken in the middle of the hold, into this folder")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -74,6 +91,18 @@ func parseFlags(args []string) (options, error) {
 		if v < 1 {
 			return o, fmt.Errorf("--%s must be at least 1, not %d", name, v)
 		}
+	}
+	if o.inflight < 0 || o.maxRuns < 0 {
+		return o, fmt.Errorf("--inflight and --max-runs must not be negative")
+	}
+	if o.inflightAPI != "stream" && o.inflightAPI != "wait" {
+		return o, fmt.Errorf("--inflight-api %q: pass stream or wait", o.inflightAPI)
+	}
+	if o.inflight > 0 && (o.modelLatency <= 0 || o.ramp < 0 || o.hold <= 0) {
+		return o, fmt.Errorf("--inflight needs a positive --model-latency and --hold, and --ramp not negative")
+	}
+	if o.inflight > 0 && o.url != "" {
+		return o, fmt.Errorf("--inflight starts its own server (pass --dawn for another binary); it does not take --url")
 	}
 	if o.subscribers < o.soakRuns {
 		return o, fmt.Errorf("--subscribers (%d) must be at least --soak-runs (%d): every run's own stream is a subscriber", o.subscribers, o.soakRuns)
@@ -127,6 +156,9 @@ func main() {
 	defer stop()
 	if opts.soak {
 		os.Exit(soakMain(ctx, opts))
+	}
+	if opts.inflight > 0 {
+		os.Exit(inflightMain(ctx, opts))
 	}
 	if opts.postgres {
 		os.Exit(postgresMain(ctx, opts))

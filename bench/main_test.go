@@ -22,6 +22,10 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--soak", "--soak-runs", "8", "--subscribers", "40", "--soak-rounds", "2"}, ""},
 		{[]string{"--soak", "--soak-runs", "20", "--subscribers", "10"}, "--subscribers (10) must be at least --soak-runs (20)"},
 		{[]string{"--soak", "--soak-rounds", "0"}, "--soak-rounds must be at least 1"},
+		{[]string{"--inflight", "100", "--model-latency", "2s", "--ramp", "1s", "--hold", "5s", "--inflight-api", "wait", "--max-runs", "50", "--mock-http1"}, ""},
+		{[]string{"--inflight", "100", "--inflight-api", "poll"}, "pass stream or wait"},
+		{[]string{"--inflight", "100", "--model-latency", "0s"}, "positive --model-latency"},
+		{[]string{"--inflight", "100", "--url", "http://127.0.0.1:8000"}, "does not take --url"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -42,6 +46,7 @@ func TestReady(t *testing.T) {
 		"Dawn dev ready at http://127.0.0.1:4000":                                                         "http://127.0.0.1:4000",
 		"[aimock] aimock server listening on http://127.0.0.1:41234":                                      "http://127.0.0.1:41234",
 		`{"level":"INFO","msg":"using the built-in offline model"}`:                                       "",
+		`{"level":"INFO","msg":"serving Go profiles","profiles":"http://127.0.0.1:6060/debug/pprof/"}`:    "",
 		"dawn dev: reloaded 1 route(s)":                                                                   "",
 	}
 	for line, want := range cases {

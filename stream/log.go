@@ -17,8 +17,13 @@ import (
 // published event is shared with every reader and must not be changed.
 type Log struct {
 	mu sync.Mutex
-	// blocks hold the events in fixed-size arrays, so that a long run never
-	// copies its history to grow and Publish stays cheap at any length.
+	// head holds the first logBlockSize events. It grows by appending, so
+	// that a short run (most have a dozen events) holds room for about
+	// its own: a server may hold thousands of runs at once.
+	head []Event
+	// blocks hold the events after those in fixed-size arrays, so that a
+	// long run never copies more than its first block to grow and Publish
+	// stays cheap at any length.
 	blocks []*[logBlockSize]Event
 	n      int // the number of events
 	closed bool
@@ -41,10 +46,18 @@ func (l *Log) Publish(e Event) Event {
 		return e
 	}
 	e.ID = int64(l.n) + 1
-	if l.n%logBlockSize == 0 {
-		l.blocks = append(l.blocks, new([logBlockSize]Event))
+	if l.n < logBlockSize {
+		if l.head == nil {
+			l.head = make([]Event, 0, logHeadSize)
+		}
+		l.head = append(l.head, e)
+	} else {
+		i := l.n - logBlockSize
+		if i%logBlockSize == 0 {
+			l.blocks = append(l.blocks, new([logBlockSize]Event))
+		}
+		l.blocks[i/logBlockSize][i%logBlockSize] = e
 	}
-	l.blocks[l.n/logBlockSize][l.n%logBlockSize] = e
 	l.n++
 	if l.wake != nil {
 		close(l.wake)
@@ -105,11 +118,21 @@ func (l *Log) Since(after int64) []Event {
 	return out
 }
 
-// logBlockSize is the number of events in one block of a Log.
-const logBlockSize = 256
+// logBlockSize is the number of events in the head of a Log and in each of
+// its blocks; logHeadSize is the room the head starts with.
+const (
+	logBlockSize = 256
+	logHeadSize  = 16
+)
 
 // at returns the i-th event. The caller holds l.mu.
-func (l *Log) at(i int) Event { return l.blocks[i/logBlockSize][i%logBlockSize] }
+func (l *Log) at(i int) Event {
+	if i < logBlockSize {
+		return l.head[i]
+	}
+	i -= logBlockSize
+	return l.blocks[i/logBlockSize][i%logBlockSize]
+}
 
 // indexAfter returns the index of the first event with an ID greater than
 // after. The caller holds l.mu.
@@ -148,6 +171,19 @@ const subscriptionBatch = 64
 // after: 0 replays the whole run, a client's Last-Event-ID resumes it.
 func (l *Log) Subscribe(after int64) *Subscription {
 	return &Subscription{log: l, after: after, done: make(chan struct{})}
+}
+
+// Ready reports whether Next would return without waiting: an event is
+// there to read, or the log is closed. A writer uses it to send a burst of
+// events in one write, and to flush only before it waits.
+func (s *Subscription) Ready() bool {
+	if s.aheadNext < len(s.ahead) {
+		return true
+	}
+	l := s.log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.indexAfter(s.after) < l.n || l.closed
 }
 
 // Next returns the next event, waiting for one to be published if needed.

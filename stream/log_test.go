@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -233,5 +234,82 @@ func TestLogEmit(t *testing.T) {
 	emit(stream.New("b", nil))
 	if got := l.Since(0); len(got) != 2 || got[1].ID != 2 || got[1].Type != "b" {
 		t.Fatalf("events after Emit = %v", got)
+	}
+}
+
+// TestLogShortRunIsSmall checks that a run of a few events holds memory for
+// about those events: a server holds thousands of runs in flight, and most
+// have a dozen events or so.
+func TestLogShortRunIsSmall(t *testing.T) {
+	const logs, events = 200, 15
+	kept := make([]*stream.Log, logs)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range kept {
+		l := stream.NewLog()
+		for range events {
+			l.Publish(stream.Event{Type: "chunk"})
+		}
+		kept[i] = l
+	}
+	runtime.ReadMemStats(&after)
+	perLog := (after.TotalAlloc - before.TotalAlloc) / logs
+	// 15 events of 48 bytes; growing by doubling allocates at most about
+	// twice that, plus the Log itself.
+	if limit := uint64(4 * events * 48); perLog > limit {
+		t.Errorf("a log of %d events allocated %d bytes, want at most %d", events, perLog, limit)
+	}
+	runtime.KeepAlive(kept)
+}
+
+// TestLogLongRunKeepsOrder publishes past the first block and checks every
+// event comes back in order, from Since and from a subscriber.
+func TestLogLongRunKeepsOrder(t *testing.T) {
+	l := stream.NewLog()
+	const n = 1000
+	for i := range n {
+		l.Publish(stream.Event{Type: fmt.Sprint(i)})
+	}
+	l.Close()
+	got := l.Since(0)
+	if len(got) != n {
+		t.Fatalf("Since(0) returned %d events, want %d", len(got), n)
+	}
+	for i, e := range got {
+		if e.ID != int64(i+1) || e.Type != fmt.Sprint(i) {
+			t.Fatalf("event %d is %+v", i, e)
+		}
+	}
+	for _, after := range []int64{0, 1, 255, 256, 257, 511, 512, 999} {
+		if ids := drain(t, l.Subscribe(after)); !equalIDs(ids, idsFrom(after+1, n)) {
+			t.Errorf("Subscribe(%d) read %d events from %v", after, len(ids), ids[:min(3, len(ids))])
+		}
+	}
+}
+
+// TestSubscriptionReady checks Ready: true exactly when Next would not
+// wait, for an event to read or a closed log.
+func TestSubscriptionReady(t *testing.T) {
+	l := stream.NewLog()
+	s := l.Subscribe(0)
+	if s.Ready() {
+		t.Fatal("Ready on an empty open log")
+	}
+	l.Publish(stream.Event{Type: "a"})
+	l.Publish(stream.Event{Type: "b"})
+	for _, want := range []string{"a", "b"} {
+		if !s.Ready() {
+			t.Fatalf("not Ready with %q to read", want)
+		}
+		if e, err := s.Next(context.Background()); err != nil || e.Type != want {
+			t.Fatalf("Next = %+v, %v; want %q", e, err, want)
+		}
+	}
+	if s.Ready() {
+		t.Fatal("Ready with everything read and the log open")
+	}
+	l.Close()
+	if !s.Ready() {
+		t.Fatal("not Ready on a closed log (Next returns io.EOF at once)")
 	}
 }

@@ -49,6 +49,8 @@ type Options struct {
 	Markers []capabilities.Marker
 	// Telemetry records the runs' spans and metrics; nil records nothing.
 	Telemetry *telemetry.Telemetry
+	// MaxRuns caps the runs in flight (runner.Options.MaxRuns); 0: no cap.
+	MaxRuns int
 }
 
 // New loads the app in dir and returns a harness whose routes all run on
@@ -72,7 +74,7 @@ func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 	if factory == nil {
 		factory = func(string) (llms.Model, error) { return model, nil }
 	}
-	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }, Telemetry: opts.Telemetry})
+	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }, Telemetry: opts.Telemetry, MaxRuns: opts.MaxRuns})
 	return &Harness{App: a, Store: st, Runs: runs, API: server.New(runs, server.Options{})}
 }
 

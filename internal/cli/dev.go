@@ -40,7 +40,7 @@ A build that fails keeps the previous build serving.`,
 			if port < 0 || port > 65535 {
 				return fmt.Errorf("--port %d is not a port: pass 1-65535, or 0 for a free one", port)
 			}
-			tuneGC(cfg)
+			tuneGC(cfg, 0)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			stdout, stderr := devserver.NewLockedWriter(cmd.OutOrStdout()), devserver.NewLockedWriter(cmd.ErrOrStderr())
@@ -73,7 +73,7 @@ func runDev(ctx context.Context, cfg *Config, dir string, port int, child bool, 
 	if err != nil {
 		devserver.PrintProblems(stderr, "the app has problems; serving the routes that work", err)
 	}
-	s, err := openStack(ctx, cfg, a, logger, server.Options{})
+	s, err := openStack(ctx, cfg, a, logger, server.Options{}, 0)
 	if err == nil {
 		inspector.Register(s.api.Echo()) // the dev page at / and /_dawn/
 	}

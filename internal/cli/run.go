@@ -487,7 +487,7 @@ func openLocal(ctx context.Context, cfg *Config, dir string) (*localTarget, erro
 		return nil, appProblem(loadErr)
 	}
 	logger := slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	s, err := openStackFor(ctx, cfg, a, logger, server.Options{}, false)
+	s, err := openStackFor(ctx, cfg, a, logger, server.Options{}, false, 0)
 	if err != nil {
 		return nil, appProblem(err)
 	}

@@ -32,17 +32,18 @@ type stack struct {
 
 // openStack opens the app's store, marks the runs of processes that are
 // gone as interrupted, and builds the API.
-func openStack(ctx context.Context, cfg *Config, a *app.App, logger *slog.Logger, opts server.Options) (*stack, error) {
-	return openStackFor(ctx, cfg, a, logger, opts, true)
+func openStack(ctx context.Context, cfg *Config, a *app.App, logger *slog.Logger, opts server.Options, maxRuns int) (*stack, error) {
+	return openStackFor(ctx, cfg, a, logger, opts, true, maxRuns)
 }
 
 // openStackFor is openStack; recoverRuns false leaves recovery to the
-// servers, for a short-lived client (dawn run).
+// servers, for a short-lived client (dawn run). maxRuns caps the runs in
+// flight (0: no cap).
 //
 // Any number of processes may share the store: each is an owner of the
 // runs it starts and holds a lease on them (DAWN_STORE_LEASE, default
 // 30s), and recovery takes only the runs of owners that are gone.
-func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Logger, opts server.Options, recoverRuns bool) (*stack, error) {
+func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Logger, opts server.Options, recoverRuns bool, maxRuns int) (*stack, error) {
 	lease, err := storeLease(cfg)
 	if err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 		return nil, fmt.Errorf("OpenTelemetry: %w", err)
 	}
 	s.telemetryShutdown = shutdown
-	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger, Telemetry: tel})
+	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger, Telemetry: tel, MaxRuns: maxRuns})
 	opts.Env, opts.Logger = cfg.Env, logger
 	s.api = server.New(s.runs, opts)
 	return s, nil

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/spf13/cobra"
 )
@@ -17,6 +18,7 @@ func newStartCmd(cfg *Config) *cobra.Command {
 	var port int
 	var grace time.Duration
 	var limits server.HTTPLimits
+	var maxRuns int
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the production server",
@@ -36,16 +38,30 @@ are safe for a server on the internet: a request's headers must arrive
 within --read-header-timeout and its body within --body-timeout (else 408),
 headers over --max-header-bytes get 431, and at most --max-conns
 connections are open at once (more wait). Responses are not timed, so a
-stream lasts as long as its run.`,
+stream lasts as long as its run. At most --max-runs runs are in flight at
+once: a run asked for beyond that gets 503 overloaded with Retry-After,
+never a wait; the default stays below --max-conns so that the 503 comes
+while there are connections left to send it on.
+
+DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
+(/debug/pprof/), for looking at a server under load.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkLimits(limits); err != nil {
 				return err
 			}
-			tuneGC(cfg)
+			if maxRuns <= 0 {
+				return fmt.Errorf("--max-runs %d: pass a positive number", maxRuns)
+			}
+			tuneGC(cfg, maxRuns)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+			if addr := cfg.Env(EnvDebugAddr); addr != "" {
+				if err := serveDebug(ctx, addr, logger); err != nil {
+					return err
+				}
+			}
 			a, err := loadApp(ctx, cfg, dir)
 			if err != nil {
 				return appProblem(err)
@@ -56,7 +72,7 @@ stream lasts as long as its run.`,
 				return fmt.Errorf("DAWN_CORS_ORIGINS: %w", err)
 			}
 			opts.CORSOrigins = origins
-			s, err := openStack(ctx, cfg, a, logger, opts)
+			s, err := openStack(ctx, cfg, a, logger, opts, maxRuns)
 			if err != nil {
 				return appProblem(err)
 			}
@@ -76,6 +92,7 @@ stream lasts as long as its run.`,
 	cmd.Flags().DurationVar(&limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long an idle kept-alive connection stays open")
 	cmd.Flags().IntVar(&limits.MaxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "the most bytes of headers a request may have (431 over)")
 	cmd.Flags().IntVar(&limits.MaxConns, "max-conns", server.DefaultMaxConns, "the most connections open at once (more wait)")
+	cmd.Flags().IntVar(&maxRuns, "max-runs", runner.DefaultMaxRuns, "the most runs in flight at once (more get 503 overloaded)")
 	return cmd
 }
 

@@ -41,7 +41,8 @@ const (
 
 // sharedHTTPClient is used by every provider model. It keeps connections
 // alive, with enough idle connections per host for a loopback benchmark, and
-// bounds connection set-up; a whole call is bounded by its context.
+// bounds connection set-up; a whole call is bounded by callTimeout and its
+// context.
 var sharedHTTPClient = &http.Client{
 	Transport: wireTransport{next: &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
@@ -57,8 +58,13 @@ var sharedHTTPClient = &http.Client{
 		ResponseHeaderTimeout: 10 * time.Minute,
 		ExpectContinueTimeout: time.Second,
 	}},
-	Timeout: 30 * time.Minute,
 }
+
+// callTimeout bounds a whole model call, the answer's body included. It is
+// a deadline on the request's context, not an http.Client Timeout: that
+// one starts two goroutines per request to enforce itself, and a server
+// holds thousands of calls waiting on slow models.
+const callTimeout = 30 * time.Minute
 
 // New returns the model named by spec (see ParseSpec for the format), or a
 // model that tries a fallback list of them in order (see ParseSpecList).
@@ -103,8 +109,7 @@ func newOne(s Spec, env func(string) string, policy RetryPolicy) (llms.Model, er
 	var baseURL string
 	var err error
 	client := &http.Client{
-		Transport: &retryTransport{base: sharedHTTPClient.Transport, spec: s.String(), policy: policy},
-		Timeout:   sharedHTTPClient.Timeout,
+		Transport: deadlineTransport{next: &retryTransport{base: sharedHTTPClient.Transport, spec: s.String(), policy: policy}, timeout: callTimeout},
 	}
 	switch s.Provider {
 	case ProviderOffline:

@@ -2,10 +2,12 @@ package models
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"math"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -34,6 +36,36 @@ func temperatureSet(options []llms.CallOption) bool {
 
 // wireTransport edits request bodies as the context of their call says.
 type wireTransport struct{ next http.RoundTripper }
+
+// deadlineTransport gives each request timeout to finish, its body read
+// included: the deadline ends when the body is closed.
+type deadlineTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelBody ends its request's deadline when closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
 
 func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body == nil || req.Context().Value(omitTemperatureKey{}) == nil {

@@ -25,6 +25,15 @@ import (
 // ErrBusy is returned by Start when the thread already has a run in flight.
 var ErrBusy = errors.New("thread already has a run in flight; wait for it to finish or cancel it")
 
+// ErrOverloaded is returned by Start when Options.MaxRuns runs are in
+// flight already.
+var ErrOverloaded = errors.New("the server has as many runs in flight as it may hold (dawn start --max-runs); try again shortly")
+
+// DefaultMaxRuns is dawn start's cap on runs in flight: below its default
+// connection cap (4096), so that runs beyond it are refused while there
+// are connections left to refuse them on.
+const DefaultMaxRuns = 4000
+
 // ErrShuttingDown is returned by Start once Shutdown has begun.
 var ErrShuttingDown = errors.New("server is shutting down")
 
@@ -50,6 +59,7 @@ type Manager struct {
 
 	mu       sync.Mutex
 	active   map[string]*Run
+	maxRuns  int // 0: no cap
 	closing  bool
 	inflight sync.WaitGroup
 
@@ -75,12 +85,15 @@ type Options struct {
 	// Telemetry records runs as OpenTelemetry spans and metrics; nil
 	// records nothing.
 	Telemetry *telemetry.Telemetry
+	// MaxRuns caps the runs in flight at once; Start refuses more with
+	// ErrOverloaded. 0 means no cap.
+	MaxRuns int
 }
 
 // New returns a Manager running routes of a on st.
 func New(st store.Store, a *app.App, opts Options) *Manager {
 	m := &Manager{
-		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, tel: opts.Telemetry,
+		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, tel: opts.Telemetry, maxRuns: max(opts.MaxRuns, 0),
 		models: map[string]llms.Model{}, active: map[string]*Run{},
 		unrecorded: map[string]runEnd{}, quit: make(chan struct{}),
 	}
@@ -209,6 +222,11 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		m.mu.Unlock()
 		cancel()
 		return nil, ErrBusy
+	}
+	if m.maxRuns > 0 && len(m.active) >= m.maxRuns {
+		m.mu.Unlock()
+		cancel()
+		return nil, ErrOverloaded
 	}
 	m.active[req.ThreadID] = run
 	m.inflight.Add(1)

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/app"
@@ -17,6 +18,9 @@ type apiError struct {
 	Status int
 	Kind   string
 	Msg    string
+	// RetryAfter, when positive, is sent as the Retry-After header (in
+	// seconds): when the client may try again.
+	RetryAfter int
 }
 
 func (e *apiError) Error() string { return e.Msg }
@@ -70,6 +74,10 @@ func classify(err error) *apiError {
 		return newError(http.StatusNotFound, "route_not_found", err.Error())
 	case errors.Is(err, runner.ErrBusy):
 		return newError(http.StatusConflict, "run_in_flight", err.Error())
+	case errors.Is(err, runner.ErrOverloaded):
+		ae := newError(http.StatusServiceUnavailable, "overloaded", err.Error())
+		ae.RetryAfter = 1
+		return ae
 	case errors.Is(err, runner.ErrShuttingDown):
 		return newError(http.StatusServiceUnavailable, "shutting_down", err.Error())
 	case errors.As(err, &inputErr):
@@ -105,6 +113,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	ae := classify(err)
 	if ae.Status >= 500 && ae.Kind == "internal" {
 		s.logger.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
+	}
+	if ae.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 	}
 	var body errorBody
 	body.Error.Kind, body.Error.Message, body.Error.Details.Code = ae.Kind, ae.Msg, ae.Kind

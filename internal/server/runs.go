@@ -217,9 +217,25 @@ type eventSource interface {
 	Next(ctx context.Context) (stream.Event, error)
 }
 
+// readySource is an eventSource that can tell whether its next event is
+// there without waiting (stream.Subscription.Ready).
+type readySource interface {
+	Ready() bool
+}
+
+// ready reports whether src has its next event (or its end) at hand; a
+// source that cannot tell is never ready, so each of its events is
+// flushed on its own.
+func ready(src eventSource) bool {
+	r, ok := src.(readySource)
+	return ok && r.Ready()
+}
+
 type sliceSource struct{ events []stream.Event }
 
 func replay(events []stream.Event) *sliceSource { return &sliceSource{events: events} }
+
+func (s *sliceSource) Ready() bool { return true }
 
 func (s *sliceSource) Next(context.Context) (stream.Event, error) {
 	if len(s.events) == 0 {
@@ -245,13 +261,31 @@ func (s *Server) writeStream(c echo.Context, src eventSource, runID string) erro
 	w.Flush()
 	ctx := c.Request().Context()
 	buf := make([]byte, 0, 1024)
+	// Events already there are written together and flushed once, before
+	// the stream waits for the next: a burst costs one write to the
+	// client, and no event waits behind another. The keep-alive timer is
+	// set only for a wait.
+	pending := false
 	for {
-		waitCtx, cancel := context.WithTimeout(ctx, keepAlive)
-		e, err := src.Next(waitCtx)
-		cancel()
+		var e stream.Event
+		var err error
+		if ready(src) {
+			e, err = src.Next(ctx)
+		} else {
+			if pending {
+				w.Flush()
+				pending = false
+			}
+			waitCtx, cancel := context.WithTimeout(ctx, keepAlive)
+			e, err = src.Next(waitCtx)
+			cancel()
+		}
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
+			if pending {
+				w.Flush()
+			}
 			return nil
 		case ctx.Err() != nil:
 			return nil // client gone; the run goes on
@@ -268,8 +302,9 @@ func (s *Server) writeStream(c echo.Context, src eventSource, runID string) erro
 		if _, err := w.Write(buf); err != nil {
 			return nil
 		}
-		w.Flush()
+		pending = true
 		if e.Type == stream.TypeDone {
+			w.Flush()
 			return nil
 		}
 	}

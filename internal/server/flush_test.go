@@ -1,0 +1,70 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/labstack/echo/v4"
+)
+
+// flushCounter is a response writer that counts flushes.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
+
+// TestWriteStreamFlushesBursts checks that events already there when the
+// stream writes are sent together: one flush for the headers and one for
+// the burst, not one per event (a server holding thousands of streams pays
+// a write system call per flush). Every event still goes out, in order.
+func TestWriteStreamFlushesBursts(t *testing.T) {
+	st, err := store.Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := &Server{runs: runner.New(st, &app.App{}, runner.Options{})}
+	for _, tc := range []struct {
+		name string
+		src  func() eventSource
+	}{
+		{"live", func() eventSource {
+			l := stream.NewLog()
+			for range 10 {
+				l.Publish(stream.Event{Type: "chunk", Data: []byte(`{"text":"x"}`)})
+			}
+			l.Publish(stream.Event{Type: stream.TypeDone, Data: []byte(`{}`)})
+			l.Close()
+			return l.Subscribe(0)
+		}},
+		{"replay", func() eventSource {
+			l := stream.NewLog()
+			for range 10 {
+				l.Publish(stream.Event{Type: "chunk", Data: []byte(`{"text":"x"}`)})
+			}
+			l.Publish(stream.Event{Type: stream.TypeDone, Data: []byte(`{}`)})
+			return replay(l.Since(0))
+		}},
+	} {
+		rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+		c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
+		if err := s.writeStream(c, tc.src(), "run-1"); err != nil {
+			t.Fatal(err)
+		}
+		body := rec.Body.String()
+		if n := strings.Count(body, "event: chunk\n"); n != 10 || !strings.Contains(body, "event: done\n") || !strings.Contains(body, "id: 11\n") {
+			t.Errorf("%s: the stream wrote %d chunks, want 10 then done (id 11):\n%s", tc.name, n, body)
+		}
+		if rec.flushes > 2 {
+			t.Errorf("%s: 11 events already there took %d flushes, want 2 (headers, then the burst)", tc.name, rec.flushes)
+		}
+	}
+}
