@@ -43,6 +43,8 @@ type options struct {
 	maxRuns      int
 	profileDir   string
 	mockHTTP1    bool
+	// lazy mode: the lazy-model harness scenario (lazy.go).
+	lazy bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -81,8 +83,12 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.maxRuns, "max-runs", 0, "with --inflight: pass --max-runs to dawn start (0: the server's default)")
 	fs.BoolVar(&o.mockHTTP1, "mock-http1", false, "with --inflight: serve the mock model over plain HTTP/1.1 (a connection per call) instead of HTTPS with HTTP/2")
 	fs.StringVar(&o.profileDir, "profile", "", "with --inflight: save the server's CPU and heap profiles, taken in the middle of the hold, into this folder")
+	fs.BoolVar(&o.lazy, "lazy", false, "run the lazy-model harness scenario instead: a 6-item plan with and without the harness gate, --repeat rounds (default 3)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.lazy && !setFlag(fs, "repeat") {
+		o.repeat = 3
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q; every setting is a flag (see -h)", fs.Arg(0))
@@ -156,6 +162,9 @@ func main() {
 	defer stop()
 	if opts.soak {
 		os.Exit(soakMain(ctx, opts))
+	}
+	if opts.lazy {
+		os.Exit(lazyMain(ctx, opts))
 	}
 	if opts.inflight > 0 {
 		os.Exit(inflightMain(ctx, opts))
