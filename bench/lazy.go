@@ -182,10 +182,10 @@ func (req *lazyRequest) promptSize() (bytes, toks int) {
 
 // lazyUse is what the model was asked over a stretch of calls.
 type lazyUse struct {
-	Calls       int
-	WireBytes   int // request bodies
-	PromptBytes int // as promptSize
-	Prompt      int // o200k tokens, as promptSize; the usage the mock reports
+	Calls       int `json:"model_calls"`
+	WireBytes   int `json:"request_bytes"` // request bodies
+	PromptBytes int `json:"prompt_bytes"`  // as promptSize
+	Prompt      int `json:"prompt_tokens"` // o200k tokens, as promptSize; the usage the mock reports
 }
 
 // lazyMock is an OpenAI chat-completions server on loopback that plays the
