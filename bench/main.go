@@ -45,6 +45,11 @@ type options struct {
 	mockHTTP1    bool
 	// lazy mode: the lazy-model harness scenario (lazy.go).
 	lazy bool
+	// diamond mode: issue #18's plan-first diamond, timed per parallel
+	// setting.
+	diamond     bool
+	stepLatency time.Duration
+	parallel    string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -84,6 +89,9 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.mockHTTP1, "mock-http1", false, "with --inflight: serve the mock model over plain HTTP/1.1 (a connection per call) instead of HTTPS with HTTP/2")
 	fs.StringVar(&o.profileDir, "profile", "", "with --inflight: save the server's CPU and heap profiles, taken in the middle of the hold, into this folder")
 	fs.BoolVar(&o.lazy, "lazy", false, "run the lazy-model harness scenario instead: a 6-item plan with and without the harness gate, --repeat rounds (default 3)")
+	fs.BoolVar(&o.diamond, "diamond", false, "run the plan-first diamond instead (A → B∥C → D, see Plan-first diamond): wall time per --parallel setting over --repeat rounds")
+	fs.DurationVar(&o.stepLatency, "step-latency", time.Second, "with --diamond: how long the mock model takes to answer each step")
+	fs.StringVar(&o.parallel, "parallel", "1,2", "with --diamond: the plan-first parallel settings to time, comma-separated (2 is the route's default)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -106,6 +114,14 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.inflight > 0 && (o.modelLatency <= 0 || o.ramp < 0 || o.hold <= 0) {
 		return o, fmt.Errorf("--inflight needs a positive --model-latency and --hold, and --ramp not negative")
+	}
+	if o.diamond && (o.stepLatency <= 0 || o.url != "") {
+		return o, fmt.Errorf("--diamond starts its own server and mock (pass --dawn for another binary): it needs a positive --step-latency and no --url")
+	}
+	if o.diamond {
+		if _, err := parseParallelList(o.parallel); err != nil {
+			return o, err
+		}
 	}
 	if o.inflight > 0 && o.url != "" {
 		return o, fmt.Errorf("--inflight starts its own server (pass --dawn for another binary); it does not take --url")
@@ -165,6 +181,9 @@ func main() {
 	}
 	if opts.lazy {
 		os.Exit(lazyMain(ctx, opts))
+	}
+	if opts.diamond {
+		os.Exit(diamondMain(ctx, opts))
 	}
 	if opts.inflight > 0 {
 		os.Exit(inflightMain(ctx, opts))
