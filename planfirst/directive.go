@@ -36,7 +36,7 @@ func Directive(userTask string, routes []string, subagents []string) string {
 	b.WriteString(DirectivePrefix + " Do not do the task and do not call tools. Break the task below into a plan and answer with the plan as one JSON object, with nothing before or after it:\n\n")
 	b.WriteString(`{"goal":"<the outcome, one line>","steps":[{"id":"E1","task":"<what to do>","deps":[]},{"id":"E2","task":"<what to do, using #E1.summary>","deps":["E1"]}]}`)
 	b.WriteString("\n\nRules:\n")
-	fmt.Fprintf(&b, "- Use 1 to %d steps, as few as the task needs. Steps run one at a time, in the order you write them.\n", MaxSteps)
+	fmt.Fprintf(&b, "- Use 1 to %d steps, as few as the task needs. A step runs once the steps it depends on have finished; steps that do not depend on each other may run at the same time.\n", MaxSteps)
 	b.WriteString("- id: E1, E2, E3, … in order. Ids must be unique: a letter, then letters, digits, _ or -.\n")
 	b.WriteString("- task: a complete instruction. Whoever runs the step sees only this text, not the conversation.\n")
 	b.WriteString("- deps: the ids of earlier steps whose results this step needs. Only earlier steps.\n")
