@@ -224,21 +224,11 @@ func runDiamond(ctx context.Context, opts options) ([]diamondRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo, err := repoRoot()
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "dawndiamond-")
+	tmp, bin, err := scratch(ctx, opts, "dawndiamond-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	bin := opts.dawn
-	if bin == "" {
-		if bin, err = buildDawn(ctx, repo, tmp); err != nil {
-			return nil, err
-		}
-	}
 	app := filepath.Join(tmp, "app")
 	files := map[string]string{}
 	for _, p := range pars {

@@ -125,21 +125,11 @@ func runInflight(ctx context.Context, opts options) (*inflightResult, error) {
 	// Each run holds a connection from the tool and one from the server to
 	// the mock, on both ends: make room for them.
 	raiseFileLimit(uint64(4*opts.inflight + 4096))
-	repo, err := repoRoot()
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "dawninflight-")
+	tmp, bin, err := scratch(ctx, opts, "dawninflight-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	bin := opts.dawn
-	if bin == "" {
-		if bin, err = buildDawn(ctx, repo, tmp); err != nil {
-			return nil, err
-		}
-	}
 	app := filepath.Join(tmp, "app")
 	if err := writeWorkloadApp(app, "openai:gpt-4o-mini"); err != nil {
 		return nil, err
@@ -625,4 +615,25 @@ func orDefault(n int) string {
 		return "default"
 	}
 	return strconv.Itoa(n)
+}
+
+// scratch makes a temporary folder for one of the tool's modes and the
+// dawn binary to run there: --dawn, or one built from the repository into
+// the folder. The caller removes the folder.
+func scratch(ctx context.Context, opts options, prefix string) (tmp, bin string, err error) {
+	repo, err := repoRoot()
+	if err != nil {
+		return "", "", err
+	}
+	if tmp, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", err
+	}
+	bin = opts.dawn
+	if bin == "" {
+		if bin, err = buildDawn(ctx, repo, tmp); err != nil {
+			os.RemoveAll(tmp)
+			return "", "", err
+		}
+	}
+	return tmp, bin, nil
 }

@@ -311,21 +311,11 @@ func lazyMain(ctx context.Context, opts options) int {
 }
 
 func runLazy(ctx context.Context, opts options) (*lazyResult, error) {
-	repo, err := repoRoot()
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "dawnlazy-")
+	tmp, bin, err := scratch(ctx, opts, "dawnlazy-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	bin := opts.dawn
-	if bin == "" {
-		if bin, err = buildDawn(ctx, repo, tmp); err != nil {
-			return nil, err
-		}
-	}
 	app := filepath.Join(tmp, "app")
 	if err := writeLazyApp(app, "openai:gpt-4o-mini"); err != nil {
 		return nil, err
