@@ -206,6 +206,9 @@ func (in *inflighter) measure(ctx context.Context) error {
 	in.mu.Lock()
 	in.runs, in.errors = nil, map[string]int{}
 	in.mu.Unlock()
+	// The peaks are of the measured clients, not of the warm-up's 128.
+	atomic.StoreInt64(&in.res.PeakInFlight, 0)
+	atomic.StoreInt64(&in.mock.peak, 0)
 	time.Sleep(200 * time.Millisecond)
 	idle, err := processRSS(in.pid)
 	if err != nil {
