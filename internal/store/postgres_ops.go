@@ -376,32 +376,11 @@ func (s *Postgres) RecoverInterrupted(ctx context.Context) (int, error) {
 // SaveStep writes one step of a running run in one transaction (see
 // SQLite.SaveStep), and wakes the replicas that follow the run's events.
 func (s *Postgres) SaveStep(ctx context.Context, st Step) error {
-	if st.Step < 1 {
-		return fmt.Errorf("thread %q: %w: step must be 1 or more, got %d", st.ThreadID, ErrInvalid, st.Step)
-	}
-	if err := checkEvents(st.RunID, st.Events); err != nil {
-		return err
-	}
-	var finishOut any
-	if st.Finish != nil {
-		var err error
-		if finishOut, err = st.Finish.check(st.RunID); err != nil {
-			return err
-		}
-	}
-	whole, parted, err := splitValues(st.Values)
-	if err != nil {
-		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
-	}
 	enc := getEncoder()
 	defer putEncoder(enc)
-	messages, state, err := enc.encodeStep(st.Append, whole)
+	in, err := prepareStep(st, enc)
 	if err != nil {
-		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
-	}
-	var threadStatus any
-	if st.Finish != nil {
-		threadStatus = threadStatusAfter[st.Finish.Status]
+		return err
 	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		now := s.now()
@@ -410,31 +389,22 @@ func (s *Postgres) SaveStep(ctx context.Context, st Step) error {
 		err := tx.QueryRow(ctx, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.parts
 			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = $1 FOR UPDATE`, st.RunID).
 			Scan(&runPK, &status, &threadPK, &owner, &prevStep, &count, &meta)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("run %q: %w", st.RunID, ErrNotFound)
-		case err != nil:
-			return fmt.Errorf("store: save step %d of run %q: %w", st.Step, st.RunID, err)
-		case owner != st.ThreadID:
-			return fmt.Errorf("run %q: %w: it belongs to thread %q, not %q", st.RunID, ErrInvalid, owner, st.ThreadID)
-		case status != RunRunning:
-			return fmt.Errorf("run %q is %s: %w", st.RunID, status, ErrNotRunning)
-		case int64(st.Step) != prevStep+1:
-			return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", st.ThreadID, ErrStepOrder, st.Step, prevStep)
+		if err := checkStepRow(st, errors.Is(err, pgx.ErrNoRows), err, status, owner, prevStep); err != nil {
+			return err
 		}
 		b := &pgx.Batch{}
-		for i, data := range messages {
+		for i, data := range in.messages {
 			b.Queue(`INSERT INTO history(thread, run, seq, data) VALUES ($1, 0, $2, $3)`, threadPK, count+int64(i), []byte(data))
 		}
-		if meta, err = planParts(threadPK, meta, parted, pgPartWriter(b, threadPK)); err != nil {
+		if meta, err = planParts(threadPK, meta, in.parted, pgPartWriter(b, threadPK)); err != nil {
 			return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
 		}
 		b.Queue(`UPDATE threads SET step = $1, message_count = $2, run_id = $3, route = $4,
 			state = $5, parts = $6, checkpoint_at = $7, updated_at = $8, status = coalesce($9, status) WHERE pk = $10`,
-			st.Step, count+int64(len(messages)), st.RunID, st.Route, state, meta, now, now, threadStatus, threadPK)
+			st.Step, count+int64(len(in.messages)), st.RunID, st.Route, in.state, meta, now, now, in.threadStatus, threadPK)
 		queueEvents(b, threadPK, runPK, st.Events)
 		if st.Finish != nil {
-			queueFinish(b, runPK, *st.Finish, finishOut, now)
+			queueFinish(b, runPK, *st.Finish, in.finishOut, now)
 		}
 		if len(st.Events) > 0 || st.Finish != nil {
 			b.Queue(`SELECT pg_notify($1, $2)`, ChannelEvents, st.RunID)

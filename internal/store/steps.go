@@ -49,60 +49,30 @@ type Step struct {
 // has finished, ErrStepOrder when st.Step is not the previous step + 1, and
 // ErrInvalid when the run belongs to another thread or the data is not JSON.
 func (s *SQLite) SaveStep(ctx context.Context, st Step) error {
-	if st.Step < 1 {
-		return fmt.Errorf("thread %q: %w: step must be 1 or more, got %d", st.ThreadID, ErrInvalid, st.Step)
-	}
-	if err := checkEvents(st.RunID, st.Events); err != nil {
-		return err
-	}
-	var finishOut any
-	if st.Finish != nil {
-		var err error
-		if finishOut, err = st.Finish.check(st.RunID); err != nil {
-			return err
-		}
-	}
-	whole, parted, err := splitValues(st.Values)
-	if err != nil {
-		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
-	}
 	enc := getEncoder()
 	defer putEncoder(enc)
-	messages, state, err := enc.encodeStep(st.Append, whole)
+	in, err := prepareStep(st, enc)
 	if err != nil {
-		return fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
-	}
-	var threadStatus any // NULL: the thread keeps its status
-	if st.Finish != nil {
-		threadStatus = threadStatusAfter[st.Finish.Status]
+		return err
 	}
 	return s.write(ctx, func(ctx context.Context) error {
 		now := s.now()
 		var runPK, threadPK, prevStep, count int64
 		var status, owner, meta string
 		err := s.st.stepCheck.QueryRowContext(ctx, st.RunID).Scan(&runPK, &status, &threadPK, &owner, &prevStep, &count, &meta)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("run %q: %w", st.RunID, ErrNotFound)
-		case err != nil:
-			return fmt.Errorf("store: save step %d of run %q: %w", st.Step, st.RunID, err)
-		case owner != st.ThreadID:
-			return fmt.Errorf("run %q: %w: it belongs to thread %q, not %q", st.RunID, ErrInvalid, owner, st.ThreadID)
-		case status != RunRunning:
-			return fmt.Errorf("run %q is %s: %w", st.RunID, status, ErrNotRunning)
-		case int64(st.Step) != prevStep+1:
-			return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", st.ThreadID, ErrStepOrder, st.Step, prevStep)
+		if err := checkStepRow(st, errors.Is(err, sql.ErrNoRows), err, status, owner, prevStep); err != nil {
+			return err
 		}
-		for i, data := range messages {
+		for i, data := range in.messages {
 			if _, err := s.st.insertMessage.ExecContext(ctx, threadPK, count+int64(i), data); err != nil {
 				return fmt.Errorf("store: save step %d of thread %q: message %d: %w", st.Step, st.ThreadID, i, err)
 			}
 		}
-		if meta, err = s.saveParts(ctx, threadPK, meta, parted); err != nil {
+		if meta, err = s.saveParts(ctx, threadPK, meta, in.parted); err != nil {
 			return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
 		}
 		_, err = s.st.saveCheckpoint.ExecContext(ctx,
-			st.Step, count+int64(len(messages)), st.RunID, st.Route, state, meta, now, now, threadStatus, threadPK)
+			st.Step, count+int64(len(in.messages)), st.RunID, st.Route, in.state, meta, now, now, in.threadStatus, threadPK)
 		if err != nil {
 			return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
 		}
@@ -110,7 +80,7 @@ func (s *SQLite) SaveStep(ctx context.Context, st Step) error {
 			return err
 		}
 		if st.Finish != nil {
-			return s.finishInTx(ctx, st.RunID, runPK, *st.Finish, finishOut, now)
+			return s.finishInTx(ctx, st.RunID, runPK, *st.Finish, in.finishOut, now)
 		}
 		return nil
 	})
@@ -245,4 +215,63 @@ func (s *SQLite) Events(ctx context.Context, runID string, after int64) ([]strea
 		}
 	}
 	return events, nil
+}
+
+// stepInput is a step checked and encoded before its transaction, as every
+// store writes it.
+type stepInput struct {
+	finishOut any // the run's output, when the step finishes it
+	parted    []partedValue
+	messages  []string
+	state     string
+	// threadStatus is the thread's status after the step; nil (NULL)
+	// keeps it.
+	threadStatus any
+}
+
+// prepareStep checks st and encodes it with enc; the messages it returns
+// live in enc's buffer.
+func prepareStep(st Step, enc *encoder) (stepInput, error) {
+	var in stepInput
+	if st.Step < 1 {
+		return in, fmt.Errorf("thread %q: %w: step must be 1 or more, got %d", st.ThreadID, ErrInvalid, st.Step)
+	}
+	if err := checkEvents(st.RunID, st.Events); err != nil {
+		return in, err
+	}
+	if st.Finish != nil {
+		var err error
+		if in.finishOut, err = st.Finish.check(st.RunID); err != nil {
+			return in, err
+		}
+		in.threadStatus = threadStatusAfter[st.Finish.Status]
+	}
+	whole, parted, err := splitValues(st.Values)
+	if err != nil {
+		return in, fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
+	}
+	in.parted = parted
+	if in.messages, in.state, err = enc.encodeStep(st.Append, whole); err != nil {
+		return in, fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
+	}
+	return in, nil
+}
+
+// checkStepRow checks st against its run's row, read in the step's
+// transaction: missing says no row was found, err is the read's other
+// failure.
+func checkStepRow(st Step, missing bool, err error, status, owner string, prevStep int64) error {
+	switch {
+	case missing:
+		return fmt.Errorf("run %q: %w", st.RunID, ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("store: save step %d of run %q: %w", st.Step, st.RunID, err)
+	case owner != st.ThreadID:
+		return fmt.Errorf("run %q: %w: it belongs to thread %q, not %q", st.RunID, ErrInvalid, owner, st.ThreadID)
+	case status != RunRunning:
+		return fmt.Errorf("run %q is %s: %w", st.RunID, status, ErrNotRunning)
+	case int64(st.Step) != prevStep+1:
+		return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", st.ThreadID, ErrStepOrder, st.Step, prevStep)
+	}
+	return nil
 }
