@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/dawn-go/dawn/stream"
@@ -54,22 +53,7 @@ func (s *Postgres) SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, 
 		return nil, fmt.Errorf("store: search threads: %w", err)
 	}
 	defer rows.Close()
-	out := []Thread{}
-	for rows.Next() {
-		var t Thread
-		var created, updated int64
-		var meta string
-		if err := rows.Scan(&t.ID, &created, &updated, &meta, &t.Status); err != nil {
-			return nil, fmt.Errorf("store: search threads: %w", err)
-		}
-		t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
-		t.Metadata = json.RawMessage(meta)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: search threads: %w", err)
-	}
-	return out, nil
+	return scanThreads(rows)
 }
 
 // CountThreads returns how many threads q selects (see

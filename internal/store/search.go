@@ -66,22 +66,7 @@ func (s *SQLite) SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, er
 		return nil, fmt.Errorf("store: search threads: %w", err)
 	}
 	defer rows.Close()
-	out := []Thread{}
-	for rows.Next() {
-		var t Thread
-		var created, updated int64
-		var meta string
-		if err := rows.Scan(&t.ID, &created, &updated, &meta, &t.Status); err != nil {
-			return nil, fmt.Errorf("store: search threads: %w", err)
-		}
-		t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
-		t.Metadata = json.RawMessage(meta)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: search threads: %w", err)
-	}
-	return out, nil
+	return scanThreads(rows)
 }
 
 // page is q's sort column (from columns, by SortBy), its order (ASC or DESC) and its bounded limit,
@@ -209,6 +194,35 @@ func jsonFilter(name string, filter json.RawMessage) ([]filterMember, error) {
 			return nil, fmt.Errorf("%w: %s.%s: %v", ErrInvalid, name, key, err)
 		}
 		out = append(out, filterMember{key, compact.String()})
+	}
+	return out, nil
+}
+
+// threadRows is what scanThreads reads: database/sql's rows and pgx's
+// alike.
+type threadRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanThreads reads the rows of a thread search (id, created_at,
+// updated_at, metadata, status).
+func scanThreads(rows threadRows) ([]Thread, error) {
+	out := []Thread{}
+	for rows.Next() {
+		var t Thread
+		var created, updated int64
+		var meta string
+		if err := rows.Scan(&t.ID, &created, &updated, &meta, &t.Status); err != nil {
+			return nil, fmt.Errorf("store: search threads: %w", err)
+		}
+		t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
+		t.Metadata = json.RawMessage(meta)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search threads: %w", err)
 	}
 	return out, nil
 }
