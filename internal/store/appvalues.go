@@ -35,6 +35,22 @@ func (s *SQLite) AppValues(ctx context.Context) (thread.State, error) {
 		return nil, fmt.Errorf("store: read app values: %w", err)
 	}
 	defer rows.Close()
+	return scanAppValues(rows)
+}
+
+// checkAppValues refuses an empty key or a value that is not JSON, before
+// either store writes anything.
+func checkAppValues(values map[string]json.RawMessage) error {
+	for k, v := range values {
+		if k == "" || !json.Valid(v) {
+			return fmt.Errorf("app value %q: %w: the key must not be empty and the value must be JSON", k, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// scanAppValues reads the rows of app_values (key, value).
+func scanAppValues(rows rowScanner) (thread.State, error) {
 	out := thread.State{}
 	for rows.Next() {
 		var k, v string
@@ -47,15 +63,4 @@ func (s *SQLite) AppValues(ctx context.Context) (thread.State, error) {
 		return nil, fmt.Errorf("store: read app values: %w", err)
 	}
 	return out, nil
-}
-
-// checkAppValues refuses an empty key or a value that is not JSON, before
-// either store writes anything.
-func checkAppValues(values map[string]json.RawMessage) error {
-	for k, v := range values {
-		if k == "" || !json.Valid(v) {
-			return fmt.Errorf("app value %q: %w: the key must not be empty and the value must be JSON", k, ErrInvalid)
-		}
-	}
-	return nil
 }

@@ -34,16 +34,5 @@ func (s *Postgres) AppValues(ctx context.Context) (thread.State, error) {
 		return nil, fmt.Errorf("store: read app values: %w", err)
 	}
 	defer rows.Close()
-	out := thread.State{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("store: read app values: %w", err)
-		}
-		out[k] = json.RawMessage(v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read app values: %w", err)
-	}
-	return out, nil
+	return scanAppValues(rows)
 }

@@ -198,9 +198,9 @@ func jsonFilter(name string, filter json.RawMessage) ([]filterMember, error) {
 	return out, nil
 }
 
-// threadRows is what scanThreads reads: database/sql's rows and pgx's
+// rowScanner is rows as both stores read them: database/sql's and pgx's
 // alike.
-type threadRows interface {
+type rowScanner interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
@@ -208,7 +208,7 @@ type threadRows interface {
 
 // scanThreads reads the rows of a thread search (id, created_at,
 // updated_at, metadata, status).
-func scanThreads(rows threadRows) ([]Thread, error) {
+func scanThreads(rows rowScanner) ([]Thread, error) {
 	out := []Thread{}
 	for rows.Next() {
 		var t Thread
