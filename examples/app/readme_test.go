@@ -11,19 +11,21 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/docstext"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 )
 
-// readme returns the repository README.
+// readme returns the user documentation: the README and docs/, in
+// reading order.
 func readme(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	text, err := docstext.Read("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(data)
+	return text
 }
 
 // curlCall is one curl command from the README.
