@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/internal/planview"
 	"github.com/dawn-go/dawn/internal/runner"
@@ -494,7 +495,7 @@ type localTarget struct {
 
 func openLocal(ctx context.Context, cfg *Config, dir string) (*localTarget, error) {
 	a, loadErr := loadApp(ctx, cfg, dir)
-	if a == nil || a.Tree == nil {
+	if a == nil || a.Tree == nil || errors.As(loadErr, new(*app.SettingsError)) {
 		return nil, appProblem(loadErr)
 	}
 	logger := slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
