@@ -107,9 +107,9 @@ func TestReadmeAGUIExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := []byte(docs)
-	_, rest, ok := strings.Cut(string(readme), "```js\n")
+	_, rest, ok := strings.Cut(string(readme), "<!-- readme:agui -->\n```js\n")
 	if !ok {
-		t.Fatal("the README has no ```js example")
+		t.Fatal("the docs have no ```js block after <!-- readme:agui -->")
 	}
 	example, _, _ := strings.Cut(rest, "```")
 	test, err := os.ReadFile(filepath.Join(root, "tools", "clients", "agui.test.mjs"))

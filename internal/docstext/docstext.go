@@ -59,3 +59,65 @@ func Read(root string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// Block is one fenced code block of the documentation.
+type Block struct {
+	// File and Line say where the block's opening fence is.
+	File string
+	Line int
+	// Lang is the fence's info string ("sh", "go", ""), Text the body.
+	Lang, Text string
+	// Marker is the HTML comment on the line before the fence, such as
+	// "readme:stream" or "not run: needs a Postgres server", or "".
+	Marker string
+}
+
+// Blocks returns every fenced code block of the files Files lists, in
+// reading order. Fences may be indented (inside a list item); the body is
+// returned with that indent removed.
+func Blocks(root string) ([]Block, error) {
+	files, err := Files(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Block
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, blocksOf(f, string(data))...)
+	}
+	return out, nil
+}
+
+func blocksOf(file, text string) []Block {
+	var out []Block
+	var cur *Block
+	var indent, prev string
+	for i, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case cur == nil && strings.HasPrefix(trimmed, "```"):
+			indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
+			cur = &Block{File: file, Line: i + 1, Lang: strings.TrimPrefix(trimmed, "```"), Marker: marker(prev)}
+		case cur != nil && trimmed == "```":
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			cur.Text += strings.TrimPrefix(line, indent) + "\n"
+		}
+		prev = trimmed
+	}
+	return out
+}
+
+// marker returns the text of an HTML comment line, or "".
+func marker(line string) string {
+	if m, ok := strings.CutPrefix(line, "<!--"); ok {
+		if m, ok := strings.CutSuffix(m, "-->"); ok {
+			return strings.TrimSpace(m)
+		}
+	}
+	return ""
+}
