@@ -67,8 +67,11 @@ type Config struct {
 	Tracer Tracer
 }
 
-// Host is what the caller lends one run of the loop. The loop calls it
-// from the goroutine it runs on, in the order of the run's events.
+// Host is what the caller lends one run of the loop: where its events go
+// and its steps are saved, its supervisor's signals, its subagents, the
+// app's remembered values and the steps its tools may run. Runs delegated
+// from a run (Delegate) may share its host at once, as a run strategy's
+// parallel steps do, so its methods must be safe for concurrent use.
 type Host interface {
 	// Emit receives every event of the run, in order.
 	Emit(stream.Event)
@@ -81,7 +84,8 @@ type Host interface {
 	// run stops cleanly.
 	Signal() string
 	// Subagent resolves the subagent named name of route parent, for the
-	// task tool: its prepared route, its model and the model's name.
+	// task tool: its prepared route, its model and the model's name. An
+	// error fails the task call, and the model is told why.
 	Subagent(parent *capabilities.Prepared, name string) (*capabilities.Prepared, llms.Model, string, error)
 	// App returns the app-wide values capabilities asked to remember, for
 	// their BeforeTool hooks. It is called only when such a hook runs, so
