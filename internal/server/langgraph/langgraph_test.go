@@ -1,4 +1,4 @@
-package server_test
+package langgraph_test
 
 import (
 	"bytes"
@@ -39,36 +39,6 @@ func readLG(t *testing.T, resp *http.Response) []stream.Event {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
 	return checkLGSSE(t, body)
-}
-
-func checkLGSSE(t *testing.T, body []byte) []stream.Event {
-	t.Helper()
-	r := stream.NewReader(bytes.NewReader(body))
-	var events []stream.Event
-	var last int64
-	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("SSE does not parse after %d events: %v", len(events), err)
-		}
-		if !json.Valid(e.Data) {
-			t.Fatalf("part %d (%s) data is not JSON: %.200q", len(events), e.Type, e.Data)
-		}
-		if e.ID != 0 {
-			if e.ID <= last {
-				t.Fatalf("part %d (%s) has id %d after id %d", len(events), e.Type, e.ID, last)
-			}
-			last = e.ID
-		}
-		events = append(events, e)
-	}
-	if len(events) == 0 || events[0].Type != "metadata" {
-		t.Fatalf("a LangGraph stream starts with metadata; got %d events", len(events))
-	}
-	return events
 }
 
 // lgMessage is the part of a message dict the tests read.
@@ -607,3 +577,5 @@ func TestLangGraphAssistantIDs(t *testing.T) {
 		t.Errorf("context schema %+v has no tenant", schemas.ContextSchema)
 	}
 }
+
+var checkLGSSE = apptest.CheckLGSSE

@@ -1,4 +1,4 @@
-package server_test
+package langgraph_test
 
 import (
 	"bytes"
