@@ -26,6 +26,8 @@ type host struct {
 	// intercepts are the wires' middleware in front of Dawn's handlers, by
 	// "METHOD path".
 	intercepts map[string][]echo.MiddlewareFunc
+	// exposed are the response headers the wires let a browser page read.
+	exposed []string
 }
 
 type wireRoute struct {
@@ -48,6 +50,8 @@ func (h *host) Intercept(method, path string, mw echo.MiddlewareFunc) {
 	key := method + " " + path
 	h.intercepts[key] = append(h.intercepts[key], mw)
 }
+
+func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers...) }
 
 // handle serves method and path with Dawn's handler fn, behind the wires'
 // intercepts of it (the first intercept sees the request first).

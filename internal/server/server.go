@@ -36,12 +36,11 @@ type Options struct {
 
 // corsHeaders are the request headers a browser on an allowed origin may
 // send, and exposedHeaders the response headers its scripts may read:
-// Dawn-Run-Id is what a page needs to rejoin a stream.
+// Dawn-Run-Id is what a page needs to rejoin a stream. The wires expose
+// theirs beside it (wire.Mux's Expose).
 var (
-	corsHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key"}
-	// A LangGraph client in a browser reads the run's id from
-	// Content-Location (useStream keeps it to rejoin the run).
-	exposedHeaders = []string{"Dawn-Run-Id", "Content-Location", "Location", "X-Pagination-Next"}
+	corsHeaders    = []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key"}
+	exposedHeaders = []string{"Dawn-Run-Id"}
 )
 
 // Server is the HTTP API.
@@ -62,6 +61,8 @@ func New(m *runner.Manager, opts Options) *Server {
 		s.logger = slog.Default()
 	}
 	s.host = newHost(s)
+	langgraph.Mount(s.host)
+	agui.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -70,7 +71,7 @@ func New(m *runner.Manager, opts Options) *Server {
 		e.Use(echo.WrapMiddleware(t.Middleware))
 	}
 	if origins := trimOrigins(opts.CORSOrigins); len(origins) > 0 {
-		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: exposedHeaders}))
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: append(exposedHeaders[:len(exposedHeaders):len(exposedHeaders)], s.host.exposed...)}))
 	}
 	if opts.APIKey != "" {
 		e.Use(s.requireKey)
@@ -78,8 +79,6 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.Use(s.requireJSON)
 	e.Use(s.limitBody)
 
-	langgraph.Mount(s.host)
-	agui.Mount(s.host)
 	s.handle(http.MethodGet, "/healthz", s.health)
 	s.handle(http.MethodGet, "/routes", s.listRoutes)
 	s.handle(http.MethodPost, "/threads", s.createThread)

@@ -37,6 +37,11 @@ type dialect struct {
 // /threads/:id/state) are in the shape both dialects read, built here.
 func Mount(h wire.Host) {
 	s := &dialect{host: h}
+	// A LangGraph client in a browser reads the run's id from
+	// Content-Location (useStream keeps it to rejoin the run), where to
+	// rejoin from Location, and the next page of assistants from
+	// X-Pagination-Next.
+	h.Expose("Content-Location", "Location", "X-Pagination-Next")
 	h.Intercept(http.MethodPost, "/threads", s.lgCreateThread)
 	h.Intercept(http.MethodGet, "/threads/:id/runs", runsDialect(s.lgListRuns))
 	h.Intercept(http.MethodPost, "/threads/:id/runs/wait", byDialect(s.lgRunWait))

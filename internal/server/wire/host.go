@@ -33,6 +33,9 @@ type Mux interface {
 	// path (one of Dawn's endpoints): the wire serves the requests that
 	// are its own, and passes the others to the handler it is given.
 	Intercept(method, path string, mw echo.MiddlewareFunc)
+	// Expose lets a browser page on an allowed origin read these response
+	// headers (CORS), beside Dawn's own.
+	Expose(headers ...string)
 }
 
 // Runs starts, finds and stops runs. Every run goes through the runner;
