@@ -579,11 +579,7 @@ func (s *Server) streamLG(c echo.Context, run *lgRun, live *runner.Run, after in
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
-		gone = func() {
-			if a := s.runs.Active(run.ThreadID); a != nil && a.ID == run.RunID {
-				s.runs.Cancel(run.ThreadID)
-			}
-		}
+		gone = func() { live.Cancel() } // this run, never a newer one of the thread
 	}
 	return s.writeLG(c, live.Log.Subscribe(0), tr, run.ThreadID, run.RunID, after, gone)
 }
