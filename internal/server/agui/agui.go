@@ -285,6 +285,10 @@ func jsonEqualList(a, b []json.RawMessage) bool {
 	return true
 }
 
+// testHookAGUIAbandon, when a test sets it, runs when an AG-UI client has
+// left, just before its run is cancelled.
+var testHookAGUIAbandon func()
+
 // writeAGUI streams run's events translated by tr, after first. A client
 // that goes away ends the run, as Dawn's AG-UI endpoint does: nobody can
 // rejoin an AG-UI stream, and the thread keeps every step saved so far.
@@ -308,9 +312,12 @@ func (s *endpoint) writeAGUI(c echo.Context, run *runner.Run, tr *aguiStream, fi
 		return true
 	}
 	abandon := func() error {
-		if s.host.Active(run.ThreadID) == run {
-			s.host.Cancel(run.ThreadID)
+		if testHookAGUIAbandon != nil {
+			testHookAGUIAbandon()
 		}
+		// This run, by itself: by the time the cancel lands, the thread
+		// may have a newer run, which is not the leaving client's.
+		run.Cancel()
 		<-run.Done()
 		return nil
 	}

@@ -5,6 +5,8 @@ import "github.com/dawn-go/dawn/internal/apptest"
 // The helpers these tests share with the core's (see apptest).
 var (
 	post             = apptest.PostJSON
+	readSSE          = apptest.ReadSSE
+	runBody          = apptest.RunBody
 	writeApp         = apptest.WriteApp
 	supportApp       = apptest.SupportApp
 	enforcedApp      = apptest.EnforcedApp

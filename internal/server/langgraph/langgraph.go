@@ -485,12 +485,9 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		}
 		return s.remember(run, started), nil
 	}
-	if active := s.host.Active(run.ThreadID); active != nil && run.Multitask == "interrupt" {
-		s.host.Cancel(run.ThreadID)
-		select {
-		case <-active.Done():
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	if run.Multitask == "interrupt" {
+		if err := s.interruptInFlight(ctx, run.ThreadID); err != nil {
+			return nil, err
 		}
 	}
 	// What the run starts from, read before it starts: after, its first
@@ -501,6 +498,25 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		return nil, lgPending(err)
 	}
 	return s.remember(run, started), nil
+}
+
+// interruptInFlight stops the run in flight on a thread, here or on
+// another replica of a shared store, and waits for its end: what
+// multitask_strategy "interrupt" does before the new run starts.
+func (s *dialect) interruptInFlight(ctx context.Context, threadID string) error {
+	if active := s.host.Active(threadID); active != nil {
+		s.host.Cancel(threadID)
+		select {
+		case <-active.Done():
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if remote, ok := s.host.RemoteRun(ctx, threadID); ok {
+		return s.host.StopRemote(ctx, remote, true)
+	}
+	return nil
 }
 
 // remember keeps what the calls that later name a started run need.
@@ -580,11 +596,7 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
-		gone = func() {
-			if a := s.host.Active(run.ThreadID); a != nil && a.ID == run.RunID {
-				s.host.Cancel(run.ThreadID)
-			}
-		}
+		gone = func() { live.Cancel() } // this run, never a newer one of the thread
 	}
 	return s.writeLG(c, live.Log.Subscribe(0), tr, run.ThreadID, run.RunID, after, gone)
 }
@@ -778,6 +790,15 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 	if err != nil || r.ThreadID != threadID {
 		return wire.NewError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
 	}
+	return s.lgStoredStream(c, view, r, after)
+}
+
+// lgStoredStream streams run r, which does not run here, in the LangGraph
+// dialect from the store: replayed when it ended, and followed to its end
+// as its events commit when it runs on another replica.
+func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after int64) error {
+	ctx := c.Request().Context()
+	threadID, runID := r.ThreadID, r.ID
 	events, err := s.host.Events(ctx, runID, 0)
 	if err != nil {
 		return err
@@ -801,7 +822,15 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),
 	})
-	return s.writeLG(c, wire.Replay(events), tr, threadID, runID, after, nil)
+	var src wire.EventSource = wire.Replay(events)
+	if r.Status == store.RunRunning {
+		// Read again from the first event: the follower reads what
+		// commits from now on too, to the run's done event.
+		f := s.host.Follow(runID, 0)
+		defer f.Close()
+		src = f
+	}
+	return s.writeLG(c, src, tr, threadID, runID, after, nil)
 }
 
 // joinModes reads stream_mode from a query: repeated, one mode, or a JSON
@@ -822,6 +851,9 @@ func (s *dialect) lgThreadStream(c echo.Context) error {
 		if _, err := s.host.GetThread(c.Request().Context(), threadID); err != nil {
 			return err
 		}
+		if remote, ok := s.host.RemoteRun(c.Request().Context(), threadID); ok {
+			return s.lgRemoteThreadStream(c, remote)
+		}
 		c.Response().Header().Set(echo.HeaderContentType, "text/event-stream")
 		c.Response().WriteHeader(http.StatusOK)
 		return nil
@@ -835,6 +867,20 @@ func (s *dialect) lgThreadStream(c echo.Context) error {
 		return err
 	}
 	return s.streamLG(c, view, live, after)
+}
+
+// lgRemoteThreadStream is lgThreadStream for run r, in flight on another
+// replica of a shared store: followed from the store to its end.
+func (s *dialect) lgRemoteThreadStream(c echo.Context, r store.Run) error {
+	view := &lgRun{ThreadID: r.ThreadID, RunID: r.ID, RouteID: r.Route, Modes: allModes}
+	if known := s.known.get(r.ID); known != nil {
+		view.Modes, view.Subgraphs, view.Input = known.Modes, known.Subgraphs, known.Input
+	}
+	after, err := lgLastEventID(c)
+	if err != nil {
+		return err
+	}
+	return s.lgStoredStream(c, view, r, after)
 }
 
 // lgRunWait is POST /threads/:id/runs/wait in the LangGraph dialect: the
@@ -1072,12 +1118,21 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 	default:
 		return wire.BadBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
 	}
+	wait := c.QueryParam("wait") == "1" || c.QueryParam("wait") == "true"
 	live := s.host.Active(r.ThreadID)
 	if live == nil || live.ID != r.ID {
-		return wire.NewError(http.StatusConflict, "run_not_running", "run "+r.ID+" is "+lgStatus(r)+", not running: there is nothing to cancel")
+		// Another replica of a shared store may have it.
+		remote, ok := s.host.RemoteRun(c.Request().Context(), r.ThreadID)
+		if !ok || remote.ID != r.ID {
+			return wire.NewError(http.StatusConflict, "run_not_running", "run "+r.ID+" is "+lgStatus(r)+", not running: there is nothing to cancel")
+		}
+		if err := s.host.StopRemote(c.Request().Context(), remote, wait); err != nil {
+			return err
+		}
+		return s.answerRun(c, r.ThreadID, r.ID)
 	}
 	s.host.Cancel(r.ThreadID)
-	if w := c.QueryParam("wait"); w == "1" || w == "true" {
+	if wait {
 		select {
 		case <-live.Done():
 		case <-c.Request().Context().Done():

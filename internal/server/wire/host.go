@@ -52,6 +52,15 @@ type Runs interface {
 	// Cancel stops the run in flight on a thread on this replica; reached
 	// is false when it was already ending.
 	Cancel(threadID string) (run *runner.Run, reached bool)
+	// RemoteRun is the run in flight on a thread on another replica of a
+	// shared store; ok is false when there is none (or it runs here).
+	RemoteRun(ctx context.Context, threadID string) (r store.Run, ok bool)
+	// StopRemote cancels run r, which runs on another replica: with wait,
+	// it returns once the store records the run's end; without, at once.
+	StopRemote(ctx context.Context, r store.Run, wait bool) error
+	// Follow reads the events of a run that may run on another replica
+	// from the store, after the event with id after, as they commit.
+	Follow(runID string, after int64) *runner.Follower
 	// RunOptions reads the options of the app's run strategies from the
 	// top-level fields of a run request's body, such as plan_first; a
 	// value that is not a string is a 400 naming the field.

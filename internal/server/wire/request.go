@@ -66,14 +66,20 @@ func BodyReadError(err error) error {
 	return BadBody("cannot read request body: " + err.Error())
 }
 
-// CheckThreadID bounds client-chosen thread ids.
+// CheckThreadID bounds client-chosen thread ids: 1 to 128 letters,
+// digits, '-', '_' and '.', and not "." or "..", which every URL
+// normalizer (fetch, the LangGraph SDK, curl) drops from a path, so that
+// no client could name the thread again.
 func CheckThreadID(id string) error {
 	if len(id) == 0 || len(id) > 128 {
 		return NewError(http.StatusBadRequest, "invalid_thread_id", "thread id must be 1 to 128 characters")
 	}
+	if id == "." || id == ".." {
+		return NewError(http.StatusBadRequest, "invalid_thread_id", "thread id "+strconv.Quote(id)+" is a path segment URLs drop, so the thread could not be named again: choose an id with a letter or digit")
+	}
 	for _, r := range id {
 		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return NewError(http.StatusBadRequest, "invalid_thread_id", "thread id may hold only letters, digits, '-', '_' and '.'")
+			return NewError(http.StatusBadRequest, "invalid_thread_id", "thread id "+strconv.Quote(id)+" may hold only letters, digits, '-', '_' and '.'")
 		}
 	}
 	return nil
