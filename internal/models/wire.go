@@ -34,7 +34,8 @@ func temperatureSet(options []llms.CallOption) bool {
 	return o.Temperature != unsetTemperature
 }
 
-// wireTransport edits request bodies as the context of their call says.
+// wireTransport edits request bodies as the context of their call says,
+// and joins streamed answers for calls that ask (see streamJoin).
 type wireTransport struct{ next http.RoundTripper }
 
 // deadlineTransport gives each request timeout to finish, its body read
@@ -68,8 +69,22 @@ func (b *cancelBody) Close() error {
 }
 
 func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	out, err := withoutTemperature(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.next.RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	return joinStream(req, resp), nil
+}
+
+// withoutTemperature returns req without "temperature" in its body when
+// its call's context says so (see omitTemperatureKey), else req.
+func withoutTemperature(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Context().Value(omitTemperatureKey{}) == nil {
-		return t.next.RoundTrip(req)
+		return req, nil
 	}
 	body, err := io.ReadAll(req.Body)
 	_ = req.Body.Close()
@@ -83,7 +98,7 @@ func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	out.ContentLength = int64(len(body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return t.next.RoundTrip(out)
+	return out, nil
 }
 
 // withoutKey returns the JSON object body without its top-level member
