@@ -10,7 +10,6 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/app"
-	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -64,19 +63,15 @@ type toolModel struct {
 	inputType   string
 }
 
-// contributedTypes returns the types the markers of a contribute to every
-// app's code (capabilities.TypegenContributor), in marker order. An App not
-// made by app.Load has the registered markers.
+// contributedTypes returns the types the markers of a (a.Config.Markers)
+// contribute to every app's code (capabilities.TypegenContributor), in
+// marker order.
 func contributedTypes(a *app.App) []capabilities.TypegenType {
-	var ms []capabilities.Marker
-	if a != nil {
-		ms = a.Config.Markers
-	}
-	if ms == nil {
-		ms = markers.All()
+	if a == nil {
+		return nil
 	}
 	var types []capabilities.TypegenType
-	for _, m := range ms {
+	for _, m := range a.Config.Markers {
 		if c, ok := m.(capabilities.TypegenContributor); ok {
 			types = append(types, c.TypegenTypes()...)
 		}

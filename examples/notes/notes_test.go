@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/examples/notes"
-	"github.com/dawn-go/dawn/markers"
 )
 
-// TestNotesCapability: the notes package alone, plus one registry line,
+// TestNotesCapability: the notes package alone, registered with
+// dawn.WithCapability,
 // gives a route with notes.md a tool, a state field, a prompt, a stream
 // event and an HTTP route, through the runtime as it is.
 func TestNotesCapability(t *testing.T) {
@@ -37,11 +38,10 @@ func TestNotesCapability(t *testing.T) {
 		Reply("Noted.").
 		Reply("Hello.")
 
-	// The registry line. In an app it goes into markers.All() in
-	// markers/markers.go; here the test adds the marker to the list.
-	registry := append(markers.All(), notes.Marker())
-
-	h := dawntest.New(t, dir, model, dawntest.Options{Markers: registry})
+	// The app's main registers the capability with
+	// dawn.Main(dawn.WithCapability(notes.Marker())); dawn.Capabilities
+	// gives the test the same markers.
+	h := dawntest.New(t, dir, model, dawntest.Options{Markers: dawn.Capabilities(dawn.WithCapability(notes.Marker()))})
 	res := h.Run(t, "t1", "/support", "Hi, this is ACME.")
 	if res.Err != nil {
 		t.Fatal(res.Err)

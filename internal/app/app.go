@@ -63,6 +63,9 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	if ms == nil {
 		ms = markers.All()
 	}
+	if err := distinctNames(ms); err != nil {
+		return nil, err
+	}
 	a.Config, err = loadConfig(abs, ms)
 	if err != nil {
 		errs = append(errs, err)
@@ -194,4 +197,17 @@ func checkPrompt(p *capabilities.Prepared) error {
 		fields[i] = f.Name
 	}
 	return errors.Join(routeprompt.Check(p.Route, fields)...)
+}
+
+// distinctNames reports a capability registered twice: each marker's name
+// names its capability in GET /routes, errors and conflicts.
+func distinctNames(ms []capabilities.Marker) error {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if seen[m.Name()] {
+			return fmt.Errorf("capability %q is registered twice (built in, or by dawn.WithCapability); register each capability once", m.Name())
+		}
+		seen[m.Name()] = true
+	}
+	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/markers"
+	"github.com/dawn-go/dawn/planning"
 )
 
 func write(t *testing.T, dir string, files map[string]string) {
@@ -112,5 +114,17 @@ func TestStorePathAndModelChain(t *testing.T) {
 	}
 	if got := a.ModelFor(a.Tree.Route("/b"), getenv); got != "openai:gpt-4o-mini" {
 		t.Errorf("front matter model = %s", got)
+	}
+}
+
+// TestCapabilityRegisteredTwice: two markers with one name stop the load
+// with an error that names the capability.
+func TestCapabilityRegisteredTwice(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a/agent.md": "Be brief."})
+	ms := append(markers.All(), planning.Marker())
+	_, err := app.Load(context.Background(), dir, app.Options{Markers: ms})
+	if err == nil || !strings.Contains(err.Error(), `capability "planning" is registered twice`) {
+		t.Fatalf("err = %v", err)
 	}
 }
