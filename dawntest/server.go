@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/client"
 	"github.com/dawn-go/dawn/internal/apptest"
-	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )

@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn"
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/examples/notes"
+	"github.com/dawn-go/dawn/markers"
 )
 
 // TestNotesCapability: the notes package alone, registered with
@@ -38,10 +40,15 @@ func TestNotesCapability(t *testing.T) {
 		Reply("Noted.").
 		Reply("Hello.")
 
-	// The app's main registers the capability with
-	// dawn.Main(dawn.WithCapability(notes.Marker())); dawn.Capabilities
-	// gives the test the same markers.
-	h := dawntest.New(t, dir, model, dawntest.Options{Markers: dawn.Capabilities(dawn.WithCapability(notes.Marker()))})
+	// An app's main registers the capability with
+	// dawn.Main(dawn.WithCapability(notes.Marker())), which runs the
+	// built-in markers and then this one; a test passes the same list.
+	if got, want := names(dawn.Capabilities(dawn.WithCapability(notes.Marker()))), names(append(markers.All(), notes.Marker())); got != want {
+		t.Fatalf("dawn.Capabilities = %s, want %s", got, want)
+	}
+	registry := append(markers.All(), notes.Marker())
+
+	h := dawntest.New(t, dir, model, dawntest.Options{Markers: registry})
 	res := h.Run(t, "t1", "/support", "Hi, this is ACME.")
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -80,4 +87,13 @@ func TestNotesCapability(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET notes of a route without notes.md = %d, want 404", resp.StatusCode)
 	}
+}
+
+// names joins the names of ms in order.
+func names(ms []capabilities.Marker) string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Name())
+	}
+	return strings.Join(out, ",")
 }

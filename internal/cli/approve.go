@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/dawn-go/dawn/internal/client"
+	"github.com/dawn-go/dawn/client"
 )
 
 // Approve values of dawn run --approve.
