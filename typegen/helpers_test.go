@@ -37,7 +37,7 @@ func writeApp(t testing.TB, files map[string]string) string {
 // loadApp loads the app in dir with tools, failing the test on problems.
 func loadApp(t testing.TB, dir string, tools ...capabilities.AppTool) *app.App {
 	t.Helper()
-	a, err := app.Load(context.Background(), dir, app.Options{Tools: tools, ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{Tools: tools, ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatalf("loading app %s: %v", dir, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dawn-go/dawn/markers"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,7 +35,7 @@ func appTools() []capabilities.AppTool { return dawn.Tools(options()...) }
 // TestTypegenOutputIsCurrent: the committed dawngen/ folder is exactly what
 // typegen writes for the app today.
 func TestTypegenOutputIsCurrent(t *testing.T) {
-	a, err := app.Load(context.Background(), ".", app.Options{Tools: appTools(), ToolsKnown: true})
+	a, err := app.Load(context.Background(), ".", app.Options{Tools: appTools(), ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}

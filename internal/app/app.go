@@ -14,7 +14,6 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/routeprompt"
-	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -41,7 +40,9 @@ type Options struct {
 	// ToolsKnown says Tools is the app's whole set; see
 	// capabilities.Input.AppToolsKnown.
 	ToolsKnown bool
-	// Markers overrides the capability markers (default markers.All()).
+	// Markers are the app's capability markers, in the order they run:
+	// the module's registry (markers.All()) and the app's own. Load
+	// refuses nil; an empty list is an app without capabilities.
 	Markers []capabilities.Marker
 }
 
@@ -61,7 +62,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	var errs []error
 	ms := opts.Markers
 	if ms == nil {
-		ms = markers.All()
+		return nil, errors.New("app.Load: no capability markers; pass the registry's (markers.All()) and the app's own")
 	}
 	if err := distinctNames(ms); err != nil {
 		return nil, err

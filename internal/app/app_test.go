@@ -38,7 +38,7 @@ func TestConfigErrors(t *testing.T) {
 	for _, tc := range cases {
 		dir := t.TempDir()
 		write(t, dir, map[string]string{"dawn.yaml": tc.yaml, "a/agent.md": "A"})
-		_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "dawn.yaml") {
 			t.Errorf("%q: err = %v, want %q naming dawn.yaml", tc.yaml, err, tc.want)
 		}
@@ -59,7 +59,7 @@ func TestTemperatureSetting(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		write(t, dir, map[string]string{"dawn.yaml": tc.yaml, "a/agent.md": "A"})
-		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 		if err != nil {
 			t.Fatalf("%q: %v", tc.yaml, err)
 		}
@@ -76,7 +76,7 @@ func TestTemperatureSetting(t *testing.T) {
 func TestLimitsReachWriteTodos(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"dawn.yaml": "limits:\n  todos: 2\n  todo_bytes: 10\n", "a/agent.md": "A", "a/plan.md": "- [ ] x\n"})
-	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestLimitsReachWriteTodos(t *testing.T) {
 func TestStorePathAndModelChain(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a/agent.md": "A", "b/agent.md": "---\nmodel: openai:gpt-4o-mini\n---\nB"})
-	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}
