@@ -111,68 +111,96 @@ func withoutKey(body []byte, key string) ([]byte, bool) {
 		return nil, false
 	}
 	var (
-		depth     int
-		inString  bool
-		escaped   bool
+		cur       jsonCursor
 		expectKey bool
 		sep       = -1 // the ',' before the current top-level member, or -1
 		start     = -1 // where the member to cut starts (its key's quote)
 	)
 	for i := 0; i < len(body); i++ {
 		c := body[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if cur.inString(c) {
 			continue
 		}
 		switch c {
 		case '"':
-			if depth == 1 && expectKey && start < 0 && bytes.HasPrefix(body[i:], name) {
-				j := i + len(name)
-				for j < len(body) && isSpace(body[j]) {
-					j++
-				}
-				if j < len(body) && body[j] == ':' {
-					start = i
-				}
+			if cur.depth == 1 && expectKey && start < 0 && isKeyAt(body, i, name) {
+				start = i
 			}
 			expectKey = false
-			inString = true
+			cur.openString()
 		case '{', '[':
-			depth++
-			if depth == 1 && c == '{' {
+			cur.depth++
+			if cur.depth == 1 && c == '{' {
 				expectKey = true
 			}
 		case '}', ']', ',':
-			if depth == 1 && start >= 0 {
-				// The member to cut ends here.
-				if sep >= 0 {
-					return append(slices.Clip(body[:sep]), body[i:]...), true
-				}
-				if c == ',' {
-					i++
-				}
-				for i < len(body) && isSpace(body[i]) {
-					i++
-				}
-				return append(slices.Clip(body[:start]), body[i:]...), true
+			if cur.depth == 1 && start >= 0 {
+				return cutMember(body, sep, start, i), true
 			}
-			if c == ',' {
-				if depth == 1 {
-					sep, expectKey = i, true
-				}
-			} else {
-				depth--
+			if c != ',' {
+				cur.depth--
+			} else if cur.depth == 1 {
+				sep, expectKey = i, true
 			}
 		}
 	}
 	return nil, false
+}
+
+// jsonCursor is where a scan over JSON bytes is: its nesting depth, and
+// whether it is inside a string.
+type jsonCursor struct {
+	depth    int
+	str, esc bool
+}
+
+// inString takes c when the scan is inside a string, reporting whether it
+// did; the closing quote ends the string.
+func (j *jsonCursor) inString(c byte) bool {
+	if !j.str {
+		return false
+	}
+	switch {
+	case j.esc:
+		j.esc = false
+	case c == '\\':
+		j.esc = true
+	case c == '"':
+		j.str = false
+	}
+	return true
+}
+
+func (j *jsonCursor) openString() { j.str = true }
+
+// isKeyAt reports whether body holds the quoted name at i followed by a
+// colon: a member's key.
+func isKeyAt(body []byte, i int, name []byte) bool {
+	if !bytes.HasPrefix(body[i:], name) {
+		return false
+	}
+	j := i + len(name)
+	for j < len(body) && isSpace(body[j]) {
+		j++
+	}
+	return j < len(body) && body[j] == ':'
+}
+
+// cutMember removes the top-level member that starts at start and ends
+// before end (its ',' or the object's '}'): with the ',' before it (sep)
+// when it is not the first, else with the ',' after it and the spaces that
+// follow.
+func cutMember(body []byte, sep, start, end int) []byte {
+	if sep >= 0 {
+		return append(slices.Clip(body[:sep]), body[end:]...)
+	}
+	if body[end] == ',' {
+		end++
+	}
+	for end < len(body) && isSpace(body[end]) {
+		end++
+	}
+	return append(slices.Clip(body[:start]), body[end:]...)
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
