@@ -42,6 +42,13 @@ var staticNames = sync.OnceValue(func() []string {
 	if err != nil {
 		panic("typegen: static.go.txt does not parse: " + err.Error())
 	}
+	return append(names, topLevelNames(f)...)
+})
+
+// topLevelNames returns the names f declares at the top level: types,
+// constants, variables and functions (not methods), in order.
+func topLevelNames(f *ast.File) []string {
+	var names []string
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -49,20 +56,27 @@ var staticNames = sync.OnceValue(func() []string {
 				names = append(names, d.Name.Name)
 			}
 		case *ast.GenDecl:
-			for _, spec := range d.Specs {
-				switch s := spec.(type) {
-				case *ast.TypeSpec:
-					names = append(names, s.Name.Name)
-				case *ast.ValueSpec:
-					for _, n := range s.Names {
-						names = append(names, n.Name)
-					}
-				}
+			names = append(names, specNames(d.Specs)...)
+		}
+	}
+	return names
+}
+
+// specNames returns the names of type, constant and variable specs.
+func specNames(specs []ast.Spec) []string {
+	var names []string
+	for _, spec := range specs {
+		switch s := spec.(type) {
+		case *ast.TypeSpec:
+			names = append(names, s.Name.Name)
+		case *ast.ValueSpec:
+			for _, n := range s.Names {
+				names = append(names, n.Name)
 			}
 		}
 	}
 	return names
-})
+}
 
 // tsDeclName finds the names staticTS declares.
 var tsDeclName = regexp.MustCompile(`(?m)^export (?:interface|type) ([A-Za-z_$][A-Za-z0-9_$]*)`)
