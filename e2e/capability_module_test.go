@@ -160,3 +160,38 @@ func (m *greetModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
+
+// TestDocsCodeIsReal: every Go block of docs/capabilities.md and
+// docs/client.md names, after "go", the file it is copied from (the
+// greeter module for capabilities, the repository for the client), and is
+// in that file as it is.
+func TestDocsCodeIsReal(t *testing.T) {
+	root := repoRoot(t)
+	for doc, base := range map[string]string{
+		"capabilities.md": filepath.Join(root, "e2e", "testdata", "greeter"),
+		"client.md":       root,
+	} {
+		text, err := os.ReadFile(filepath.Join(root, "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := 0
+		for _, part := range strings.Split(string(text), "```go")[1:] {
+			info, rest, _ := strings.Cut(part, "\n")
+			block, _, _ := strings.Cut(rest, "```")
+			file := strings.TrimSpace(info)
+			if file == "" {
+				t.Errorf("docs/%s has a Go block that names no file:\n%s", doc, block)
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(file)))
+			if err != nil || !strings.Contains(string(src), block) {
+				t.Errorf("docs/%s: this block is not in %s (%v):\n%s", doc, file, err, block)
+			}
+			blocks++
+		}
+		if blocks == 0 {
+			t.Errorf("docs/%s has no Go block", doc)
+		}
+	}
+}
