@@ -21,9 +21,8 @@ import (
 )
 
 // Option configures Main; make one with Tool, RouteTool, WithTool or
-// WithCapability. Its
-// fields are private so that what Main does with it can change without
-// breaking apps.
+// WithCapability. Its fields are private so that what Main does with it
+// can change without breaking apps.
 type Option struct {
 	apply func(*options)
 }
