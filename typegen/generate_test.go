@@ -297,7 +297,7 @@ func TestGenerateBadToolSchema(t *testing.T) {
 
 func TestStaticNamesAreReserved(t *testing.T) {
 	names := staticNames()
-	for _, want := range []string{"Client", "Message", "Input", "APIError", "EventStream", "PlanUpdate", "DecodePlanUpdate", "UserInput", "EventDone", "Routes"} {
+	for _, want := range []string{"Client", "NewClient", "Message", "Input", "EventStream", "PlanUpdate", "DecodePlanUpdate", "Routes"} {
 		found := false
 		for _, n := range names {
 			found = found || n == want
@@ -330,7 +330,7 @@ func TestSubagentOfDynamicRouteHasNoParams(t *testing.T) {
 	for _, want := range []string{
 		"type SupportTenantParams struct",
 		"func (c *Client) WaitSupportTenantSubagentsHelper(ctx context.Context, threadID string, input Input) (*SupportTenantSubagentsHelperState, error) {",
-		"c.waitState(ctx, threadID, RouteSupportTenantSubagentsHelper, input, &s)",
+		"c.Client.WaitState(ctx, threadID, client.Run{Route: RouteSupportTenantSubagentsHelper, Input: input}, &s)",
 		"type SupportTenantTaskInput struct",
 	} {
 		if !strings.Contains(src, want) {
