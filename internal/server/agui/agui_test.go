@@ -1,4 +1,4 @@
-package server_test
+package agui_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/server"
+	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -629,7 +630,7 @@ func TestAGUIDisconnectSparesNewerRun(t *testing.T) {
 	url := h.Serve(t)
 	second := make(chan []stream.Event, 1)
 	hooked := make(chan struct{})
-	defer server.SetAGUIAbandonHook(func() {
+	defer agui.SetAGUIAbandonHook(func() {
 		defer close(hooked)
 		// The client's run ends, and a newer one starts on the thread.
 		close(model.gates["first"])

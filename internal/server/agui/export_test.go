@@ -1,4 +1,4 @@
-package server
+package agui
 
 // SetAGUIAbandonHook makes f run when an AG-UI client has left, just
 // before its run is cancelled, until the returned function is called.
