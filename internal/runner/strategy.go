@@ -85,7 +85,7 @@ func otherRoutes(a *app.App, id string) []string {
 
 // RunStep runs one step on the route's subagent, another route, or else a
 // worker of the run's route, forwarding the step's events as subagent
-// events.
+// events between subagent.start and subagent.end.
 func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.StepTarget, task string) (string, error) {
 	cfg := h.cfg
 	target, name := cfg.Route.Worker(), "worker"
@@ -114,10 +114,17 @@ func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.
 	child.Route, child.Model, child.ModelName = target, model, modelName
 	child.Emit = func(e stream.Event) { h.run.Log.Publish(stream.Forward(e, who)) }
 	child.Checkpoint, child.Signal, child.Depth, child.MaxTurns, child.Steps = nil, nil, 1, 0, nil
+	// Framed as a task tool's subagent is: Dawn's subagent.start and
+	// subagent.end, no end when cancelled.
+	h.run.Log.Publish(stream.SubagentStart(who))
 	res, err := agent.Run(ctx, child, nil, target.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: task}})
 	if err != nil {
+		if ctx.Err() == nil {
+			h.run.Log.Publish(stream.SubagentEnd(who, "", err))
+		}
 		return "", err
 	}
+	h.run.Log.Publish(stream.SubagentEnd(who, res.Answer, nil))
 	return res.Answer, nil
 }
 
