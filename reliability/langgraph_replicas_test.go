@@ -30,7 +30,9 @@ func lgReplicas(t *testing.T) (a, b *client, model *heldModel, logs func() strin
 	a, b = newClient(reps[0].url), newClient(reps[1].url)
 	t.Cleanup(a.close)
 	t.Cleanup(b.close)
-	return a, b, model, func() string { return "replica A:\n" + reps[0].logs.String() + "\nreplica B:\n" + reps[1].logs.String() }
+	return a, b, model, func() string {
+		return "replica A:\n" + reps[0].logs.String() + "\nreplica B:\n" + reps[1].logs.String()
+	}
 }
 
 // lgRunBody is a LangGraph run request on the held route.
