@@ -93,9 +93,8 @@ func dataMembers(data json.RawMessage) []jsonMember {
 
 // chunkValue is a chunk's text as a JSON string.
 func chunkValue(data json.RawMessage) json.RawMessage {
-	var text string
-	if json.Unmarshal(data, &text) == nil {
-		return bytes.TrimSpace(data)
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '"' && json.Valid(trimmed) {
+		return trimmed // a bare JSON string, as Chunk makes it
 	}
 	return appendJSONString(nil, []byte(ChunkText(data)))
 }
