@@ -500,9 +500,18 @@ func pgLatest(ctx context.Context, q querierPG, threadID string) (Checkpoint, er
 
 // Events returns the run's events after an id, in id order.
 func (s *Postgres) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
+	return s.EventsPage(ctx, runID, after, 0)
+}
+
+// EventsPage is Events with at most limit events; 0 or less means all.
+func (s *Postgres) EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error) {
+	var lim *int // NULL: no limit
+	if limit > 0 {
+		lim = &limit
+	}
 	rows, err := s.pool.Query(ctx, `SELECT h.seq, h.type, h.codec, h.data
 		FROM runs r JOIN history h ON h.thread = r.thread AND h.run = r.pk
-		WHERE r.id = $1 AND h.seq > $2 ORDER BY h.seq`, runID, after)
+		WHERE r.id = $1 AND h.seq > $2 ORDER BY h.seq LIMIT $3`, runID, after, lim)
 	if err != nil {
 		return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
 	}
