@@ -149,6 +149,8 @@ func (s *Server) runWait(c echo.Context) error {
 			return newError(http.StatusBadGateway, "model_error", err.Error())
 		case errors.As(err, &tl):
 			return newError(http.StatusInternalServerError, "turn_limit", err.Error())
+		case errors.Is(err, store.ErrUnavailable):
+			return err
 		}
 		return newError(http.StatusInternalServerError, "run_failed", err.Error())
 	}
