@@ -291,7 +291,7 @@ func (m *Manager) abort(run *Run, err error) (*Run, error) {
 	run.end()
 	run.cancel()
 	run.err = err
-	run.output = mustJSON(map[string]string{"error": err.Error()})
+	run.output = mustJSON(map[string]string{"error": errorText(err)})
 	m.release(run)
 	run.Log.Close()
 	close(run.done)

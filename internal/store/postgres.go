@@ -40,7 +40,7 @@ const pgConnectTimeout = 15 * time.Second
 // (by the database's clock). It also implements Notifier, over LISTEN and
 // NOTIFY, so that replicas can reach each other's runs.
 type Postgres struct {
-	pool  *pgxpool.Pool
+	pool  pgPool
 	cfg   *pgxpool.Config
 	where string // the URL without its password, for messages
 	lease time.Duration
@@ -49,7 +49,10 @@ type Postgres struct {
 	ownerPK int64
 	// expires is when the lease ends as last committed, by this process's
 	// clock (the time before the renewal plus the lease), Unix nanoseconds.
-	expires   atomic.Int64
+	expires atomic.Int64
+	// contact says whether the store may judge other owners' leases
+	// (see contact and RecoverInterrupted).
+	contact   *contact
 	stop      chan struct{}
 	stopOnce  sync.Once
 	heartbeat sync.WaitGroup
@@ -86,11 +89,11 @@ func OpenPostgres(dsn string, o Options) (*Postgres, error) {
 	s := &Postgres{cfg: cfg, where: where, lease: o.Lease, stop: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), pgConnectTimeout)
 	defer cancel()
-	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err == nil {
+	if s.pool.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err == nil {
 		err = s.pool.Ping(ctx)
 	}
 	if err != nil {
-		if s.pool != nil {
+		if s.pool.Pool != nil {
 			s.pool.Close()
 		}
 		return nil, fmt.Errorf("store: cannot reach the Postgres database at %s (%s): %s", host, where, scrub(err.Error(), dsn))
@@ -214,6 +217,7 @@ func (s *Postgres) register(ctx context.Context) error {
 		return err
 	}
 	s.expires.Store(before + int64(s.lease))
+	s.contact = newContact(s.lease, time.Now())
 	return nil
 }
 
@@ -230,6 +234,7 @@ func (s *Postgres) renew(ctx context.Context, q querierPG) error {
 		return err
 	}
 	s.expires.Store(before + int64(s.lease))
+	s.contact.renewed(time.Now())
 	return nil
 }
 
@@ -324,12 +329,12 @@ func (s *Postgres) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = pgx.BeginFunc(ctx, s.pool, fn)
+		err = pgx.BeginFunc(ctx, s.pool.Pool, fn)
 		if !retryable(err) {
-			return err
+			return classify(err)
 		}
 	}
-	return err
+	return classify(err)
 }
 
 // retryable reports whether err is a deadlock or serialization failure.

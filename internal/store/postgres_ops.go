@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -324,12 +325,20 @@ func (s *Postgres) queryRuns(ctx context.Context, q string, arg string) ([]Run, 
 // threads too (see SQLite.RecoverInterrupted). Unlike SQLite it never
 // judges an owner by its pid: replicas of one database run on many
 // machines, and the lease is the one rule all of them share. The runs of
-// live owners, whose lease is renewed, are never touched.
+// live owners, whose lease is renewed, are never touched. A store that
+// was itself cut off from the database (see contact) judges no lease until
+// it has been back a whole lease term: the others may have been cut off
+// too, and a lease that ran out in an outage says nothing about its owner.
 func (s *Postgres) RecoverInterrupted(ctx context.Context) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		if err := s.renew(ctx, tx); err != nil {
 			return err
+		}
+		if !s.contact.mayJudge(time.Now()) {
+			// Cut off from the database until lately: the others may
+			// have been too, and get a lease term to renew first.
+			return nil
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM owners WHERE expires_at < now()`); err != nil {
 			return err
@@ -500,9 +509,18 @@ func pgLatest(ctx context.Context, q querierPG, threadID string) (Checkpoint, er
 
 // Events returns the run's events after an id, in id order.
 func (s *Postgres) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
+	return s.EventsPage(ctx, runID, after, 0)
+}
+
+// EventsPage is Events with at most limit events; 0 or less means all.
+func (s *Postgres) EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error) {
+	var lim *int // NULL: no limit
+	if limit > 0 {
+		lim = &limit
+	}
 	rows, err := s.pool.Query(ctx, `SELECT h.seq, h.type, h.codec, h.data
 		FROM runs r JOIN history h ON h.thread = r.thread AND h.run = r.pk
-		WHERE r.id = $1 AND h.seq > $2 ORDER BY h.seq`, runID, after)
+		WHERE r.id = $1 AND h.seq > $2 ORDER BY h.seq LIMIT $3`, runID, after, lim)
 	if err != nil {
 		return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
 	}

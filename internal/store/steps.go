@@ -172,17 +172,26 @@ func scanLatest(ctx context.Context, stmt *sql.Stmt, threadID string) (Checkpoin
 	return cp, nil
 }
 
-// eventsQuery reads a run's events after an id, in id order.
+// eventsQuery reads a run's events after an id, in id order, at most a
+// number of them (-1 for all).
 const eventsQuery = `SELECT h.seq, h.type, h.codec, h.data
 	FROM runs r JOIN history h ON h.thread = r.thread AND h.run = r.pk
-	WHERE r.id = ? AND h.seq > ? ORDER BY h.seq`
+	WHERE r.id = ? AND h.seq > ? ORDER BY h.seq LIMIT ?`
 
 // Events returns the run's events with an ID greater than after, ordered by
 // ID, with the same bytes of data they were saved with. It fails with
 // ErrNotFound when the run does not exist.
 func (s *SQLite) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
+	return s.EventsPage(ctx, runID, after, 0)
+}
+
+// EventsPage is Events with at most limit events; 0 or less means all.
+func (s *SQLite) EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error) {
+	if limit <= 0 {
+		limit = -1
+	}
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, eventsQuery, runID, after)
+	rows, err := s.rq.QueryContext(ctx, eventsQuery, runID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
 	}
