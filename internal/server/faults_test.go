@@ -105,7 +105,7 @@ func TestStoreWriteFailureDuringRunFreesTheThread(t *testing.T) {
 		}()
 	}
 	waitFor(t, func() bool { return model.Calls() >= 2 })
-	h.Store.(*store.SQLite).FailWrites(errors.New("database or disk is full"))
+	h.Store.(*store.DB).FailWrites(errors.New("database or disk is full"))
 	open()
 	for range 2 {
 		if code := <-codes; code != http.StatusInternalServerError {
@@ -116,7 +116,7 @@ func TestStoreWriteFailureDuringRunFreesTheThread(t *testing.T) {
 	if kind, _ := errorCode(t, post(t, url+"/threads/full-a/cancel", "")); kind != "no_run_in_flight" {
 		t.Fatalf("cancel while the store cannot write: %s", kind)
 	}
-	h.Store.(*store.SQLite).FailWrites(nil)
+	h.Store.(*store.DB).FailWrites(nil)
 
 	// The thread takes the next run at once.
 	resp := post(t, url+"/threads/full-a/runs/wait", runBody("/plain", "again"))

@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
+	"github.com/dawn-go/dawn/stream"
 )
 
 // Codecs of the history.codec column: how its data column holds an event's
@@ -27,16 +31,16 @@ type packer struct {
 	w   *flate.Writer
 }
 
-// pack returns the codec and column value for data: DEFLATE when data is at
-// least compressMin bytes and that makes it at least an eighth smaller,
-// else data as it is. The returned bytes are valid until the next pack.
-func (p *packer) pack(data json.RawMessage) (codec int, value any) {
+// pack returns the codec and stored bytes for data: DEFLATE when data is
+// at least compressMin bytes and that makes it at least an eighth smaller,
+// else data itself. Compressed bytes are valid until the next pack.
+func (p *packer) pack(data json.RawMessage) (codec int, value []byte) {
 	if len(data) >= compressMin {
 		if small, ok := p.compress(data); ok && len(small) <= len(data)-len(data)/8 {
 			return codecDeflate, small
 		}
 	}
-	return codecPlain, string(data)
+	return codecPlain, data
 }
 
 // compress returns data compressed with DEFLATE at BestSpeed, in p's buffer.
@@ -56,11 +60,29 @@ func (p *packer) compress(data []byte) ([]byte, bool) {
 	return p.buf.Bytes(), true
 }
 
-// release lets a buffer that grew huge go.
-func (p *packer) release() {
-	if p.buf.Cap() > 1<<20 {
-		p.buf = bytes.Buffer{}
+// packers are the packers of concurrent writers.
+var packers = sync.Pool{New: func() any { return new(packer) }}
+
+// packEvents packs events as the database stores them.
+func packEvents(events []stream.Event) []dialect.EventRow {
+	if len(events) == 0 {
+		return nil
 	}
+	p := packers.Get().(*packer)
+	defer func() {
+		if p.buf.Cap() <= 1<<20 { // let a buffer that grew huge go
+			packers.Put(p)
+		}
+	}()
+	rows := make([]dialect.EventRow, len(events))
+	for i, ev := range events {
+		codec, data := p.pack(ev.Data)
+		if codec != codecPlain {
+			data = bytes.Clone(data) // the packer reuses its buffer
+		}
+		rows[i] = dialect.EventRow{Seq: ev.ID, Type: ev.Type, Codec: codec, Data: data}
+	}
+	return rows
 }
 
 // unpacker turns stored event data back into the event's JSON. Its zero
