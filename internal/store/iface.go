@@ -36,6 +36,9 @@ type Store interface {
 	SaveStep(ctx context.Context, st Step) error
 	Latest(ctx context.Context, threadID string) (Checkpoint, error)
 	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)
+	// EventsPage is Events with at most limit events (all of them when
+	// limit is 0 or less), so that a long log is read a page at a time.
+	EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error)
 	SaveValues(ctx context.Context, threadID string, step int, values thread.State) error
 
 	// SearchThreads and CountThreads select threads by id, status,

@@ -87,7 +87,16 @@ func (s *DB) renewNow(ctx context.Context) {
 		return tx.RenewOwner(ctx, s.own.pk, s.own.who, at, s.lease)
 	})
 	if err == nil {
-		s.own.expires.Store(at.UnixNano() + int64(s.lease))
+		s.renewed(at.UnixNano() + int64(s.lease))
+	}
+}
+
+// renewed records a committed renewal of the lease, which now ends at
+// expires.
+func (s *DB) renewed(expires int64) {
+	s.own.expires.Store(expires)
+	if s.contact != nil {
+		s.contact.renewed(time.Now())
 	}
 }
 
@@ -125,13 +134,17 @@ func (s *DB) RecoverInterrupted(ctx context.Context) (int, error) {
 	var n int
 	at := s.leaseNow()
 	err := s.write(ctx, func(tx dialect.Tx) error {
+		n = 0
 		if err := tx.RenewOwner(ctx, s.own.pk, s.own.who, at, s.lease); err != nil {
 			return err
 		}
-		if err := s.dropGoneOwners(ctx, tx, at); err != nil {
+		owners, err := tx.Owners(ctx, s.own.pk, at)
+		if err != nil || !s.mayJudge() {
 			return err
 		}
-		var err error
+		if err := s.dropGoneOwners(ctx, tx, owners); err != nil {
+			return err
+		}
 		n, err = tx.InterruptOrphans(ctx, RunInterrupted, StatusInterrupted, interruptedText, s.now())
 		return err
 	})
@@ -142,17 +155,28 @@ func (s *DB) RecoverInterrupted(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// mayJudge records the renewal RecoverInterrupted just made (Owners has
+// read after it) and reports whether the store may take expired leases for
+// gone owners. A store that was cut off from a database it reaches over a
+// network judges none until it has been back a whole lease term: the
+// others may have been cut off too, and a lease that ran out in an outage
+// says nothing about its owner.
+func (s *DB) mayJudge() bool {
+	if s.contact == nil {
+		return true
+	}
+	now := time.Now()
+	s.contact.renewed(now)
+	return s.contact.mayJudge(now)
+}
+
 // dropGoneOwners removes the owner rows of owners that are gone. An owner
 // is gone when its lease has expired, or when it is a process on this
 // machine that no longer runs. A live owner is never judged by its pid
 // alone being alive: a reused pid could pass for it, so it is gone once
 // its lease expires anyway. A database shared by many machines keeps no
 // host key, and there only the lease judges.
-func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.Tx, at time.Time) error {
-	owners, err := tx.Owners(ctx, s.own.pk, at)
-	if err != nil {
-		return err
-	}
+func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.Tx, owners []dialect.OwnerRow) error {
 	self := s.own.who.HostKey
 	for _, o := range owners {
 		local := self != "" && o.HostKey == self

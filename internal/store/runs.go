@@ -50,7 +50,7 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 		return check(cp)
 	})
 	if err == nil && renewed != 0 {
-		s.own.expires.Store(renewed)
+		s.renewed(renewed)
 	}
 	return cp, err
 }

@@ -163,9 +163,14 @@ func latest(ctx context.Context, read func(context.Context, string, func(dialect
 // ID, with the same bytes of data they were saved with. It fails with
 // ErrNotFound when the run does not exist.
 func (s *DB) Events(ctx context.Context, runID string, after int64) ([]stream.Event, error) {
+	return s.EventsPage(ctx, runID, after, 0)
+}
+
+// EventsPage is Events with at most limit events; 0 or less means all.
+func (s *DB) EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error) {
 	events := []stream.Event{}
 	var u unpacker
-	err := s.d.Events(ctx, runID, after, 0, func(r dialect.EventRow) error {
+	err := s.d.Events(ctx, runID, after, max(limit, 0), func(r dialect.EventRow) error {
 		data, err := u.unpack(r.Codec, r.Data)
 		if err != nil {
 			return fmt.Errorf("event %d: %w", r.Seq, err)

@@ -29,6 +29,13 @@ var (
 	// ErrInvalid is returned for input the store refuses, such as metadata
 	// that is not a JSON object or an empty id.
 	ErrInvalid = dialect.ErrInvalid
+	// ErrUnavailable means the store could not reach its database: the
+	// connection was refused, cut or timed out, or the database is
+	// shutting down or starting. The request may succeed later; nothing
+	// in the error's message is for clients (it names the database's host
+	// and user), so servers log it and tell clients only that the store
+	// is unavailable.
+	ErrUnavailable = dialect.ErrUnavailable
 )
 
 // Thread statuses.
@@ -76,7 +83,11 @@ type DB struct {
 	// leaseTime is the clock of leases: time.Now, but in tests.
 	leaseTime atomic.Pointer[func() time.Time]
 	own       ownership
-	closed    atomic.Bool
+	// contact is the store's contact with a database reached over a
+	// network (nil for a local one): a store cut off from it judges no
+	// other owner's lease until it has been back a lease term.
+	contact *contact
+	closed  atomic.Bool
 }
 
 var _ Store = (*DB)(nil)
@@ -130,6 +141,9 @@ func New(d dialect.Database, o Options) (*DB, error) {
 	}
 	now := time.Now
 	s.leaseTime.Store(&now)
+	if r, ok := d.(interface{ Remote() bool }); ok && r.Remote() {
+		s.contact = newContact(s.lease, time.Now())
+	}
 	if err := s.register(context.Background()); err != nil {
 		_ = d.Close()
 		return nil, fmt.Errorf("store: open %s: register the store's owner: %w", d.Path(), err)

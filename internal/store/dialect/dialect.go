@@ -22,6 +22,11 @@ var (
 	ErrRunning = errors.New("thread has a running run")
 	// ErrInvalid: a name or value the database cannot take.
 	ErrInvalid = errors.New("invalid input")
+	// ErrUnavailable: the database could not be reached: the connection
+	// was refused, cut or timed out, or the database is shutting down or
+	// starting. A dialect wraps the driver's error with it (errors.Is
+	// finds both); a later call may succeed.
+	ErrUnavailable = errors.New("the store is unavailable")
 	// ErrClosed: the database was closed.
 	ErrClosed = errors.New("store: the store is closed")
 )

@@ -45,11 +45,15 @@ const connectTimeout = 15 * time.Second
 // dialect.Notifier, over LISTEN and NOTIFY, so that replicas can reach
 // each other's runs.
 type DB struct {
-	pool   *pgxpool.Pool
+	pool   pool
 	where  string // the URL without its password, for messages
 	notify *notifier
 	closed atomic.Bool
 }
+
+// Remote reports that the database is reached over a network, which a
+// store may be cut off from (see store.contact).
+func (s *DB) Remote() bool { return true }
 
 // IsURL reports whether dsn names a Postgres database rather than an
 // SQLite file.
@@ -77,11 +81,11 @@ func Open(dsn string) (*DB, error) {
 	s := &DB{where: where}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err == nil {
+	if s.pool.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err == nil {
 		err = s.pool.Ping(ctx)
 	}
 	if err != nil {
-		if s.pool != nil {
+		if s.pool.Pool != nil {
 			s.pool.Close()
 		}
 		return nil, fmt.Errorf("store: cannot reach the Postgres database at %s (%s): %s", host, where, scrub(err.Error(), dsn))
@@ -222,7 +226,7 @@ func (s *DB) Write(ctx context.Context, fn func(dialect.Tx) error) error {
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = pgx.BeginFunc(ctx, s.pool, func(ptx pgx.Tx) error {
+		err = pgx.BeginFunc(ctx, s.pool.Pool, func(ptx pgx.Tx) error {
 			t := &tx{tx: ptx, b: &pgx.Batch{}}
 			if err := fn(t); err != nil {
 				return err
@@ -230,10 +234,10 @@ func (s *DB) Write(ctx context.Context, fn func(dialect.Tx) error) error {
 			return t.flush(ctx)
 		})
 		if !retryable(err) {
-			return err
+			return classify(err)
 		}
 	}
-	return err
+	return classify(err)
 }
 
 // retryable reports whether err is a deadlock or serialization failure.
