@@ -77,3 +77,29 @@ func SearchQuery(a *Args, f ThreadFilter, eq JSONEqual, columns map[string]strin
 	return `SELECT t.id, t.created_at, t.updated_at, t.metadata, t.status FROM threads t` + ThreadWhere(a, f, eq) +
 		` ORDER BY ` + columns[f.Sort] + ` ` + order + `, t.pk ` + order + ` LIMIT ` + a.Add(f.Limit) + ` OFFSET ` + a.Add(f.Offset)
 }
+
+// FinishedQuery is the statement of FinishedRuns: f's runs newest first,
+// with codec and data of the done event when f.Done asks (noDone is the
+// two columns' SQL otherwise), where noPreview is the condition that a
+// run's output marks no preview.
+func FinishedQuery(a *Args, f FinishedFilter, noDone, noPreview string) string {
+	data := noDone
+	if f.Done {
+		data = `h.codec, h.data`
+	}
+	query := `SELECT r.id, r.route, r.created_at, r.updated_at, ` + data + `
+		FROM runs r JOIN threads t ON t.pk = r.thread
+		JOIN history h ON h.thread = r.thread AND h.run = r.pk AND h.type = ` + a.Add(f.DoneType) + `
+		WHERE t.id = ` + a.Add(f.ThreadID) + ` AND r.status = ` + a.Add(f.Success) + ` AND ` + noPreview
+	if f.RunID != "" {
+		query += ` AND r.id = ` + a.Add(f.RunID)
+	}
+	if f.Before != "" {
+		query += ` AND (r.created_at, r.pk) < (SELECT created_at, pk FROM runs WHERE id = ` + a.Add(f.Before) + `)`
+	}
+	query += ` ORDER BY r.created_at DESC, r.pk DESC`
+	if f.Limit > 0 {
+		query += ` LIMIT ` + a.Add(f.Limit)
+	}
+	return query
+}

@@ -38,19 +38,7 @@ func (s *DB) Runs(ctx context.Context, id string, byThread bool) ([]dialect.RunR
 		return nil, err
 	}
 	defer rows.Close()
-	var runs []dialect.RunRow
-	for rows.Next() {
-		var r dialect.RunRow
-		var out *string
-		if err := rows.Scan(&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &out, &r.CreatedAt, &r.UpdatedAt); err != nil {
-			return nil, err
-		}
-		if out != nil {
-			r.Output = []byte(*out)
-		}
-		runs = append(runs, r)
-	}
-	return runs, rows.Err()
+	return dialect.ScanRuns(rows)
 }
 
 // RunExists reports whether a run exists.
@@ -171,15 +159,7 @@ func (s *DB) SearchThreads(ctx context.Context, f dialect.ThreadFilter) ([]diale
 		return nil, err
 	}
 	defer rows.Close()
-	out := []dialect.ThreadRow{}
-	for rows.Next() {
-		var t dialect.ThreadRow
-		if err := rows.Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return dialect.ScanThreads(rows)
 }
 
 // CountThreads counts the threads f selects.
@@ -197,25 +177,8 @@ func (s *DB) CountThreads(ctx context.Context, f dialect.ThreadFilter) (int, err
 // JSON.
 func (s *DB) FinishedRuns(ctx context.Context, f dialect.FinishedFilter, each func(dialect.FinishedRow) error) error {
 	a := &dialect.Args{Numbered: true}
-	data := `0::smallint, NULL::bytea`
-	if f.Done {
-		data = `h.codec, h.data`
-	}
-	query := `SELECT r.id, r.route, r.created_at, r.updated_at, ` + data + `
-		FROM runs r JOIN threads t ON t.pk = r.thread
-		JOIN history h ON h.thread = r.thread AND h.run = r.pk AND h.type = ` + a.Add(f.DoneType) + `
-		WHERE t.id = ` + a.Add(f.ThreadID) + ` AND r.status = ` + a.Add(f.Success) + `
-		AND COALESCE(CASE WHEN r.output ~ '^\s*\{' THEN json_typeof(` + jsonText("r.output") + ` -> 'preview') END, 'null') = 'null'`
-	if f.RunID != "" {
-		query += ` AND r.id = ` + a.Add(f.RunID)
-	}
-	if f.Before != "" {
-		query += ` AND (r.created_at, r.pk) < (SELECT created_at, pk FROM runs WHERE id = ` + a.Add(f.Before) + `)`
-	}
-	query += ` ORDER BY r.created_at DESC, r.pk DESC`
-	if f.Limit > 0 {
-		query += ` LIMIT ` + a.Add(f.Limit)
-	}
+	query := dialect.FinishedQuery(a, f, `0::smallint, NULL::bytea`,
+		`COALESCE(CASE WHEN r.output ~ '^\s*\{' THEN json_typeof(`+jsonText("r.output")+` -> 'preview') END, 'null') = 'null'`)
 	rows, err := s.pool.Query(ctx, query, a.List...)
 	if err != nil {
 		return err

@@ -204,22 +204,12 @@ func (t *tx) Owners(ctx context.Context, self int64, _ time.Time) ([]dialect.Own
 	if err := t.flush(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := t.tx.Query(ctx, `SELECT pk, pid, expires_at < now() FROM owners WHERE pk != $1`, self)
+	rows, err := t.tx.Query(ctx, `SELECT pk, pid, '', '', expires_at < now() FROM owners WHERE pk != $1`, self)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []dialect.OwnerRow
-	for rows.Next() {
-		var o dialect.OwnerRow
-		var pid int32
-		if err := rows.Scan(&o.PK, &pid, &o.Expired); err != nil {
-			return nil, err
-		}
-		o.PID = int(pid)
-		out = append(out, o)
-	}
-	return out, rows.Err()
+	return dialect.ScanOwners(rows)
 }
 
 func (t *tx) DeleteOwner(_ context.Context, pk int64) error {

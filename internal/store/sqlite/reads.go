@@ -37,19 +37,7 @@ func (s *DB) Runs(ctx context.Context, id string, byThread bool) ([]dialect.RunR
 		return nil, err
 	}
 	defer rows.Close()
-	var runs []dialect.RunRow
-	for rows.Next() {
-		var r dialect.RunRow
-		var out sql.NullString
-		if err := rows.Scan(&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &out, &r.CreatedAt, &r.UpdatedAt); err != nil {
-			return nil, err
-		}
-		if out.Valid {
-			r.Output = []byte(out.String)
-		}
-		runs = append(runs, r)
-	}
-	return runs, rows.Err()
+	return dialect.ScanRuns(rows)
 }
 
 // RunExists reports whether a run exists.
@@ -147,15 +135,7 @@ func (s *DB) SearchThreads(ctx context.Context, f dialect.ThreadFilter) ([]diale
 		return nil, err
 	}
 	defer rows.Close()
-	out := []dialect.ThreadRow{}
-	for rows.Next() {
-		var t dialect.ThreadRow
-		if err := rows.Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return dialect.ScanThreads(rows)
 }
 
 // CountThreads counts the threads f selects.
@@ -171,31 +151,11 @@ func (s *DB) CountThreads(ctx context.Context, f dialect.ThreadFilter) (int, err
 // FinishedRuns reads a thread's successful runs that are no preview,
 // newest first.
 func (s *DB) FinishedRuns(ctx context.Context, f dialect.FinishedFilter, each func(dialect.FinishedRow) error) error {
-	data := `0, NULL`
-	if f.Done {
-		data = `h.codec, h.data`
-	}
-	query := `SELECT r.id, r.route, r.created_at, r.updated_at, ` + data + `
-		FROM runs r JOIN threads t ON t.pk = r.thread
-		JOIN history h ON h.thread = r.thread AND h.run = r.pk AND h.type = ?
-		WHERE t.id = ? AND r.status = ?
-		AND (CASE WHEN json_valid(r.output) THEN json_extract(r.output, '$.preview') END) IS NULL`
-	args := []any{f.DoneType, f.ThreadID, f.Success}
-	if f.RunID != "" {
-		query += ` AND r.id = ?`
-		args = append(args, f.RunID)
-	}
-	if f.Before != "" {
-		query += ` AND (r.created_at, r.pk) < (SELECT created_at, pk FROM runs WHERE id = ?)`
-		args = append(args, f.Before)
-	}
-	query += ` ORDER BY r.created_at DESC, r.pk DESC`
-	if f.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, f.Limit)
-	}
+	a := &dialect.Args{}
+	query := dialect.FinishedQuery(a, f, `0, NULL`,
+		`(CASE WHEN json_valid(r.output) THEN json_extract(r.output, '$.preview') END) IS NULL`)
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, query, args...)
+	rows, err := s.rq.QueryContext(ctx, query, a.List...)
 	if err != nil {
 		return err
 	}

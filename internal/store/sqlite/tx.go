@@ -173,15 +173,7 @@ func (t tx) Owners(ctx context.Context, self int64, at time.Time) ([]dialect.Own
 		return nil, err
 	}
 	defer rows.Close()
-	var out []dialect.OwnerRow
-	for rows.Next() {
-		var o dialect.OwnerRow
-		if err := rows.Scan(&o.PK, &o.PID, &o.HostKey, &o.ProcStart, &o.Expired); err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
+	return dialect.ScanOwners(rows)
 }
 
 func (t tx) DeleteOwner(ctx context.Context, pk int64) error {
