@@ -2,7 +2,8 @@
 // and a database: what SQLite (package sqlite) and Postgres (package
 // postgres) each offer, as their own SQL, types, locking and notification.
 // The store checks, decides and encodes; a dialect only reads and writes
-// rows. It imports no store code, so the store may pick a dialect.
+// rows. It imports nothing of this module, so the store may pick a
+// dialect and a dialect cannot reach the logic.
 package dialect
 
 import (

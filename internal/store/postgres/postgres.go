@@ -2,7 +2,8 @@
 // SQL, row locks that make the writes of every replica on one database
 // take turns, leases by the database's clock, and LISTEN/NOTIFY. The
 // store's logic is in package store; this package knows only rows (see
-// package dialect).
+// package dialect), and imports nothing of this module but the dialect
+// seam.
 package postgres
 
 import (

@@ -2,7 +2,8 @@
 // Go): its schema and SQL, the one writer connection whose transactions
 // concurrent writers share (a group commit), the read pool WAL allows
 // beside it, and the background WAL checkpoints. The store's logic is in
-// package store; this package knows only rows (see package dialect).
+// package store; this package knows only rows (see package dialect), and
+// imports nothing of this module but the dialect seam.
 package sqlite
 
 import (
