@@ -84,7 +84,7 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, re
 	if err := tx.SetThreadStatus(ctx, threadPK, StatusBusy, now); err != nil {
 		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
 	}
-	cp, err = latest(ctx, tx.Latest, r.ThreadID)
+	cp, err = latest(ctx, tx, r.ThreadID)
 	return cp, renewed, err
 }
 

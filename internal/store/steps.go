@@ -114,49 +114,61 @@ func checkEvents(runID string, events []stream.Event) error {
 // thread with no step yet gives Step 0 and empty (non-nil) Messages and
 // Values. It fails with ErrNotFound when the thread does not exist.
 func (s *DB) Latest(ctx context.Context, threadID string) (Checkpoint, error) {
-	return latest(ctx, s.d.Latest, threadID)
+	return latest(ctx, s.d, threadID)
 }
 
-// latest reads a checkpoint through read: outside a transaction, or in one.
-func latest(ctx context.Context, read func(context.Context, string, func(dialect.CheckpointRow) error) error, threadID string) (Checkpoint, error) {
-	cp := Checkpoint{ThreadID: threadID}
-	var meta string
-	var parts []part
-	err := read(ctx, threadID, func(r dialect.CheckpointRow) error {
-		switch r.Kind {
-		case 0:
-			cp.RunID, cp.Route, cp.Step = r.RunID, r.Route, int(r.Seq)
-			cp.UpdatedAt = fromNanos(r.Updated)
-			cp.Values = thread.State{}
-			if r.Text != "{}" {
-				if err := json.Unmarshal([]byte(r.Text), &cp.Values); err != nil {
-					return fmt.Errorf("state values: %w", err)
-				}
-			}
-			meta = string(r.Data)
-			cp.Messages = make([]thread.Message, 0, r.Count)
-		case 1:
-			cp.Messages = append(cp.Messages, thread.Message{})
-			// UnmarshalJSON directly: json.Unmarshal would check the
-			// whole message once more before handing it over.
-			if err := cp.Messages[len(cp.Messages)-1].UnmarshalJSON(r.Data); err != nil {
-				return fmt.Errorf("message %d: %w", r.Seq, err)
-			}
-		case 2:
-			parts = append(parts, part{seq: r.Seq, field: r.Text, data: bytes.Clone(r.Data)})
-		}
-		return nil
-	})
-	if err != nil {
+// checkpointSource is where a checkpoint is read: the database, or a
+// write transaction.
+type checkpointSource interface {
+	Latest(ctx context.Context, threadID string, each func(dialect.CheckpointRow) error) error
+}
+
+// latest reads a thread's checkpoint from src.
+func latest(ctx context.Context, src checkpointSource, threadID string) (Checkpoint, error) {
+	c := &checkpointReader{cp: Checkpoint{ThreadID: threadID}}
+	if err := src.Latest(ctx, threadID, c.row); err != nil {
 		return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
 	}
-	if cp.Values == nil {
+	if c.cp.Values == nil {
 		return Checkpoint{}, fmt.Errorf("thread %q: %w", threadID, ErrNotFound)
 	}
-	if err := joinParts(cp.Values, meta, parts); err != nil {
+	if err := joinParts(c.cp.Values, c.meta, c.parts); err != nil {
 		return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
 	}
-	return cp, nil
+	return c.cp, nil
+}
+
+// checkpointReader builds a checkpoint from its rows.
+type checkpointReader struct {
+	cp    Checkpoint
+	meta  string // the head's parts metadata
+	parts []part
+}
+
+func (c *checkpointReader) row(r dialect.CheckpointRow) error {
+	switch r.Kind {
+	case 0:
+		c.cp.RunID, c.cp.Route, c.cp.Step = r.RunID, r.Route, int(r.Seq)
+		c.cp.UpdatedAt = fromNanos(r.Updated)
+		c.cp.Values = thread.State{}
+		if r.Text != "{}" {
+			if err := json.Unmarshal([]byte(r.Text), &c.cp.Values); err != nil {
+				return fmt.Errorf("state values: %w", err)
+			}
+		}
+		c.meta = string(r.Data)
+		c.cp.Messages = make([]thread.Message, 0, r.Count)
+	case 1:
+		c.cp.Messages = append(c.cp.Messages, thread.Message{})
+		// UnmarshalJSON directly: json.Unmarshal would check the whole
+		// message once more before handing it over.
+		if err := c.cp.Messages[len(c.cp.Messages)-1].UnmarshalJSON(r.Data); err != nil {
+			return fmt.Errorf("message %d: %w", r.Seq, err)
+		}
+	case 2:
+		c.parts = append(c.parts, part{seq: r.Seq, field: r.Text, data: bytes.Clone(r.Data)})
+	}
+	return nil
 }
 
 // Events returns the run's events with an ID greater than after, ordered by
