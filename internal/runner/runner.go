@@ -241,7 +241,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		run.end()
 		cancel()
 		run.err = err
-		run.output = mustJSON(map[string]string{"error": err.Error()})
+		run.output = mustJSON(map[string]string{"error": errorText(err)})
 		release()
 		run.Log.Close()
 		close(run.done)
@@ -472,8 +472,8 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 		run.output = json.RawMessage(`{"cancelled":true}`)
 		record = run.output
 	default:
-		status, errText = store.RunError, err.Error()
-		run.output, _ = json.Marshal(map[string]string{"error": err.Error()})
+		status, errText = store.RunError, errorText(err)
+		run.output, _ = json.Marshal(map[string]string{"error": errText})
 		record = run.output
 		m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
 	}
@@ -508,10 +508,11 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 		if err != nil {
 			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
 			run.err = err
-			run.output = mustJSON(map[string]string{"error": "the last step could not be saved: " + err.Error()})
+			text := "the last step could not be saved: " + errorText(err)
+			run.output = mustJSON(map[string]string{"error": text})
 			done.Data = doneData(run.output)
 			events[len(events)-1] = done
-			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), run.output, events)
+			m.finishStore(run, store.RunError, text, run.output, events)
 		}
 	} else {
 		m.finishStore(run, status, errText, record, events)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -761,34 +762,56 @@ func (s *Server) lgJoinStream(c echo.Context) error {
 		return s.streamLG(c, view, live, after)
 	}
 	r, err := s.runs.Store().GetRun(ctx, runID)
-	if err != nil || r.ThreadID != threadID {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.ThreadID != threadID) {
 		return newError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
 	}
-	events, err := s.runs.Store().Events(ctx, runID, 0)
 	if err != nil {
 		return err
 	}
-	var final []thread.Message
-	if n := len(events); n > 0 && events[n-1].Type == stream.TypeDone {
-		var d struct {
-			Output json.RawMessage `json:"output"`
-		}
-		_ = json.Unmarshal(events[n-1].Data, &d)
-		final, _, _ = splitValues(d.Output)
-	} else if r.Status == store.RunInterrupted {
-		last := int64(0)
-		if n > 0 {
-			last = events[n-1].ID
-		}
-		events = append(events, stream.Event{ID: max(last, after) + 1, Type: stream.TypeDone, Data: mustJSON(map[string]any{"output": map[string]any{"error": r.Error}})})
+	head, final, err := s.lgReplayHead(ctx, runID)
+	if err != nil {
+		return err
 	}
-	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, events)
+	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, head)
+	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
 	tr := newTranslator(s.runs.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),
 	})
-	return s.writeLG(c, replay(events), tr, threadID, runID, after, nil)
+	f := s.runs.Follow(runID, 0)
+	defer f.Close()
+	return s.writeLG(c, f, tr, threadID, runID, after, nil)
 }
+
+// lgReplayHead reads the committed log of run runID once, a page at a
+// time, for what a replay's start needs (see runStart): the events before
+// its first tool call, and its final messages when it has a done event.
+func (s *Server) lgReplayHead(ctx context.Context, runID string) (head []stream.Event, final []thread.Message, err error) {
+	calls := false
+	for after := int64(0); ; {
+		page, err := s.runs.Store().EventsPage(ctx, runID, after, lgHeadPage)
+		if err != nil || len(page) == 0 {
+			return head, final, err
+		}
+		for _, e := range page {
+			calls = calls || e.Type == stream.TypeToolCall
+			if !calls && e.Type == stream.TypeToolResult {
+				head = append(head, e)
+			}
+			if e.Type == stream.TypeDone {
+				var d struct {
+					Output json.RawMessage `json:"output"`
+				}
+				_ = json.Unmarshal(e.Data, &d)
+				final, _, _ = splitValues(d.Output)
+			}
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// lgHeadPage is how many events lgReplayHead reads at once.
+const lgHeadPage = 128
 
 // joinModes reads stream_mode from a query: repeated, one mode, or a JSON
 // list (as the SDK sends a list).
