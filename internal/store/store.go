@@ -159,9 +159,6 @@ func IsPostgres(dsn string) bool { return postgres.IsURL(dsn) }
 // for messages and logs; anything else (a file path) as it is.
 func Redact(dsn string) string { return postgres.Redact(dsn) }
 
-// Database returns the database the store runs on.
-func (s *DB) Database() dialect.Database { return s.d }
-
 // Path names the database for people: the file path, or the Postgres URL
 // without its password.
 func (s *DB) Path() string { return s.d.Path() }
