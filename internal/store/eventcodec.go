@@ -3,10 +3,10 @@ package store
 import (
 	"bytes"
 	"compress/flate"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/dawn-go/dawn/stream"
@@ -60,29 +60,47 @@ func (p *packer) compress(data []byte) ([]byte, bool) {
 	return p.buf.Bytes(), true
 }
 
-// packers are the packers of concurrent writers.
-var packers = sync.Pool{New: func() any { return new(packer) }}
+// packers keeps packers for the writers to reuse: a free list the
+// garbage collector leaves alone (a sync.Pool would drop a packer's large
+// DEFLATE state at every collection).
+type packers chan *packer
 
-// packEvents packs events as the database stores them.
-func packEvents(events []stream.Event) []dialect.EventRow {
+// get returns a free packer, or a new one.
+func (ps packers) get() *packer {
+	select {
+	case p := <-ps:
+		return p
+	default:
+		return new(packer)
+	}
+}
+
+// put gives p back, unless its buffer grew huge or the list is full.
+func (ps packers) put(p *packer) {
+	if p.buf.Cap() > 1<<20 {
+		return
+	}
+	select {
+	case ps <- p:
+	default:
+	}
+}
+
+// insertEvents packs events as the database stores them and appends them
+// to a run's log.
+func (s *DB) insertEvents(ctx context.Context, tx dialect.Tx, threadPK, runPK int64, events []stream.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	p := packers.Get().(*packer)
-	defer func() {
-		if p.buf.Cap() <= 1<<20 { // let a buffer that grew huge go
-			packers.Put(p)
-		}
-	}()
-	rows := make([]dialect.EventRow, len(events))
-	for i, ev := range events {
+	p := s.packers.get()
+	defer s.packers.put(p)
+	for _, ev := range events {
 		codec, data := p.pack(ev.Data)
-		if codec != codecPlain {
-			data = bytes.Clone(data) // the packer reuses its buffer
+		if err := tx.InsertEvent(ctx, threadPK, runPK, dialect.EventRow{Seq: ev.ID, Type: ev.Type, Codec: codec, Data: data}); err != nil {
+			return fmt.Errorf("event %d: %w", ev.ID, err)
 		}
-		rows[i] = dialect.EventRow{Seq: ev.ID, Type: ev.Type, Codec: codec, Data: data}
 	}
-	return rows
+	return nil
 }
 
 // unpacker turns stored event data back into the event's JSON. Its zero

@@ -134,7 +134,6 @@ func (s *DB) FinishRun(ctx context.Context, runID, status, errMsg string, output
 	if err := checkEvents(runID, events); err != nil {
 		return err
 	}
-	rows := packEvents(events)
 	return s.write(ctx, func(tx dialect.Tx) error {
 		l, err := tx.LockRun(ctx, runID)
 		switch {
@@ -146,7 +145,7 @@ func (s *DB) FinishRun(ctx context.Context, runID, status, errMsg string, output
 			return fmt.Errorf("run %q is %s: %w", runID, l.Status, ErrNotRunning)
 		}
 		now := s.now()
-		if err := tx.InsertEvents(ctx, l.ThreadPK, l.PK, rows); err != nil {
+		if err := s.insertEvents(ctx, tx, l.ThreadPK, l.PK, events); err != nil {
 			return fmt.Errorf("store: run %q: events: %w", runID, err)
 		}
 		if err := tx.FinishRun(ctx, l.PK, f.Status, f.Error, out, now); err != nil {

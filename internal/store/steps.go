@@ -84,7 +84,7 @@ func (s *DB) saveStep(ctx context.Context, tx dialect.Tx, st Step, in *stepInput
 	if err != nil {
 		return err
 	}
-	if err := tx.InsertEvents(ctx, l.ThreadPK, l.PK, in.events); err != nil {
+	if err := s.insertEvents(ctx, tx, l.ThreadPK, l.PK, st.Events); err != nil {
 		return fmt.Errorf("run %q: events: %w", st.RunID, err)
 	}
 	if st.Finish != nil {
@@ -211,7 +211,6 @@ type stepInput struct {
 	parted    []partedValue
 	messages  []string
 	state     string
-	events    []dialect.EventRow
 	// threadStatus is the thread's status after the step; "" keeps it.
 	threadStatus string
 }
@@ -241,7 +240,6 @@ func prepareStep(st Step, enc *encoder) (stepInput, error) {
 	if in.messages, in.state, err = enc.encodeStep(st.Append, whole); err != nil {
 		return in, fmt.Errorf("thread %q step %d: %w: %v", st.ThreadID, st.Step, ErrInvalid, err)
 	}
-	in.events = packEvents(st.Events)
 	return in, nil
 }
 

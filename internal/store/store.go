@@ -87,6 +87,7 @@ type DB struct {
 	// network (nil for a local one): a store cut off from it judges no
 	// other owner's lease until it has been back a lease term.
 	contact *contact
+	packers packers
 	closed  atomic.Bool
 }
 
@@ -135,7 +136,7 @@ func New(d dialect.Database, o Options) (*DB, error) {
 	if o.Lease == 0 {
 		o.Lease = DefaultLease
 	}
-	s := &DB{d: d, lease: o.Lease}
+	s := &DB{d: d, lease: o.Lease, packers: make(packers, 8)}
 	if p, ok := d.(interface{ Shared() bool }); ok && !p.Shared() {
 		s.private = true
 	}

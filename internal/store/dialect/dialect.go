@@ -90,7 +90,9 @@ type Tx interface {
 	FinishRun(ctx context.Context, runPK int64, status, errText string, output []byte, now int64) error
 	// InsertMessages appends messages, numbered from first.
 	InsertMessages(ctx context.Context, threadPK, first int64, data []string) error
-	InsertEvents(ctx context.Context, threadPK, runPK int64, events []EventRow) error
+	// InsertEvent appends an event to a run's log; ev.Data is valid only
+	// during the call.
+	InsertEvent(ctx context.Context, threadPK, runPK int64, ev EventRow) error
 	InsertPart(ctx context.Context, threadPK, seq int64, field string, data []byte) error
 	DeleteParts(ctx context.Context, threadPK int64, field string) error
 	SaveCheckpoint(ctx context.Context, c CheckpointWrite) error

@@ -130,11 +130,9 @@ func (t *tx) InsertMessages(_ context.Context, threadPK, first int64, data []str
 	return nil
 }
 
-func (t *tx) InsertEvents(_ context.Context, threadPK, runPK int64, events []dialect.EventRow) error {
-	for _, ev := range events {
-		t.queue(`INSERT INTO history(thread, run, seq, type, codec, data) VALUES ($1, $2, $3, $4, $5, $6)`,
-			threadPK, runPK, ev.Seq, ev.Type, ev.Codec, bytes.Clone(ev.Data)) // the caller reuses its buffer
-	}
+func (t *tx) InsertEvent(_ context.Context, threadPK, runPK int64, ev dialect.EventRow) error {
+	t.queue(`INSERT INTO history(thread, run, seq, type, codec, data) VALUES ($1, $2, $3, $4, $5, $6)`,
+		threadPK, runPK, ev.Seq, ev.Type, ev.Codec, bytes.Clone(ev.Data)) // sent later; the caller reuses its buffer
 	return nil
 }
 

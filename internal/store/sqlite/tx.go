@@ -105,18 +105,14 @@ func (t tx) InsertMessages(ctx context.Context, threadPK, first int64, data []st
 	return nil
 }
 
-// InsertEvents stores plain data as TEXT and compressed data as a BLOB.
-func (t tx) InsertEvents(ctx context.Context, threadPK, runPK int64, events []dialect.EventRow) error {
-	for _, ev := range events {
-		var data any = ev.Data
-		if ev.Codec == 0 {
-			data = string(ev.Data)
-		}
-		if _, err := t.s.st.insertEvent.ExecContext(ctx, threadPK, runPK, ev.Seq, ev.Type, ev.Codec, data); err != nil {
-			return err
-		}
+// InsertEvent stores plain data as TEXT and compressed data as a BLOB.
+func (t tx) InsertEvent(ctx context.Context, threadPK, runPK int64, ev dialect.EventRow) error {
+	var data any = ev.Data
+	if ev.Codec == 0 {
+		data = string(ev.Data)
 	}
-	return nil
+	_, err := t.s.st.insertEvent.ExecContext(ctx, threadPK, runPK, ev.Seq, ev.Type, ev.Codec, data)
+	return err
 }
 
 func (t tx) InsertPart(ctx context.Context, threadPK, seq int64, field string, data []byte) error {
