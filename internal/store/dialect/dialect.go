@@ -40,8 +40,8 @@ type Database interface {
 	// or rolled back, leaving nothing behind, when fn fails. fn may run
 	// more than once (a database that aborts a transaction for a deadlock
 	// runs it again), so it must not keep state outside what it returns.
-	// ctx is checked before fn runs; the statements run without its
-	// cancellation.
+	// A dialect may refuse to begin once ctx is done; the statements run
+	// without its cancellation.
 	Write(ctx context.Context, fn func(Tx) error) error
 	// Stats reports how many threads the database holds and its size.
 	Stats(ctx context.Context) (threads int, bytes int64, err error)
@@ -169,8 +169,8 @@ type CheckpointRow struct {
 }
 
 // CheckpointWrite is a step's new checkpoint. Status "" keeps the
-// thread's status; Messages, RunID and Route are kept when Values only is
-// set (a change of state outside any run).
+// thread's status; with ValuesOnly (a change of state outside any run)
+// only Step, State, Parts and Now are written.
 type CheckpointWrite struct {
 	ThreadPK, Step, Messages int64
 	RunID, Route             string
@@ -181,7 +181,7 @@ type CheckpointWrite struct {
 }
 
 // EventRow is a run event as stored: its data in codec. Data is valid
-// only during the callback.
+// only during the call or callback that hands it over.
 type EventRow struct {
 	Seq   int64
 	Type  string
