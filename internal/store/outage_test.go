@@ -69,7 +69,7 @@ func TestPostgresUnavailable(t *testing.T) {
 		"Events":       func() error { _, err := s.EventsPage(ctx, "run", 0, 10); return err },
 		"Latest":       func() error { _, err := s.Latest(ctx, "th"); return err },
 		"SaveStep":     func() error { return s.SaveStep(ctx, sampleStep("th", "run", 1, 1)) },
-		"BeginRun":     func() error { _, err := s.BeginRun(ctx, Run{ID: "run2", ThreadID: "t2"}); return err },
+		"BeginRun":     func() error { _, err := beginRun(ctx, s, Run{ID: "run2", ThreadID: "t2"}); return err },
 		"SearchThreads": func() error {
 			_, err := s.SearchThreads(ctx, ThreadQuery{Limit: 10})
 			return err
@@ -140,7 +140,7 @@ func TestPostgresOutageSparesLiveRuns(t *testing.T) {
 }
 
 // recoverWhenBack calls s.RecoverInterrupted until its database answers.
-func recoverWhenBack(t *testing.T, s *Postgres) int {
+func recoverWhenBack(t *testing.T, s Store) int {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
