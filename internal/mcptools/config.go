@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
@@ -30,6 +31,13 @@ type Server struct {
 	// with $VAR or ${VAR} expanded from the environment.
 	URL     string
 	Headers map[string]string
+	// Timeout bounds each call of the server's tools; zero leaves it to
+	// tools.timeout in dawn.yaml, else the runtime's default.
+	Timeout time.Duration
+	// Idempotent, when set, declares every tool of the server idempotent
+	// (true) or not (false) whatever its idempotentHint annotation says;
+	// unset, a tool is idempotent when the server annotates it so.
+	Idempotent *bool
 }
 
 // Transport names how Dawn reaches the server, for `dawn routes`.
@@ -42,7 +50,7 @@ func (s Server) Transport() string {
 
 var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
-var serverKeys = []string{"command", "args", "env", "url", "headers"}
+var serverKeys = []string{"command", "args", "env", "url", "headers", "timeout", "idempotent"}
 
 // parseServers reads the mcp: section. Errors name mcp.<server>.<key>; the
 // host adds the file.
@@ -80,6 +88,14 @@ func parseServers(n *yaml.Node) ([]Server, error) {
 				err = v.Decode(&s.Env)
 			case "headers":
 				err = v.Decode(&s.Headers)
+			case "timeout":
+				s.Timeout, err = yamldoc.Duration(v)
+			case "idempotent":
+				var b bool
+				if err = v.Decode(&b); err != nil {
+					err = fmt.Errorf("must be true or false")
+				}
+				s.Idempotent = &b
 			default:
 				return nil, fmt.Errorf("line %d: field %s not found; allowed keys: %s", k.Line, field, strings.Join(serverKeys, ", "))
 			}
