@@ -86,6 +86,10 @@ type Config struct {
 	// Steps is lent to the route's tools as Invocation.Steps; subagents do
 	// not inherit it.
 	Steps capabilities.StepRunner
+	// ToolTimeout bounds a tool call whose tool sets no timeout of its own
+	// (capabilities.ToolSpec.Timeout); zero uses DefaultToolTimeout.
+	// Subagents inherit it.
+	ToolTimeout time.Duration
 }
 
 // Tracer opens spans around tool calls and subagent runs. Each method
@@ -160,7 +164,6 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 	l.init()
 	msgs := make([]thread.Message, 0, len(history)+len(input)+4)
 	msgs = append(msgs, history...)
-	msgs = append(msgs, input...)
 	pending := len(history) // messages from here on are not checkpointed yet
 	state := values
 	if state == nil {
@@ -197,6 +200,15 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 	// A parked run going on: the answers apply, the held-back calls run,
 	// and the turn ends as the answers say.
 	resumed := len(input) == 0 && len(cfg.Resolved) > 0
+	if !resumed {
+		// Calls a crash cut off are answered before the new input.
+		replies, next, err := l.settleStarted(ctx, history, state, &stop)
+		if err != nil {
+			return res, err
+		}
+		msgs, state = append(msgs, replies...), next
+	}
+	msgs = append(msgs, input...)
 	if resumed {
 		calls := unanswered(history)
 		after := l.afterAnswers()
@@ -227,11 +239,15 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 		}
 		var parked []capabilities.Interrupt
 		if len(calls) > 0 {
+			if state, err = l.markStarted(ctx, calls, state); err != nil {
+				return res, err
+			}
 			var replies []thread.Message
 			replies, state, parked, err = l.runCalls(ctx, calls, make([]error, len(calls)), state, &stop)
 			if err != nil {
 				return res, err
 			}
+			state = withoutStarted(state)
 			msgs = append(msgs, replies...)
 		}
 		// The answers were for this turn only: a later call with the same
@@ -934,7 +950,7 @@ func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State
 		return res, fmt.Errorf("there is no tool %q on this route; available tools: %s", c.Name, strings.Join(names, ", "))
 	}
 	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.cfg.Steps}
-	return tool.Call(capabilities.WithInvocation(ctx, inv), inv)
+	return l.callTool(ctx, tool, inv)
 }
 
 func (l *loop) truncate(s string) string {

@@ -316,6 +316,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		Subagent:       m.subagentResolver(a),
 		MaxDepth:       a.Config.Limits.WithDefaults().SubagentDepth,
 		MaxToolOutput:  a.Config.Limits.WithDefaults().ToolOutputBytes,
+		ToolTimeout:    a.Config.Tools.Timeout,
 		Signal:         run.takeSignal,
 		App:            m.appValues(run),
 		Resolved:       resolved,
