@@ -105,131 +105,181 @@ func (e *Error) Error() string {
 // capability, the marker file and the colliding definition. A marker that
 // panics is reported like one that returns an error.
 func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, error) {
-	p := &Prepared{Route: route}
-	var errs []error
-	fail := func(capability, phase, format string, args ...any) {
-		errs = append(errs, &Error{Route: route.ID, Capability: capability, Phase: phase, Msg: fmt.Sprintf(format, args...)})
-	}
-
-	// User tools: shared or scoped to this route, filtered by agent.md.
-	allowed := route.Agent.Tools
-	var userTools []AppTool
-	for _, t := range in.AppTools {
-		if t.Route != "" && t.Route != route.ID {
-			continue
-		}
-		if len(allowed) > 0 && !slices.Contains(allowed, t.Tool.Spec().Name) {
-			continue
-		}
-		name := t.Tool.Spec().Name
-		if name == ReservedToolName {
-			fail("", "", "%s is named %q, which is reserved for subagents; rename the tool", t.origin(), ReservedToolName)
-			continue
-		}
-		if i := slices.IndexFunc(userTools, func(u AppTool) bool { return u.Tool.Spec().Name == name }); i >= 0 {
-			fail("", "", "%s and %s have the same name; rename one", userTools[i].origin(), t.origin())
-			continue
-		}
-		userTools = append(userTools, t)
-		p.Tools = append(p.Tools, t.Tool)
-	}
-
+	b := &preparation{route: route, in: in, p: &Prepared{Route: route}}
+	b.appTools()
 	userFields, err := LoadStateFile(route.Dir)
 	if err != nil {
-		errs = append(errs, &Error{Route: route.ID, Msg: err.Error()})
+		b.errs = append(b.errs, &Error{Route: route.ID, Msg: err.Error()})
 	}
-	p.Fields = append(p.Fields, userFields...)
-
-	var capabilityTools []string
-	type check struct {
-		name string
-		fn   func(*Prepared) []string
-	}
-	var checks []check
+	b.p.Fields = append(b.p.Fields, userFields...)
 	for _, m := range in.Markers {
-		name := m.Name()
-		file, ok, err := detect(m, route.Dir)
-		if err != nil {
-			fail(name, "detect", "%v", err)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		path := filepath.Join(route.Dir, file)
-		c, err := load(ctx, m, route, path)
-		if err != nil {
-			fail(name, "load", "%v", err)
-			continue
-		}
-		where := fmt.Sprintf("capability %q (marker file %s)", name, path)
-		for _, t := range c.Tools {
-			tn := t.Spec().Name
-			if i := slices.IndexFunc(userTools, func(u AppTool) bool { return u.Tool.Spec().Name == tn }); i >= 0 {
-				fail(name, "conflict", "%s contributes tool %q, and %s has the same name; rename your tool or remove %s", where, tn, userTools[i].origin(), filepath.Base(path))
-				continue
-			}
-			if tn == ReservedToolName || slices.Contains(capabilityTools, tn) {
-				fail(name, "apply", "%s contributes tool %q, which another capability or the runtime already provides", where, tn)
-				continue
-			}
-			capabilityTools = append(capabilityTools, tn)
-			p.Tools = append(p.Tools, t)
-			if p.owners == nil {
-				p.owners = map[string]Marker{}
-			}
-			p.owners[tn] = m
-		}
-		for _, f := range c.Fields {
-			f.Capability = name
-			if f.Source == "" {
-				f.Source = path
-			}
-			if i := slices.IndexFunc(p.Fields, func(g Field) bool { return g.Name == f.Name }); i >= 0 {
-				other := p.Fields[i]
-				if other.Capability == "" {
-					fail(name, "conflict", "%s contributes state field %q, which %s also declares; remove the field from %s or remove %s", where, f.Name, other.Source, filepath.Base(other.Source), filepath.Base(path))
-				} else {
-					fail(name, "apply", "%s contributes state field %q, which capability %q already contributes", where, f.Name, other.Capability)
-				}
-				continue
-			}
-			p.Fields = append(p.Fields, f)
-		}
-		p.Prompts = append(p.Prompts, c.Prompts...)
-		p.Transformers = append(p.Transformers, c.Transformers...)
-		if c.Hooks != nil {
-			p.Hooks = append(p.Hooks, c.Hooks)
-		}
-		p.Capabilities = append(p.Capabilities, Capability{Name: name, File: path, Details: c.Details})
-		for _, w := range c.Warnings {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: [%s] %s", route.ID, name, w))
-		}
-		if c.Check != nil && in.AppToolsKnown {
-			checks = append(checks, check{name, c.Check})
+		b.marker(ctx, m)
+	}
+	b.toolsList()
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
+	}
+	for _, c := range b.checks {
+		for _, w := range c.fn(b.p) {
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("route %s: [%s] %s", route.ID, c.name, w))
 		}
 	}
+	return b.p, nil
+}
 
-	for _, want := range allowed {
-		if p.Tool(want) != nil || (want == ReservedToolName && len(route.Subagents) > 0) {
+// preparation is one Prepare under way: the route being built and the
+// problems found so far.
+type preparation struct {
+	route *router.Route
+	in    Input
+	p     *Prepared
+	errs  []error
+	// userTools are the app's tools the route keeps; capabilityTools the
+	// names of the tools capabilities contributed.
+	userTools       []AppTool
+	capabilityTools []string
+	// checks are the contributions' checks, run once the route is whole.
+	checks []contributionCheck
+}
+
+// contributionCheck is a contribution's Check, with its capability's name.
+type contributionCheck struct {
+	name string
+	fn   func(*Prepared) []string
+}
+
+func (b *preparation) fail(capability, phase, format string, args ...any) {
+	b.errs = append(b.errs, &Error{Route: b.route.ID, Capability: capability, Phase: phase, Msg: fmt.Sprintf(format, args...)})
+}
+
+// userTool returns the app's tool of the route named name, if any.
+func (b *preparation) userTool(name string) (AppTool, bool) {
+	i := slices.IndexFunc(b.userTools, func(u AppTool) bool { return u.Tool.Spec().Name == name })
+	if i < 0 {
+		return AppTool{}, false
+	}
+	return b.userTools[i], true
+}
+
+// appTools keeps the app's tools shared or scoped to the route, filtered
+// by agent.md's tools list.
+func (b *preparation) appTools() {
+	allowed := b.route.Agent.Tools
+	for _, t := range b.in.AppTools {
+		name := t.Tool.Spec().Name
+		if (t.Route != "" && t.Route != b.route.ID) || (len(allowed) > 0 && !slices.Contains(allowed, name)) {
+			continue
+		}
+		if name == ReservedToolName {
+			b.fail("", "", "%s is named %q, which is reserved for subagents; rename the tool", t.origin(), ReservedToolName)
+			continue
+		}
+		if other, ok := b.userTool(name); ok {
+			b.fail("", "", "%s and %s have the same name; rename one", other.origin(), t.origin())
+			continue
+		}
+		b.userTools = append(b.userTools, t)
+		b.p.Tools = append(b.p.Tools, t.Tool)
+	}
+}
+
+// marker detects m in the route's folder and, when it is there, applies
+// its contribution.
+func (b *preparation) marker(ctx context.Context, m Marker) {
+	name := m.Name()
+	file, ok, err := detect(m, b.route.Dir)
+	if err != nil {
+		b.fail(name, "detect", "%v", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	path := filepath.Join(b.route.Dir, file)
+	c, err := load(ctx, m, b.route, path)
+	if err != nil {
+		b.fail(name, "load", "%v", err)
+		return
+	}
+	where := fmt.Sprintf("capability %q (marker file %s)", name, path)
+	for _, t := range c.Tools {
+		b.capabilityTool(m, where, path, t)
+	}
+	for _, f := range c.Fields {
+		b.capabilityField(name, where, path, f)
+	}
+	p := b.p
+	p.Prompts = append(p.Prompts, c.Prompts...)
+	p.Transformers = append(p.Transformers, c.Transformers...)
+	if c.Hooks != nil {
+		p.Hooks = append(p.Hooks, c.Hooks)
+	}
+	p.Capabilities = append(p.Capabilities, Capability{Name: name, File: path, Details: c.Details})
+	for _, w := range c.Warnings {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: [%s] %s", b.route.ID, name, w))
+	}
+	if c.Check != nil && b.in.AppToolsKnown {
+		b.checks = append(b.checks, contributionCheck{name, c.Check})
+	}
+}
+
+// capabilityTool adds tool t, which marker m contributes from the marker
+// file path, unless the app, another capability or the runtime has a tool
+// of its name.
+func (b *preparation) capabilityTool(m Marker, where, path string, t Tool) {
+	name, tn := m.Name(), t.Spec().Name
+	if other, ok := b.userTool(tn); ok {
+		b.fail(name, "conflict", "%s contributes tool %q, and %s has the same name; rename your tool or remove %s", where, tn, other.origin(), filepath.Base(path))
+		return
+	}
+	if tn == ReservedToolName || slices.Contains(b.capabilityTools, tn) {
+		b.fail(name, "apply", "%s contributes tool %q, which another capability or the runtime already provides", where, tn)
+		return
+	}
+	b.capabilityTools = append(b.capabilityTools, tn)
+	b.p.Tools = append(b.p.Tools, t)
+	if b.p.owners == nil {
+		b.p.owners = map[string]Marker{}
+	}
+	b.p.owners[tn] = m
+}
+
+// capabilityField adds state field f, which capability name contributes
+// from the marker file path, unless state.yaml or another capability
+// declares a field of its name.
+func (b *preparation) capabilityField(name, where, path string, f Field) {
+	f.Capability = name
+	if f.Source == "" {
+		f.Source = path
+	}
+	i := slices.IndexFunc(b.p.Fields, func(g Field) bool { return g.Name == f.Name })
+	if i < 0 {
+		b.p.Fields = append(b.p.Fields, f)
+		return
+	}
+	other := b.p.Fields[i]
+	if other.Capability == "" {
+		b.fail(name, "conflict", "%s contributes state field %q, which %s also declares; remove the field from %s or remove %s", where, f.Name, other.Source, filepath.Base(other.Source), filepath.Base(path))
+	} else {
+		b.fail(name, "apply", "%s contributes state field %q, which capability %q already contributes", where, f.Name, other.Capability)
+	}
+}
+
+// toolsList checks that every tool agent.md's tools list names is there:
+// an error when the app's tools are known, else a warning.
+func (b *preparation) toolsList() {
+	route := b.route
+	for _, want := range route.Agent.Tools {
+		if b.p.Tool(want) != nil || (want == ReservedToolName && len(route.Subagents) > 0) {
 			continue
 		}
 		msg := fmt.Sprintf("%s lists tool %q in tools:, but no such tool is registered; register it with dawn.Tool or dawn.RouteTool, or remove it from the list", route.Agent.File, want)
-		if in.AppToolsKnown {
-			errs = append(errs, &Error{Route: route.ID, Msg: msg})
+		if b.in.AppToolsKnown {
+			b.errs = append(b.errs, &Error{Route: route.ID, Msg: msg})
 		} else {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: %s (ignore this if the app registers it in Go: run the app's own binary to check)", route.ID, msg))
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("route %s: %s (ignore this if the app registers it in Go: run the app's own binary to check)", route.ID, msg))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	for _, c := range checks {
-		for _, w := range c.fn(p) {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: [%s] %s", route.ID, c.name, w))
-		}
-	}
-	return p, nil
 }
 
 func detect(m Marker, dir string) (file string, ok bool, err error) {

@@ -80,19 +80,7 @@ func TestFuncCall(t *testing.T) {
 			res, err := lookupTool(&called).Call(context.Background(), inv)
 			switch {
 			case tt.wantInput != "":
-				var inputErr *InputError
-				if !errors.As(err, &inputErr) {
-					t.Fatalf("error = %v, want an *InputError", err)
-				}
-				if inputErr.Tool != "lookup" || !strings.Contains(inputErr.Msg, tt.wantInput) {
-					t.Errorf("InputError = %+v, want one about %q", inputErr, tt.wantInput)
-				}
-				if !strings.HasPrefix(err.Error(), `invalid input for tool "lookup": `) {
-					t.Errorf("message = %q", err)
-				}
-				if called {
-					t.Error("the function ran on invalid input")
-				}
+				checkLookupInputError(t, err, tt.wantInput, called)
 			case tt.wantErr != "":
 				if err == nil || err.Error() != tt.wantErr {
 					t.Errorf("error = %v, want %s", err, tt.wantErr)
@@ -109,6 +97,25 @@ func TestFuncCall(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkLookupInputError checks that err is the lookup tool's input error
+// about want, and that the tool's function did not run.
+func checkLookupInputError(t *testing.T, err error, want string, called bool) {
+	t.Helper()
+	var inputErr *InputError
+	if !errors.As(err, &inputErr) {
+		t.Fatalf("error = %v, want an *InputError", err)
+	}
+	if inputErr.Tool != "lookup" || !strings.Contains(inputErr.Msg, want) {
+		t.Errorf("InputError = %+v, want one about %q", inputErr, want)
+	}
+	if !strings.HasPrefix(err.Error(), `invalid input for tool "lookup": `) {
+		t.Errorf("message = %q", err)
+	}
+	if called {
+		t.Error("the function ran on invalid input")
 	}
 }
 

@@ -39,7 +39,7 @@ func afterRoute(t *testing.T) (*capabilities.Prepared, *int) {
 // parkAfter runs afterRoute's model to its park and returns the result.
 func parkAfter(t *testing.T, p *capabilities.Prepared, model llms.Model) agent.Result {
 	t.Helper()
-	res, rec, err := run(t, p, model, func(c *agent.Config) { c.Park = true })
+	res, rec, err := run(t, p, model, func(c *agent.Config, h *testHost) { c.Park = true })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func resumeAfter(t *testing.T, p *capabilities.Prepared, model llms.Model, res a
 	delete(values, capabilities.InterruptsKey)
 	rec := &recorder{}
 	key := capabilities.ResolutionKey(nil, capabilities.AfterID(res.Interrupts[0].ID))
-	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Emit: rec.emit, Park: true, Resolved: map[string]capabilities.Resolution{key: r}}
+	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Host: &testHost{rec: rec}, Park: true, Resolved: map[string]capabilities.Resolution{key: r}}
 	out, err := agent.Run(context.Background(), cfg, res.Messages, values, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -141,13 +141,13 @@ func TestAnswerIsForTheParkedTurnOnly(t *testing.T) {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{call}}}}, nil
 	}
 	model := dawntest.Script().Then(callEcho).Then(callEcho).Reply("never")
-	res, _, err := run(t, p, model, func(c *agent.Config) { c.Park = true })
+	res, _, err := run(t, p, model, func(c *agent.Config, h *testHost) { c.Park = true })
 	if err != nil || len(res.Interrupts) != 1 || ran != 0 {
 		t.Fatalf("first park: %v %+v, echo ran %d times", err, res.Interrupts, ran)
 	}
 	values := res.Values.Clone()
 	delete(values, capabilities.InterruptsKey)
-	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Emit: func(stream.Event) {}, Park: true,
+	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Host: &testHost{}, Park: true,
 		Resolved: map[string]capabilities.Resolution{capabilities.ResolutionKey(nil, "c1"): {Run: true}}}
 	out, err := agent.Run(context.Background(), cfg, res.Messages, values, nil)
 	if err != nil || len(out.Interrupts) != 1 || ran != 1 {
@@ -210,10 +210,10 @@ func TestNoteWaitsForAnOpenTurn(t *testing.T) {
 		CallTools(dawntest.ToolCall{Name: "echo", Args: map[string]string{"text": "hi"}}, dawntest.ToolCall{Name: "task", Args: map[string]string{"subagent": "child", "input": "go"}}).
 		Reply("root done")
 	childModel := dawntest.Script().CallTool("echo", map[string]string{"text": "1"}).CallTool("echo", map[string]string{"text": "2"}).Reply("child done")
-	cfg := agent.Config{Route: root, Model: rootModel, ModelName: "script", Emit: func(stream.Event) {}, Park: true,
-		Subagent: func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
+	cfg := agent.Config{Route: root, Model: rootModel, ModelName: "script", Park: true,
+		Host: &testHost{subagent: func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
 			return child, childModel, "script", nil
-		}}
+		}}}
 	step := func(history []thread.Message, values thread.State, input []thread.Message, resolved map[string]capabilities.Resolution) agent.Result {
 		t.Helper()
 		c := cfg

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/internal/agent"
-	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -33,7 +32,7 @@ func TestPartialAnswerOfCancelledCallIsNoAnswer(t *testing.T) {
 	input := []thread.Message{{Role: thread.RoleUser, Content: "hi"}}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	cfg := agent.Config{Route: route, Model: cutOffModel{cancel}, Stream: true, Emit: func(stream.Event) {}}
+	cfg := agent.Config{Route: route, Model: cutOffModel{cancel}, Stream: true, Host: &testHost{}}
 	res, err := agent.Run(ctx, cfg, nil, nil, input)
 	if !errors.Is(err, context.Canceled) || res.Answer != "" {
 		t.Fatalf("Run = %q, %v; want no answer and context.Canceled", res.Answer, err)

@@ -76,9 +76,9 @@ func TestToolDeadline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := prepare(t, map[string]string{"r/agent.md": "Help."}, capabilities.AppTool{Tool: tc.tool})
 			model := dawntest.Script().CallTool("slow", map[string]any{}).Reply("Done.")
-			res, rec, err := run(t, p, model, func(c *agent.Config) {
+			res, rec, err := run(t, p, model, func(c *agent.Config, h *testHost) {
 				c.ToolTimeout = tc.app
-				c.Steps = slowSteps{100 * time.Millisecond}
+				h.steps = slowSteps{100 * time.Millisecond}
 			})
 			if err != nil || res.Answer != "Done." {
 				t.Fatalf("run: %v, answer %q", err, res.Answer)
@@ -133,7 +133,7 @@ func TestStartedCallsAfterCrash(t *testing.T) {
 	values[capabilities.StartedKey] = started
 	model := dawntest.Script().Reply("Checked.")
 	rec := &recorder{}
-	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Emit: rec.emit}
+	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Host: &testHost{rec: rec}}
 	res, err := agent.Run(context.Background(), cfg, history, values, []thread.Message{{Role: thread.RoleUser, Content: "What happened?"}})
 	if err != nil || res.Answer != "Checked." {
 		t.Fatalf("run: %v, answer %q", err, res.Answer)
@@ -176,4 +176,49 @@ func describe(msgs []llms.MessageContent) []string {
 		}
 	}
 	return out
+}
+
+// TestApprovedCallIsRecordedBeforeItRuns: resuming a parked call that a
+// person approved saves a step recording the call as started before the
+// tool runs, and the step with the call's result drops the record. A
+// cancelled resume saves nothing and runs nothing.
+func TestApprovedCallIsRecordedBeforeItRuns(t *testing.T) {
+	var saves []thread.State
+	var seenBefore string
+	charge := specTool{capabilities.ToolSpec{Name: "charge"}, func(context.Context, capabilities.Invocation) (capabilities.Result, error) {
+		if len(saves) > 0 {
+			seenBefore = string(saves[len(saves)-1][capabilities.StartedKey])
+		}
+		return textResult("charged")
+	}}
+	p := prepare(t, map[string]string{"r/agent.md": "Help."}, capabilities.AppTool{Tool: charge})
+	history := []thread.Message{
+		{Role: thread.RoleUser, Content: "Pay"},
+		{Role: thread.RoleAssistant, ToolCalls: []thread.ToolCall{{ID: "c1", Name: "charge", Input: json.RawMessage(`{}`)}}},
+	}
+	host := &testHost{rec: &recorder{}, save: func(_ context.Context, _ []thread.Message, values thread.State) error {
+		saves = append(saves, values)
+		return nil
+	}}
+	cfg := agent.Config{Route: p, Model: dawntest.Script().Reply("Paid."), ModelName: "script", Host: host, Park: true,
+		Resolved: map[string]capabilities.Resolution{"c1": {Run: true}}}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := agent.Run(ctx, cfg, history, p.InitialState(), nil); err == nil || len(saves) != 0 || seenBefore != "" {
+		t.Fatalf("a cancelled resume: err %v, %d saves; want an error and nothing saved or run", err, len(saves))
+	}
+
+	res, err := agent.Run(context.Background(), cfg, history, p.InitialState(), nil)
+	if err != nil || res.Answer != "Paid." {
+		t.Fatalf("run: %v, answer %q", err, res.Answer)
+	}
+	if seenBefore != `[{"id":"c1","name":"charge"}]` {
+		t.Fatalf("when the tool ran, the last saved step recorded %q as started, want c1", seenBefore)
+	}
+	for _, v := range saves[1:] {
+		if _, ok := v[capabilities.StartedKey]; ok {
+			t.Fatalf("a step after the call still records it as started: %s", v[capabilities.StartedKey])
+		}
+	}
 }

@@ -64,12 +64,13 @@ func (r *recorder) toolErrors() []string {
 	return out
 }
 
-func run(t *testing.T, p *capabilities.Prepared, model llms.Model, mutate func(*agent.Config)) (agent.Result, *recorder, error) {
+func run(t *testing.T, p *capabilities.Prepared, model llms.Model, mutate func(*agent.Config, *testHost)) (agent.Result, *recorder, error) {
 	t.Helper()
 	rec := &recorder{}
-	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Emit: rec.emit}
+	host := &testHost{rec: rec}
+	cfg := agent.Config{Route: p, Model: model, ModelName: "script", Host: host}
 	if mutate != nil {
-		mutate(&cfg)
+		mutate(&cfg, host)
 	}
 	res, err := agent.Run(context.Background(), cfg, nil, nil, []thread.Message{{Role: thread.RoleUser, Content: "go"}})
 	return res, rec, err
@@ -100,7 +101,7 @@ func TestToolFailuresGoBackToTheModel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := prepare(t, map[string]string{"r/agent.md": "Prompt."}, tools...)
 			model := dawntest.Script().CallTools(tc.call).Reply("ok")
-			res, rec, err := run(t, p, model, func(c *agent.Config) { c.MaxToolOutput = 50 })
+			res, rec, err := run(t, p, model, func(c *agent.Config, h *testHost) { c.MaxToolOutput = 50 })
 			if err != nil {
 				t.Fatalf("run ended with %v; a tool failure must not end it", err)
 			}
@@ -145,8 +146,8 @@ func TestCheckpointAfterEveryStep(t *testing.T) {
 		CallTool("writeTodos", map[string]any{"todos": []map[string]string{{"content": "A", "status": "completed"}}}).
 		Reply("done")
 	var steps [][]thread.Message
-	_, _, err := run(t, p, model, func(c *agent.Config) {
-		c.Checkpoint = func(_ context.Context, added []thread.Message, values thread.State) error {
+	_, _, err := run(t, p, model, func(c *agent.Config, h *testHost) {
+		h.save = func(_ context.Context, added []thread.Message, values thread.State) error {
 			steps = append(steps, added)
 			return nil
 		}
@@ -160,8 +161,8 @@ func TestCheckpointAfterEveryStep(t *testing.T) {
 	}
 
 	failing := dawntest.Script().CallTool("writeTodos", map[string]any{"todos": []any{}}).Reply("never")
-	_, _, err = run(t, p, failing, func(c *agent.Config) {
-		c.Checkpoint = func(context.Context, []thread.Message, thread.State) error { return errors.New("disk full") }
+	_, _, err = run(t, p, failing, func(c *agent.Config, h *testHost) {
+		h.save = func(context.Context, []thread.Message, thread.State) error { return errors.New("disk full") }
 	})
 	if err == nil || !strings.Contains(err.Error(), "disk full") || failing.Calls() != 1 {
 		t.Fatalf("a failed checkpoint must end the run: err=%v calls=%d", err, failing.Calls())
@@ -171,10 +172,10 @@ func TestCheckpointAfterEveryStep(t *testing.T) {
 func TestSubagentDepthLimit(t *testing.T) {
 	p := prepare(t, map[string]string{"r/agent.md": "P", "r/subagents/helper/agent.md": "H"})
 	model := dawntest.Script().CallTool("task", map[string]any{"subagent": "helper", "input": "x"}).Reply("parent done")
-	_, rec, err := run(t, p, model, func(c *agent.Config) {
+	_, rec, err := run(t, p, model, func(c *agent.Config, h *testHost) {
 		c.MaxDepth = 1
 		c.Depth = 1
-		c.Subagent = func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
+		h.subagent = func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
 			t.Fatal("subagent started past the depth limit")
 			return nil, nil, "", nil
 		}
@@ -189,7 +190,7 @@ func TestSubagentDepthLimit(t *testing.T) {
 
 func TestModelErrorNamesTheModel(t *testing.T) {
 	p := prepare(t, map[string]string{"r/agent.md": "P"})
-	_, _, err := run(t, p, dawntest.Script().Fail(errors.New("refused")), func(c *agent.Config) { c.ModelName = "openai:gpt-4o-mini" })
+	_, _, err := run(t, p, dawntest.Script().Fail(errors.New("refused")), func(c *agent.Config, h *testHost) { c.ModelName = "openai:gpt-4o-mini" })
 	var me *agent.ModelError
 	if !errors.As(err, &me) || err.Error() != "model openai:gpt-4o-mini: refused" {
 		t.Fatalf("err = %v", err)
@@ -288,7 +289,7 @@ func TestAppTemperatureIsTheDefault(t *testing.T) {
 		{"---\ntemperature: 1.1\n---\nPrompt.", 1.1},
 	} {
 		model := &tempModel{}
-		if _, _, err := run(t, prepare(t, map[string]string{"r/agent.md": tc.agentMD}), model, func(c *agent.Config) { c.AppTemperature = &app }); err != nil {
+		if _, _, err := run(t, prepare(t, map[string]string{"r/agent.md": tc.agentMD}), model, func(c *agent.Config, h *testHost) { c.AppTemperature = &app }); err != nil {
 			t.Fatal(err)
 		}
 		if len(model.got) != 1 || model.got[0] != tc.want {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,40 +27,38 @@ const OutcomeUnknown = "this call was approved and had started when the server s
 //
 // A run cancelled before any call started saves nothing: the thread stays
 // parked and its interrupts can be answered again.
-func (l *loop) markStarted(ctx context.Context, calls []thread.ToolCall, state thread.State) (thread.State, error) {
-	if l.cfg.Checkpoint == nil || l.cfg.Depth > 0 || len(calls) == 0 {
-		return state, nil
+func (l *loop) markStarted(ctx context.Context, calls []thread.ToolCall) error {
+	if !l.cfg.Park || l.cfg.Depth > 0 {
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return state, err
+		return err
 	}
 	list := make([]capabilities.StartedCall, 0, len(calls))
 	runs := false
 	for _, c := range calls {
 		e := capabilities.StartedCall{ID: c.ID, Name: c.Name}
 		if r, ok := l.cfg.Resolved[c.ID]; ok && !r.Run {
-			e.Refusal = r.Refusal
-			if e.Refusal == "" {
-				e.Refusal = "a person declined this call"
-			}
+			e.Refusal = cmp.Or(r.Refusal, "a person declined this call")
 		} else {
 			runs = true
 		}
 		list = append(list, e)
 	}
 	if !runs {
-		return state, nil // nothing with an effect runs: a crash may ask again
+		return nil // nothing with an effect runs: after a crash it may be asked again
 	}
 	raw, err := json.Marshal(list)
 	if err != nil {
-		return state, err
+		return err
 	}
-	next := state.Clone()
+	next := l.state.Clone()
 	next[capabilities.StartedKey] = raw
-	if err := l.checkpoint(ctx, nil, next); err != nil {
-		return state, err
+	if err := l.host.Checkpoint(ctx, l.msgs[l.pending:], next); err != nil {
+		return err
 	}
-	return next, nil
+	l.pending, l.state = len(l.msgs), next
+	return nil
 }
 
 // withoutStarted returns state without capabilities.StartedKey: the
@@ -73,23 +72,22 @@ func withoutStarted(state thread.State) thread.State {
 	return next
 }
 
-// settleStarted answers the calls of history's last turn that a crash cut
-// off after markStarted: a refused call gets its refusal, a call of an
-// idempotent tool runs again as approved, and any other call gets
+// settleStarted answers the calls of the conversation's last turn that a
+// crash cut off after markStarted: a refused call gets its refusal, a call
+// of an idempotent tool runs again as approved, and any other call gets
 // OutcomeUnknown as its error, shown to the model, and a tool_result event
-// with "outcome":"unknown". It returns the tool messages, to follow
-// history, and state without the record. A thread without the record
-// gets nothing.
-func (l *loop) settleStarted(ctx context.Context, history []thread.Message, state thread.State, stop *stopFlag) ([]thread.Message, thread.State, error) {
+// with "outcome":"unknown". Their tool messages join the conversation and
+// the record leaves the state. A thread without the record gets nothing.
+func (l *loop) settleStarted(ctx context.Context) error {
 	var list []capabilities.StartedCall
-	ok, err := state.Decode(capabilities.StartedKey, &list)
+	ok, err := l.state.Decode(capabilities.StartedKey, &list)
 	if err != nil {
-		return nil, state, fmt.Errorf("the saved %s value cannot be read: %w", capabilities.StartedKey, err)
+		return fmt.Errorf("the saved %s value cannot be read: %w", capabilities.StartedKey, err)
 	}
 	if !ok {
-		return nil, state, nil
+		return nil
 	}
-	state = withoutStarted(state)
+	l.state = withoutStarted(l.state)
 	byID := map[string]capabilities.StartedCall{}
 	for _, e := range list {
 		byID[e.ID] = e
@@ -99,8 +97,7 @@ func (l *loop) settleStarted(ctx context.Context, history []thread.Message, stat
 	saved, park := l.cfg.Resolved, l.cfg.Park
 	l.cfg.Resolved, l.cfg.Park = map[string]capabilities.Resolution{}, false
 	defer func() { l.cfg.Resolved, l.cfg.Park = saved, park }()
-	var replies []thread.Message
-	for _, c := range unanswered(history) {
+	for _, c := range unanswered(l.msgs) {
 		e, known := byID[c.ID]
 		switch {
 		case known && e.Refusal != "":
@@ -108,31 +105,31 @@ func (l *loop) settleStarted(ctx context.Context, history []thread.Message, stat
 		case known && l.idempotent(c.Name):
 			l.cfg.Resolved[c.ID] = capabilities.Resolution{Run: true}
 		default:
-			var reply thread.Message
-			if reply, state, err = l.unknownOutcome(c, state); err != nil {
-				return nil, state, err
+			if err := l.unknownOutcome(c); err != nil {
+				return err
 			}
-			replies = append(replies, reply)
 			continue
 		}
-		var reply *thread.Message
-		if reply, _, state, err = l.dispatch(ctx, c, nil, state, stop); err != nil {
-			return nil, state, err
+		reply, _, err := l.dispatch(ctx, c, nil)
+		if err != nil {
+			return err
 		}
-		replies = append(replies, *reply)
+		l.msgs = append(l.msgs, *reply)
 	}
-	return replies, state, nil
+	return nil
 }
 
-// unknownOutcome is the tool message of call c whose outcome a crash made
-// unknown; a task call's parked subagent is dropped with it.
-func (l *loop) unknownOutcome(c thread.ToolCall, state thread.State) (thread.Message, thread.State, error) {
-	next, err := withFrame(state, c.ID, nil)
+// unknownOutcome answers call c, whose outcome a crash made unknown; a
+// task call's parked subagent is dropped with it.
+func (l *loop) unknownOutcome(c thread.ToolCall) error {
+	next, err := withFrame(l.state, c.ID, nil)
 	if err != nil {
-		return thread.Message{}, state, err
+		return err
 	}
+	l.state = next
 	l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": c.ID, "name": c.Name, "output": nil, "error": OutcomeUnknown, "outcome": "unknown"}))
-	return thread.Message{Role: thread.RoleTool, ToolCallID: c.ID, Name: c.Name, IsError: true, Content: "error: " + OutcomeUnknown}, next, nil
+	l.msgs = append(l.msgs, thread.Message{Role: thread.RoleTool, ToolCallID: c.ID, Name: c.Name, IsError: true, Content: "error: " + OutcomeUnknown})
+	return nil
 }
 
 // idempotent reports whether the route's tool name declares itself

@@ -20,7 +20,7 @@ func (nopSteps) RunStep(context.Context, string, capabilities.StepTarget, string
 func (nopSteps) Emit(stream.Event) {}
 func (nopSteps) Signal() string    { return "" }
 
-// TestStepsLentToRouteToolsOnly: Config.Steps reaches the route's own
+// TestStepsLentToRouteToolsOnly: Host.Steps reaches the route's own
 // tools as Invocation.Steps and not a subagent's tools, whose steps would
 // run on the parent's route.
 func TestStepsLentToRouteToolsOnly(t *testing.T) {
@@ -36,9 +36,9 @@ func TestStepsLentToRouteToolsOnly(t *testing.T) {
 	p := prepare(t, map[string]string{"r/agent.md": "P", "r/subagents/helper/agent.md": "H"}, capabilities.AppTool{Tool: probe})
 	helper := dawntest.Script().CallTool("probe", echoIn{Text: "subagent"}).Reply("helped")
 	parent := dawntest.Script().CallTool("probe", echoIn{Text: "route"}).CallTool("task", map[string]any{"subagent": "helper", "input": "x"}).Reply("done")
-	_, _, err := run(t, p, parent, func(c *agent.Config) {
-		c.Steps = nopSteps{}
-		c.Subagent = func(parent *capabilities.Prepared, name string) (*capabilities.Prepared, llms.Model, string, error) {
+	_, _, err := run(t, p, parent, func(c *agent.Config, h *testHost) {
+		h.steps = nopSteps{}
+		h.subagent = func(parent *capabilities.Prepared, name string) (*capabilities.Prepared, llms.Model, string, error) {
 			return prepare(t, map[string]string{"r/agent.md": "H"}, capabilities.AppTool{Tool: probe}), helper, "script", nil
 		}
 	})

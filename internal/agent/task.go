@@ -10,6 +10,7 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // taskTool is the reserved "task" tool that hands work to a subagent. The
@@ -79,7 +80,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 	if l.cfg.Depth+1 > l.cfg.MaxDepth {
 		return capabilities.Result{}, fmt.Errorf("subagent %q not started: nesting would exceed the depth limit of %d", in.Subagent, l.cfg.MaxDepth)
 	}
-	child, model, modelName, err := l.cfg.Subagent(l.cfg.Route, in.Subagent)
+	child, model, modelName, err := l.host.Subagent(l.cfg.Route, in.Subagent)
 	if err != nil {
 		return capabilities.Result{}, err
 	}
@@ -90,15 +91,13 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 		Model:          model,
 		ModelName:      modelName,
 		Stream:         l.cfg.Stream,
-		Emit:           func(e stream.Event) { l.emit(stream.Forward(e, who)) },
-		Subagent:       l.cfg.Subagent,
+		Host:           Delegate(l.host, who),
 		AppMaxTurns:    l.cfg.AppMaxTurns,
 		AppTemperature: l.cfg.AppTemperature,
 		Depth:          l.cfg.Depth + 1,
 		MaxDepth:       l.cfg.MaxDepth,
 		MaxToolOutput:  l.cfg.MaxToolOutput,
 		ToolTimeout:    l.cfg.ToolTimeout,
-		App:            l.cfg.App,
 		Park:           l.cfg.Park,
 	}
 	if l.cfg.Tracer != nil {
@@ -149,3 +148,31 @@ func (t *taskTool) names() []string {
 	_ = json.Unmarshal(t.spec.Schema, &s)
 	return s.Properties.Subagent.Enum
 }
+
+// Delegate returns the Host of a run that parent delegates work to, such
+// as a subagent: its events reach parent forwarded as who
+// (stream.Forward), it saves nothing (the delegating run keeps what it
+// needs), takes no signal and lends no steps, and its own subagents and
+// the app's values come from parent.
+func Delegate(parent Host, who stream.Subagent) Host {
+	return delegated{parent: parent, who: who}
+}
+
+type delegated struct {
+	parent Host
+	who    stream.Subagent
+}
+
+func (d delegated) Emit(e stream.Event) { d.parent.Emit(stream.Forward(e, d.who)) }
+
+func (delegated) Checkpoint(context.Context, []thread.Message, thread.State) error { return nil }
+
+func (delegated) Signal() string { return "" }
+
+func (d delegated) Subagent(parent *capabilities.Prepared, name string) (*capabilities.Prepared, llms.Model, string, error) {
+	return d.parent.Subagent(parent, name)
+}
+
+func (d delegated) App() thread.State { return d.parent.App() }
+
+func (delegated) Steps() capabilities.StepRunner { return nil }

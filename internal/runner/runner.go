@@ -193,12 +193,12 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	if err != nil {
 		return nil, err
 	}
-	var strat *strategy
+	adm := &admission{a: a, p: prepared, threadID: req.ThreadID, answers: answers}
 	if answers == nil { // a resume goes on as the parked run went
 		if err := m.checkInput(a, req); err != nil {
 			return nil, err
 		}
-		if strat, err = chooseStrategy(a, prepared, req); err != nil {
+		if adm.strat, err = chooseStrategy(a, prepared, req); err != nil {
 			return nil, err
 		}
 	}
@@ -212,114 +212,41 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// context comes first.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel}
-	m.mu.Lock()
-	if m.closing {
-		m.mu.Unlock()
+	if err := m.reserve(run); err != nil {
 		cancel()
-		return nil, ErrShuttingDown
-	}
-	if m.active[req.ThreadID] != nil {
-		m.mu.Unlock()
-		cancel()
-		return nil, ErrBusy
-	}
-	if m.maxRuns > 0 && len(m.active) >= m.maxRuns {
-		m.mu.Unlock()
-		cancel()
-		return nil, ErrOverloaded
-	}
-	m.active[req.ThreadID] = run
-	m.inflight.Add(1)
-	m.mu.Unlock()
-	release := func() {
-		m.free(run)
-		m.inflight.Done()
-	}
-	// abort ends a run that never got going: whoever cancelled it in the
-	// meantime is waiting for Done.
-	abort := func(err error) (*Run, error) {
-		run.end()
-		cancel()
-		run.err = err
-		run.output = mustJSON(map[string]string{"error": err.Error()})
-		release()
-		run.Log.Close()
-		close(run.done)
 		return nil, err
 	}
-
 	// A run whose end the store could not record still holds the thread
 	// there: record it first.
 	if err := m.settle(req.ThreadID); err != nil {
-		return abort(err)
+		return m.abort(run, err)
 	}
 	// A parked thread goes on only through a resume, which must answer its
 	// interrupts. Both are checked on the checkpoint the run starts from,
 	// in the transaction that starts it: a refused request writes nothing.
-	var resolved map[string]capabilities.Resolution
-	check := func(cp store.Checkpoint) error {
-		pending, err := capabilities.PendingInterrupts(cp.Values)
-		if err != nil {
-			return fmt.Errorf("thread %s: the saved %s value is not a list of interrupts: %w", req.ThreadID, capabilities.InterruptsKey, err)
-		}
-		switch {
-		case answers == nil && len(pending) > 0:
-			return &InterruptPendingError{ThreadID: req.ThreadID, IDs: pendingIDs(pending)}
-		case answers != nil && len(pending) == 0:
-			return fmt.Errorf("thread %s: %w", req.ThreadID, ErrNoInterruptPending)
-		case answers != nil && cp.Route != prepared.Route.ID:
-			return &ResumeError{Msg: fmt.Sprintf("route: thread %s parked on route %s, not %s; resume it on that route", req.ThreadID, cp.Route, prepared.Route.ID)}
-		case answers != nil:
-			if strat, err = resumeStrategy(a, prepared, cp, pending, answers); strat != nil || err != nil {
-				// A run strategy parked the thread and goes on itself: no
-				// held-back call to resolve, but the run is a resume.
-				resolved = map[string]capabilities.Resolution{}
-				return err
-			}
-			resolved, err = resolve(a, prepared, cp, pending, answers)
-			return err
-		}
-		return nil
-	}
 	// The store calls use the request's context, not the run's: a cancel
 	// that comes now stops the run once it starts, and is recorded so.
-	cp, err := m.prepareThread(ctx, run, prepared, check)
+	cp, err := m.prepareThread(ctx, run, prepared, adm.check)
 	if err != nil {
-		return abort(err)
+		return m.abort(run, err)
 	}
-	var values thread.State
-	if answers != nil {
-		values = withDefaults(prepared, cp.Values)
-		delete(values, capabilities.InterruptsKey)
-		delete(values, capabilities.StrategyKey)
-		remember := map[string]json.RawMessage{}
-		for _, r := range resolved {
-			maps.Copy(remember, r.Remember)
-		}
-		if err := m.store.SetAppValues(ctx, remember); err != nil {
-			m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil)
-			return abort(err)
-		}
-	} else if values, err = prepared.ApplyInput(withDefaults(prepared, cp.Values), req.Values); err != nil {
-		m.finishStore(run, store.RunError, err.Error(), nil, nil)
-		return abort(&InputError{Msg: err.Error()})
+	values, err := m.startValues(ctx, run, adm, cp, req.Values)
+	if err != nil {
+		return m.abort(run, err)
 	}
-
+	limits := a.Config.Limits.WithDefaults()
 	cfg := agent.Config{
 		Route:          prepared,
 		Params:         params,
 		Model:          model,
 		ModelName:      spec,
-		AppMaxTurns:    a.Config.Limits.WithDefaults().MaxTurns,
+		AppMaxTurns:    limits.MaxTurns,
 		AppTemperature: a.Config.Temperature,
 		Stream:         req.Stream,
-		Subagent:       m.subagentResolver(a),
-		MaxDepth:       a.Config.Limits.WithDefaults().SubagentDepth,
-		MaxToolOutput:  a.Config.Limits.WithDefaults().ToolOutputBytes,
+		MaxDepth:       limits.SubagentDepth,
+		MaxToolOutput:  limits.ToolOutputBytes,
 		ToolTimeout:    a.Config.Tools.Timeout,
-		Signal:         run.takeSignal,
-		App:            m.appValues(run),
-		Resolved:       resolved,
+		Resolved:       adm.resolved,
 		Park:           true,
 	}
 	if m.tel != nil {
@@ -327,29 +254,82 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	}
 	runCtx = m.startTrace(runCtx, run)
 	go func() {
-		defer release()
+		defer m.release(run)
 		defer cancel()
-		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, strat)
+		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
 	}()
 	return run, nil
 }
 
-// appValues returns the app-wide values for run's hooks, read from the
-// store the first time a hook asks. A store that cannot read them gives
-// none: a tool a person allowed "always" then asks again, which is safe.
-func (m *Manager) appValues(run *Run) func() thread.State {
-	return sync.OnceValue(func() thread.State {
-		values, err := m.store.AppValues(context.Background())
+// reserve registers run as its thread's run in flight, unless the manager
+// is shutting down, the thread has a run already, or MaxRuns are in
+// flight.
+func (m *Manager) reserve(run *Run) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closing:
+		return ErrShuttingDown
+	case m.active[run.ThreadID] != nil:
+		return ErrBusy
+	case m.maxRuns > 0 && len(m.active) >= m.maxRuns:
+		return ErrOverloaded
+	}
+	m.active[run.ThreadID] = run
+	m.inflight.Add(1)
+	return nil
+}
+
+// release frees the thread of a run reserve registered.
+func (m *Manager) release(run *Run) {
+	m.free(run)
+	m.inflight.Done()
+}
+
+// abort ends a run that never got going: whoever cancelled it in the
+// meantime is waiting for Done.
+func (m *Manager) abort(run *Run, err error) (*Run, error) {
+	run.end()
+	run.cancel()
+	run.err = err
+	run.output = mustJSON(map[string]string{"error": err.Error()})
+	m.release(run)
+	run.Log.Close()
+	close(run.done)
+	return nil, err
+}
+
+// startValues returns the state the run starts from: the thread's saved
+// values with the route's defaults, and then, for a new run, the fields
+// its input sets or, for a resume, without the answered interrupts (what
+// the answers asked the app to remember is stored first). A refusal is
+// recorded as the run's end.
+func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp store.Checkpoint, input map[string]json.RawMessage) (thread.State, error) {
+	values := withDefaults(adm.p, cp.Values)
+	if adm.answers == nil {
+		values, err := adm.p.ApplyInput(values, input)
 		if err != nil {
-			m.logger.Error("cannot read the app's remembered decisions; they count as none for this run", "thread", run.ThreadID, "run", run.ID, "err", err)
-			return thread.State{}
+			m.finishStore(run, store.RunError, err.Error(), nil, nil)
+			return nil, &InputError{Msg: err.Error()}
 		}
-		return values
-	})
+		return values, nil
+	}
+	delete(values, capabilities.InterruptsKey)
+	delete(values, capabilities.StrategyKey)
+	remember := map[string]json.RawMessage{}
+	for _, r := range adm.resolved {
+		maps.Copy(remember, r.Remember)
+	}
+	if err := m.store.SetAppValues(ctx, remember); err != nil {
+		m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil)
+		return nil, err
+	}
+	return values, nil
 }
 
 // prepareThread creates the thread if it is missing, records the run as
-// running and loads the latest checkpoint, in one store transaction.
+// running and loads the latest checkpoint, which check accepts, in one
+// store transaction.
 func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, check func(store.Checkpoint) error) (store.Checkpoint, error) {
 	defer m.storeTimer("begin_run")()
 	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}, check)
@@ -367,161 +347,6 @@ func withDefaults(p *capabilities.Prepared, values thread.State) thread.State {
 		out[k] = v
 	}
 	return out
-}
-
-// execute runs the agent loop, after strat when the run goes through a run
-// strategy, and records the run's end.
-func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message, strat *strategy) {
-	step := cp.Step
-	var saved int64
-	last := values
-	cfg.Emit = func(e stream.Event) {
-		if e.Type == stream.TypeModelRetry || e.Type == stream.SubagentPrefix+stream.TypeModelRetry {
-			m.logger.Warn("model call failed; trying again", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "attempt", json.RawMessage(e.Data))
-		}
-		run.Log.Publish(e)
-	}
-	save := func(ctx context.Context, added []thread.Message, values thread.State) error {
-		step++
-		events := run.Log.Since(saved)
-		defer m.storeTimer("save_step")()
-		err := m.store.SaveStep(context.WithoutCancel(ctx), store.Step{
-			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
-			Append: added, Values: values, Events: events,
-		})
-		if err != nil {
-			step--
-			return err
-		}
-		if len(events) > 0 {
-			saved = events[len(events)-1].ID
-		}
-		last = values
-		return nil
-	}
-	cfg.Checkpoint = save
-	cfg.DeferLastCheckpoint = true
-	host := &runHost{m: m, run: run, a: a, cfg: cfg, save: save}
-	cfg.Steps = host // the route's tools may run steps on fresh agents too
-	history := cp.Messages
-	var res agent.Result
-	var err error
-	// sr is the strategy's result: it may stop the run before the loop,
-	// with an output of its own.
-	var sr capabilities.StrategyResult
-	var parked *agent.Result // the strategy parked the run
-	if strat != nil {
-		sr, err = strat.run(ctx, host, history, values, input)
-		if err == nil {
-			parked, err = host.settle(ctx, strat, len(history), sr)
-		}
-		history, values, input = sr.Messages, sr.Values, nil
-	}
-	switch {
-	case err != nil:
-	case parked != nil:
-		res = *parked
-	case sr.Stop != "":
-		res = agent.Result{Messages: history, Values: values, Stopped: sr.Stop}
-	default:
-		res, err = agent.Run(ctx, cfg, history, values, input)
-	}
-	// From here on the outcome is decided: a cancel that came first wins
-	// over whatever the model or a tool did meanwhile (a model client may
-	// return its partial text without an error when its context ends), and
-	// a later one no longer reaches the run.
-	cancelled, signal := run.end()
-	if cancelled && !errors.Is(err, context.Canceled) {
-		err = context.Canceled
-	}
-	if !cancelled && err == nil && signal == "pause" && sr.Stop == "" {
-		// The pause came after the last step boundary: it takes effect on
-		// the final state, as the supervisor was told. (A strategy that
-		// stopped the run has acted on it.)
-		if next, events, ok := cfg.Route.Signal(res.Values, signal); ok {
-			res.Values = next
-			publish(run, events)
-		}
-	}
-	if cancelled && signal == "cancel" {
-		// The supervisor cancelled the plan: record it on the last saved
-		// state before the run ends.
-		if next, events, ok := cfg.Route.Signal(last, "cancel"); ok {
-			publish(run, events)
-			if serr := save(context.Background(), nil, next); serr != nil {
-				m.logger.Error("cannot save the cancelled plan", "thread", run.ThreadID, "err", serr)
-			}
-		}
-	}
-	status, errText := store.RunSuccess, ""
-	var record json.RawMessage
-	switch {
-	case err == nil && len(res.Interrupts) > 0:
-		// Parked for a person: the thread waits for a resume.
-		status = store.RunInterrupted
-		run.output, record = parkedOutput(res, sr.Output)
-		run.interrupts = res.Interrupts
-	case err == nil && sr.Output != nil:
-		run.output = sr.Output
-		record = run.output
-	case err == nil:
-		run.output = stateValues(res.Messages, res.Values)
-		record = runRecord(res, strat, sr.Record)
-	case cancelled:
-		status = store.RunCancelled
-		run.cancelled = true
-		run.output = json.RawMessage(`{"cancelled":true}`)
-		record = run.output
-	default:
-		status, errText = store.RunError, err.Error()
-		run.output, _ = json.Marshal(map[string]string{"error": err.Error()})
-		record = run.output
-		m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
-	}
-	run.err = err
-	if err != nil && cfg.Resolved != nil && step == cp.Step {
-		// A resume that ended before it saved a step leaves the interrupts
-		// pending in the saved state: the thread stays parked, so that it
-		// can be resumed again rather than run on from unanswered calls.
-		status = store.RunInterrupted
-		errText = "the resume ended before it ran the held-back calls (" + err.Error() + "); the interrupts are still pending, resume again"
-	}
-	// The end of the run is saved before anyone hears of it: done goes into
-	// the event log with the last step, the thread is freed, and only then
-	// is done published. A client that sees done can read the final state
-	// and start the next run at once, and a crash before the save loses
-	// nothing a client was told about.
-	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: doneData(run.output)}
-	if run.interrupts != nil {
-		done.Data = doneData(record)
-	}
-	events := append(run.Log.Since(saved), done)
-	if err == nil && sr.Stop == "" {
-		// The last step and the end of the run land in one transaction.
-		step++
-		timed := m.storeTimer("save_step")
-		err := m.store.SaveStep(context.Background(), store.Step{
-			ThreadID: run.ThreadID, RunID: run.ID, Route: run.RouteID, Step: step,
-			Append: res.Unsaved, Values: res.Values, Events: events,
-			Finish: &store.Finish{Status: status, Output: record},
-		})
-		timed()
-		if err != nil {
-			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
-			run.err = err
-			run.output = mustJSON(map[string]string{"error": "the last step could not be saved: " + err.Error()})
-			done.Data = doneData(run.output)
-			events[len(events)-1] = done
-			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), run.output, events)
-		}
-	} else {
-		m.finishStore(run, status, errText, record, events)
-	}
-	run.endTrace(status)
-	m.free(run)
-	run.Log.Publish(done)
-	run.Log.Close()
-	close(run.done)
 }
 
 // publish publishes events on the run's stream.
@@ -559,22 +384,6 @@ func runRecord(res agent.Result, strat *strategy, strategyRecord any) json.RawMe
 		}
 	}
 	return mustJSON(rec)
-}
-
-func (m *Manager) subagentResolver(a *app.App) func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
-	return func(parent *capabilities.Prepared, name string) (*capabilities.Prepared, llms.Model, string, error) {
-		id := parent.Route.Subagents[name]
-		child, ok := a.Routes[id]
-		if !ok {
-			return nil, nil, "", fmt.Errorf("subagent %q (route %s) is broken and cannot run; run `dawn check` to see why", name, id)
-		}
-		spec := a.ModelFor(child.Route, m.env)
-		model, err := m.Model(spec)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		return child, model, spec, nil
-	}
 }
 
 func (m *Manager) checkInput(a *app.App, req Request) error {

@@ -51,11 +51,13 @@ func chooseStrategy(a *app.App, p *capabilities.Prepared, req Request) (*strateg
 // runHost is what a run lends its strategy (capabilities.RunHost) and, as
 // a capabilities.StepRunner, the tools of its route.
 type runHost struct {
-	m    *Manager
-	run  *Run
-	a    *app.App
-	cfg  agent.Config
-	save func(context.Context, []thread.Message, thread.State) error
+	m   *Manager
+	run *Run
+	a   *app.App
+	// cfg is the run's agent loop configuration; its steps run on copies.
+	cfg agent.Config
+	// loop is the run's agent.Host, whose journal Save saves through.
+	loop *loopHost
 	// saved counts the messages and the saves Save has checkpointed.
 	saved, saves atomic.Int64
 }
@@ -92,7 +94,7 @@ func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.
 	model, modelName := cfg.Model, cfg.ModelName
 	switch {
 	case step.Subagent != "":
-		child, mdl, spec, err := cfg.Subagent(cfg.Route, step.Subagent)
+		child, mdl, spec, err := h.loop.Subagent(cfg.Route, step.Subagent)
 		if err != nil {
 			return "", err
 		}
@@ -112,8 +114,9 @@ func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.
 	who := stream.Subagent{CallID: callID, Name: name, RouteID: target.Route.ID, Depth: 1}
 	child := cfg
 	child.Route, child.Model, child.ModelName = target, model, modelName
-	child.Emit = func(e stream.Event) { h.run.Log.Publish(stream.Forward(e, who)) }
-	child.Checkpoint, child.Signal, child.Depth, child.MaxTurns, child.Steps = nil, nil, 1, 0, nil
+	// The step saves nothing, takes no signal and lends no steps.
+	child.Host = agent.Delegate(h.loop, who)
+	child.Depth, child.MaxTurns = 1, 0
 	res, err := agent.Run(ctx, child, nil, target.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: task}})
 	if err != nil {
 		return "", err
@@ -126,7 +129,7 @@ func (h *runHost) Emit(e stream.Event) { h.run.Log.Publish(e) }
 
 // Save checkpoints added and values.
 func (h *runHost) Save(ctx context.Context, added []thread.Message, values thread.State) error {
-	if err := h.save(ctx, added, values); err != nil {
+	if err := h.loop.Checkpoint(ctx, added, values); err != nil {
 		return err
 	}
 	h.saved.Add(int64(len(added)))

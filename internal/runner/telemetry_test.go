@@ -128,7 +128,25 @@ func TestTelemetrySpanTreeOfRunWithToolSubagentAndPlan(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	tr := spanTree(spans.GetSpans())
+	run := checkRunSpan(t, tr, res)
+	task := checkRunChildren(t, tr, run, res)
+	checkSubagentSpans(t, tr, task)
 
+	var events []string
+	for _, e := range run.Events {
+		events = append(events, e.Name)
+	}
+	want := "plan.item.started plan.item.finished plan.item.finished"
+	if got := strings.Join(events, " "); got != want {
+		t.Errorf("run span events = %q, want %q", got, want)
+	}
+	checkRunMetrics(t, reader)
+}
+
+// checkRunSpan checks that the trace has one root, the span of run res,
+// and returns it.
+func checkRunSpan(t *testing.T, tr tree, res *apptest.Result) tracetest.SpanStub {
+	t.Helper()
 	roots := tr.children[trace.SpanID{}]
 	if len(roots) != 1 || roots[0].Name != "invoke_agent /research" {
 		t.Fatalf("root spans = [%s], want one run span", names(roots))
@@ -142,7 +160,13 @@ func TestTelemetrySpanTreeOfRunWithToolSubagentAndPlan(t *testing.T) {
 			t.Errorf("run span %s = %q, want %q", key, got, want)
 		}
 	}
+	return run
+}
 
+// checkRunChildren checks the model calls and tool calls under the run
+// span, and returns the span of its one task call.
+func checkRunChildren(t *testing.T, tr tree, run tracetest.SpanStub, res *apptest.Result) tracetest.SpanStub {
+	t.Helper()
 	kids := tr.children[run.SpanContext.SpanID()]
 	if got := len(find(kids, "chat "+modelSpecName(t, res))); got != 5 {
 		t.Errorf("run span has %d model-call children, want 5 (the parent's turns): [%s]", got, names(kids))
@@ -161,7 +185,14 @@ func TestTelemetrySpanTreeOfRunWithToolSubagentAndPlan(t *testing.T) {
 	if id := attr(tasks[0], telemetry.AttrToolCallID).AsString(); id == "" {
 		t.Errorf("task span has no %s", telemetry.AttrToolCallID)
 	}
-	sub := tr.children[tasks[0].SpanContext.SpanID()]
+	return tasks[0]
+}
+
+// checkSubagentSpans checks the subagent's span under the task call's
+// span, and its one model call.
+func checkSubagentSpans(t *testing.T, tr tree, task tracetest.SpanStub) {
+	t.Helper()
+	sub := tr.children[task.SpanContext.SpanID()]
 	if len(sub) != 1 || sub[0].Name != "invoke_agent researcher" {
 		t.Fatalf("task span children = [%s], want the subagent's span", names(sub))
 	}
@@ -182,20 +213,32 @@ func TestTelemetrySpanTreeOfRunWithToolSubagentAndPlan(t *testing.T) {
 	if _, ok := attrOK(call, telemetry.AttrInputMessages); ok {
 		t.Errorf("prompt text was exported without %s", telemetry.CaptureContentVar)
 	}
+}
 
-	var events []string
-	for _, e := range run.Events {
-		events = append(events, e.Name)
-	}
-	want := "plan.item.started plan.item.finished plan.item.finished"
-	if got := strings.Join(events, " "); got != want {
-		t.Errorf("run span events = %q, want %q", got, want)
-	}
-
+// checkRunMetrics checks the metrics of the one run the reader saw.
+func checkRunMetrics(t *testing.T, reader *sdkmetric.ManualReader) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
+	got := metricTotals(rm)
+	for name, want := range map[string]int64{
+		"dawn.runs.started": 1, "dawn.runs.finished": 1, "dawn.runs.in_flight": 0, "dawn.run.duration": 1,
+		"gen_ai.client.operation.duration": 6, "gen_ai.client.token.usage.input": 66, "gen_ai.client.token.usage.output": 42,
+	} {
+		if got[name] != want {
+			t.Errorf("metric %s = %d, want %d (all: %v)", name, got[name], want, got)
+		}
+	}
+	if got["dawn.store.write.duration"] == 0 {
+		t.Errorf("no store write latency recorded (all: %v)", got)
+	}
+}
+
+// metricTotals sums each metric of rm: counters by value, token
+// histograms by sum per token type, duration histograms by count.
+func metricTotals(rm metricdata.ResourceMetrics) map[string]int64 {
 	got := map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
@@ -216,17 +259,7 @@ func TestTelemetrySpanTreeOfRunWithToolSubagentAndPlan(t *testing.T) {
 			}
 		}
 	}
-	for name, want := range map[string]int64{
-		"dawn.runs.started": 1, "dawn.runs.finished": 1, "dawn.runs.in_flight": 0, "dawn.run.duration": 1,
-		"gen_ai.client.operation.duration": 6, "gen_ai.client.token.usage.input": 66, "gen_ai.client.token.usage.output": 42,
-	} {
-		if got[name] != want {
-			t.Errorf("metric %s = %d, want %d (all: %v)", name, got[name], want, got)
-		}
-	}
-	if got["dawn.store.write.duration"] == 0 {
-		t.Errorf("no store write latency recorded (all: %v)", got)
-	}
+	return got
 }
 
 func attrOK(s tracetest.SpanStub, key attribute.Key) (attribute.Value, bool) {

@@ -1,0 +1,167 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/internal/routeprompt"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// SystemPrompt is the route's prompt, rendered as a template with params
+// and state when it uses template syntax, followed by every capability
+// fragment rendered from state.
+func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thread.State) (string, error) {
+	prompt, err := routeprompt.Prompt(p.Route, params, state)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(prompt)
+	for _, render := range p.Prompts {
+		if frag := render(state); frag != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(frag)
+		}
+	}
+	return b.String(), nil
+}
+
+// SamplingOptions are the call options every model call of the run
+// carries: the temperature of agent.md, else of dawn.yaml. Only a
+// temperature someone chose is sent; unset, the provider's default applies
+// (see models).
+func (c Config) SamplingOptions() []llms.CallOption {
+	t := c.Route.Route.Agent.Temperature
+	if t == nil {
+		t = c.AppTemperature
+	}
+	if t == nil {
+		return nil
+	}
+	return []llms.CallOption{llms.WithTemperature(*t)}
+}
+
+// generate calls the model. It returns the model's answer and the
+// model_call event that reports the call, for the caller to emit after the
+// answer's chunks and the gate's verdict on them (a client takes back the
+// chunks right before an answer_rejected).
+func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, stream.Event, error) {
+	opts := l.cfg.SamplingOptions()
+	if len(l.defs) > 0 {
+		opts = append(opts, llms.WithTools(l.defs))
+	}
+	if l.cfg.Stream {
+		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			if len(chunk) == 0 {
+				return nil
+			}
+			l.emit(stream.Chunk(string(chunk)))
+			return nil
+		}))
+	}
+	// A retried or fallen-back model call shows each failed try.
+	ctx = models.WithAttemptObserver(ctx, func(a models.Attempt) {
+		l.emit(stream.New(stream.TypeModelRetry, a.EventData()))
+	})
+	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state)
+	if err != nil {
+		return nil, stream.Event{}, err
+	}
+	start := time.Now()
+	resp, err := l.cfg.Model.GenerateContent(ctx, toLLM(system, msgs), opts...)
+	elapsed := time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, stream.Event{}, ctx.Err()
+		}
+		return nil, stream.Event{}, &ModelError{Model: l.cfg.ModelName, Err: err}
+	}
+	// A client may end a stream cut off by ctx with the partial text and
+	// no error (langchaingo's OpenAI client does): that is no answer.
+	if err := ctx.Err(); err != nil {
+		return nil, stream.Event{}, err
+	}
+	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
+		return nil, stream.Event{}, &ModelError{Model: l.cfg.ModelName, Err: errors.New("the model returned no choices")}
+	}
+	return resp.Choices[0], stream.New(stream.TypeModelCall, modelCall(l.cfg.ModelName, elapsed, resp)), nil
+}
+
+// modelCallData is the data of a model_call event.
+type modelCallData struct {
+	Model        string `json:"model"`
+	DurationMS   int64  `json:"duration_ms"`
+	InputTokens  *int64 `json:"input_tokens,omitempty"`
+	OutputTokens *int64 `json:"output_tokens,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
+}
+
+// modelCall describes a model call that answered resp after elapsed; token
+// counts the provider did not report are left out.
+func modelCall(model string, elapsed time.Duration, resp *llms.ContentResponse) modelCallData {
+	d := modelCallData{Model: model, DurationMS: elapsed.Milliseconds()}
+	in, out, reasons := models.Usage(resp)
+	if in >= 0 {
+		d.InputTokens = &in
+	}
+	if out >= 0 {
+		d.OutputTokens = &out
+	}
+	if len(reasons) > 0 {
+		d.FinishReason = reasons[0]
+	}
+	return d
+}
+
+// toolCalls returns the tool calls of the model's answer. Each call's Input
+// is valid JSON: arguments that are not (a cut-off object, an empty string)
+// are kept as the JSON string of their text, so the call can be streamed,
+// saved and read back as it was made. bad holds, per call, why its
+// arguments are not JSON, or nil.
+func toolCalls(c *llms.ContentChoice) (calls []thread.ToolCall, bad []error) {
+	add := func(id, name, args string) {
+		input, err := toolInput(args)
+		calls = append(calls, thread.ToolCall{ID: id, Name: name, Input: input})
+		bad = append(bad, err)
+	}
+	for i, tc := range c.ToolCalls {
+		if tc.FunctionCall == nil {
+			continue
+		}
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		add(id, tc.FunctionCall.Name, tc.FunctionCall.Arguments)
+	}
+	if len(calls) == 0 && c.FuncCall != nil {
+		add("call_0", c.FuncCall.Name, c.FuncCall.Arguments)
+	}
+	return calls, bad
+}
+
+// toolInput is a tool call's arguments as JSON: the arguments themselves
+// when they are JSON, else the JSON string of their text and the reason
+// they are not JSON.
+func toolInput(args string) (json.RawMessage, error) {
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args), nil
+	}
+	text, _ := json.Marshal(args) // a string always encodes
+	if strings.TrimSpace(args) == "" {
+		return text, errors.New("arguments are empty")
+	}
+	var v any
+	return text, json.Unmarshal([]byte(args), &v) // says why
+}
