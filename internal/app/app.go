@@ -65,7 +65,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	}
 	a.Config, err = loadConfig(abs, ms)
 	if err != nil {
-		errs = append(errs, err)
+		errs = append(errs, &SettingsError{err})
 	}
 	tree, err := router.Discover(abs)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/internal/planview"
 	"github.com/dawn-go/dawn/internal/runner"
@@ -56,6 +57,8 @@ type runFlags struct {
 	planFirst string
 	// approve is --approve: once or deny answers every tool approval.
 	approve string
+	// answer is --answer: the answer to every interrupt, of any kind.
+	answer string
 }
 
 func newRunCmd(cfg *Config) *cobra.Command {
@@ -91,7 +94,11 @@ in agent.md, a plan with approval: required), run shows what is asked and
 asks at the terminal: approve once / always / deny / edit for a tool call,
 approve / reject for a plan, continue / skip / cancel for a step. Then it
 resumes the run and goes on showing it. --approve once (or deny) answers
-every tool approval without asking, for scripts. When stdin is not a
+every tool approval without asking, for scripts; --answer answers every
+interrupt of any kind: a decision of its kind (once, always, deny for a
+tool; approve, reject for a plan; continue, skip, cancel for a step;
+cancel for any other kind) or a JSON payload such as
+{"decision":"edit","args":{...}}. When stdin is not a
 terminal and nothing answers, run exits 1 naming the interrupt and the
 thread stays parked: run again with --thread ID and no --input to answer.`,
 		Args: cobra.ExactArgs(1),
@@ -115,6 +122,8 @@ thread stays parked: run again with --thread ID and no --input to answer.`,
 	cmd.Flags().StringVar(&f.planFirst, "plan-first", "", "plan-first mode for this run: off, auto or always (routes with enforce: true)")
 	cmd.Flags().Bool("plan-preview", false, "print the plan-first plan and its execution order without running it")
 	cmd.Flags().StringVar(&f.approve, "approve", "", "answer every tool approval with once or deny, without asking")
+	cmd.Flags().StringVar(&f.answer, "answer", "", "answer every interrupt, of any kind, with this decision or JSON payload, without asking")
+	cmd.MarkFlagsMutuallyExclusive("approve", "answer")
 	cmd.MarkFlagsMutuallyExclusive("plan-first", "plan-preview")
 	cmd.MarkFlagsMutuallyExclusive("app", "url")
 	cmd.MarkFlagsMutuallyExclusive("json", "plain")
@@ -168,7 +177,7 @@ func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 			return err
 		}
 	}
-	ask := newAsker(cfg, f.approve)
+	ask := newAsker(cfg, f.approve, f.answer)
 	for len(out.interrupts) > 0 && !out.interrupted {
 		answers, err := ask.answer(ctx, out.interrupts)
 		switch {
@@ -181,6 +190,9 @@ func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 				return nil
 			}
 			return parkedError(out.interrupts, threadID, resumeCommand(route, threadID, f))
+		case errors.As(err, new(problemError)): // an --answer that does not fit
+			fmt.Fprintln(cfg.Stderr, "thread:", threadID)
+			return err
 		case err != nil:
 			fmt.Fprintln(cfg.Stderr, "thread:", threadID)
 			return exitCodeError{code: ExitInterrupted, msg: "interrupted: the thread stays parked, waiting for the decision"}
@@ -483,7 +495,7 @@ type localTarget struct {
 
 func openLocal(ctx context.Context, cfg *Config, dir string) (*localTarget, error) {
 	a, loadErr := loadApp(ctx, cfg, dir)
-	if a == nil || a.Tree == nil {
+	if a == nil || a.Tree == nil || errors.As(loadErr, new(*app.SettingsError)) {
 		return nil, appProblem(loadErr)
 	}
 	logger := slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
