@@ -18,6 +18,11 @@
 // the server marks as an error, and any failure to reach the server, is the
 // tool's error, shown to the model.
 //
+// A server's timeout: (a duration such as 30s) bounds each call of its
+// tools, instead of dawn.yaml's tools.timeout; its idempotent: (true or
+// false) declares its tools idempotent or not, whatever their
+// idempotentHint annotation says (ToolSpec.Idempotent).
+//
 // A server's tools are listed when the app is first loaded with it (they
 // make up the routes' tool lists) through a session closed right after; the
 // server is started for good at its first tool call, reused across reloads
