@@ -129,7 +129,7 @@ func TestApprovedCallAtMostOnce(t *testing.T) {
 
 			url = startDawn(t, bin, app, env...)
 			if st := getState(t, url, "t1"); len(st.Interrupts) != 0 {
-				t.Fatalf("after the crash the thread is parked again on %v; the approved call must not be offered again: %s", st.Interrupts, st.raw)
+				t.Fatalf("after the crash the thread is parked again on %s; the approved call must not be offered again: %s", st.Interrupts[0].ID, st.raw)
 			}
 			status, body := postStatus(t, url+"/threads/t1/resume", resumeAnswer("/ops", in.ID, "resolved", `"once"`))
 			if status != http.StatusConflict || !strings.Contains(body, "no_interrupt_pending") {

@@ -75,32 +75,11 @@ func parseServers(n *yaml.Node) ([]Server, error) {
 		}
 		s := Server{Name: key.Value}
 		for k, v := range yamldoc.Pairs(val) {
-			field := where + "." + k.Value
-			var err error
-			switch k.Value {
-			case "command":
-				err = decodeText(v, &s.Command)
-			case "url":
-				err = decodeText(v, &s.URL)
-			case "args":
-				err = v.Decode(&s.Args)
-			case "env":
-				err = v.Decode(&s.Env)
-			case "headers":
-				err = v.Decode(&s.Headers)
-			case "timeout":
-				s.Timeout, err = yamldoc.Duration(v)
-			case "idempotent":
-				var b bool
-				if err = v.Decode(&b); err != nil {
-					err = fmt.Errorf("must be true or false")
-				}
-				s.Idempotent = &b
-			default:
-				return nil, fmt.Errorf("line %d: field %s not found; allowed keys: %s", k.Line, field, strings.Join(serverKeys, ", "))
+			if !slices.Contains(serverKeys, k.Value) {
+				return nil, fmt.Errorf("line %d: field %s.%s not found; allowed keys: %s", k.Line, where, k.Value, strings.Join(serverKeys, ", "))
 			}
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %s: %v", k.Line, field, err)
+			if err := s.set(k.Value, v); err != nil {
+				return nil, fmt.Errorf("line %d: %s.%s: %v", k.Line, where, k.Value, err)
 			}
 		}
 		switch {
@@ -118,6 +97,34 @@ func parseServers(n *yaml.Node) ([]Server, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// set reads the server's setting key from v.
+func (s *Server) set(key string, v *yaml.Node) error {
+	switch key {
+	case "command":
+		return decodeText(v, &s.Command)
+	case "url":
+		return decodeText(v, &s.URL)
+	case "args":
+		return v.Decode(&s.Args)
+	case "env":
+		return v.Decode(&s.Env)
+	case "headers":
+		return v.Decode(&s.Headers)
+	case "timeout":
+		var err error
+		s.Timeout, err = yamldoc.Duration(v)
+		return err
+	case "idempotent":
+		var b bool
+		if v.Decode(&b) != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		s.Idempotent = &b
+		return nil
+	}
+	return fmt.Errorf("unknown setting")
 }
 
 func decodeText(n *yaml.Node, dst *string) error {
