@@ -222,3 +222,34 @@ func TestApprovedCallIsRecordedBeforeItRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestStartedTaskCallAfterCrash: a task call whose parked subagent was
+// going on when a crash cut it off counts as one call of unknown outcome:
+// the subagent does not run again and its parked frame is dropped.
+func TestStartedTaskCallAfterCrash(t *testing.T) {
+	p := prepare(t, map[string]string{"r/agent.md": "P", "r/subagents/helper/agent.md": "H"})
+	history := []thread.Message{
+		{Role: thread.RoleUser, Content: "Delegate"},
+		{Role: thread.RoleAssistant, ToolCalls: []thread.ToolCall{{ID: "t1", Name: "task", Input: json.RawMessage(`{"subagent":"helper","input":"x"}`)}}},
+	}
+	values := p.InitialState()
+	values[capabilities.StartedKey] = json.RawMessage(`[{"id":"t1","name":"task"}]`)
+	values[capabilities.SubagentsKey] = json.RawMessage(`{"t1":{"subagent":"helper","messages":[],"values":{}}}`)
+	host := &testHost{rec: &recorder{}, subagent: func(*capabilities.Prepared, string) (*capabilities.Prepared, llms.Model, string, error) {
+		t.Fatal("the cut-off subagent ran again")
+		return nil, nil, "", nil
+	}}
+	cfg := agent.Config{Route: p, Model: dawntest.Script().Reply("Checked."), ModelName: "script", Host: host}
+	res, err := agent.Run(context.Background(), cfg, history, values, []thread.Message{{Role: thread.RoleUser, Content: "What happened?"}})
+	if err != nil || res.Answer != "Checked." {
+		t.Fatalf("run: %v, answer %q", err, res.Answer)
+	}
+	if reply := toolMessage(res.Messages); reply != "error: "+agent.OutcomeUnknown {
+		t.Fatalf("the task call's result: %q", reply)
+	}
+	for _, key := range []string{capabilities.StartedKey, capabilities.SubagentsKey} {
+		if _, ok := res.Values[key]; ok {
+			t.Errorf("%s outlived the run: %s", key, res.Values[key])
+		}
+	}
+}
