@@ -16,7 +16,7 @@ import (
 
 // capabilityPackages are the packages that implement capabilities; the
 // runtime reaches them only through this registry.
-var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/mcptools", "approval"}
+var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/mcptools", "approval", "workspace"}
 
 // runtimePackages name no capability: they find capabilities through the
 // optional interfaces of the registered markers: the runner runs their
