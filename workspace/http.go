@@ -90,15 +90,15 @@ func serveFile(w http.ResponseWriter, r *http.Request, host capabilities.ThreadH
 	if !ok {
 		rest = ""
 	}
-	name, err := CleanFile(rest)
-	if err != nil {
-		return &capabilities.HTTPError{Status: http.StatusBadRequest, Kind: "invalid_path", Msg: err.Error()}
-	}
 	_, b, closeFn, err := threadBackend(r, host)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	name, err := CleanFile(rest)
+	if err != nil {
+		return &capabilities.HTTPError{Status: http.StatusBadRequest, Kind: "invalid_path", Msg: err.Error()}
+	}
 	data, err := b.read(name)
 	switch {
 	case errors.Is(err, errNotFound) || errors.Is(err, errIsDir):
