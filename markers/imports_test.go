@@ -96,7 +96,7 @@ func TestRegistry(t *testing.T) {
 		}
 		names = append(names, m.Name())
 	}
-	if got := strings.Join(names, ","); got != "planning,harness,plan_first,mcp,approval" {
+	if got := strings.Join(names, ","); got != "planning,harness,plan_first,mcp,approval,workspace" {
 		t.Errorf("markers = %s", got)
 	}
 	var claimed []string

@@ -155,7 +155,7 @@ func (marker) Load(_ context.Context, route *router.Route, file string) (*capabi
 	if s.Dir == "" {
 		c.Fields = []capabilities.Field{{
 			Name: Field, Type: "object", Default: json.RawMessage("{}"),
-			Schema:  json.RawMessage(`{"type":"object","additionalProperties":{"type":"object","properties":{"content":{"type":"string"},"modified_at":{"type":"string","format":"date-time"}}}}`),
+			Schema:  json.RawMessage(`{"type":"object","additionalProperties":{"type":"object","properties":{"content":{"type":"string"},"modified_at":{"type":"string","format":"date-time"}},"required":["content","modified_at"]}}`),
 			Reducer: capabilities.Replace, Capability: Name, Source: file,
 		}}
 	}

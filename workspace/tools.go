@@ -133,7 +133,7 @@ func (sp *space) tools() []capabilities.Tool {
 		tool(EditFile, "Edit a text file of "+where+" by replacing oldString, copied exactly from the file, with newString. oldString must occur once, or set replaceAll.",
 			`{"type":"object","properties":{"path":{"type":"string"},"oldString":{"type":"string"},"newString":{"type":"string"},"replaceAll":{"type":"boolean"}},"required":["path","oldString","newString"],"additionalProperties":false}`,
 			editFile),
-		tool(ListDir, "List a folder of "+where+" (default: the root): each entry's name, type and size.",
+		tool(ListDir, "List a folder of "+where+": each entry's name, type (file or dir) and size. Without path it lists the root.",
 			`{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`,
 			listDir),
 		tool(Glob, "Find the files of "+where+" whose paths match a glob: * and ? within a name, ** across folders; a pattern without / matches file names at any depth (*.md).",
