@@ -9,6 +9,7 @@ import (
 
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/markers"
 )
 
 // fence matches a fenced block of docs/workspace.md: the line before it,
@@ -16,7 +17,7 @@ import (
 var fence = regexp.MustCompile("(?m)^(.*)\n```(\\w*)\n((?s:.*?))```\n")
 
 // TestDocsAgentFiles: every agent.md example of docs/workspace.md (a
-// markdown block) prepares as a route with the workspace capability, and
+// md block) prepares as a route with the workspace capability, and
 // every other block is marked as not run.
 func TestDocsAgentFiles(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "docs", "workspace.md"))
@@ -27,7 +28,7 @@ func TestDocsAgentFiles(t *testing.T) {
 	agents := 0
 	for _, b := range blocks {
 		before, info, text := b[1], b[2], b[3]
-		if info != "markdown" {
+		if info != "md" {
 			if !regexp.MustCompile(`^<!-- not run: .+ -->$`).MatchString(before) {
 				t.Errorf("a %s block is neither an agent.md example nor marked <!-- not run: reason -->:\n%s", info, text)
 			}
@@ -35,7 +36,7 @@ func TestDocsAgentFiles(t *testing.T) {
 		}
 		agents++
 		dir := apptest.WriteApp(t, map[string]string{"r/agent.md": text})
-		a, err := app.Load(context.Background(), dir, app.Options{})
+		a, err := app.Load(context.Background(), dir, app.Options{Markers: markers.All()})
 		if err != nil {
 			t.Fatalf("docs example does not load: %v\n%s", err, text)
 		}

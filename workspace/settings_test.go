@@ -9,6 +9,7 @@ import (
 
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/markers"
 )
 
 // TestSettings: what each form of the workspace key gives a route, and the
@@ -42,7 +43,7 @@ func TestSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := apptest.WriteApp(t, map[string]string{"r/agent.md": "---\n" + tt.front + "\n---\nHi."})
-			a, err := app.Load(context.Background(), dir, app.Options{})
+			a, err := app.Load(context.Background(), dir, app.Options{Markers: markers.All()})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want %q in it", err, tt.err)

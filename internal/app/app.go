@@ -14,7 +14,6 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/routeprompt"
-	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -41,7 +40,9 @@ type Options struct {
 	// ToolsKnown says Tools is the app's whole set; see
 	// capabilities.Input.AppToolsKnown.
 	ToolsKnown bool
-	// Markers overrides the capability markers (default markers.All()).
+	// Markers are the app's capability markers, in the order they run:
+	// the module's registry (markers.All()) and the app's own. Load
+	// refuses nil; an empty list is an app without capabilities.
 	Markers []capabilities.Marker
 }
 
@@ -57,15 +58,18 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("app folder %s does not exist or is not a folder; pass --app with the folder that holds your routes", dir)
 	}
-	a := &App{Dir: abs, Routes: map[string]*capabilities.Prepared{}, LoadedAt: time.Now()}
-	var errs []error
 	ms := opts.Markers
 	if ms == nil {
-		ms = markers.All()
+		return nil, errors.New("app.Load: no capability markers; pass the registry's (markers.All()) and the app's own")
 	}
+	if err := distinctNames(ms); err != nil {
+		return nil, err
+	}
+	a := &App{Dir: abs, Routes: map[string]*capabilities.Prepared{}, LoadedAt: time.Now()}
+	var errs []error
 	a.Config, err = loadConfig(abs, ms)
 	if err != nil {
-		errs = append(errs, err)
+		errs = append(errs, &SettingsError{err})
 	}
 	tree, err := router.DiscoverWith(abs, capabilities.FrontMatterClaims(ms))
 	if err != nil {
@@ -75,57 +79,15 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		return a, errors.Join(errs...)
 	}
 	a.Tree = tree
-	appTools := opts.Tools
-	for _, m := range a.Config.Markers {
-		if ts, ok := m.(capabilities.ToolSource); ok {
-			more, err := ts.AppTools(ctx, abs)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(abs, ConfigFile), err))
-			}
-			appTools = append(slices.Clip(appTools), more...)
-		}
-	}
-	in := capabilities.Input{Markers: a.Config.Markers, AppTools: appTools, AppToolsKnown: opts.ToolsKnown}
-	for _, t := range opts.Tools {
-		if t.Route != "" && tree.Route(t.Route) == nil {
-			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, abs))
-		}
-	}
-	// Preparing a route is mostly file reads (plan.md, state.yaml), so
-	// routes prepare in parallel; results are merged in route order, so
-	// errors and warnings come out the same every time.
-	type prepared struct {
-		p   *capabilities.Prepared
-		err error
-	}
-	results := make([]prepared, len(tree.Routes))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, prepareWorkers)
-	for i, r := range tree.Routes {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if r.Agent.Model != "" {
-				if _, err := models.ParseSpecList(r.Agent.Model); err != nil {
-					results[i].err = fmt.Errorf("%s: model: %v", r.Agent.File, err)
-					return
-				}
-			}
-			results[i].p, results[i].err = capabilities.Prepare(ctx, r, in)
-			if results[i].err == nil {
-				results[i].err = checkPrompt(results[i].p)
-			}
-		}()
-	}
-	wg.Wait()
-	for i, r := range tree.Routes {
-		if err := results[i].err; err != nil {
-			errs = append(errs, err)
+	in, toolErrs := a.prepareInput(ctx, opts)
+	errs = append(errs, toolErrs...)
+	for i, res := range prepareRoutes(ctx, tree.Routes, in) {
+		if res.err != nil {
+			errs = append(errs, res.err)
 			continue
 		}
-		a.Routes[r.ID] = results[i].p
-		a.Warnings = append(a.Warnings, results[i].p.Warnings...)
+		a.Routes[tree.Routes[i].ID] = res.p
+		a.Warnings = append(a.Warnings, res.p.Warnings...)
 	}
 	if a.Config.Model != "" {
 		if _, err := models.ParseSpecList(a.Config.Model); err != nil {
@@ -133,6 +95,71 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		}
 	}
 	return a, errors.Join(errs...)
+}
+
+// prepareInput gathers what route preparation takes: the markers, the
+// app's Go tools and those its tool sources (MCP servers) bring. The
+// errors name tools registered for a route that is not there and tool
+// sources that failed.
+func (a *App) prepareInput(ctx context.Context, opts Options) (capabilities.Input, []error) {
+	var errs []error
+	appTools := opts.Tools
+	for _, m := range a.Config.Markers {
+		if ts, ok := m.(capabilities.ToolSource); ok {
+			more, err := ts.AppTools(ctx, a.Dir)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(a.Dir, ConfigFile), err))
+			}
+			appTools = append(slices.Clip(appTools), more...)
+		}
+	}
+	for _, t := range opts.Tools {
+		if t.Route != "" && a.Tree.Route(t.Route) == nil {
+			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, a.Dir))
+		}
+	}
+	return capabilities.Input{Markers: a.Config.Markers, AppTools: appTools, AppToolsKnown: opts.ToolsKnown}, errs
+}
+
+// preparedRoute is one route's preparation: the route, or why it failed.
+type preparedRoute struct {
+	p   *capabilities.Prepared
+	err error
+}
+
+// prepareRoutes prepares routes with in, in route order. Preparing a route
+// is mostly file reads (plan.md, state.yaml), so routes prepare in
+// parallel; results keep the routes' order, so errors and warnings come
+// out the same every time.
+func prepareRoutes(ctx context.Context, routes []*router.Route, in capabilities.Input) []preparedRoute {
+	results := make([]preparedRoute, len(routes))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, prepareWorkers)
+	for i, r := range routes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = prepareRoute(ctx, r, in)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// prepareRoute checks the route's model name, prepares it and checks its
+// prompt template.
+func prepareRoute(ctx context.Context, r *router.Route, in capabilities.Input) preparedRoute {
+	if r.Agent.Model != "" {
+		if _, err := models.ParseSpecList(r.Agent.Model); err != nil {
+			return preparedRoute{err: fmt.Errorf("%s: model: %v", r.Agent.File, err)}
+		}
+	}
+	p, err := capabilities.Prepare(ctx, r, in)
+	if err == nil {
+		err = checkPrompt(p)
+	}
+	return preparedRoute{p: p, err: err}
 }
 
 // Resolve finds the prepared route for a request path or route id.
@@ -194,4 +221,17 @@ func checkPrompt(p *capabilities.Prepared) error {
 		fields[i] = f.Name
 	}
 	return errors.Join(routeprompt.Check(p.Route, fields)...)
+}
+
+// distinctNames reports a capability registered twice: each marker's name
+// names its capability in GET /routes, errors and conflicts.
+func distinctNames(ms []capabilities.Marker) error {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if seen[m.Name()] {
+			return fmt.Errorf("capability %q is registered twice (built in, or by dawn.WithCapability); register each capability once", m.Name())
+		}
+		seen[m.Name()] = true
+	}
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/yamldoc"
-	"github.com/dawn-go/dawn/markers"
 	"gopkg.in/yaml.v3"
 )
 
@@ -104,10 +103,10 @@ type limitKey struct {
 	small *int
 }
 
-// LoadConfig reads dir/dawn.yaml with the registered markers; a missing
-// file gives the zero Config with those markers. Unknown keys are errors
-// naming the key and the file.
-func LoadConfig(dir string) (Config, error) { return loadConfig(dir, markers.All()) }
+// LoadConfig reads dir/dawn.yaml with the capability markers ms; a
+// missing file gives the zero Config with those markers. Unknown keys are
+// errors naming the key and the file.
+func LoadConfig(dir string, ms []capabilities.Marker) (Config, error) { return loadConfig(dir, ms) }
 
 // loadConfig reads dir/dawn.yaml and configures ms. Config.Markers always
 // holds one marker per marker of ms: the configured one, or ms's own when
@@ -142,7 +141,12 @@ func loadConfig(dir string, ms []capabilities.Marker) (Config, error) {
 			continue
 		}
 		configured, err := cs.Configure(values[i+1])
-		if err != nil {
+		var envErr *capabilities.EnvError
+		switch {
+		case errors.As(err, &envErr):
+			p.errs = append(p.errs, err)
+			continue
+		case err != nil:
 			p.errs = append(p.errs, fmt.Errorf("%s: %v", path, err))
 			continue
 		}
@@ -321,3 +325,11 @@ func (p *configParser) limitNames() []string {
 	}
 	return names
 }
+
+// SettingsError is a problem with the app's settings, in dawn.yaml or the
+// environment, which every route shares: commands that run routes refuse
+// to start with it, where a problem of one route spares the others.
+type SettingsError struct{ Err error }
+
+func (e *SettingsError) Error() string { return e.Err.Error() }
+func (e *SettingsError) Unwrap() error { return e.Err }

@@ -24,6 +24,10 @@ type Config struct {
 	Tools []capabilities.AppTool
 	// ToolsKnown says Tools is the app's whole set.
 	ToolsKnown bool
+	// Markers are the capability markers, in the order they run: the
+	// module's registry (markers.All()) and the app's own (dawn.Main's
+	// WithCapability). Nil means the registry's.
+	Markers []capabilities.Marker
 	// Stock marks the plain dawn binary, which has no app tools: for an app
 	// with its own main package, dev runs that package instead.
 	Stock bool
@@ -31,6 +35,9 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Env defaults to os.Getenv.
 	Env func(string) string
+	// args is the command line Run was given, which the stock binary hands
+	// on to an app's own binary.
+	args []string
 	// Prompt, when set, is where dawn run reads a person's answers to the
 	// interrupts of a parked run, as if typed at a terminal. Nil asks at
 	// stdin when that is a terminal, and nowhere otherwise.
@@ -75,14 +82,22 @@ func Run(args []string, cfg Config) int {
 	if cfg.Env == nil {
 		cfg.Env = os.Getenv
 	}
+	cfg.args = args
+	if cfg.Markers == nil {
+		cfg.Markers = markers.All()
+	}
 	root := newRoot(&cfg)
 	root.SetArgs(args)
 	root.SetOut(cfg.Stdout)
 	root.SetErr(cfg.Stderr)
 	err := root.Execute()
-	stopToolSources()
+	stopToolSources(cfg.Markers)
 	if err == nil {
 		return ExitOK
+	}
+	var child childExit
+	if errors.As(err, &child) {
+		return child.code
 	}
 	var ce exitCodeError
 	if errors.As(err, &ce) {
@@ -108,15 +123,12 @@ agent.md is a route; a plan.md beside it gives the agent a live todo list.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(
-		newDevCmd(cfg),
-		newStartCmd(cfg),
-		newRoutesCmd(cfg),
-		newCheckCmd(cfg),
-		newTypegenCmd(cfg),
-		newRunCmd(cfg),
-		newNewCmd(cfg),
-	)
+	loading := []*cobra.Command{newStartCmd(cfg), newRoutesCmd(cfg), newCheckCmd(cfg), newTypegenCmd(cfg), newRunCmd(cfg)}
+	for _, c := range loading {
+		handOnToApp(cfg, c)
+	}
+	root.AddCommand(newDevCmd(cfg), newNewCmd(cfg))
+	root.AddCommand(loading...)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	return root
 }
@@ -126,10 +138,10 @@ func appFlag(cmd *cobra.Command, dir *string) {
 	cmd.Flags().StringVar(dir, "app", "./app", "the app folder that holds your routes")
 }
 
-// stopToolSources stops what the registered tool sources started, such as
+// stopToolSources stops what the tool sources among ms started, such as
 // MCP server processes, before the CLI exits.
-func stopToolSources() {
-	for _, m := range markers.All() {
+func stopToolSources(ms []capabilities.Marker) {
+	for _, m := range ms {
 		if ts, ok := m.(capabilities.ToolSource); ok {
 			ts.Stop()
 		}

@@ -3,5 +3,4 @@
 // Any number of stores, in one process or several, may share a database:
 // each is an owner holding a lease on the runs it starts (owners.go), and
 // RecoverInterrupted takes only the runs of owners that are gone.
-// It imports only thread and stream: never server, agent, capabilities or model code.
 package store

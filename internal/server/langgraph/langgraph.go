@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -1079,6 +1080,13 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 			return nil
 		}
 	}
+	if r.Status == store.RunRunning {
+		// Another replica of a shared store runs it: wait for its end
+		// there, by the store.
+		if r, err = s.waitStored(ctx, r); err != nil {
+			return nil // the client left
+		}
+	}
 	if parked(r) {
 		cp, err := s.host.Latest(ctx, r.ThreadID)
 		if err != nil {
@@ -1103,6 +1111,22 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 		return err
 	}
 	return c.JSONBlob(http.StatusOK, lcValues(r.ThreadID, cp.Messages, cp.Values))
+}
+
+// waitStored waits until run r, which does not run here, is no longer
+// running by the store, reading its events from the store as they commit
+// to its end, and returns it as it ended; or ctx's error.
+func (s *dialect) waitStored(ctx context.Context, r store.Run) (store.Run, error) {
+	f := s.host.Follow(r.ID, math.MaxInt64) // no event is read: only the run's end
+	defer f.Close()
+	for {
+		if _, err := f.Next(ctx); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return r, err
+		}
+	}
+	return s.host.GetRun(ctx, r.ID)
 }
 
 // lgCancelRun is POST /threads/:id/runs/:run/cancel?wait=0|1&action=interrupt.
