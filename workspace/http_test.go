@@ -180,3 +180,28 @@ func TestFolderFilesOverHTTP(t *testing.T) {
 		t.Fatalf("GET files/existing.txt: %d %q", code, body)
 	}
 }
+
+// TestFilesAcrossServers: two servers on one store (as replicas share
+// one): the files a run writes through the first are listed and served by
+// the second, and a run on the second reads them.
+func TestFilesAcrossServers(t *testing.T) {
+	dir := apptest.WriteApp(t, map[string]string{"scribe/agent.md": "---\nworkspace: thread\n---\nYou keep notes in files."})
+	db := filepath.Join(t.TempDir(), "dawn.db")
+	a := dawntest.New(t, dir, scribeScript(), dawntest.Options{StorePath: db})
+	if res := a.Run(t, "t1", "/scribe", "write the plan"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	model := dawntest.Script().CallTool("readFile", map[string]string{"path": "notes/plan.md"}).Reply("read")
+	b := dawntest.New(t, dir, model, dawntest.Options{StorePath: db})
+	var list fileList
+	if apptest.GetJSON(t, b.URL+"/threads/t1/files", &list); len(list.Files) != 2 {
+		t.Fatalf("files on the second server: %+v", list)
+	}
+	if res := b.Run(t, "t1", "/scribe", "read the plan"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	reqs := model.Requests()
+	if got := toolResults(reqs[len(reqs)-1]); !strings.HasSuffix(got, "]\n# Plan\n- draft\n- review\n\n") {
+		t.Fatalf("readFile on the second server: %q", got)
+	}
+}
