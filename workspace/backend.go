@@ -179,6 +179,12 @@ type rootBackend struct {
 }
 
 func (b *rootBackend) read(name string) ([]byte, error) {
+	// Stat before opening: opening a named pipe would block.
+	if info, err := b.root.Stat(name); err != nil {
+		return nil, rootErr(name, err)
+	} else if !info.IsDir() && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%q is not a regular file", name)
+	}
 	f, err := b.root.Open(name)
 	if err != nil {
 		return nil, rootErr(name, err)
@@ -216,6 +222,8 @@ func (b *rootBackend) write(name string, data []byte) error {
 	}
 	if info, err := b.root.Stat(name); err == nil && info.IsDir() {
 		return fmt.Errorf("%q %w; write to a file inside it or pick another name", name, errIsDir)
+	} else if err == nil && !info.Mode().IsRegular() {
+		return fmt.Errorf("%q is not a regular file; pick another name", name)
 	}
 	return rootErr(name, b.root.WriteFile(name, data, 0o644))
 }

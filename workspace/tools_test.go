@@ -203,3 +203,31 @@ func TestFolderFilesOnDisk(t *testing.T) {
 		t.Fatalf("reading a big file: %v", err)
 	}
 }
+
+// TestFolderNamedPipe: a named pipe in a folder workspace is refused by
+// readFile and writeFile at once; opening it would block the call.
+func TestFolderNamedPipe(t *testing.T) {
+	s := newSession(t, true)
+	if err := os.MkdirAll(s.sp.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(filepath.Join(s.sp.dir, "pipe")); err != nil {
+		t.Skipf("named pipes: %v", err)
+	}
+	done := make(chan [2]error, 1)
+	go func() {
+		_, rerr := s.call(ReadFile, `{"path":"pipe"}`)
+		_, werr := s.call(WriteFile, `{"path":"pipe","content":"x"}`)
+		done <- [2]error{rerr, werr}
+	}()
+	select {
+	case errs := <-done:
+		for _, err := range errs {
+			if err == nil || !strings.Contains(err.Error(), `"pipe" is not a regular file`) {
+				t.Fatalf("errors %v, want both to say it is not a regular file", errs)
+			}
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call on a named pipe blocked")
+	}
+}
