@@ -65,7 +65,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		m    sectionMarker
 		want string
 	}{
-		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), widget`},
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), eval (judge_model), widget`},
 		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
 		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
 		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
@@ -75,6 +75,9 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"model: {a: b}\n", m, `dawn.yaml:1: model must be text`},
 		{"model: [offline, {a: b}]\n", m, `dawn.yaml:1: model must be a model name or a list of model names`},
 		{"limits:\n  max_turns: x\n", m, `dawn.yaml:2: limits.max_turns must be a whole number, not "x"`},
+		{"eval: 3\n", m, `dawn.yaml:1: eval must be a mapping, such as eval: {judge_model: openai:gpt-4o-mini}`},
+		{"eval:\n  judge: x\n", m, `dawn.yaml:2: field eval.judge not found; allowed keys in eval: judge_model`},
+		{"eval:\n  judge_model: [a]\n", m, `dawn.yaml:2: judge_model must be text`},
 		{"", sectionMarker{keys: []string{"model"}}, `capability "section" claims dawn.yaml key "model", which the app or another capability already reads`},
 	}
 	for _, tc := range cases {
@@ -124,5 +127,18 @@ func TestPlanFirstSection(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "dawn.yaml") {
 			t.Errorf("%q: err = %v, want %q naming dawn.yaml", yamlText, err, want)
 		}
+	}
+}
+
+// TestEvalSection: eval.judge_model in dawn.yaml is the app's judge model.
+func TestEvalSection(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"dawn.yaml": "eval:\n  judge_model: openai:gpt-4o-mini\n", "a/agent.md": "A"})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Config.Eval.JudgeModel != "openai:gpt-4o-mini" {
+		t.Errorf("Eval.JudgeModel = %q, want openai:gpt-4o-mini", a.Config.Eval.JudgeModel)
 	}
 }
