@@ -42,8 +42,8 @@ func (c Case) ID() string { return c.Route + " " + c.Name }
 // Input is what the case sends: messages, the route's params and state
 // fields its state.yaml declares.
 type Input struct {
-	Messages []thread.Message          `json:"messages"`
-	Params   map[string]string         `json:"params,omitempty"`
+	Messages []thread.Message           `json:"messages"`
+	Params   map[string]string          `json:"params,omitempty"`
 	State    map[string]json.RawMessage `json:"state,omitempty"`
 }
 

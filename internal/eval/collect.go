@@ -3,8 +3,8 @@ package eval
 import (
 	"errors"
 	"fmt"
-	"os"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
