@@ -240,6 +240,11 @@ func (p *parser) parseCase(n *yaml.Node, i int) (Case, bool) {
 		p.failf(n, "", "must be a mapping with the keys %s", strings.Join(caseKeys, ", "))
 		return c, false
 	}
+	for key, val := range yamldoc.Pairs(n) { // name the case in every error
+		if key.Value == "name" && val.Kind == yaml.ScalarNode && strings.TrimSpace(val.Value) != "" {
+			p.caseName = strings.TrimSpace(val.Value)
+		}
+	}
 	fields := p.mapping(n, "", caseKeys)
 	if name := fields["name"]; name != nil && name.Kind == yaml.ScalarNode && strings.TrimSpace(name.Value) != "" {
 		c.Name = strings.TrimSpace(name.Value)
