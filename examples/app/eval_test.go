@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +12,11 @@ import (
 
 	"github.com/dawn-go/dawn"
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/cli"
+	"github.com/dawn-go/dawn/internal/docstext"
+	"github.com/dawn-go/dawn/internal/eval"
+	"github.com/dawn-go/dawn/internal/models"
 )
 
 // TestEvalCommand: `dawn eval` on this app with the offline model passes
@@ -48,4 +54,42 @@ func TestEvalCommand(t *testing.T) {
 func TestEvals(t *testing.T) {
 	t.Setenv("DAWN_MODEL", "")
 	dawntest.Eval(t, ".", nil, dawntest.Options{Tools: dawn.Tools(options()...)})
+}
+
+// evalCaseMarker, on the line before a yaml block of the docs, says the
+// block is an eval case file of the route after the colon.
+const evalCaseMarker = "eval case:"
+
+// isEvalCase reports whether b is an eval case file of the docs.
+func isEvalCase(b docstext.Block) bool { return strings.HasPrefix(b.Marker, evalCaseMarker) }
+
+// TestDocsEvalExamples runs every eval case file of the docs (a yaml block
+// marked <!-- eval case: ROUTE -->) against this app on the offline model:
+// each case must parse and pass.
+func TestDocsEvalExamples(t *testing.T) {
+	blocks, err := docstext.Blocks("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := apptest.New(t, ".", models.NewOffline(), apptest.Options{Tools: dawn.Tools(options()...)})
+	checked := 0
+	for _, b := range blocks {
+		if !isEvalCase(b) {
+			continue
+		}
+		checked++
+		route := strings.TrimSpace(strings.TrimPrefix(b.Marker, evalCaseMarker))
+		cases, err := eval.Parse(fmt.Sprintf("%s:%d", b.File, b.Line), route, []byte(b.Text))
+		if err != nil {
+			t.Errorf("%s:%d: this eval case example does not parse: %v", b.File, b.Line, err)
+			continue
+		}
+		report := eval.Run(context.Background(), h.Runs, cases, eval.Options{Concurrency: 2})
+		for _, line := range report.Below(1) {
+			t.Errorf("%s:%d: this eval case example does not pass: %s", b.File, b.Line, line)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("the docs have no eval case example; the parser is broken")
+	}
 }
