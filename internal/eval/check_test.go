@@ -101,6 +101,14 @@ func TestObserve(t *testing.T) {
 	if failed.Err != "boom" || failed.Todos != nil {
 		t.Errorf("Observe of a failed run = %+v", failed)
 	}
+	fromEvents := Observe([]stream.Event{
+		stream.New("plan_update", map[string]any{"todos": []map[string]any{{"content": "A", "status": "pending"}}}),
+		stream.New("plan_update", map[string]any{"todos": []map[string]any{{"content": "A", "status": "completed"}}}),
+		stream.New(stream.TypeDone, map[string]any{"output": map[string]any{"messages": []any{}}}),
+	})
+	if len(fromEvents.Todos) != 1 || fromEvents.Todos[0].Status != "completed" {
+		t.Errorf("without todos in the final state, the plan is %v; want the last plan_update's", fromEvents.Todos)
+	}
 	empty := Observe([]stream.Event{stream.New(stream.TypeDone, map[string]any{"output": map[string]any{"todos": []any{}}})})
 	if empty.Todos == nil || len(empty.Todos) != 0 {
 		t.Errorf("an empty plan reads as %#v, want an empty list", empty.Todos)

@@ -34,11 +34,24 @@ type Call struct {
 	Input json.RawMessage `json:"input"`
 }
 
+// planUpdate is the type of the event that carries the plan after each
+// change; a route whose final state has no todos field is judged by the
+// last one.
+const planUpdate = "plan_update"
+
 // Observe reads a run's events, the done event last.
 func Observe(events []stream.Event) Observation {
 	var o Observation
+	var lastPlan *[]Todo
 	for _, e := range events {
 		switch e.Type {
+		case planUpdate:
+			var p struct {
+				Todos []Todo `json:"todos"`
+			}
+			if json.Unmarshal(e.Data, &p) == nil {
+				lastPlan = &p.Todos
+			}
 		case stream.TypeToolCall:
 			var c Call
 			if json.Unmarshal(e.Data, &c) == nil {
@@ -57,6 +70,12 @@ func Observe(events []stream.Event) Observation {
 			o.Err = "the run parked on an interrupt, waiting for a person's decision: " + string(e.Data)
 		case stream.TypeDone:
 			o.done(e.Data)
+		}
+	}
+	if o.Todos == nil && lastPlan != nil {
+		o.Todos = *lastPlan
+		if o.Todos == nil {
+			o.Todos = []Todo{}
 		}
 	}
 	return o
