@@ -17,6 +17,8 @@ import (
 // criterion over the same OpenAI wire. The judge's requests are in aimock's
 // journal under the judge's model name; a criterion it scores below the
 // threshold fails its case, and eval exits 1 naming the case and judge.
+// The route's own case also checks max_turns and max_input_tokens, which
+// read the usage the provider reports.
 func TestEvalJudgeOverAimock(t *testing.T) {
 	mock := startAimock(t, filepath.Join("testdata", "eval_judge.json"))
 	dir := t.TempDir()
@@ -28,6 +30,8 @@ func TestEvalJudgeOverAimock(t *testing.T) {
     input: {message: Help me with my account}
     expect:
       answer_contains: [good standing]
+      max_turns: 1
+      max_input_tokens: 100000
       judge: [The answer says the account is in good standing.]
   - name: offers a refund
     input: {message: Help me with my account}
@@ -52,7 +56,7 @@ func TestEvalJudgeOverAimock(t *testing.T) {
 	if code != cli.ExitProblem {
 		t.Fatalf("dawn eval exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	want := `FAIL case "offers a refund" (/support, ` + filepath.Join(dir, "support", "evals", "judged.yaml") + `:7): judge passed 0/1: criterion 1 scored 0.10 (threshold 0.50): No refund is offered.`
+	want := `FAIL case "offers a refund" (/support, ` + filepath.Join(dir, "support", "evals", "judged.yaml") + `:9): judge passed 0/1: criterion 1 scored 0.10 (threshold 0.50): No refund is offered.`
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks\n%s\ngot:\n%s", want, stderr.String())
 	}
