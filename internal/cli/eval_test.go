@@ -193,3 +193,21 @@ func readJUnit(t *testing.T, path string) junitSuites {
 	}
 	return s
 }
+
+// TestEvalModelFlag: --model runs every route on that model instead of
+// the one its agent.md names (here one that cannot start without a key).
+func TestEvalModelFlag(t *testing.T) {
+	dir := writeEvalApp(t, map[string]string{"basics.yaml": passingCases})
+	agent := filepath.Join(dir, "support", "[tenant]", "agent.md")
+	if err := os.WriteFile(agent, []byte("---\ndescription: Support.\nmodel: openai:gpt-4o-mini\n---\nYou answer support questions.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, nil, "eval", "--app", dir)
+	if code != ExitProblem || !strings.Contains(stderr, "run passed 0/1") {
+		t.Errorf("eval on the route's own model (no key) exited %d, want 1 with the run failing:\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, nil, "eval", "--app", dir, "--model", "offline")
+	if code != ExitOK || !strings.Contains(stderr, "model: offline for every route (--model)") {
+		t.Errorf("eval --model offline exited %d, want 0:\n%s", code, stderr)
+	}
+}
