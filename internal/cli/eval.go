@@ -49,7 +49,7 @@ junit.xml there.
 
 It exits 1 when a case passes less often than --min-pass (default 1: every
 run), naming the case and the expectations that failed, and when an eval
-file is broken.
+file is broken; 130 after Ctrl-C, which cancels the runs in flight.
 
 Example:
   dawn eval --app examples/app
@@ -121,6 +121,9 @@ func runEval(ctx context.Context, cfg *Config, f evalFlags) error {
 			return appProblem(err)
 		}
 		fmt.Fprintf(cfg.Stderr, "wrote %s and %s\n", filepath.Join(f.out, evalJSONFile), filepath.Join(f.out, evalJUnitFile))
+	}
+	if ctx.Err() != nil {
+		return exitCodeError{code: ExitInterrupted, msg: "eval interrupted: the runs in flight were cancelled, and the report covers what ran"}
 	}
 	if below := report.Below(f.minPass); len(below) > 0 {
 		for _, line := range below {
