@@ -16,7 +16,8 @@ const agentFile = "agent.md"
 
 // Discover finds every route under appDir: each folder holding agent.md.
 //
-// Folders whose names start with "_" or ".", and node_modules, are skipped.
+// Folders whose names start with "_" or ".", node_modules, and the evals/
+// folder beside a route's agent.md are skipped.
 // Symlinked folders inside the app are followed; ones that lead outside it,
 // or back into their own parents, are reported and skipped.
 //
@@ -90,7 +91,7 @@ func (d *discovery) walk(root, rel string, linkParents []string) {
 		name := entry.Name()
 		switch {
 		case entry.IsDir():
-			if p != root && skipFolder(name) {
+			if p != root && (skipFolder(name) || isEvalsFolder(p)) {
 				return fs.SkipDir
 			}
 		case entry.Type()&fs.ModeSymlink != 0:
@@ -163,6 +164,20 @@ func (d *discovery) err() error {
 // skipFolder reports whether a folder and everything in it is left out.
 func skipFolder(name string) bool {
 	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") || name == "node_modules"
+}
+
+// evalsFolder beside a route's agent.md holds the route's eval cases
+// (dawn eval), never routes.
+const evalsFolder = "evals"
+
+// isEvalsFolder reports whether the folder p is an evals/ folder beside an
+// agent.md.
+func isEvalsFolder(p string) bool {
+	if filepath.Base(p) != evalsFolder {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(filepath.Dir(p), agentFile))
+	return err == nil
 }
 
 // within reports whether child is dir or inside it; both are clean absolute

@@ -67,7 +67,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		m    sectionMarker
 		want string
 	}{
-		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), widget`},
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), widget`},
 		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
 		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
 		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
@@ -81,6 +81,9 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"tools:\n  timeout: -5s\n", m, `dawn.yaml:2: tools.timeout must be a positive duration such as 30s or 2m, not "-5s"`},
 		{"tools:\n  retries: 2\n", m, `dawn.yaml:2: field tools.retries not found; allowed keys in tools: timeout`},
 		{"tools: 30s\n", m, `dawn.yaml:1: tools must be a mapping, like tools: {timeout: 30s}`},
+		{"eval: 3\n", m, `dawn.yaml:1: eval must be a mapping, such as eval: {judge_model: openai:gpt-4o-mini}`},
+		{"eval:\n  judge: x\n", m, `dawn.yaml:2: field eval.judge not found; allowed keys in eval: judge_model`},
+		{"eval:\n  judge_model: [a]\n", m, `dawn.yaml:2: judge_model must be text`},
 		{"", sectionMarker{keys: []string{"model"}}, `capability "section" claims dawn.yaml key "model", which the app or another capability already reads`},
 	}
 	for _, tc := range cases {
@@ -130,5 +133,18 @@ func TestPlanFirstSection(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "dawn.yaml") {
 			t.Errorf("%q: err = %v, want %q naming dawn.yaml", yamlText, err, want)
 		}
+	}
+}
+
+// TestEvalSection: eval.judge_model in dawn.yaml is the app's judge model.
+func TestEvalSection(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"dawn.yaml": "eval:\n  judge_model: openai:gpt-4o-mini\n", "a/agent.md": "A"})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Config.Eval.JudgeModel != "openai:gpt-4o-mini" {
+		t.Errorf("Eval.JudgeModel = %q, want openai:gpt-4o-mini", a.Config.Eval.JudgeModel)
 	}
 }
