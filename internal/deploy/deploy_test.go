@@ -13,6 +13,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/docstext"
 	"gopkg.in/yaml.v3"
 )
 
@@ -409,5 +410,50 @@ func TestCompose(t *testing.T) {
 	}
 	if msg, err := exec.Command("haproxy", "-c", "-f", cfg).CombinedOutput(); err != nil {
 		t.Errorf("haproxy -c -f haproxy.cfg: %v\n%s", err, msg)
+	}
+}
+
+// TestDocsShowWhatBuildWrites: every line of a docs block marked
+// <!-- dawn-build --> is a line of the file its fence names, as dawn build
+// writes it for an app named shop with the default grace and replicas.
+func TestDocsShowWhatBuildWrites(t *testing.T) {
+	out := t.TempDir()
+	o := options()
+	o.Grace = 30 * time.Second
+	if _, err := Write(out, o); err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := docstext.Blocks(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, b := range blocks {
+		if b.Marker != "dawn-build" {
+			continue
+		}
+		checked++
+		fields := strings.Fields(b.Lang)
+		if len(fields) != 2 {
+			t.Errorf("%s:%d: the fence %q does not name the file the block is from", b.File, b.Line, b.Lang)
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(fields[1])))
+		if err != nil {
+			t.Errorf("%s:%d: %v", b.File, b.Line, err)
+			continue
+		}
+		lines := map[string]bool{}
+		for l := range strings.Lines(string(data)) {
+			lines[strings.TrimSpace(l)] = true
+		}
+		for l := range strings.Lines(b.Text) {
+			if l := strings.TrimSpace(l); l != "" && !lines[l] {
+				t.Errorf("%s:%d: %q is not a line of the %s dawn build writes", b.File, b.Line, l, fields[1])
+			}
+		}
+	}
+	if checked < 3 {
+		t.Errorf("checked %d dawn-build blocks, want the Dockerfile's, the values' and HAProxy's", checked)
 	}
 }

@@ -87,7 +87,9 @@ func withoutFenceInfo(text string) string {
 //     TestReadmeExamples (run against the example app);
 //   - the README's other sh blocks: e2e TestNewcomerPath;
 //   - readme:stream, readme:agui, readme:langgraph and
-//     readme:langgraph-interrupt markers: the tests that look for them.
+//     readme:langgraph-interrupt markers: the tests that look for them;
+//   - the dawn-build marker: internal/deploy TestDocsShowWhatBuildWrites
+//     (every line is in the file the fence names, as dawn build writes it).
 func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	blocks, err := Blocks(root)
 	if err != nil {
@@ -107,7 +109,7 @@ func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	}
 }
 
-var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt"}
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "dawn-build"}
 
 // checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
 // checks b.
