@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"gopkg.in/yaml.v3"
@@ -278,4 +279,12 @@ type ToolSource interface {
 	// connections). The CLI calls it on the registered markers on its way
 	// out.
 	Stop()
+}
+
+// RouteDetector is a marker whose files may sit outside the route folder,
+// such as the app folder's AGENTS.md or skills/ (see router.Route.AppDir).
+// Prepare asks DetectRoute in place of Marker.Detect. file is relative to
+// the route folder, or absolute.
+type RouteDetector interface {
+	DetectRoute(route *router.Route) (file string, ok bool)
 }

@@ -19,6 +19,15 @@ import (
 // register a tool with this name.
 const ReservedToolName = "task"
 
+// ReservedToolNames are the names of the tools the runtime and Dawn's
+// capabilities provide, or will: an app may register no tool with one of
+// them, so that a capability switched on later never collides with it.
+var ReservedToolNames = []string{
+	"readFile", "writeFile", "editFile", "listDir", "glob",
+	"readSkill", "readSkillFile", "remember", "recall",
+	"readToolOutput", ReservedToolName, "writeTodos",
+}
+
 // AppTool is a tool the app registers in Go, shared by every route or scoped
 // to one route id.
 type AppTool struct {
@@ -170,8 +179,8 @@ func (b *preparation) appTools() {
 		if (t.Route != "" && t.Route != b.route.ID) || (len(allowed) > 0 && !slices.Contains(allowed, name)) {
 			continue
 		}
-		if name == ReservedToolName {
-			b.fail("", "", "%s is named %q, which is reserved for subagents; rename the tool", t.origin(), ReservedToolName)
+		if slices.Contains(ReservedToolNames, name) {
+			b.fail("", "", "%s is named %q, which is reserved for Dawn's built-in tools (%s); rename the tool", t.origin(), name, strings.Join(ReservedToolNames, ", "))
 			continue
 		}
 		if other, ok := b.userTool(name); ok {
@@ -187,7 +196,7 @@ func (b *preparation) appTools() {
 // its contribution.
 func (b *preparation) marker(ctx context.Context, m Marker) {
 	name := m.Name()
-	file, ok, err := detect(m, b.route.Dir)
+	file, ok, err := detect(m, b.route)
 	if err != nil {
 		b.fail(name, "detect", "%v", err)
 		return
@@ -195,7 +204,10 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	if !ok {
 		return
 	}
-	path := filepath.Join(b.route.Dir, file)
+	path := file
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(b.route.Dir, file)
+	}
 	c, err := load(ctx, m, b.route, path)
 	if err != nil {
 		b.fail(name, "load", "%v", err)
@@ -282,13 +294,17 @@ func (b *preparation) toolsList() {
 	}
 }
 
-func detect(m Marker, dir string) (file string, ok bool, err error) {
+func detect(m Marker, route *router.Route) (file string, ok bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	file, ok = m.Detect(dir)
+	if rd, is := m.(RouteDetector); is {
+		file, ok = rd.DetectRoute(route)
+		return file, ok, nil
+	}
+	file, ok = m.Detect(route.Dir)
 	return file, ok, nil
 }
 
