@@ -16,7 +16,7 @@ import (
 
 // capabilityPackages are the packages that implement capabilities; the
 // runtime reaches them only through this registry.
-var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/mcptools", "approval"}
+var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/mcptools", "approval", "memory", "skills"}
 
 // runtimePackages name no capability: they find capabilities through the
 // optional interfaces of the registered markers: the runner runs their
@@ -96,7 +96,7 @@ func TestRegistry(t *testing.T) {
 		}
 		names = append(names, m.Name())
 	}
-	if got := strings.Join(names, ","); got != "planning,harness,plan_first,mcp,approval" {
+	if got := strings.Join(names, ","); got != "memory,skills,planning,harness,plan_first,mcp,approval" {
 		t.Errorf("markers = %s", got)
 	}
 	var claimed []string
