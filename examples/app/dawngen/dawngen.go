@@ -35,6 +35,9 @@ const (
 	// /research/subagents/researcher, a subagent of /research: Reads up on one
 	// narrow question and reports findings with sources.
 	RouteResearchSubagentsResearcher = "/research/subagents/researcher"
+	// RouteReturns is route /returns: Handles returns and refunds, following
+	// the refunds skill.
+	RouteReturns = "/returns"
 	// RouteSupportTenant is route /support/[tenant]: Answers a tenant's
 	// support questions and escalates when needed.
 	RouteSupportTenant = "/support/[tenant]"
@@ -42,7 +45,7 @@ const (
 
 // Routes returns every route id of the app, sorted.
 func Routes() []string {
-	return []string{RouteBlog, RouteOnboarding, RouteResearch, RouteResearchSubagentsResearcher, RouteSupportTenant}
+	return []string{RouteBlog, RouteOnboarding, RouteResearch, RouteResearchSubagentsResearcher, RouteReturns, RouteSupportTenant}
 }
 
 // Message is one entry of a thread's conversation. A run's input carries
@@ -641,6 +644,50 @@ func (c *Client) WaitResearchSubagentsResearcher(ctx context.Context, threadID s
 // as they happen.
 func (c *Client) StreamResearchSubagentsResearcher(ctx context.Context, threadID string, input Input) (*EventStream, error) {
 	return c.Stream(ctx, threadID, RouteResearchSubagentsResearcher, input)
+}
+
+// Route /returns.
+
+// ReturnsReadSkillInput is the input of tool readSkill on route /returns.
+//
+// Read a skill's instructions.
+type ReturnsReadSkillInput struct {
+	// the skill's name, as the Skills section lists it
+	Name string `json:"name"`
+}
+
+// ReturnsReadSkillFileInput is the input of tool readSkillFile on route
+// /returns.
+//
+// Read a file of a skill's folder, such as one its instructions refer to.
+type ReturnsReadSkillFileInput struct {
+	// the skill's name
+	Name string `json:"name"`
+	// a file's path inside the skill's folder, such as references/guide.md
+	Path string `json:"path"`
+}
+
+// ReturnsState is the state of a thread on route /returns, as a run's final
+// state values hold it.
+type ReturnsState struct {
+	// Messages is the thread's conversation.
+	Messages []Message `json:"messages"`
+}
+
+// WaitReturns runs route /returns on thread threadID, waits for it to
+// finish and returns its final state.
+func (c *Client) WaitReturns(ctx context.Context, threadID string, input Input) (*ReturnsState, error) {
+	var s ReturnsState
+	if err := c.waitState(ctx, threadID, RouteReturns, input, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// StreamReturns runs route /returns on thread threadID and returns its
+// events as they happen.
+func (c *Client) StreamReturns(ctx context.Context, threadID string, input Input) (*EventStream, error) {
+	return c.Stream(ctx, threadID, RouteReturns, input)
 }
 
 // Route /support/[tenant].
