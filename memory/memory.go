@@ -38,7 +38,7 @@ const MaxFileSize = 64 << 10
 // contributes one prompt fragment holding both files' text, AGENTS.md
 // first. The fragment does not depend on the thread's state, so it is the
 // same on every model call. Its Details are {"files":[...]}, the files
-// read.
+// read, relative to the app folder.
 func Marker() capabilities.Marker { return marker{} }
 
 type marker struct{}
@@ -86,6 +86,9 @@ func (marker) Load(_ context.Context, route *router.Route, _ string) (*capabilit
 	files := make([]string, len(sources))
 	for i, s := range sources {
 		files[i] = s.File
+		if rel, err := filepath.Rel(route.AppDir(), s.File); err == nil && filepath.IsLocal(rel) {
+			files[i] = filepath.ToSlash(rel)
+		}
 	}
 	prompt := Render(sources)
 	return &capabilities.Contribution{

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,21 +65,23 @@ func TestStandingInstructions(t *testing.T) {
 		want string
 		on   bool
 		file string // the capability's marker file, relative to the app
+		// details are the files Details lists, as JSON strings.
+		details string
 	}{
 		{
 			name:  "AGENTS.md and memory.md, app first",
 			files: map[string]string{"AGENTS.md": "Answer in British English.\n", "support/agent.md": agentMD, "support/memory.md": "\r\nRefunds over 100 EUR need a manager.\r\n"},
-			route: "/support", want: both, on: true, file: "support/memory.md",
+			route: "/support", want: both, on: true, file: "support/memory.md", details: `"AGENTS.md","support/memory.md"`,
 		},
 		{
 			name:  "AGENTS.md reaches every route",
 			files: map[string]string{"AGENTS.md": "Be brief.", "(marketing)/blog/agent.md": agentMD},
-			route: "/blog", want: "## Standing instructions\n\nThe app's authors wrote these instructions; follow them on every turn.\n\nFrom AGENTS.md (the whole app):\n\nBe brief.\n", on: true, file: "AGENTS.md",
+			route: "/blog", want: "## Standing instructions\n\nThe app's authors wrote these instructions; follow them on every turn.\n\nFrom AGENTS.md (the whole app):\n\nBe brief.\n", on: true, file: "AGENTS.md", details: `"AGENTS.md"`,
 		},
 		{
 			name:  "AGENTS.md reaches subagents",
 			files: map[string]string{"AGENTS.md": "Be brief.", "research/agent.md": agentMD, "research/subagents/finder/agent.md": "---\ndescription: finds\n---\nFind."},
-			route: "/research/subagents/finder", want: "## Standing instructions\n\nThe app's authors wrote these instructions; follow them on every turn.\n\nFrom AGENTS.md (the whole app):\n\nBe brief.\n", on: true, file: "AGENTS.md",
+			route: "/research/subagents/finder", want: "## Standing instructions\n\nThe app's authors wrote these instructions; follow them on every turn.\n\nFrom AGENTS.md (the whole app):\n\nBe brief.\n", on: true, file: "AGENTS.md", details: `"AGENTS.md"`,
 		},
 		{
 			name:  "memory.md of another route does not apply",
@@ -93,12 +96,12 @@ func TestStandingInstructions(t *testing.T) {
 		{
 			name:  "empty files switch it on with nothing to say",
 			files: map[string]string{"a/agent.md": agentMD, "a/memory.md": " \n"},
-			route: "/a", want: "", on: true, file: "a/memory.md",
+			route: "/a", want: "", on: true, file: "a/memory.md", details: `"a/memory.md"`,
 		},
 		{
 			name:  "the app folder's own route reads both",
 			files: map[string]string{"agent.md": agentMD, "AGENTS.md": "Answer in British English.", "memory.md": "Refunds over 100 EUR need a manager."},
-			route: "/", want: both, on: true, file: "memory.md",
+			route: "/", want: both, on: true, file: "memory.md", details: `"AGENTS.md","memory.md"`,
 		},
 	}
 	for _, tt := range tests {
@@ -120,6 +123,10 @@ func TestStandingInstructions(t *testing.T) {
 			real, _ := filepath.EvalSymlinks(dir)
 			if got := p.Capabilities[0].File; got != filepath.Join(dir, tt.file) && got != filepath.Join(real, tt.file) {
 				t.Errorf("marker file %s, want %s", got, tt.file)
+			}
+			details, _ := json.Marshal(p.Capabilities[0].Details)
+			if want := `{"files":[` + tt.details + `]}`; string(details) != want {
+				t.Errorf("details %s, want %s", details, want)
 			}
 			if got := prompt(p); got != tt.want {
 				t.Errorf("prompt:\n%q\nwant\n%q", got, tt.want)

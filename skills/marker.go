@@ -25,7 +25,8 @@ const (
 // contributes the readSkill and readSkillFile tools and a prompt fragment
 // listing each skill's name and description (not its body). A route's
 // skill replaces the app's skill of the same name. Its Details are
-// {"skills":[{"name","description","file"}]}.
+// {"skills":[{"name","description","file"}]}, each file relative to the
+// app folder.
 func Marker() capabilities.Marker { return marker{} }
 
 type marker struct{}
@@ -57,7 +58,7 @@ func (marker) Load(_ context.Context, route *router.Route, _ string) (*capabilit
 	if err != nil {
 		return nil, err
 	}
-	c := &capabilities.Contribution{Warnings: warnings, Details: map[string]any{"skills": set}}
+	c := &capabilities.Contribution{Warnings: warnings, Details: map[string]any{"skills": details(route, set)}}
 	if len(set) == 0 {
 		c.Warnings = append(c.Warnings, "the skills/ folder holds no skill: add skills/<name>/SKILL.md or remove the folder")
 		return c, nil
@@ -105,4 +106,30 @@ func RenderPrompt(set Set) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// detail is a skill as `dawn routes --json` shows it.
+type detail struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// File is SKILL.md's path from the app folder, slash-separated.
+	File string `json:"file"`
+}
+
+func details(route *router.Route, set Set) []detail {
+	out := make([]detail, len(set))
+	for i, s := range set {
+		out[i] = detail{Name: s.Name, Description: s.Description, File: appRel(route, s.File)}
+	}
+	return out
+}
+
+// appRel returns path relative to the route's app folder, slash-separated,
+// or path itself when it is not inside it.
+func appRel(route *router.Route, path string) string {
+	rel, err := filepath.Rel(route.AppDir(), path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return path
+	}
+	return filepath.ToSlash(rel)
 }

@@ -122,7 +122,11 @@ func TestSkillsOfARoute(t *testing.T) {
 		t.Errorf("readSkill of an unknown skill: %v", err)
 	}
 	if len(p.Capabilities) != 1 || p.Capabilities[0].File != filepath.Join(p.Route.Dir, "skills") {
-		t.Errorf("capabilities %+v", p.Capabilities)
+		t.Fatalf("capabilities %+v", p.Capabilities)
+	}
+	details, _ := json.Marshal(p.Capabilities[0].Details)
+	if want := `{"skills":[{"name":"refunds","description":"How to handle a refund request.","file":"support/skills/refunds/SKILL.md"},{"name":"tone","description":"The house tone of voice.","file":"skills/tone/SKILL.md"}]}`; string(details) != want {
+		t.Errorf("details %s\nwant    %s", details, want)
 	}
 }
 

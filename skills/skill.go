@@ -36,14 +36,14 @@ var namePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Skill is one parsed SKILL.md.
 type Skill struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	Name        string
+	Description string
 	// File is the path of SKILL.md; its folder is the skill's, to which
 	// readSkillFile is jailed.
-	File string `json:"file"`
+	File string
 	// Body is the Markdown after the front matter, trimmed: what readSkill
 	// returns.
-	Body string `json:"-"`
+	Body string
 }
 
 // Parse parses a SKILL.md: YAML front matter between "---" lines with the
@@ -68,7 +68,7 @@ func Parse(path string, data []byte) (Skill, error) {
 		return fail("%v", err)
 	}
 	if front == nil {
-		return fail("no front matter: start the file with\n---\nname: <the folder's name>\ndescription: <what the skill does and when to use it>\n---")
+		return fail(`no front matter: start the file with a "---" line, then name: <the folder's name> and description: <what the skill does and when to use it>, then a closing "---" line`)
 	}
 	if err := decode(front, &s); err != nil {
 		return fail("%v", err)

@@ -23,7 +23,7 @@ func TestParse(t *testing.T) {
 			data: "\xEF\xBB\xBF---\r\nname: pdf-forms\r\ndescription: >\r\n  Fill PDF forms.\r\nlicense: MIT\r\nmetadata:\r\n  author: ops\r\nallowed-tools: Read\r\ncompatibility: any\r\n---\r\nSteps.\r\n",
 			want: Skill{Name: "pdf-forms", Description: "Fill PDF forms.", File: path, Body: "Steps."},
 		},
-		{name: "no front matter", data: "# Refunds\n", err: path + ": no front matter: start the file with\n---\nname: <the folder's name>"},
+		{name: "no front matter", data: "# Refunds\n", err: path + `: no front matter: start the file with a "---" line, then name: <the folder's name> and description: <what the skill does and when to use it>, then a closing "---" line`},
 		{name: "unclosed front matter", data: "---\nname: refunds\n", err: `has no closing "---" line`},
 		{name: "no name", data: "---\ndescription: d\n---\nx", err: path + `: front matter has no "name": add name: <the folder's name>`},
 		{name: "no description", data: "---\nname: refunds\n---\nx", err: path + `: front matter has no "description"`},
