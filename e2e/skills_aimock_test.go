@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,5 +67,50 @@ func TestAimockSkillsAndMemory(t *testing.T) {
 		if got := r.Messages[0].text(); got != system {
 			t.Errorf("request %d has another system prompt:\n%s", i+2, got)
 		}
+	}
+}
+
+// TestDawnCheckSkills: `dawn check` on the stock binary fails on broken
+// skills, naming each file and what to do, and passes once they are fixed.
+func TestDawnCheckSkills(t *testing.T) {
+	bin := buildDawn(t)
+	app := t.TempDir()
+	for name, body := range map[string]string{
+		"support/agent.md":                "You help.\n",
+		"support/skills/refunds/SKILL.md": "---\nname: refund\ndescription: Refunds.\n---\nSteps.\n",
+		"skills/tone/SKILL.md":            "# Tone\n",
+		"skills/draft/notes.md":           "no SKILL.md here\n",
+	} {
+		writeFile(t, filepath.Join(app, filepath.FromSlash(name)), body)
+	}
+	check := func() (int, string) {
+		out, err := exec.Command(bin, "check", "--app", app).CombinedOutput()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, string(out)
+	}
+	code, out := check()
+	for _, want := range []string{
+		"route /support: [skills#load]",
+		filepath.Join("skills", "tone", "SKILL.md") + ": no front matter",
+		filepath.Join("skills", "draft") + " has no SKILL.md: add one",
+		filepath.Join("support", "skills", "refunds", "SKILL.md") + `: name "refund" is not the skill's folder name "refunds"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dawn check output lacks %q:\n%s", want, out)
+		}
+	}
+	if code == 0 {
+		t.Fatalf("dawn check passed broken skills:\n%s", out)
+	}
+	writeFile(t, filepath.Join(app, "support", "skills", "refunds", "SKILL.md"), "---\nname: refunds\ndescription: Refunds.\n---\nSteps.\n")
+	writeFile(t, filepath.Join(app, "skills", "tone", "SKILL.md"), "---\nname: tone\ndescription: Tone.\n---\nBe kind.\n")
+	writeFile(t, filepath.Join(app, "skills", "draft", "SKILL.md"), "---\nname: draft\ndescription: Draft.\n---\nLater.\n")
+	if code, out := check(); code != 0 {
+		t.Fatalf("dawn check of fixed skills: exit %d\n%s", code, out)
 	}
 }
