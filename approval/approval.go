@@ -152,7 +152,7 @@ func (m marker) configure(section *yaml.Node, envMode string) (capabilities.Mark
 	}
 	if envMode != "" {
 		if !validMode(envMode) {
-			return nil, fmt.Errorf("the environment variable %s is %q; use interactive, non-interactive or bypass", ModeEnv, envMode)
+			return nil, &capabilities.EnvError{Var: ModeEnv, Value: envMode, Want: "use interactive, non-interactive or bypass"}
 		}
 		m.mode = envMode
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -28,8 +29,21 @@ type ConfigSection interface {
 	// the names ConfigKeys gives; a key the file leaves out is absent from
 	// values. It must not change the receiver: every load of the app
 	// configures afresh. An error names the key and what to write; the host
-	// adds the file.
+	// adds the file, except to an *EnvError, which names its variable.
 	Configure(values map[string]*yaml.Node) (Marker, error)
+}
+
+// EnvError is a setting read from the process environment, rather than
+// dawn.yaml, that has a value the marker cannot use.
+type EnvError struct {
+	// Var is the environment variable, Value what it holds.
+	Var, Value string
+	// Want says what to set instead.
+	Want string
+}
+
+func (e *EnvError) Error() string {
+	return fmt.Sprintf("the environment variable %s is %q; %s", e.Var, e.Value, e.Want)
 }
 
 // TypegenContributor is a marker that adds named types to the code

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"github.com/dawn-go/dawn/internal/docstext"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -101,13 +102,14 @@ func copyExampleApp(t *testing.T) string {
 // TestAGUIClientLibrary runs.
 func TestReadmeAGUIExample(t *testing.T) {
 	root := repoRoot(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	docs, err := docstext.Read(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "```js\n")
+	readme := []byte(docs)
+	_, rest, ok := strings.Cut(string(readme), "<!-- readme:agui -->\n```js\n")
 	if !ok {
-		t.Fatal("the README has no ```js example")
+		t.Fatal("the docs have no ```js block after <!-- readme:agui -->")
 	}
 	example, _, _ := strings.Cut(rest, "```")
 	test, err := os.ReadFile(filepath.Join(root, "tools", "clients", "agui.test.mjs"))
@@ -126,7 +128,12 @@ func TestReadmeAGUIExample(t *testing.T) {
 	for line := range strings.Lines(code) {
 		lines = append(lines, strings.TrimPrefix(line, "  "))
 	}
-	if got := strings.TrimRight(strings.Join(lines, ""), " "); got != example {
-		t.Errorf("the README's AG-UI example is not the tested code.\nREADME:\n%s\ntools/clients/agui.test.mjs:\n%s", example, got)
+	if got := strings.TrimRight(strings.Join(lines, ""), " "); !strings.HasSuffix(example, got) {
+		t.Errorf("the docs' AG-UI example does not end with the tested code.\ndocs:\n%s\ntools/clients/agui.test.mjs:\n%s", example, got)
+	}
+	for line := range strings.Lines(example) {
+		if strings.HasPrefix(line, "import ") && !strings.Contains(string(test), line) {
+			t.Errorf("the docs' AG-UI example imports what the tested code does not: %s", line)
+		}
 	}
 }

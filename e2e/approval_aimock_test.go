@@ -220,224 +220,253 @@ func postStatus(t *testing.T, url, body string) (int, string) {
 // taken over real HTTP and its effect is seen in the deploy log and in what
 // the model got next.
 func TestAimockToolApproval(t *testing.T) {
-	bin := buildDawn(t)
-	mcpBin := buildOpsMCP(t)
-	serve := func(t *testing.T) (url, mock, deployLog string) {
-		mock = startAimock(t, "testdata/approval_tools.json")
-		app, log := opsApp(t, mcpBin)
-		return startDawn(t, bin, app, aimockEnv(mock)...), mock, log
+	f := opsFixture{bin: buildDawn(t), mcpBin: buildOpsMCP(t)}
+	t.Run("once", f.testOnce)
+	t.Run("always survives a restart", f.testAlwaysSurvivesRestart)
+	t.Run("deny", f.testDeny)
+	t.Run("edit", f.testEdit)
+	t.Run("bad resume bodies change nothing", f.testBadResumes)
+	t.Run("dawn run answers", f.testDawnRun)
+	t.Run("subagent", f.testSubagent)
+}
+
+// opsFixture is what the subtests of TestAimockToolApproval share: the
+// dawn binary and the ops MCP server's.
+type opsFixture struct{ bin, mcpBin string }
+
+// serve starts aimock with the approval fixtures and dawn on a new ops app
+// using it, and returns dawn's URL, aimock's and the app's deploy log.
+func (f opsFixture) serve(t *testing.T) (url, mock, deployLog string) {
+	mock = startAimock(t, "testdata/approval_tools.json")
+	app, log := opsApp(t, f.mcpBin)
+	return startDawn(t, f.bin, app, aimockEnv(mock)...), mock, log
+}
+
+// testOnce: "once" runs the parked call, and only that call: the next one
+// asks again.
+func (f opsFixture) testOnce(t *testing.T) {
+	url, _, log := f.serve(t)
+	in := parkRun(t, url, "once-1", "/ops", shipMessage, "model_call,tool_call,interrupt,done")
+	if d := in.tool(t); d.ToolName != "ops_deploy" || d.SuggestedPattern != "ops_deploy" || d.ArgsPreview != `{"env":"prod","version":"1.4.2"}` {
+		t.Fatalf("tool interrupt detail: %s", in.Detail)
 	}
+	if got := deploys(t, log); len(got) != 0 {
+		t.Fatalf("ops_deploy ran before anyone approved it: %v", got)
+	}
+	events := resumeRun(t, url, "once-1", resumeAnswer("/ops", in.ID, "resolved", `"once"`))
+	if got := strings.Join(eventTypes(events), ","); !strings.HasPrefix(got, "tool_result,") {
+		t.Fatalf("events of the resumed run: %s", got)
+	}
+	if got := lastAnswer(t, events); got != "Shipped 1.4.2 to prod." {
+		t.Fatalf("answer after once: %q", got)
+	}
+	if got := deploys(t, log); strings.Join(got, ",") != "prod_1.4.2" {
+		t.Fatalf("deploys after once: %v", got)
+	}
+	if st := getState(t, url, "once-1"); st.Status != "idle" || len(st.Interrupts) != 0 {
+		t.Fatalf("state after the resume: %s", st.raw)
+	}
+	// "once" was for that call: the next one asks again.
+	parkRun(t, url, "once-2", "/ops", shipMessage, "tool_call,interrupt,done")
+}
 
-	t.Run("once", func(t *testing.T) {
-		url, _, log := serve(t)
-		in := parkRun(t, url, "once-1", "/ops", shipMessage, "model_call,tool_call,interrupt,done")
-		if d := in.tool(t); d.ToolName != "ops_deploy" || d.SuggestedPattern != "ops_deploy" || d.ArgsPreview != `{"env":"prod","version":"1.4.2"}` {
-			t.Fatalf("tool interrupt detail: %s", in.Detail)
-		}
-		if got := deploys(t, log); len(got) != 0 {
-			t.Fatalf("ops_deploy ran before anyone approved it: %v", got)
-		}
-		events := resumeRun(t, url, "once-1", resumeAnswer("/ops", in.ID, "resolved", `"once"`))
-		if got := strings.Join(eventTypes(events), ","); !strings.HasPrefix(got, "tool_result,") {
-			t.Fatalf("events of the resumed run: %s", got)
-		}
-		if got := lastAnswer(t, events); got != "Shipped 1.4.2 to prod." {
-			t.Fatalf("answer after once: %q", got)
-		}
-		if got := deploys(t, log); strings.Join(got, ",") != "prod_1.4.2" {
-			t.Fatalf("deploys after once: %v", got)
-		}
-		if st := getState(t, url, "once-1"); st.Status != "idle" || len(st.Interrupts) != 0 {
-			t.Fatalf("state after the resume: %s", st.raw)
-		}
-		// "once" was for that call: the next one asks again.
-		parkRun(t, url, "once-2", "/ops", shipMessage, "tool_call,interrupt,done")
-	})
+// testAlwaysSurvivesRestart: "always" runs the call and is kept with the
+// app's store, so a server started after a kill runs the next call without
+// asking.
+func (f opsFixture) testAlwaysSurvivesRestart(t *testing.T) {
+	mock := startAimock(t, "testdata/approval_tools.json")
+	app, log := opsApp(t, f.mcpBin)
+	url, kill := launchDawn(t, f.bin, app, aimockEnv(mock)...)
+	in := parkRun(t, url, "always-1", "/ops", shipMessage, "tool_call,interrupt,done")
+	events := resumeRun(t, url, "always-1", resumeAnswer("/ops", in.ID, "resolved", `"always"`))
+	if got := lastAnswer(t, events); got != "Shipped 1.4.2 to prod." {
+		t.Fatalf("answer after always: %q", got)
+	}
+	kill()
+	// A new server on the same app folder and store: a call on a new
+	// thread runs without asking.
+	url2 := startDawn(t, f.bin, app, aimockEnv(mock)...)
+	events = readEvents(t, postJSON(t, url2+"/threads/always-2/runs/stream", userRun("/ops", shipMessage)))
+	if got := strings.Join(eventTypes(events), ","); strings.Contains(got, "interrupt") || !strings.Contains(got, "tool_call,tool_result") {
+		t.Fatalf("a call after always asked again, or did not run: %s", got)
+	}
+	if got := lastAnswer(t, events); got != "Shipped 1.4.2 to prod." {
+		t.Fatalf("answer of the run after the restart: %q", got)
+	}
+	if got := deploys(t, log); strings.Join(got, ",") != "prod_1.4.2,prod_1.4.2" {
+		t.Fatalf("deploys: %v, want two", got)
+	}
+}
 
-	t.Run("always survives a restart", func(t *testing.T) {
-		mock := startAimock(t, "testdata/approval_tools.json")
-		app, log := opsApp(t, mcpBin)
-		url, kill := launchDawn(t, bin, app, aimockEnv(mock)...)
-		in := parkRun(t, url, "always-1", "/ops", shipMessage, "tool_call,interrupt,done")
-		events := resumeRun(t, url, "always-1", resumeAnswer("/ops", in.ID, "resolved", `"always"`))
-		if got := lastAnswer(t, events); got != "Shipped 1.4.2 to prod." {
-			t.Fatalf("answer after always: %q", got)
-		}
-		kill()
-		// A new server on the same app folder and store: a call on a new
-		// thread runs without asking.
-		url2 := startDawn(t, bin, app, aimockEnv(mock)...)
-		events = readEvents(t, postJSON(t, url2+"/threads/always-2/runs/stream", userRun("/ops", shipMessage)))
-		if got := strings.Join(eventTypes(events), ","); strings.Contains(got, "interrupt") || !strings.Contains(got, "tool_call,tool_result") {
-			t.Fatalf("a call after always asked again, or did not run: %s", got)
-		}
-		if got := lastAnswer(t, events); got != "Shipped 1.4.2 to prod." {
-			t.Fatalf("answer of the run after the restart: %q", got)
-		}
-		if got := deploys(t, log); strings.Join(got, ",") != "prod_1.4.2,prod_1.4.2" {
-			t.Fatalf("deploys: %v, want two", got)
-		}
-	})
+// testDeny: "deny" never runs the call, and the model gets the denial as
+// its result.
+func (f opsFixture) testDeny(t *testing.T) {
+	url, mock, log := f.serve(t)
+	in := parkRun(t, url, "deny-1", "/ops", shipMessage, "tool_call,interrupt,done")
+	events := resumeRun(t, url, "deny-1", resumeAnswer("/ops", in.ID, "resolved", `"deny"`))
+	if got := lastAnswer(t, events); got != "I did not ship 1.4.2: the deploy was denied." {
+		t.Fatalf("answer after deny: %q", got)
+	}
+	if got := deploys(t, log); len(got) != 0 {
+		t.Fatalf("a denied ops_deploy ran: %v", got)
+	}
+	// The model's request after the resume carries the denial as the
+	// result of its ops_deploy call.
+	reqs := chatRequests(t, mock)
+	if len(reqs) != 2 {
+		t.Fatalf("aimock got %d chat requests, want 2", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	call, result := msgs[len(msgs)-2], msgs[len(msgs)-1]
+	if len(call.ToolCalls) != 1 || call.ToolCalls[0].Function.Name != "ops_deploy" || result.Role != "tool" || result.ToolCallID != call.ToolCalls[0].ID {
+		t.Fatalf("the request after deny does not end with the ops_deploy call and its result: %+v", msgs)
+	}
+	if text := result.text(); !strings.Contains(text, `a person denied this call of tool "ops_deploy"`) {
+		t.Fatalf("the model got %q as the denied call's result", text)
+	}
+}
 
-	t.Run("deny", func(t *testing.T) {
-		url, mock, log := serve(t)
-		in := parkRun(t, url, "deny-1", "/ops", shipMessage, "tool_call,interrupt,done")
-		events := resumeRun(t, url, "deny-1", resumeAnswer("/ops", in.ID, "resolved", `"deny"`))
-		if got := lastAnswer(t, events); got != "I did not ship 1.4.2: the deploy was denied." {
-			t.Fatalf("answer after deny: %q", got)
-		}
-		if got := deploys(t, log); len(got) != 0 {
-			t.Fatalf("a denied ops_deploy ran: %v", got)
-		}
-		// The model's request after the resume carries the denial as the
-		// result of its ops_deploy call.
-		reqs := chatRequests(t, mock)
-		if len(reqs) != 2 {
-			t.Fatalf("aimock got %d chat requests, want 2", len(reqs))
-		}
-		msgs := reqs[1].Messages
-		call, result := msgs[len(msgs)-2], msgs[len(msgs)-1]
-		if len(call.ToolCalls) != 1 || call.ToolCalls[0].Function.Name != "ops_deploy" || result.Role != "tool" || result.ToolCallID != call.ToolCalls[0].ID {
-			t.Fatalf("the request after deny does not end with the ops_deploy call and its result: %+v", msgs)
-		}
-		if text := result.text(); !strings.Contains(text, `a person denied this call of tool "ops_deploy"`) {
-			t.Fatalf("the model got %q as the denied call's result", text)
-		}
-	})
+// testEdit: an edit off the tool's schema is refused and changes nothing;
+// a valid edit runs the call with the person's arguments.
+func (f opsFixture) testEdit(t *testing.T) {
+	url, _, log := f.serve(t)
+	in := parkRun(t, url, "edit-1", "/ops", shipMessage, "tool_call,interrupt,done")
+	before := getState(t, url, "edit-1").raw
+	// env must be a string: the MCP server's input schema refuses this.
+	status, body := postStatus(t, url+"/threads/edit-1/resume", resumeAnswer("/ops", in.ID, "resolved", `{"decision":"edit","args":{"env":1,"version":"1.4.2"}}`))
+	if status != http.StatusBadRequest || !strings.Contains(body, "invalid_resume") || !strings.Contains(body, in.ID) || !strings.Contains(body, "schema") {
+		t.Fatalf("an edit off the schema: %d %s, want 400 invalid_resume naming %s and the schema", status, body, in.ID)
+	}
+	if after := getState(t, url, "edit-1").raw; after != before {
+		t.Fatalf("a refused edit changed the thread:\nbefore %s\nafter  %s", before, after)
+	}
+	events := resumeRun(t, url, "edit-1", resumeAnswer("/ops", in.ID, "resolved", `{"decision":"edit","args":{"env":"staging","version":"1.4.2"}}`))
+	if got := lastAnswer(t, events); got != "You changed the target: shipped 1.4.2 to staging." {
+		t.Fatalf("answer after the edit: %q", got)
+	}
+	if got := deploys(t, log); strings.Join(got, ",") != "staging_1.4.2" {
+		t.Fatalf("deploys after the edit: %v", got)
+	}
+}
 
-	t.Run("edit", func(t *testing.T) {
-		url, _, log := serve(t)
-		in := parkRun(t, url, "edit-1", "/ops", shipMessage, "tool_call,interrupt,done")
-		before := getState(t, url, "edit-1").raw
-		// env must be a string: the MCP server's input schema refuses this.
-		status, body := postStatus(t, url+"/threads/edit-1/resume", resumeAnswer("/ops", in.ID, "resolved", `{"decision":"edit","args":{"env":1,"version":"1.4.2"}}`))
-		if status != http.StatusBadRequest || !strings.Contains(body, "invalid_resume") || !strings.Contains(body, in.ID) || !strings.Contains(body, "schema") {
-			t.Fatalf("an edit off the schema: %d %s, want 400 invalid_resume naming %s and the schema", status, body, in.ID)
+// testBadResumes: malformed resumes and a new message on the parked thread
+// are refused and change nothing; the thread still resumes, once.
+func (f opsFixture) testBadResumes(t *testing.T) {
+	url, _, log := f.serve(t)
+	in := parkRun(t, url, "bad-1", "/ops", shipMessage, "tool_call,interrupt,done")
+	before := getState(t, url, "bad-1").raw
+	cases := []struct{ name, body, want string }{
+		{"unknown field", fmt.Sprintf(`{"route":"/ops","resume":[{"interruptId":%q,"status":"resolved","payload":"once","note":"ok"}]}`, in.ID), `unknown field \"note\"`},
+		{"missing id", `{"route":"/ops","resume":[{"status":"resolved","payload":"once"}]}`, in.ID},
+		{"unanswered id", `{"route":"/ops","resume":[]}`, in.ID},
+		{"extra id", fmt.Sprintf(`{"route":"/ops","resume":[{"interruptId":%q,"status":"resolved","payload":"once"},{"interruptId":"perm-extra","status":"resolved","payload":"once"}]}`, in.ID), "perm-extra"},
+		{"answered twice", fmt.Sprintf(`{"route":"/ops","resume":[{"interruptId":%[1]q,"status":"resolved","payload":"once"},{"interruptId":%[1]q,"status":"cancelled"}]}`, in.ID), "answered twice"},
+		{"wrong status", resumeAnswer("/ops", in.ID, "approved", `"once"`), `not \"approved\"`},
+		{"unknown decision", resumeAnswer("/ops", in.ID, "resolved", `"sure"`), `\"sure\" is not a decision`},
+	}
+	for _, c := range cases {
+		status, body := postStatus(t, url+"/threads/bad-1/resume", c.body)
+		if status != http.StatusBadRequest || !strings.Contains(body, `"invalid_resume"`) || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s, want 400 invalid_resume naming %s", c.name, status, body, c.want)
 		}
-		if after := getState(t, url, "edit-1").raw; after != before {
-			t.Fatalf("a refused edit changed the thread:\nbefore %s\nafter  %s", before, after)
+		if c.name != "unknown field" && !strings.Contains(body, in.ID) && !strings.Contains(body, "perm-extra") {
+			t.Errorf("%s: %s does not name the interrupt", c.name, body)
 		}
-		events := resumeRun(t, url, "edit-1", resumeAnswer("/ops", in.ID, "resolved", `{"decision":"edit","args":{"env":"staging","version":"1.4.2"}}`))
-		if got := lastAnswer(t, events); got != "You changed the target: shipped 1.4.2 to staging." {
-			t.Fatalf("answer after the edit: %q", got)
-		}
-		if got := deploys(t, log); strings.Join(got, ",") != "staging_1.4.2" {
-			t.Fatalf("deploys after the edit: %v", got)
-		}
-	})
+	}
+	// A new message on the parked thread is refused too.
+	status, body := postStatus(t, url+"/threads/bad-1/runs/stream", userRun("/ops", "Something else"))
+	if status != http.StatusConflict || !strings.Contains(body, `"interrupt_pending"`) || !strings.Contains(body, in.ID) {
+		t.Fatalf("a new message on a parked thread: %d %s, want 409 interrupt_pending naming %s", status, body, in.ID)
+	}
+	if after := getState(t, url, "bad-1").raw; after != before {
+		t.Fatalf("refused requests changed the thread:\nbefore %s\nafter  %s", before, after)
+	}
+	if got := deploys(t, log); len(got) != 0 {
+		t.Fatalf("ops_deploy ran: %v", got)
+	}
+	// The thread still resumes, once.
+	events := resumeRun(t, url, "bad-1", resumeAnswer("/ops", in.ID, "resolved", `"once"`))
+	if got := lastAnswer(t, events); got != "Shipped 1.4.2 to prod." {
+		t.Fatalf("answer: %q", got)
+	}
+	status, body = postStatus(t, url+"/threads/bad-1/resume", resumeAnswer("/ops", in.ID, "resolved", `"once"`))
+	if status != http.StatusConflict || !strings.Contains(body, "no_interrupt_pending") {
+		t.Fatalf("a second resume of the answered interrupt: %d %s, want 409 no_interrupt_pending", status, body)
+	}
+}
 
-	t.Run("bad resume bodies change nothing", func(t *testing.T) {
-		url, _, log := serve(t)
-		in := parkRun(t, url, "bad-1", "/ops", shipMessage, "tool_call,interrupt,done")
-		before := getState(t, url, "bad-1").raw
-		cases := []struct{ name, body, want string }{
-			{"unknown field", fmt.Sprintf(`{"route":"/ops","resume":[{"interruptId":%q,"status":"resolved","payload":"once","note":"ok"}]}`, in.ID), `unknown field \"note\"`},
-			{"missing id", `{"route":"/ops","resume":[{"status":"resolved","payload":"once"}]}`, in.ID},
-			{"unanswered id", `{"route":"/ops","resume":[]}`, in.ID},
-			{"extra id", fmt.Sprintf(`{"route":"/ops","resume":[{"interruptId":%q,"status":"resolved","payload":"once"},{"interruptId":"perm-extra","status":"resolved","payload":"once"}]}`, in.ID), "perm-extra"},
-			{"answered twice", fmt.Sprintf(`{"route":"/ops","resume":[{"interruptId":%[1]q,"status":"resolved","payload":"once"},{"interruptId":%[1]q,"status":"cancelled"}]}`, in.ID), "answered twice"},
-			{"wrong status", resumeAnswer("/ops", in.ID, "approved", `"once"`), `not \"approved\"`},
-			{"unknown decision", resumeAnswer("/ops", in.ID, "resolved", `"sure"`), `\"sure\" is not a decision`},
+// testDawnRun: dawn run --url answers interrupts with --approve, and
+// without a terminal or --approve leaves the thread parked and names the
+// command that answers it.
+func (f opsFixture) testDawnRun(t *testing.T) {
+	url, _, log := f.serve(t)
+	dawnRun := func(args ...string) (int, string, string) {
+		cmd := exec.Command(f.bin, append([]string{"run", "/ops", "--url", url}, args...)...)
+		cmd.Env = append(os.Environ(), "DAWN_API_KEY=")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run() // stdin is /dev/null: not a terminal
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
 		}
-		for _, c := range cases {
-			status, body := postStatus(t, url+"/threads/bad-1/resume", c.body)
-			if status != http.StatusBadRequest || !strings.Contains(body, `"invalid_resume"`) || !strings.Contains(body, c.want) {
-				t.Errorf("%s: %d %s, want 400 invalid_resume naming %s", c.name, status, body, c.want)
-			}
-			if c.name != "unknown field" && !strings.Contains(body, in.ID) && !strings.Contains(body, "perm-extra") {
-				t.Errorf("%s: %s does not name the interrupt", c.name, body)
-			}
-		}
-		// A new message on the parked thread is refused too.
-		status, body := postStatus(t, url+"/threads/bad-1/runs/stream", userRun("/ops", "Something else"))
-		if status != http.StatusConflict || !strings.Contains(body, `"interrupt_pending"`) || !strings.Contains(body, in.ID) {
-			t.Fatalf("a new message on a parked thread: %d %s, want 409 interrupt_pending naming %s", status, body, in.ID)
-		}
-		if after := getState(t, url, "bad-1").raw; after != before {
-			t.Fatalf("refused requests changed the thread:\nbefore %s\nafter  %s", before, after)
-		}
-		if got := deploys(t, log); len(got) != 0 {
-			t.Fatalf("ops_deploy ran: %v", got)
-		}
-		// The thread still resumes, once.
-		events := resumeRun(t, url, "bad-1", resumeAnswer("/ops", in.ID, "resolved", `"once"`))
-		if got := lastAnswer(t, events); got != "Shipped 1.4.2 to prod." {
-			t.Fatalf("answer: %q", got)
-		}
-		status, body = postStatus(t, url+"/threads/bad-1/resume", resumeAnswer("/ops", in.ID, "resolved", `"once"`))
-		if status != http.StatusConflict || !strings.Contains(body, "no_interrupt_pending") {
-			t.Fatalf("a second resume of the answered interrupt: %d %s, want 409 no_interrupt_pending", status, body)
-		}
-	})
+		return code, stdout.String(), stderr.String()
+	}
+	code, stdout, stderr := dawnRun("--input", shipMessage, "--approve", "once")
+	if code != 0 || !strings.Contains(stdout, "Shipped 1.4.2 to prod.") || !strings.Contains(stderr, "tool ops_deploy\n  arguments: {\"env\":\"prod\",\"version\":\"1.4.2\"}\n  answered once (--approve)") {
+		t.Fatalf("dawn run --approve once: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// Nothing answers: it exits 1, the thread stays parked, and the
+	// command it names answers later.
+	code, _, stderr = dawnRun("--input", shipMessage, "--thread", "cli-1")
+	want := "`dawn run /ops --url " + url + " --thread cli-1 --approve once` (or deny)"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("dawn run without a terminal: exit %d, stderr:\n%s", code, stderr)
+	}
+	if st := getState(t, url, "cli-1"); st.Status != "interrupted" {
+		t.Fatalf("the thread is not parked: %s", st.raw)
+	}
+	code, stdout, stderr = dawnRun("--thread", "cli-1", "--approve", "deny")
+	if code != 0 || !strings.Contains(stdout, "I did not ship 1.4.2: the deploy was denied.") {
+		t.Fatalf("dawn run --thread cli-1 --approve deny: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if got := deploys(t, log); strings.Join(got, ",") != "prod_1.4.2" {
+		t.Fatalf("deploys: %v, want only the approved one", got)
+	}
+}
 
-	t.Run("dawn run answers", func(t *testing.T) {
-		url, _, log := serve(t)
-		dawnRun := func(args ...string) (int, string, string) {
-			cmd := exec.Command(bin, append([]string{"run", "/ops", "--url", url}, args...)...)
-			cmd.Env = append(os.Environ(), "DAWN_API_KEY=")
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run() // stdin is /dev/null: not a terminal
-			code := 0
-			if exit, ok := err.(*exec.ExitError); ok {
-				code = exit.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			return code, stdout.String(), stderr.String()
-		}
-		code, stdout, stderr := dawnRun("--input", shipMessage, "--approve", "once")
-		if code != 0 || !strings.Contains(stdout, "Shipped 1.4.2 to prod.") || !strings.Contains(stderr, "tool ops_deploy\n  arguments: {\"env\":\"prod\",\"version\":\"1.4.2\"}\n  answered once (--approve)") {
-			t.Fatalf("dawn run --approve once: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-		}
-		// Nothing answers: it exits 1, the thread stays parked, and the
-		// command it names answers later.
-		code, _, stderr = dawnRun("--input", shipMessage, "--thread", "cli-1")
-		want := "`dawn run /ops --url " + url + " --thread cli-1 --approve once` (or deny)"
-		if code != 1 || !strings.Contains(stderr, want) {
-			t.Fatalf("dawn run without a terminal: exit %d, stderr:\n%s", code, stderr)
-		}
-		if st := getState(t, url, "cli-1"); st.Status != "interrupted" {
-			t.Fatalf("the thread is not parked: %s", st.raw)
-		}
-		code, stdout, stderr = dawnRun("--thread", "cli-1", "--approve", "deny")
-		if code != 0 || !strings.Contains(stdout, "I did not ship 1.4.2: the deploy was denied.") {
-			t.Fatalf("dawn run --thread cli-1 --approve deny: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-		}
-		if got := deploys(t, log); strings.Join(got, ",") != "prod_1.4.2" {
-			t.Fatalf("deploys: %v, want only the approved one", got)
-		}
-	})
-
-	t.Run("subagent", func(t *testing.T) {
-		mock := startAimock(t, "testdata/approval_tools.json")
-		app, log := opsApp(t, mcpBin)
-		url, kill := launchDawn(t, bin, app, aimockEnv(mock)...)
-		in := parkRun(t, url, "sub-1", "/lead", releaseMessage, "subagent.tool_call,interrupt,done")
-		if d := in.tool(t); d.ToolName != "ops_deploy" || len(in.Path) != 1 || in.Path[0] == "" {
-			t.Fatalf("the subagent's interrupt on the root stream: %+v %s", in, in.Detail)
-		}
-		if st := getState(t, url, "sub-1"); st.Values["__subagents"] == nil {
-			t.Fatalf("the parked subagent is not in the root thread's state: %s", st.raw)
-		}
-		// Resumed through the root thread, by a server started after the
-		// first was killed.
-		kill()
-		url = startDawn(t, bin, app, aimockEnv(mock)...)
-		events := resumeRun(t, url, "sub-1", resumeAnswer("/lead", in.ID, "resolved", `"once"`))
-		if got := strings.Join(eventTypes(events), ","); !strings.HasPrefix(got, "subagent.tool_result,") {
-			t.Fatalf("events of the resumed run: %s", got)
-		}
-		if got := lastAnswer(t, events); got != "Release 2.0 is out." {
-			t.Fatalf("the lead's answer: %q", got)
-		}
-		if got := deploys(t, log); strings.Join(got, ",") != "prod_2.0" {
-			t.Fatalf("deploys: %v", got)
-		}
-		if st := getState(t, url, "sub-1"); st.Status != "idle" || st.Values["__subagents"] != nil || st.Values["__interrupts"] != nil {
-			t.Fatalf("state after the resume: %s", st.raw)
-		}
-	})
+// testSubagent: a subagent's parked call reaches the root stream and is
+// resumed through the root thread by a server started after a kill.
+func (f opsFixture) testSubagent(t *testing.T) {
+	mock := startAimock(t, "testdata/approval_tools.json")
+	app, log := opsApp(t, f.mcpBin)
+	url, kill := launchDawn(t, f.bin, app, aimockEnv(mock)...)
+	in := parkRun(t, url, "sub-1", "/lead", releaseMessage, "subagent.tool_call,interrupt,done")
+	if d := in.tool(t); d.ToolName != "ops_deploy" || len(in.Path) != 1 || in.Path[0] == "" {
+		t.Fatalf("the subagent's interrupt on the root stream: %+v %s", in, in.Detail)
+	}
+	if st := getState(t, url, "sub-1"); st.Values["__subagents"] == nil {
+		t.Fatalf("the parked subagent is not in the root thread's state: %s", st.raw)
+	}
+	// Resumed through the root thread, by a server started after the
+	// first was killed.
+	kill()
+	url = startDawn(t, f.bin, app, aimockEnv(mock)...)
+	events := resumeRun(t, url, "sub-1", resumeAnswer("/lead", in.ID, "resolved", `"once"`))
+	if got := strings.Join(eventTypes(events), ","); !strings.HasPrefix(got, "subagent.tool_result,") {
+		t.Fatalf("events of the resumed run: %s", got)
+	}
+	if got := lastAnswer(t, events); got != "Release 2.0 is out." {
+		t.Fatalf("the lead's answer: %q", got)
+	}
+	if got := deploys(t, log); strings.Join(got, ",") != "prod_2.0" {
+		t.Fatalf("deploys: %v", got)
+	}
+	if st := getState(t, url, "sub-1"); st.Status != "idle" || st.Values["__subagents"] != nil || st.Values["__interrupts"] != nil {
+		t.Fatalf("state after the resume: %s", st.raw)
+	}
 }
 
 // TestAimockPlanApproval: a harness plan with approval: required holds the

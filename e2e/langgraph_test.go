@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"github.com/dawn-go/dawn/internal/docstext"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -173,10 +174,11 @@ func TestReadmeLangGraphExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	docs, err := docstext.Read(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	readme := []byte(docs)
 	_, rest, ok := strings.Cut(string(src), "// readme:langgraph begin\n")
 	region, _, ok2 := strings.Cut(rest, "// readme:langgraph end\n")
 	if !ok || !ok2 {

@@ -57,6 +57,40 @@ func TestStartAndTransitions(t *testing.T) {
 	}
 }
 
+// wantDemoted checks that of three items proposed in_progress only the
+// first stays so, and the revision says so.
+func wantDemoted(t *testing.T, p *Plan, _ Outcome) {
+	if p.Items[1].Status != Pending || p.Items[2].Status != Pending || !strings.Contains(p.Revisions[len(p.Revisions)-1].Change, "2 extra in_progress demoted") {
+		t.Fatalf("%+v %+v", p.Items, p.Revisions)
+	}
+}
+
+// wantIDsKeptByContent checks that item "a" keeps its id s0001 at its new
+// place and the new item gets a fresh one.
+func wantIDsKeptByContent(t *testing.T, p *Plan, _ Outcome) {
+	if p.Items[1].ID != "s0001" || p.Items[0].ID != "s0004" {
+		t.Fatalf("ids %+v", p.Items)
+	}
+}
+
+// wantPaused checks that the plan paused for reason and the run stops.
+func wantPaused(reason string) func(*testing.T, *Plan, Outcome) {
+	return func(t *testing.T, p *Plan, out Outcome) {
+		if p.State != Paused || p.PauseReason != reason || !out.Stop || out.Event != EventPaused {
+			t.Fatalf("%+v %+v", p, out)
+		}
+	}
+}
+
+// wantSettled checks that the plan ended in state with event.
+func wantSettled(state State, event string) func(*testing.T, *Plan, Outcome) {
+	return func(t *testing.T, p *Plan, out Outcome) {
+		if p.State != state || out.Event != event {
+			t.Fatalf("%+v", p)
+		}
+	}
+}
+
 func TestReplaceRules(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -66,13 +100,9 @@ func TestReplaceRules(t *testing.T) {
 		check   func(*testing.T, *Plan, Outcome)
 	}{
 		{
-			name: "one in progress",
-			list: []Proposed{{Content: "a", Status: InProgress}, {Content: "b", Status: InProgress}, {Content: "c", Status: InProgress}},
-			check: func(t *testing.T, p *Plan, _ Outcome) {
-				if p.Items[1].Status != Pending || p.Items[2].Status != Pending || !strings.Contains(p.Revisions[len(p.Revisions)-1].Change, "2 extra in_progress demoted") {
-					t.Fatalf("%+v %+v", p.Items, p.Revisions)
-				}
-			},
+			name:  "one in progress",
+			list:  []Proposed{{Content: "a", Status: InProgress}, {Content: "b", Status: InProgress}, {Content: "c", Status: InProgress}},
+			check: wantDemoted,
 		},
 		{
 			name:    "max items",
@@ -87,51 +117,31 @@ func TestReplaceRules(t *testing.T) {
 			wantErr: `todos[0] "a" is marked completed without evidence`,
 		},
 		{
-			name: "ids and attempts kept by content",
-			list: []Proposed{{Content: "new", Status: Pending}, {Content: "a", Status: InProgress}},
-			check: func(t *testing.T, p *Plan, _ Outcome) {
-				if p.Items[1].ID != "s0001" || p.Items[0].ID != "s0004" {
-					t.Fatalf("ids %+v", p.Items)
-				}
-			},
+			name:  "ids and attempts kept by content",
+			list:  []Proposed{{Content: "new", Status: Pending}, {Content: "a", Status: InProgress}},
+			check: wantIDsKeptByContent,
 		},
 		{
-			name: "budget spent pauses",
-			s:    func(s *Settings) { s.Budget = 2 },
-			list: []Proposed{{Content: "a", Status: Completed}, {Content: "b", Status: Completed}, {Content: "c", Status: Pending}},
-			check: func(t *testing.T, p *Plan, out Outcome) {
-				if p.State != Paused || p.PauseReason != PauseBudget || !out.Stop || out.Event != EventPaused {
-					t.Fatalf("%+v %+v", p, out)
-				}
-			},
+			name:  "budget spent pauses",
+			s:     func(s *Settings) { s.Budget = 2 },
+			list:  []Proposed{{Content: "a", Status: Completed}, {Content: "b", Status: Completed}, {Content: "c", Status: Pending}},
+			check: wantPaused(PauseBudget),
 		},
 		{
-			name: "manual pauses after a step",
-			s:    func(s *Settings) { s.Advance = AdvanceManual },
-			list: []Proposed{{Content: "a", Status: Completed}, {Content: "b", Status: Pending}, {Content: "c", Status: Pending}},
-			check: func(t *testing.T, p *Plan, out Outcome) {
-				if p.PauseReason != PauseManual || !out.Stop {
-					t.Fatalf("%+v", p)
-				}
-			},
+			name:  "manual pauses after a step",
+			s:     func(s *Settings) { s.Advance = AdvanceManual },
+			list:  []Proposed{{Content: "a", Status: Completed}, {Content: "b", Status: Pending}, {Content: "c", Status: Pending}},
+			check: wantPaused(PauseManual),
 		},
 		{
-			name: "all done",
-			list: []Proposed{{Content: "a", Status: Completed}, {Content: "b", Status: Skipped}, {Content: "c", Status: Completed}},
-			check: func(t *testing.T, p *Plan, out Outcome) {
-				if p.State != Done || out.Event != EventDone {
-					t.Fatalf("%+v", p)
-				}
-			},
+			name:  "all done",
+			list:  []Proposed{{Content: "a", Status: Completed}, {Content: "b", Status: Skipped}, {Content: "c", Status: Completed}},
+			check: wantSettled(Done, EventDone),
 		},
 		{
-			name: "an item failed",
-			list: []Proposed{{Content: "a", Status: Completed}, {Content: "b", Status: ItemFailed}, {Content: "c", Status: Completed}},
-			check: func(t *testing.T, p *Plan, out Outcome) {
-				if p.State != Failed || out.Event != EventFailed {
-					t.Fatalf("%+v", p)
-				}
-			},
+			name:  "an item failed",
+			list:  []Proposed{{Content: "a", Status: Completed}, {Content: "b", Status: ItemFailed}, {Content: "c", Status: Completed}},
+			check: wantSettled(Failed, EventFailed),
 		},
 	}
 	for _, tc := range cases {

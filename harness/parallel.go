@@ -80,7 +80,6 @@ type FanOutReport struct {
 // step_finished. When ctx ends, FanOut waits for the items running and
 // returns ctx's error; the items it cut short are left as they were.
 func FanOut(ctx context.Context, steps capabilities.StepRunner, p *Plan, s Settings, changed func()) (FanOutReport, error) {
-	var report FanOutReport
 	if changed == nil {
 		changed = func() {}
 	}
@@ -88,107 +87,152 @@ func FanOut(ctx context.Context, steps capabilities.StepRunner, p *Plan, s Setti
 	if parallel < 1 {
 		parallel = DefaultParallel
 	}
-	retryCap := max(s.RetryCap, 1)
-	var queue []int
+	f := &fanOut{ctx: ctx, steps: steps, p: p, changed: changed, parallel: parallel, retryCap: max(s.RetryCap, 1),
+		done: make(chan itemDone), ran: map[int]*ItemResult{}}
 	for i, it := range p.Items {
 		if !it.Status.Terminal() {
-			queue = append(queue, i)
-		}
-	}
-	type finished struct {
-		i    int
-		text string
-		err  error
-	}
-	done := make(chan finished)
-	var running []int
-	ran := map[int]*ItemResult{}
-	stop := func(why string) {
-		if report.Stopped == "" {
-			report.Stopped = why
+			f.queue = append(f.queue, i)
 		}
 	}
 	for {
-		for len(queue) > 0 && len(running) < parallel && report.Stopped == "" && ctx.Err() == nil {
-			if sig := steps.Signal(); sig != "" {
-				stop("supervisor " + sig)
-				break
-			}
-			if p.State != Running {
-				stop("the plan is " + string(p.State))
-				break
-			}
-			i := queue[0]
-			queue = queue[1:]
-			running = append(running, i)
-			MarkRunning(p, running)
-			it := p.Items[i]
-			steps.Emit(stream.New(EventStepStarted, map[string]any{"step": it.ID, "index": i, "total": len(p.Items), "attempt": it.Attempts + 1}))
-			changed()
-			task := itemTask(p, i)
-			go func() {
-				text, err := runItem(ctx, steps, it.ID, task)
-				done <- finished{i, text, err}
-			}()
-		}
-		if len(running) == 0 {
+		f.startReady()
+		if len(f.running) == 0 {
 			break
 		}
-		f := <-done
-		running = slices.DeleteFunc(running, func(j int) bool { return j == f.i })
-		if f.err == nil && strings.TrimSpace(f.text) == "" {
-			f.err = errors.New("the worker gave an empty answer")
-		}
-		if f.err != nil && ctx.Err() != nil {
-			continue // cut short: the item stays as it was
-		}
-		it := &p.Items[f.i]
-		res := ran[f.i]
-		if res == nil {
-			res = &ItemResult{ID: it.ID, Content: it.Content}
-			ran[f.i] = res
-		}
-		finishedEvent := map[string]any{"step": it.ID}
-		var out Outcome
-		switch {
-		case f.err == nil:
-			res.Status, res.Result, res.Error = Completed, cut(strings.TrimSpace(f.text)), ""
-			finishedEvent["status"] = Completed
-			out = record(p, f.i, Completed, evidenceOf(f.text))
-		case it.Attempts+1 < retryCap:
-			it.Attempts++
-			res.Error = f.err.Error()
-			p.revise("harness", f.err.Error(), fmt.Sprintf("step %s: retry (attempt %d of %d)", it.ID, it.Attempts, retryCap))
-			finishedEvent["status"], finishedEvent["error"], finishedEvent["retry"] = ItemFailed, f.err.Error(), true
-			queue = append([]int{f.i}, queue...) // again, before the items not started yet
-			if out = MarkRunning(p, running); p.State != Running {
-				it.Status = Pending
-			}
-		default:
-			it.Attempts++
-			res.Status, res.Error = ItemFailed, f.err.Error()
-			finishedEvent["status"], finishedEvent["error"] = ItemFailed, f.err.Error()
-			out = record(p, f.i, ItemFailed, "error: "+f.err.Error())
-		}
-		res.Attempts = it.Attempts
-		if f.err == nil {
-			res.Attempts++ // the attempt that succeeded
-		}
-		steps.Emit(stream.New(EventStepFinished, finishedEvent))
-		changed()
-		if out.Stop {
-			stop("the plan paused (" + p.PauseReason + ")")
-		}
+		f.finish(<-f.done)
 	}
 	for i := range p.Items {
-		if res := ran[i]; res != nil && res.Status != "" {
-			report.Results = append(report.Results, *res)
+		if res := f.ran[i]; res != nil && res.Status != "" {
+			f.report.Results = append(f.report.Results, *res)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return report, err
+		return f.report, err
 	}
-	return report, nil
+	return f.report, nil
+}
+
+// itemDone is an item's worker returning.
+type itemDone struct {
+	i    int
+	text string
+	err  error
+}
+
+// fanOut is one FanOut: the items waiting to start (queue) and running,
+// what the ones that ran gave, and the report so far.
+type fanOut struct {
+	ctx      context.Context
+	steps    capabilities.StepRunner
+	p        *Plan
+	changed  func()
+	parallel int
+	retryCap int
+
+	queue   []int // items to start, in order
+	running []int // items running now
+	ran     map[int]*ItemResult
+	done    chan itemDone
+	report  FanOutReport
+}
+
+// stop records why items are left open; the first reason wins.
+func (f *fanOut) stop(why string) {
+	if f.report.Stopped == "" {
+		f.report.Stopped = why
+	}
+}
+
+// startReady starts queued items while fewer than parallel run, checking
+// the supervisor's signal and the plan's state before each.
+func (f *fanOut) startReady() {
+	for len(f.queue) > 0 && len(f.running) < f.parallel && f.report.Stopped == "" && f.ctx.Err() == nil {
+		if sig := f.steps.Signal(); sig != "" {
+			f.stop("supervisor " + sig)
+			break
+		}
+		if f.p.State != Running {
+			f.stop("the plan is " + string(f.p.State))
+			break
+		}
+		f.start()
+	}
+}
+
+// start marks the first queued item running, tells the stream and runs it
+// on its own goroutine.
+func (f *fanOut) start() {
+	i := f.queue[0]
+	f.queue = f.queue[1:]
+	f.running = append(f.running, i)
+	MarkRunning(f.p, f.running)
+	it := f.p.Items[i]
+	f.steps.Emit(stream.New(EventStepStarted, map[string]any{"step": it.ID, "index": i, "total": len(f.p.Items), "attempt": it.Attempts + 1}))
+	f.changed()
+	task := itemTask(f.p, i)
+	go func() {
+		text, err := runItem(f.ctx, f.steps, it.ID, task)
+		f.done <- itemDone{i, text, err}
+	}()
+}
+
+// finish records an item's worker returning: completed, queued again for
+// a retry, or failed once it has failed retryCap times. An item cut short
+// by ctx ending stays as it was.
+func (f *fanOut) finish(d itemDone) {
+	f.running = slices.DeleteFunc(f.running, func(j int) bool { return j == d.i })
+	if d.err == nil && strings.TrimSpace(d.text) == "" {
+		d.err = errors.New("the worker gave an empty answer")
+	}
+	if d.err != nil && f.ctx.Err() != nil {
+		return // cut short: the item stays as it was
+	}
+	it := &f.p.Items[d.i]
+	res := f.ran[d.i]
+	if res == nil {
+		res = &ItemResult{ID: it.ID, Content: it.Content}
+		f.ran[d.i] = res
+	}
+	finishedEvent := map[string]any{"step": it.ID}
+	var out Outcome
+	switch {
+	case d.err == nil:
+		res.Status, res.Result, res.Error = Completed, cut(strings.TrimSpace(d.text)), ""
+		finishedEvent["status"] = Completed
+		out = record(f.p, d.i, Completed, evidenceOf(d.text))
+	case it.Attempts+1 < f.retryCap:
+		out = f.retry(d, it, res, finishedEvent)
+	default:
+		it.Attempts++
+		res.Status, res.Error = ItemFailed, d.err.Error()
+		finishedEvent["status"], finishedEvent["error"] = ItemFailed, d.err.Error()
+		out = record(f.p, d.i, ItemFailed, "error: "+d.err.Error())
+	}
+	res.Attempts = it.Attempts
+	if d.err == nil {
+		res.Attempts++ // the attempt that succeeded
+	}
+	f.steps.Emit(stream.New(EventStepFinished, finishedEvent))
+	f.changed()
+	if out.Stop {
+		f.stop("the plan paused (" + f.p.PauseReason + ")")
+	}
+}
+
+// retry counts a failed attempt of item d.i and queues it again, before
+// the items not started yet; the item goes back to pending when the plan
+// stopped running.
+func (f *fanOut) retry(d itemDone, it *Item, res *ItemResult, finishedEvent map[string]any) Outcome {
+	it.Attempts++
+	res.Error = d.err.Error()
+	f.p.revise("harness", d.err.Error(), fmt.Sprintf("step %s: retry (attempt %d of %d)", it.ID, it.Attempts, f.retryCap))
+	finishedEvent["status"], finishedEvent["error"], finishedEvent["retry"] = ItemFailed, d.err.Error(), true
+	f.queue = append([]int{d.i}, f.queue...) // again, before the items not started yet
+	out := MarkRunning(f.p, f.running)
+	if f.p.State != Running {
+		it.Status = Pending
+	}
+	return out
 }
 
 // record is MarkStep for an item that ended, also once the plan stopped

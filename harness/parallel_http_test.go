@@ -331,54 +331,75 @@ func typesOf(events []stream.Event) []string {
 // paused and the rest pending. A cancel sent while items run stops them and
 // the run ends cancelled.
 func TestParallelPlanSupervisor(t *testing.T) {
-	for _, action := range []string{"pause", "cancel"} {
-		t.Run(action, func(t *testing.T) {
-			entered := make(chan struct{}, 4)
-			release := make(chan struct{})
-			model := &fanModel{items: cities, work: func(ctx context.Context, _ string) error {
-				entered <- struct{}{}
-				select {
-				case <-release:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}}
-			url := serveFan(t, "parallel: 2\n", model)
-			done := make(chan []stream.Event)
-			go func() { done <- streamRun(t, url, "t1") }()
-			<-entered
-			<-entered // both slots busy
-			resp, err := http.Post(url+"/threads/t1/plan/"+action, "application/json", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
-				t.Fatalf("%s: status %d", action, resp.StatusCode)
-			}
-			close(release)
-			events := <-done
+	for _, tc := range []struct {
+		action string
+		check  func(t *testing.T, started int, plan threadPlan, types string)
+	}{
+		{"pause", wantSupervisorPaused},
+		{"cancel", wantSupervisorCancelled},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			model, url, events := signalWhileRunning(t, tc.action)
 			types := strings.Join(typesOf(events), ",")
 			plan := getPlan(t, url, "t1")
-			started := strings.Count(types, "step_started")
-			switch action {
-			case "pause":
-				if started != 2 || plan.State != "paused" || plan.PauseReason != "supervisor" || plan.Items[0].Status != "completed" || plan.Items[3].Status != "pending" {
-					t.Errorf("after pause: %d items started, plan %+v; events %s", started, plan, types)
-				}
-				if !strings.Contains(types, "plan_paused") {
-					t.Errorf("no plan_paused: %s", types)
-				}
-			case "cancel":
-				if started != 2 || plan.State != "cancelled" || strings.Contains(plan.statuses(), "completed") {
-					t.Errorf("after cancel: %d items started, plan %+v; events %s", started, plan, types)
-				}
-			}
+			tc.check(t, strings.Count(types, "step_started"), plan, types)
 			if len(model.workerTasks) != 2 {
 				t.Errorf("%d workers ran, want 2", len(model.workerTasks))
 			}
 		})
+	}
+}
+
+// signalWhileRunning runs a parallel: 2 plan of four items on thread t1
+// whose workers block, sends the supervisor action once both slots are
+// busy, then lets the workers return, and gives the run's events.
+func signalWhileRunning(t *testing.T, action string) (*fanModel, string, []stream.Event) {
+	t.Helper()
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	model := &fanModel{items: cities, work: func(ctx context.Context, _ string) error {
+		entered <- struct{}{}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	url := serveFan(t, "parallel: 2\n", model)
+	done := make(chan []stream.Event)
+	go func() { done <- streamRun(t, url, "t1") }()
+	<-entered
+	<-entered // both slots busy
+	resp, err := http.Post(url+"/threads/t1/plan/"+action, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: status %d", action, resp.StatusCode)
+	}
+	close(release)
+	return model, url, <-done
+}
+
+// wantSupervisorPaused checks a pause sent while two items ran: no
+// further item started, the running ones finished, the plan is paused by
+// the supervisor with the rest pending.
+func wantSupervisorPaused(t *testing.T, started int, plan threadPlan, types string) {
+	if started != 2 || plan.State != "paused" || plan.PauseReason != "supervisor" || plan.Items[0].Status != "completed" || plan.Items[3].Status != "pending" {
+		t.Errorf("after pause: %d items started, plan %+v; events %s", started, plan, types)
+	}
+	if !strings.Contains(types, "plan_paused") {
+		t.Errorf("no plan_paused: %s", types)
+	}
+}
+
+// wantSupervisorCancelled checks a cancel sent while two items ran: no
+// further item started, none completed, and the plan is cancelled.
+func wantSupervisorCancelled(t *testing.T, started int, plan threadPlan, types string) {
+	if started != 2 || plan.State != "cancelled" || strings.Contains(plan.statuses(), "completed") {
+		t.Errorf("after cancel: %d items started, plan %+v; events %s", started, plan, types)
 	}
 }
 

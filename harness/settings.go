@@ -87,71 +87,7 @@ func ParseSettings(path, front string) (Settings, []error) {
 	var set []string
 	for key, val := range yamldoc.Pairs(root) {
 		set = append(set, key.Value)
-		switch key.Value {
-		case "goal":
-			s.Goal = strings.TrimSpace(val.Value)
-			if val.Kind != yaml.ScalarNode {
-				bad(key, "must be one line of text")
-			}
-		case "enforce":
-			if err := val.Decode(&s.Enforce); err != nil {
-				bad(key, "must be true or false")
-			}
-		case "evidence":
-			switch val.Value {
-			case "required":
-				s.Evidence = true
-			case "optional":
-			default:
-				bad(key, "must be required or optional, not %q", val.Value)
-			}
-		case "approval":
-			switch val.Value {
-			case "required":
-				s.Approval = true
-			case "none":
-			default:
-				bad(key, "must be required or none, not %q", val.Value)
-			}
-		case "advance":
-			if val.Value != AdvanceAuto && val.Value != AdvanceManual {
-				bad(key, "must be auto or manual, not %q", val.Value)
-			}
-			s.Advance = val.Value
-		case "budget":
-			s.Budget = positive(val, key, bad, 1000)
-		case "retry_cap":
-			s.RetryCap = positive(val, key, bad, 100)
-		case "max_items":
-			s.MaxItems = positive(val, key, bad, 200)
-		case "corrections":
-			s.Corrections = positive(val, key, bad, 100)
-		case "mode":
-			switch val.Value {
-			case "off", "auto", "always":
-				s.Mode = val.Value
-			case "plan-first":
-				s.Mode = "always"
-			case ModeSequential, ModeParallel:
-				s.Mode, s.FanOut = "off", val.Value == ModeParallel
-			default:
-				bad(key, "must be sequential or parallel (how the model's own plan runs), or off, auto, always or plan-first (when the harness plans first), not %q", val.Value)
-			}
-		case "threshold":
-			s.Threshold = positive(val, key, bad, 10)
-		case "parallel":
-			s.Parallel = positive(val, key, bad, MaxParallel)
-		case "prompt":
-			switch val.Value {
-			case "compact":
-				s.Compact = true
-			case "full":
-			default:
-				bad(key, "must be full or compact, not %q", val.Value)
-			}
-		default:
-			bad(key, "unknown key; allowed keys are %s", strings.Join(Keys, ", "))
-		}
+		s.set(key, val, bad)
 	}
 	if s.FanOut && s.Advance == AdvanceManual {
 		errs = append(errs, fmt.Errorf("%s: mode: parallel runs the plan's items at once, so advance: manual (wait for the user after each item) cannot hold; remove one of the two", path))
@@ -160,6 +96,76 @@ func ParseSettings(path, front string) (Settings, []error) {
 		errs = append(errs, fmt.Errorf("%s: front matter sets %s but not enforce: true; the plan harness is off without it, so add enforce: true or remove the front matter", path, strings.Join(set, ", ")))
 	}
 	return s, errs
+}
+
+// set reads one front matter key's value into s, reporting a bad value or
+// an unknown key through bad.
+func (s *Settings) set(key, val *yaml.Node, bad func(*yaml.Node, string, ...any)) {
+	switch key.Value {
+	case "goal":
+		s.Goal = strings.TrimSpace(val.Value)
+		if val.Kind != yaml.ScalarNode {
+			bad(key, "must be one line of text")
+		}
+	case "enforce":
+		if err := val.Decode(&s.Enforce); err != nil {
+			bad(key, "must be true or false")
+		}
+	case "evidence":
+		switch val.Value {
+		case "required":
+			s.Evidence = true
+		case "optional":
+		default:
+			bad(key, "must be required or optional, not %q", val.Value)
+		}
+	case "approval":
+		switch val.Value {
+		case "required":
+			s.Approval = true
+		case "none":
+		default:
+			bad(key, "must be required or none, not %q", val.Value)
+		}
+	case "advance":
+		if val.Value != AdvanceAuto && val.Value != AdvanceManual {
+			bad(key, "must be auto or manual, not %q", val.Value)
+		}
+		s.Advance = val.Value
+	case "budget":
+		s.Budget = positive(val, key, bad, 1000)
+	case "retry_cap":
+		s.RetryCap = positive(val, key, bad, 100)
+	case "max_items":
+		s.MaxItems = positive(val, key, bad, 200)
+	case "corrections":
+		s.Corrections = positive(val, key, bad, 100)
+	case "mode":
+		switch val.Value {
+		case "off", "auto", "always":
+			s.Mode = val.Value
+		case "plan-first":
+			s.Mode = "always"
+		case ModeSequential, ModeParallel:
+			s.Mode, s.FanOut = "off", val.Value == ModeParallel
+		default:
+			bad(key, "must be sequential or parallel (how the model's own plan runs), or off, auto, always or plan-first (when the harness plans first), not %q", val.Value)
+		}
+	case "threshold":
+		s.Threshold = positive(val, key, bad, 10)
+	case "parallel":
+		s.Parallel = positive(val, key, bad, MaxParallel)
+	case "prompt":
+		switch val.Value {
+		case "compact":
+			s.Compact = true
+		case "full":
+		default:
+			bad(key, "must be full or compact, not %q", val.Value)
+		}
+	default:
+		bad(key, "unknown key; allowed keys are %s", strings.Join(Keys, ", "))
+	}
 }
 
 func positive(val, key *yaml.Node, bad func(*yaml.Node, string, ...any), limit int) int {

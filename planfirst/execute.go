@@ -107,7 +107,48 @@ func ResumeParallel(ctx context.Context, p *Plan, prior Report, parallel int, ru
 	if observe == nil {
 		observe = func(Event) error { return nil }
 	}
-	parallel = max(parallel, 1)
+	s := newSchedule(ctx, p, prior, max(parallel, 1), run, observe)
+	for {
+		s.startReady()
+		if s.inFlight == 0 {
+			break
+		}
+		s.finish(<-s.done)
+	}
+	return s.close()
+}
+
+// Where a step of a schedule is.
+const (
+	stepWaiting = iota
+	stepRunning
+	stepEnded
+)
+
+// schedule is one run of a plan's steps: where each step is (by its
+// position k in the execution order), what the ended ones produced, and
+// the report so far.
+type schedule struct {
+	ctx      context.Context
+	p        *Plan
+	parallel int
+	run      Runner
+	observe  Observer
+
+	order    []int   // plan indices in execution order
+	waits    [][]int // for each position, the earlier positions it waits for
+	state    []int   // stepWaiting, stepRunning or stepEnded, per position
+	results  []StepResult
+	outputs  map[string]Output // by step id, for placeholders
+	events   []Event           // the in_progress event of each started step
+	report   Report
+	done     chan finished
+	inFlight int
+}
+
+// newSchedule lays out p's steps, with the steps prior ended (completed,
+// failed, or skipped by a person) already ended with their results.
+func newSchedule(ctx context.Context, p *Plan, prior Report, parallel int, run Runner, observe Observer) *schedule {
 	kept := make(map[string]StepResult, len(prior.Steps))
 	for _, r := range prior.Steps {
 		if r.Status == Completed || r.Status == Failed || r.Status == Skipped && r.Decided {
@@ -116,95 +157,116 @@ func ResumeParallel(ctx context.Context, p *Plan, prior Report, parallel int, ru
 	}
 	order := orderIndices(p)
 	n := len(order)
-	waits := waitsOf(p, order)
-	const (
-		waiting = iota
-		running
-		ended
-	)
-	state := make([]int, n)
-	results := make([]StepResult, n)
-	outputs := make(map[string]Output, n)
-	events := make([]Event, n)
+	s := &schedule{
+		ctx: ctx, p: p, parallel: parallel, run: run, observe: observe,
+		order:   order,
+		waits:   waitsOf(p, order),
+		state:   make([]int, n),
+		results: make([]StepResult, n),
+		outputs: make(map[string]Output, n),
+		events:  make([]Event, n),
+		report:  Report{Goal: p.Goal, Steps: make([]StepResult, 0, n)},
+		done:    make(chan finished),
+	}
 	for k, i := range order {
 		if r, ok := kept[p.Steps[i].ID]; ok {
-			state[k], results[k] = ended, r
-			outputs[r.Step.ID] = Output{Text: r.Output, Err: r.Err, Skipped: r.Status == Skipped}
+			s.state[k], s.results[k] = stepEnded, r
+			s.outputs[r.Step.ID] = Output{Text: r.Output, Err: r.Err, Skipped: r.Status == Skipped}
 		}
 	}
-	report := Report{Goal: p.Goal, Steps: make([]StepResult, 0, n)}
-	ready := func(k int) bool {
-		for _, j := range waits[k] {
-			if state[j] != ended {
-				return false
-			}
+	return s
+}
+
+// ready reports whether every step position k waits for has ended.
+func (s *schedule) ready(k int) bool {
+	for _, j := range s.waits[k] {
+		if s.state[j] != stepEnded {
+			return false
 		}
-		return true
 	}
-	done := make(chan finished)
-	inFlight := 0
-	for {
-		for k := 0; k < n && inFlight < parallel && !report.Stopped; k++ {
-			if state[k] != waiting || !ready(k) {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				report.stop("cancelled: " + err.Error())
-				break
-			}
-			step := p.Steps[order[k]]
-			deps := make(map[string]Output, len(waits[k]))
-			for _, j := range waits[k] {
-				id := p.Steps[order[j]].ID
-				deps[id] = outputs[id]
-			}
-			task := Resolve(step.Task, deps)
-			events[k] = Event{StepID: step.ID, Index: k, Total: n, Status: InProgress, Task: task}
-			if err := observe(events[k]); err != nil {
-				report.stop(err.Error())
-				break
-			}
-			state[k] = running
-			inFlight++
-			go func() {
-				text, err := runStep(ctx, run, step, task)
-				done <- finished{k, text, err}
-			}()
+	return true
+}
+
+// startReady starts the waiting steps that are ready, first in order
+// first, while fewer than parallel run and the plan has not stopped.
+func (s *schedule) startReady() {
+	for k := 0; k < len(s.order) && s.inFlight < s.parallel && !s.report.Stopped; k++ {
+		if s.state[k] != stepWaiting || !s.ready(k) {
+			continue
 		}
-		if inFlight == 0 {
+		if !s.start(k) {
 			break
 		}
-		f := <-done
-		inFlight--
-		step := p.Steps[order[f.k]]
-		if f.err != nil && ctx.Err() != nil {
-			report.stop("cancelled: " + ctx.Err().Error())
-			state[f.k] = waiting // reported as skipped below
+	}
+}
+
+// start resolves the step at position k, tells the observer and runs it on
+// its own goroutine. It reports false when the plan stopped instead: ctx
+// is done or the observer said stop.
+func (s *schedule) start(k int) bool {
+	if err := s.ctx.Err(); err != nil {
+		s.report.stop("cancelled: " + err.Error())
+		return false
+	}
+	step := s.p.Steps[s.order[k]]
+	deps := make(map[string]Output, len(s.waits[k]))
+	for _, j := range s.waits[k] {
+		id := s.p.Steps[s.order[j]].ID
+		deps[id] = s.outputs[id]
+	}
+	task := Resolve(step.Task, deps)
+	s.events[k] = Event{StepID: step.ID, Index: k, Total: len(s.order), Status: InProgress, Task: task}
+	if err := s.observe(s.events[k]); err != nil {
+		s.report.stop(err.Error())
+		return false
+	}
+	s.state[k] = stepRunning
+	s.inFlight++
+	go func() {
+		text, err := runStep(s.ctx, s.run, step, task)
+		s.done <- finished{k, text, err}
+	}()
+	return true
+}
+
+// finish records a step's runner returning and tells the observer. A step
+// whose runner failed because ctx was cancelled stops the plan and goes
+// back to waiting, to be reported as skipped.
+func (s *schedule) finish(f finished) {
+	s.inFlight--
+	step := s.p.Steps[s.order[f.k]]
+	if f.err != nil && s.ctx.Err() != nil {
+		s.report.stop("cancelled: " + s.ctx.Err().Error())
+		s.state[f.k] = stepWaiting // reported as skipped by close
+		return
+	}
+	res := StepResult{Step: step, Task: s.events[f.k].Task, Status: Completed, Output: f.text}
+	if f.err != nil {
+		res.Status, res.Output, res.Err = Failed, "", f.err.Error()
+	}
+	s.state[f.k], s.results[f.k] = stepEnded, res
+	s.outputs[step.ID] = Output{Text: res.Output, Err: res.Err}
+	ev := s.events[f.k]
+	ev.Status, ev.Output, ev.Err = res.Status, res.Output, res.Err
+	if err := s.observe(ev); err != nil {
+		s.report.stop(err.Error())
+	}
+}
+
+// close reports every step in order, the ones that did not end as skipped.
+func (s *schedule) close() Report {
+	n := len(s.order)
+	for k, i := range s.order {
+		if s.state[k] == stepEnded {
+			s.report.add(s.results[k])
 			continue
 		}
-		res := StepResult{Step: step, Task: events[f.k].Task, Status: Completed, Output: f.text}
-		if f.err != nil {
-			res.Status, res.Output, res.Err = Failed, "", f.err.Error()
-		}
-		state[f.k], results[f.k] = ended, res
-		outputs[step.ID] = Output{Text: res.Output, Err: res.Err}
-		ev := events[f.k]
-		ev.Status, ev.Output, ev.Err = res.Status, res.Output, res.Err
-		if err := observe(ev); err != nil {
-			report.stop(err.Error())
-		}
+		s.report.skip(s.p.Steps[i], k, n, s.report.StopReason, s.observe)
 	}
-	for k, i := range order {
-		if state[k] == ended {
-			report.add(results[k])
-			continue
-		}
-		report.skip(p.Steps[i], k, n, report.StopReason, observe)
+	if s.report.Stopped && !slices.ContainsFunc(s.report.Steps, func(r StepResult) bool { return r.Status == Skipped && !r.Decided }) {
+		s.report.Stopped, s.report.StopReason = false, "" // stopped after the last step: nothing was left out
 	}
-	if report.Stopped && !slices.ContainsFunc(report.Steps, func(r StepResult) bool { return r.Status == Skipped && !r.Decided }) {
-		report.Stopped, report.StopReason = false, "" // stopped after the last step: nothing was left out
-	}
-	return report
+	return s.report
 }
 
 // waitsOf returns, for each position k of order, the earlier positions its

@@ -76,6 +76,45 @@ func TestExecuteFailurePropagation(t *testing.T) {
 	}
 }
 
+// stopAt is an observer factory that returns err for step id's event
+// with the given status.
+func stopAt(id string, status Status, err error) func(context.CancelFunc) Observer {
+	return func(context.CancelFunc) Observer {
+		return func(ev Event) error {
+			if ev.StepID == id && ev.Status == status {
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+// cancelAt is an observer factory that cancels the run's context at step
+// id's event with the given status.
+func cancelAt(id string, status Status) func(context.CancelFunc) Observer {
+	return func(cancel context.CancelFunc) Observer {
+		return func(ev Event) error {
+			if ev.StepID == id && ev.Status == status {
+				cancel()
+			}
+			return nil
+		}
+	}
+}
+
+// ctxRunner fails every step with its context's error.
+func ctxRunner(ctx context.Context, _ Step, _ string) (string, error) {
+	return "", ctx.Err()
+}
+
+// panicsOnE2 panics running E2 and answers "ok" for any other step.
+func panicsOnE2(_ context.Context, s Step, _ string) (string, error) {
+	if s.ID == "E2" {
+		panic("boom")
+	}
+	return "ok", nil
+}
+
 func TestExecuteStops(t *testing.T) {
 	steps := []Step{{ID: "E1", Task: "a"}, {ID: "E2", Task: "b"}, {ID: "E3", Task: "c"}}
 	tests := []struct {
@@ -88,54 +127,17 @@ func TestExecuteStops(t *testing.T) {
 		reasonPart string
 	}{
 		{"no stop", echoRunner, nil, []Status{Completed, Completed, Completed}, false, false, ""},
-		{"stop before E2", echoRunner, func(context.CancelFunc) Observer {
-			return func(ev Event) error {
-				if ev.StepID == "E2" && ev.Status == InProgress {
-					return ErrStop
-				}
-				return nil
-			}
-		}, []Status{Completed, Skipped, Skipped}, true, false, "stopped between steps"},
-		{"stop after E1", echoRunner, func(context.CancelFunc) Observer {
-			return func(ev Event) error {
-				if ev.StepID == "E1" && ev.Status == Completed {
-					return errors.New("paused by supervisor")
-				}
-				return nil
-			}
-		}, []Status{Completed, Skipped, Skipped}, true, false, "paused by supervisor"},
-		{"stop after the last step leaves nothing out", echoRunner, func(context.CancelFunc) Observer {
-			return func(ev Event) error {
-				if ev.StepID == "E3" && ev.Status == Completed {
-					return ErrStop
-				}
-				return nil
-			}
-		}, []Status{Completed, Completed, Completed}, false, false, ""},
-		{"cancel between steps", echoRunner, func(cancel context.CancelFunc) Observer {
-			return func(ev Event) error {
-				if ev.StepID == "E1" && ev.Status == Completed {
-					cancel()
-				}
-				return nil
-			}
-		}, []Status{Completed, Skipped, Skipped}, true, false, "cancelled: context canceled"},
-		{"cancel during a step", func(ctx context.Context, s Step, task string) (string, error) {
-			return "", ctx.Err()
-		}, func(cancel context.CancelFunc) Observer {
-			return func(ev Event) error {
-				if ev.StepID == "E2" && ev.Status == InProgress {
-					cancel()
-				}
-				return nil
-			}
-		}, []Status{Completed, Skipped, Skipped}, true, false, "cancelled: context canceled"},
-		{"panic fails one step", func(_ context.Context, s Step, task string) (string, error) {
-			if s.ID == "E2" {
-				panic("boom")
-			}
-			return "ok", nil
-		}, nil, []Status{Completed, Failed, Completed}, false, true, ""},
+		{"stop before E2", echoRunner, stopAt("E2", InProgress, ErrStop),
+			[]Status{Completed, Skipped, Skipped}, true, false, "stopped between steps"},
+		{"stop after E1", echoRunner, stopAt("E1", Completed, errors.New("paused by supervisor")),
+			[]Status{Completed, Skipped, Skipped}, true, false, "paused by supervisor"},
+		{"stop after the last step leaves nothing out", echoRunner, stopAt("E3", Completed, ErrStop),
+			[]Status{Completed, Completed, Completed}, false, false, ""},
+		{"cancel between steps", echoRunner, cancelAt("E1", Completed),
+			[]Status{Completed, Skipped, Skipped}, true, false, "cancelled: context canceled"},
+		{"cancel during a step", ctxRunner, cancelAt("E2", InProgress),
+			[]Status{Completed, Skipped, Skipped}, true, false, "cancelled: context canceled"},
+		{"panic fails one step", panicsOnE2, nil, []Status{Completed, Failed, Completed}, false, true, ""},
 		{"nil runner", nil, nil, []Status{Failed, Failed, Failed}, false, true, ""},
 	}
 	for _, tt := range tests {

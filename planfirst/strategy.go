@@ -169,96 +169,136 @@ func execute(ctx context.Context, host capabilities.RunHost, p *capabilities.Pre
 // parks on a step interrupt (see parkStep), unless nothing is left to run.
 // Once every step ended the report goes into the conversation.
 func runSteps(ctx context.Context, host capabilities.RunHost, p *capabilities.Prepared, parallel int, plan *Plan, hp *harness.Plan, prior Report, out capabilities.StrategyResult) (capabilities.StrategyResult, error) {
-	emitPlan := func() { host.Emit(planning.PlanEvent(hp)) }
-	setPlan := func() error {
-		next, err := p.Apply(out.Values, planning.PlanState(hp))
-		out.Values = next
-		return err
-	}
-	index := map[string]int{}
+	r := &stepRun{ctx: ctx, host: host, p: p, hp: hp, out: out, index: map[string]int{}}
 	for i, st := range plan.Steps {
-		index[st.ID] = i
-	}
-	var stopReason string
-	var running []int // plan items of the steps running now
-	observe := func(ev Event) error {
-		i := index[ev.StepID]
-		var o harness.Outcome
-		switch ev.Status {
-		case InProgress:
-			if sig := host.Signal(); sig != "" {
-				return fmt.Errorf("supervisor %s", sig)
-			}
-			host.Emit(stream.New(EventStepStarted, map[string]any{"step": ev.StepID, "index": ev.Index, "total": ev.Total}))
-			running = append(running, i)
-			if slices.Equal(running, []int{hp.Current()}) {
-				return nil // the harness already started it when the last step ended
-			}
-			o = harness.MarkRunning(hp, running)
-		case Completed, Failed:
-			running = slices.DeleteFunc(running, func(j int) bool { return j == i })
-			finished := map[string]any{"step": ev.StepID, "status": ev.Status}
-			if ev.Err != "" {
-				finished["error"] = ev.Err
-			}
-			host.Emit(stream.New(EventStepFinished, finished))
-			if ev.Status == Completed {
-				o = harness.MarkStep(hp, i, harness.Completed, stepEvidence(ev.Output))
-			} else {
-				o = harness.MarkStep(hp, i, harness.ItemFailed, "error: "+ev.Err)
-			}
-		default:
-			return nil // skipped steps stay pending, so a resumed plan still shows them
-		}
-		if err := setPlan(); err != nil {
-			return err
-		}
-		emitPlan()
-		if o.Event != "" {
-			host.Emit(stream.New(o.Event, map[string]any{"state": hp.State, "pause_reason": hp.PauseReason, "reason": hp.Reason}))
-		}
-		if ev.Status != InProgress {
-			if err := host.Save(ctx, nil, out.Values); err != nil {
-				return err
-			}
-		}
-		if o.Stop {
-			stopReason = planning.StopPaused
-			return ErrStop
-		}
-		return nil
+		r.index[st.ID] = i
 	}
 	runStep := func(ctx context.Context, step Step, task string) (string, error) {
 		return host.RunStep(ctx, step.ID, capabilities.StepTarget{Subagent: step.Subagent, Route: step.Route}, task)
 	}
-	report := ResumeParallel(ctx, plan, prior, parallel, runStep, observe)
-	out.Record = map[string]any{"had_errors": report.HadErrors, "stopped": report.Stopped, "steps": len(report.Steps)}
-	if report.Stopped && ctx.Err() == nil && harness.AwaitingStep(hp) {
-		return parkStep(host, out, plan, hp, parallel, prior, report), nil
-	}
-	if report.Stopped && ctx.Err() == nil {
-		if stopReason == "" { // the supervisor paused or cancelled between steps
-			sig := host.Signal()
-			if next, events, ok := p.Signal(out.Values, sig); ok {
-				out.Values = next
-				for _, e := range events {
-					host.Emit(e)
-				}
-			}
-			stopReason = planning.StopPaused
-			if sig == "cancel" {
-				stopReason = planning.StopCancelled
-			}
-		}
-		out.Stop = stopReason
-		return out, host.Save(ctx, nil, out.Values)
-	}
-	if ctx.Err() != nil {
-		return out, ctx.Err()
+	report := ResumeParallel(ctx, plan, prior, parallel, runStep, r.observe)
+	r.out.Record = map[string]any{"had_errors": report.HadErrors, "stopped": report.Stopped, "steps": len(report.Steps)}
+	switch {
+	case report.Stopped && ctx.Err() == nil && harness.AwaitingStep(hp):
+		return parkStep(host, r.out, plan, hp, parallel, prior, report), nil
+	case report.Stopped && ctx.Err() == nil:
+		return r.stopped()
+	case ctx.Err() != nil:
+		return r.out, ctx.Err()
 	}
 	reportMsg := Messages(plan, report)[1]
-	out.Messages = append(out.Messages, reportMsg)
-	return out, host.Save(ctx, []thread.Message{reportMsg}, out.Values)
+	r.out.Messages = append(r.out.Messages, reportMsg)
+	return r.out, host.Save(ctx, []thread.Message{reportMsg}, r.out.Values)
+}
+
+// stepRun is runSteps' view of a plan-first run while its steps execute:
+// it mirrors every step event onto the harness plan, the stream and the
+// saved state.
+type stepRun struct {
+	ctx  context.Context
+	host capabilities.RunHost
+	p    *capabilities.Prepared
+	hp   *harness.Plan
+	out  capabilities.StrategyResult
+
+	index      map[string]int // plan item of each step id
+	running    []int          // plan items of the steps running now
+	stopReason string         // set when the harness paused the plan
+}
+
+// observe is the Observer of the steps: it marks the step's plan item,
+// sends the plan and step events, and saves after a step ends. It stops
+// the plan when the supervisor signals or the harness pauses it.
+func (r *stepRun) observe(ev Event) error {
+	i := r.index[ev.StepID]
+	var o harness.Outcome
+	switch ev.Status {
+	case InProgress:
+		if sig := r.host.Signal(); sig != "" {
+			return fmt.Errorf("supervisor %s", sig)
+		}
+		var started bool
+		if o, started = r.started(ev, i); started {
+			return nil // the harness already started it when the last step ended
+		}
+	case Completed, Failed:
+		o = r.ended(ev, i)
+	default:
+		return nil // skipped steps stay pending, so a resumed plan still shows them
+	}
+	return r.publish(ev, o)
+}
+
+// started marks the item of a step that begins as running; it reports
+// true when the harness had already started that item alone.
+func (r *stepRun) started(ev Event, i int) (harness.Outcome, bool) {
+	r.host.Emit(stream.New(EventStepStarted, map[string]any{"step": ev.StepID, "index": ev.Index, "total": ev.Total}))
+	r.running = append(r.running, i)
+	if slices.Equal(r.running, []int{r.hp.Current()}) {
+		return harness.Outcome{}, true
+	}
+	return harness.MarkRunning(r.hp, r.running), false
+}
+
+// ended marks the item of a step that completed or failed, with its first
+// output line or its error as evidence.
+func (r *stepRun) ended(ev Event, i int) harness.Outcome {
+	r.running = slices.DeleteFunc(r.running, func(j int) bool { return j == i })
+	finished := map[string]any{"step": ev.StepID, "status": ev.Status}
+	if ev.Err != "" {
+		finished["error"] = ev.Err
+	}
+	r.host.Emit(stream.New(EventStepFinished, finished))
+	if ev.Status == Completed {
+		return harness.MarkStep(r.hp, i, harness.Completed, stepEvidence(ev.Output))
+	}
+	return harness.MarkStep(r.hp, i, harness.ItemFailed, "error: "+ev.Err)
+}
+
+// publish puts the plan into the state and the stream, sends the harness
+// outcome's event, saves after a step ended, and stops the plan when the
+// harness paused it.
+func (r *stepRun) publish(ev Event, o harness.Outcome) error {
+	next, err := r.p.Apply(r.out.Values, planning.PlanState(r.hp))
+	r.out.Values = next
+	if err != nil {
+		return err
+	}
+	r.host.Emit(planning.PlanEvent(r.hp))
+	if o.Event != "" {
+		r.host.Emit(stream.New(o.Event, map[string]any{"state": r.hp.State, "pause_reason": r.hp.PauseReason, "reason": r.hp.Reason}))
+	}
+	if ev.Status != InProgress {
+		if err := r.host.Save(r.ctx, nil, r.out.Values); err != nil {
+			return err
+		}
+	}
+	if o.Stop {
+		r.stopReason = planning.StopPaused
+		return ErrStop
+	}
+	return nil
+}
+
+// stopped ends a run whose plan stopped between steps: paused by the
+// harness, or paused or cancelled by the supervisor, whose signal then
+// applies to the plan.
+func (r *stepRun) stopped() (capabilities.StrategyResult, error) {
+	if r.stopReason == "" { // the supervisor paused or cancelled between steps
+		sig := r.host.Signal()
+		if next, events, ok := r.p.Signal(r.out.Values, sig); ok {
+			r.out.Values = next
+			for _, e := range events {
+				r.host.Emit(e)
+			}
+		}
+		r.stopReason = planning.StopPaused
+		if sig == "cancel" {
+			r.stopReason = planning.StopCancelled
+		}
+	}
+	r.out.Stop = r.stopReason
+	return r.out, r.host.Save(r.ctx, nil, r.out.Values)
 }
 
 // askPlanner gets a valid plan from the model, sending the problems back

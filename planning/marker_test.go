@@ -71,36 +71,53 @@ func TestMarkerLoad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(c.Tools) != 1 || c.Tools[0].Spec().Name != ToolName {
-				t.Errorf("tools = %v, want writeTodos", c.Tools)
-			}
-			if len(c.Fields) != 1 {
-				t.Fatalf("fields = %v, want one", c.Fields)
-			}
-			f := c.Fields[0]
-			if f.Name != StateField || f.Type != "array" || f.Reducer != capabilities.Replace {
-				t.Errorf("field = %+v", f)
-			}
-			if string(f.Default) != tt.wantDefault {
-				t.Errorf("default = %s, want %s", f.Default, tt.wantDefault)
-			}
-			if !json.Valid(f.Schema) {
-				t.Errorf("schema is not JSON: %s", f.Schema)
-			}
-			if len(c.Prompts) != 1 || len(c.Transformers) != 1 {
-				t.Errorf("prompts %d, transformers %d; want 1 each", len(c.Prompts), len(c.Transformers))
-			}
-			details, err := json.Marshal(c.Details)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := `{"seed":` + tt.wantDefault + `}`; string(details) != want {
-				t.Errorf("details = %s, want %s", details, want)
-			}
-			if got := len(c.Warnings) == 1 && strings.Contains(c.Warnings[0], path); got != tt.wantWarning {
-				t.Errorf("warnings = %q, want a warning naming the file: %v", c.Warnings, tt.wantWarning)
-			}
+			f := checkContributionShape(t, c)
+			checkSeed(t, c, f, path, tt.wantDefault, tt.wantWarning)
 		})
+	}
+}
+
+// checkContributionShape checks what planning contributes whatever the
+// seed: the writeTodos tool, one todos field with the replace reducer and
+// a JSON schema, one prompt and one transformer. It returns the field.
+func checkContributionShape(t *testing.T, c *capabilities.Contribution) capabilities.Field {
+	t.Helper()
+	if len(c.Tools) != 1 || c.Tools[0].Spec().Name != ToolName {
+		t.Errorf("tools = %v, want writeTodos", c.Tools)
+	}
+	if len(c.Fields) != 1 {
+		t.Fatalf("fields = %v, want one", c.Fields)
+	}
+	f := c.Fields[0]
+	if f.Name != StateField || f.Type != "array" || f.Reducer != capabilities.Replace {
+		t.Errorf("field = %+v", f)
+	}
+	if !json.Valid(f.Schema) {
+		t.Errorf("schema is not JSON: %s", f.Schema)
+	}
+	if len(c.Prompts) != 1 || len(c.Transformers) != 1 {
+		t.Errorf("prompts %d, transformers %d; want 1 each", len(c.Prompts), len(c.Transformers))
+	}
+	return f
+}
+
+// checkSeed checks the seed plan.md at path gave: the field's default and
+// the details are wantDefault, and there is one warning naming the file
+// exactly when wantWarning.
+func checkSeed(t *testing.T, c *capabilities.Contribution, f capabilities.Field, path, wantDefault string, wantWarning bool) {
+	t.Helper()
+	if string(f.Default) != wantDefault {
+		t.Errorf("default = %s, want %s", f.Default, wantDefault)
+	}
+	details, err := json.Marshal(c.Details)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"seed":` + wantDefault + `}`; string(details) != want {
+		t.Errorf("details = %s, want %s", details, want)
+	}
+	if got := len(c.Warnings) == 1 && strings.Contains(c.Warnings[0], path); got != wantWarning {
+		t.Errorf("warnings = %q, want a warning naming the file: %v", c.Warnings, wantWarning)
 	}
 }
 

@@ -97,13 +97,6 @@ func TestParseDoesNotModifyInput(t *testing.T) {
 
 func TestLoadSeed(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	big := strings.Repeat("- [ ] a step of the plan\n", MaxSeedBytes/24+10)
 	exact := "- [ ] last\n"
 	exact = strings.Repeat(" ", MaxSeedBytes-len(exact)) + "\n" + exact
@@ -126,7 +119,7 @@ func TestLoadSeed(t *testing.T) {
 			if tt.wantWarning != nil {
 				name = "too-big.md"
 			}
-			path := write(name, tt.content)
+			path := writeFile(t, dir, name, tt.content)
 			got, warning, err := LoadSeed(path)
 			if err != nil {
 				t.Fatal(err)
@@ -134,22 +127,32 @@ func TestLoadSeed(t *testing.T) {
 			if got == nil || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("todos = %#v, want %#v", got, tt.want)
 			}
-			if tt.wantWarning == nil && warning != "" {
-				t.Errorf("unexpected warning %q", warning)
-			}
-			for _, part := range tt.wantWarning {
-				if !strings.Contains(warning, part) {
-					t.Errorf("warning %q does not mention %q", warning, part)
-				}
-			}
-			if tt.wantWarning != nil && !strings.Contains(warning, path) {
-				t.Errorf("warning %q does not name the file %s", warning, path)
-			}
+			checkSeedWarning(t, warning, path, tt.wantWarning)
 			after, _ := os.ReadFile(path)
 			if string(after) != tt.content {
 				t.Error("LoadSeed changed the file")
 			}
 		})
+	}
+}
+
+// checkSeedWarning checks LoadSeed's warning about the file at path: none
+// when want is nil, else one naming the file and every part of want.
+func checkSeedWarning(t *testing.T, warning, path string, want []string) {
+	t.Helper()
+	if want == nil {
+		if warning != "" {
+			t.Errorf("unexpected warning %q", warning)
+		}
+		return
+	}
+	for _, part := range want {
+		if !strings.Contains(warning, part) {
+			t.Errorf("warning %q does not mention %q", warning, part)
+		}
+	}
+	if !strings.Contains(warning, path) {
+		t.Errorf("warning %q does not name the file %s", warning, path)
 	}
 }
 

@@ -57,23 +57,35 @@ func TestRenderPrompt(t *testing.T) {
 					t.Errorf("prompt contains %q:\n%s", s, got)
 				}
 			}
-			for _, word := range []string{"writeTodos", "whole list", "in_progress", "completed"} {
-				if !strings.Contains(got, word) {
-					t.Errorf("instructions do not mention %q", word)
-				}
-			}
+			checkInstructions(t, got)
 			// Only todo lines start with "- [": the offline model reads them.
-			var todoLines int
-			for _, l := range lines {
-				if strings.HasPrefix(l, "- [") {
-					todoLines++
-				}
-			}
-			if todoLines != len(tt.todos) {
-				t.Errorf("%d lines start with %q, want %d", todoLines, "- [", len(tt.todos))
+			if n := todoLines(lines); n != len(tt.todos) {
+				t.Errorf("%d lines start with %q, want %d", n, "- [", len(tt.todos))
 			}
 		})
 	}
+}
+
+// checkInstructions checks that the prompt says how to use writeTodos,
+// whatever the list.
+func checkInstructions(t *testing.T, prompt string) {
+	t.Helper()
+	for _, word := range []string{"writeTodos", "whole list", "in_progress", "completed"} {
+		if !strings.Contains(prompt, word) {
+			t.Errorf("instructions do not mention %q", word)
+		}
+	}
+}
+
+// todoLines counts the lines that start with "- [", as todo lines do.
+func todoLines(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "- [") {
+			n++
+		}
+	}
+	return n
 }
 
 func contains(lines []string, want string) bool {

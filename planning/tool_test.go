@@ -81,35 +81,49 @@ func TestToolCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := Tool().Call(context.Background(), capabilities.Invocation{Input: json.RawMessage(tt.input), State: before})
 			if tt.wantErr != "" {
-				var inputErr *capabilities.InputError
-				if !errors.As(err, &inputErr) {
-					t.Fatalf("error = %v, want *capabilities.InputError", err)
-				}
-				if inputErr.Tool != ToolName || inputErr.Msg != tt.wantErr {
-					t.Errorf("InputError = {%q, %q}, want {%q, %q}", inputErr.Tool, inputErr.Msg, ToolName, tt.wantErr)
-				}
-				if res.Update != nil || res.Output != nil {
-					t.Errorf("result on error = %+v, want none (state untouched)", res)
-				}
+				checkRefused(t, res, err, tt.wantErr)
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(res.Output) != tt.wantOutput {
-				t.Errorf("output\n got %s\nwant %s", res.Output, tt.wantOutput)
-			}
-			var out map[string]json.RawMessage
-			if err := json.Unmarshal(res.Output, &out); err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Update) != 1 || string(res.Update[StateField]) != string(out[StateField]) {
-				t.Errorf("update = %v, want {todos: %s}", res.Update, out[StateField])
-			}
+			checkReplaced(t, res, err, tt.wantOutput)
 		})
 	}
 	if string(before[StateField]) != `[{"content":"old","status":"pending"}]` {
 		t.Error("Call modified the invocation's state")
+	}
+}
+
+// checkRefused checks a writeTodos call that must fail: an input error
+// the model sees, saying want, and no output or update.
+func checkRefused(t *testing.T, res capabilities.Result, err error, want string) {
+	t.Helper()
+	var inputErr *capabilities.InputError
+	if !errors.As(err, &inputErr) {
+		t.Fatalf("error = %v, want *capabilities.InputError", err)
+	}
+	if inputErr.Tool != ToolName || inputErr.Msg != want {
+		t.Errorf("InputError = {%q, %q}, want {%q, %q}", inputErr.Tool, inputErr.Msg, ToolName, want)
+	}
+	if res.Update != nil || res.Output != nil {
+		t.Errorf("result on error = %+v, want none (state untouched)", res)
+	}
+}
+
+// checkReplaced checks a writeTodos call that must succeed: its output is
+// want and its update sets todos to the output's list.
+func checkReplaced(t *testing.T, res capabilities.Result, err error, want string) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Output) != want {
+		t.Errorf("output\n got %s\nwant %s", res.Output, want)
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Update) != 1 || string(res.Update[StateField]) != string(out[StateField]) {
+		t.Errorf("update = %v, want {todos: %s}", res.Update, out[StateField])
 	}
 }
 

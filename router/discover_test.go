@@ -199,35 +199,48 @@ func TestDiscoverProblems(t *testing.T) {
 			if err == nil {
 				t.Fatal("Discover() error = nil")
 			}
-			for _, want := range tt.wantErrs {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not contain %q:\n%v", want, err)
-				}
-			}
-			problems := problemsOf(t, err)
-			if len(problems) != tt.problems {
-				t.Errorf("got %d problems, want %d:\n%v", len(problems), tt.problems, err)
-			}
-			for _, p := range problems {
-				if !strings.HasPrefix(p.Path, dir) {
-					t.Errorf("problem path %q does not start with the app folder", p.Path)
-				}
-			}
-			if tt.wantRoute != "" && problems[0].Route != tt.wantRoute {
-				t.Errorf("Problem.Route = %q, want %q", problems[0].Route, tt.wantRoute)
-			}
+			checkProblems(t, err, dir, tt.wantErrs, tt.problems, tt.wantRoute)
 			if tree == nil {
 				t.Fatal("Discover() returned no tree")
 			}
-			var ids []string
-			for _, r := range tree.Routes {
-				ids = append(ids, r.ID)
-			}
-			if !reflect.DeepEqual(ids, tt.wantIDs) {
+			if ids := routeIDs(tree); !reflect.DeepEqual(ids, tt.wantIDs) {
 				t.Errorf("routes = %q, want %q", ids, tt.wantIDs)
 			}
 		})
 	}
+}
+
+// checkProblems checks the error Discover gave for the app in dir: its
+// text has every part of wantErrs, it joins n problems, each with a path
+// in dir, and the first names wantRoute when that is set.
+func checkProblems(t *testing.T, err error, dir string, wantErrs []string, n int, wantRoute string) {
+	t.Helper()
+	for _, want := range wantErrs {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+	problems := problemsOf(t, err)
+	if len(problems) != n {
+		t.Errorf("got %d problems, want %d:\n%v", len(problems), n, err)
+	}
+	for _, p := range problems {
+		if !strings.HasPrefix(p.Path, dir) {
+			t.Errorf("problem path %q does not start with the app folder", p.Path)
+		}
+	}
+	if wantRoute != "" && problems[0].Route != wantRoute {
+		t.Errorf("Problem.Route = %q, want %q", problems[0].Route, wantRoute)
+	}
+}
+
+// routeIDs lists the ids of tree's routes, in order.
+func routeIDs(tree *Tree) []string {
+	var ids []string
+	for _, r := range tree.Routes {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 // problemsOf unpacks the *Problem values Discover joined.

@@ -5,25 +5,30 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/docstext"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/router"
 )
 
-// readme returns the repository README.
+// readme returns the user documentation: the README and docs/, in
+// reading order.
 func readme(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	text, err := docstext.Read("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(data)
+	return text
 }
 
 // curlCall is one curl command from the README.
@@ -196,5 +201,60 @@ func TestReadmeFileExamples(t *testing.T) {
 	}
 	if checked < 2 {
 		t.Fatalf("checked %d README file examples, want the plan.md and the plan-first one", checked)
+	}
+}
+
+// TestDocsAgentExamples parses every ```md block of the docs as the file it
+// shows: an agent.md, or a plan.md when it has task items or plan keys.
+func TestDocsAgentExamples(t *testing.T) {
+	blocks, err := docstext.Blocks("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, b := range blocks {
+		if b.Lang != "md" {
+			continue
+		}
+		checked++
+		if strings.Contains(b.Text, "- [") || strings.Contains(b.Text, "enforce:") {
+			if _, err := planning.ParseFile("plan.md", []byte(b.Text)); err != nil {
+				t.Errorf("%s:%d: this plan.md example does not parse: %v", b.File, b.Line, err)
+			}
+			continue
+		}
+		if _, err := router.ParseAgent("agent.md", []byte(b.Text)); err != nil {
+			t.Errorf("%s:%d: this agent.md example does not parse: %v", b.File, b.Line, err)
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("checked %d md blocks; the parser is broken", checked)
+	}
+}
+
+// TestDocsConfigExamples loads every ```yaml block of the docs as an app's
+// dawn.yaml, with every capability's settings.
+func TestDocsConfigExamples(t *testing.T) {
+	blocks, err := docstext.Blocks("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MCP_TOKEN", "example")
+	checked := 0
+	for _, b := range blocks {
+		if b.Lang != "yaml" {
+			continue
+		}
+		checked++
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte(b.Text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := app.LoadConfig(dir); err != nil {
+			t.Errorf("%s:%d: this dawn.yaml example does not load: %v", b.File, b.Line, err)
+		}
+	}
+	if checked < 2 {
+		t.Fatalf("checked %d yaml blocks; the parser is broken", checked)
 	}
 }

@@ -65,7 +65,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	}
 	a.Config, err = loadConfig(abs, ms)
 	if err != nil {
-		errs = append(errs, err)
+		errs = append(errs, &SettingsError{err})
 	}
 	tree, err := router.Discover(abs)
 	if err != nil {
@@ -75,50 +75,10 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		return a, errors.Join(errs...)
 	}
 	a.Tree = tree
-	appTools := opts.Tools
-	for _, m := range a.Config.Markers {
-		if ts, ok := m.(capabilities.ToolSource); ok {
-			more, err := ts.AppTools(ctx, abs)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(abs, ConfigFile), err))
-			}
-			appTools = append(slices.Clip(appTools), more...)
-		}
-	}
+	appTools, toolErrs := a.tools(ctx, opts)
+	errs = append(errs, toolErrs...)
 	in := capabilities.Input{Markers: a.Config.Markers, AppTools: appTools, AppToolsKnown: opts.ToolsKnown}
-	for _, t := range opts.Tools {
-		if t.Route != "" && tree.Route(t.Route) == nil {
-			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, abs))
-		}
-	}
-	// Preparing a route is mostly file reads (plan.md, state.yaml), so
-	// routes prepare in parallel; results are merged in route order, so
-	// errors and warnings come out the same every time.
-	type prepared struct {
-		p   *capabilities.Prepared
-		err error
-	}
-	results := make([]prepared, len(tree.Routes))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, prepareWorkers)
-	for i, r := range tree.Routes {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if r.Agent.Model != "" {
-				if _, err := models.ParseSpecList(r.Agent.Model); err != nil {
-					results[i].err = fmt.Errorf("%s: model: %v", r.Agent.File, err)
-					return
-				}
-			}
-			results[i].p, results[i].err = capabilities.Prepare(ctx, r, in)
-			if results[i].err == nil {
-				results[i].err = checkPrompt(results[i].p)
-			}
-		}()
-	}
-	wg.Wait()
+	results := prepareRoutes(ctx, tree.Routes, in)
 	for i, r := range tree.Routes {
 		if err := results[i].err; err != nil {
 			errs = append(errs, err)
@@ -133,6 +93,70 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		}
 	}
 	return a, errors.Join(errs...)
+}
+
+// tools gathers the app's tools: those it registers in Go and those the
+// markers of dawn.yaml bring (capabilities.ToolSource). It reports a
+// source that fails and a tool registered for a route that does not exist.
+func (a *App) tools(ctx context.Context, opts Options) ([]capabilities.AppTool, []error) {
+	var errs []error
+	appTools := opts.Tools
+	for _, m := range a.Config.Markers {
+		if ts, ok := m.(capabilities.ToolSource); ok {
+			more, err := ts.AppTools(ctx, a.Dir)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(a.Dir, ConfigFile), err))
+			}
+			appTools = append(slices.Clip(appTools), more...)
+		}
+	}
+	for _, t := range opts.Tools {
+		if t.Route != "" && a.Tree.Route(t.Route) == nil {
+			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, a.Dir))
+		}
+	}
+	return appTools, errs
+}
+
+// prepared is one route's preparation: the route, or why it is broken.
+type prepared struct {
+	p   *capabilities.Prepared
+	err error
+}
+
+// prepareRoutes prepares every route and checks its model and prompt.
+// Preparing a route is mostly file reads (plan.md, state.yaml), so routes
+// prepare in parallel; the results are in route order, so errors and
+// warnings come out the same every time.
+func prepareRoutes(ctx context.Context, routes []*router.Route, in capabilities.Input) []prepared {
+	results := make([]prepared, len(routes))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, prepareWorkers)
+	for i, r := range routes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = prepareRoute(ctx, r, in)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// prepareRoute checks the route's model names, then prepares it and
+// checks its prompt.
+func prepareRoute(ctx context.Context, r *router.Route, in capabilities.Input) prepared {
+	if r.Agent.Model != "" {
+		if _, err := models.ParseSpecList(r.Agent.Model); err != nil {
+			return prepared{err: fmt.Errorf("%s: model: %v", r.Agent.File, err)}
+		}
+	}
+	p, err := capabilities.Prepare(ctx, r, in)
+	if err == nil {
+		err = checkPrompt(p)
+	}
+	return prepared{p, err}
 }
 
 // Resolve finds the prepared route for a request path or route id.

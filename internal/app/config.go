@@ -142,7 +142,12 @@ func loadConfig(dir string, ms []capabilities.Marker) (Config, error) {
 			continue
 		}
 		configured, err := cs.Configure(values[i+1])
-		if err != nil {
+		var envErr *capabilities.EnvError
+		switch {
+		case errors.As(err, &envErr):
+			p.errs = append(p.errs, err)
+			continue
+		case err != nil:
 			p.errs = append(p.errs, fmt.Errorf("%s: %v", path, err))
 			continue
 		}
@@ -321,3 +326,11 @@ func (p *configParser) limitNames() []string {
 	}
 	return names
 }
+
+// SettingsError is a problem with the app's settings, in dawn.yaml or the
+// environment, which every route shares: commands that run routes refuse
+// to start with it, where a problem of one route spares the others.
+type SettingsError struct{ Err error }
+
+func (e *SettingsError) Error() string { return e.Err.Error() }
+func (e *SettingsError) Unwrap() error { return e.Err }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/dawn-go/dawn/internal/client"
@@ -36,6 +37,8 @@ var errNoAnswer = errors.New("no answer")
 type asker struct {
 	// approve is --approve: "once", "deny" or "".
 	approve string
+	// fixed is --answer: the answer to every interrupt, or "".
+	fixed string
 	// in reads a person's answers; nil when there is no terminal to ask at.
 	in *bufio.Reader
 	// w shows the interrupts and the questions.
@@ -44,8 +47,8 @@ type asker struct {
 
 // newAsker asks at cfg.Prompt when set, else at stdin when that is a
 // terminal.
-func newAsker(cfg *Config, approve string) *asker {
-	a := &asker{approve: approve, w: cfg.Stderr}
+func newAsker(cfg *Config, approve, fixed string) *asker {
+	a := &asker{approve: approve, fixed: fixed, w: cfg.Stderr}
 	if r := cfg.prompt(); r != nil {
 		a.in = bufio.NewReader(r)
 	}
@@ -62,6 +65,15 @@ func (a *asker) answer(ctx context.Context, pending []client.Interrupt) ([]clien
 		if in.Kind == kindTool && a.approve != "" {
 			fmt.Fprintf(a.w, "  answered %s (--approve)\n", a.approve)
 			answers = append(answers, resolved(in.ID, a.approve))
+			continue
+		}
+		if a.fixed != "" {
+			ans, err := fixedAnswer(in, a.fixed)
+			if err != nil {
+				return nil, appProblem(err)
+			}
+			fmt.Fprintf(a.w, "  answered %s (--answer)\n", a.fixed)
+			answers = append(answers, ans)
 			continue
 		}
 		if a.in == nil {
@@ -113,6 +125,32 @@ func (a *asker) ask(ctx context.Context, in client.Interrupt) (client.Answer, er
 			return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: json.RawMessage(text)}, nil
 		}
 	}
+}
+
+// kindWords are the decisions of the interrupt kinds dawn run knows.
+var kindWords = map[string][]string{
+	kindTool: {"once", "always", "deny"},
+	kindPlan: {"approve", "reject"},
+	kindStep: {"continue", "skip", "cancel"},
+}
+
+// fixedAnswer is the answer --answer gives to in: a decision word of its
+// kind, "cancel" for a kind dawn run does not know, or a JSON payload sent
+// as it is (such as {"decision":"edit","args":{…}}).
+func fixedAnswer(in client.Interrupt, value string) (client.Answer, error) {
+	if json.Valid([]byte(value)) {
+		return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: json.RawMessage(value)}, nil
+	}
+	words, known := kindWords[in.Kind]
+	switch {
+	case known && slices.Contains(words, value):
+		return resolved(in.ID, value), nil
+	case known:
+		return client.Answer{}, fmt.Errorf("--answer %s does not answer interrupt %s, a %s interrupt: use %s, or a JSON payload", value, in.ID, in.Kind, strings.Join(words, ", "))
+	case value == "cancel":
+		return client.Answer{InterruptID: in.ID, Status: "cancelled"}, nil
+	}
+	return resolved(in.ID, value), nil
 }
 
 // choose asks question until the answer is one of words, or a word's first
@@ -240,10 +278,10 @@ func parkedError(pending []client.Interrupt, threadID, resumeCmd string) error {
 		}
 		list = append(list, fmt.Sprintf("interrupt %s (%s)", in.ID, what))
 	}
-	how := fmt.Sprintf("`%s` at a terminal", resumeCmd)
+	how := fmt.Sprintf("`%s --answer DECISION` (the decisions of each kind are in docs/approval.md), or `%s` at a terminal", resumeCmd, resumeCmd)
 	if tools {
 		how = fmt.Sprintf("`%s --approve once` (or deny), %s", resumeCmd, how)
 	}
-	return appProblem(fmt.Errorf("the run is waiting for a person's decision: %s; no one answered it (stdin is not a terminal, or it ended), so the thread stays parked: answer it with %s, or with POST /threads/%s/resume (see the README's Human approval)",
+	return appProblem(fmt.Errorf("the run is waiting for a person's decision: %s; no one answered it (stdin is not a terminal, or it ended), so the thread stays parked: answer it with %s, or with POST /threads/%s/resume",
 		strings.Join(list, ", "), how, threadID))
 }

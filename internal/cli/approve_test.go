@@ -310,3 +310,31 @@ func TestRunCtrlCAtThePrompt(t *testing.T) {
 		t.Errorf("the thread is parked on %+v, want the one interrupt still", got)
 	}
 }
+
+// TestRunAnswerFlag: --answer answers a parked run of any kind without a
+// terminal; a decision that is not of the interrupt's kind is refused
+// naming the kind's decisions, and the thread stays parked.
+func TestRunAnswerFlag(t *testing.T) {
+	withStdin(t, "")
+	for _, tt := range []struct{ answer, want string }{
+		{"approve", "plan done"},
+		{"reject", "plan cancelled: "},
+		{`"approve"`, "plan done"},
+	} {
+		t.Run(tt.answer, func(t *testing.T) {
+			dir := writeApproveApp(t)
+			code, stdout, stderr := runCLI(t, nil, "run", "/ship", "--app", dir, "--input", "ship it", "--answer", tt.answer)
+			if code != ExitOK || !strings.Contains(stdout, tt.want) || !strings.Contains(stderr, "(--answer)") {
+				t.Fatalf("--answer %s: exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", tt.answer, code, tt.want, stdout, stderr)
+			}
+		})
+	}
+	dir := writeApproveApp(t)
+	code, _, stderr := runCLI(t, nil, "run", "/ship", "--app", dir, "--input", "ship it", "--answer", "once", "--thread", "t-wrong")
+	if code != ExitProblem || !strings.Contains(stderr, "use approve, reject, or a JSON payload") {
+		t.Fatalf("--answer once on a plan: exit %d, stderr:\n%s", code, stderr)
+	}
+	if pending := parkedOn(t, dir, "t-wrong"); len(pending) != 1 || pending[0].Kind != "plan" {
+		t.Fatalf("after a refused --answer the thread is parked on %+v, want the plan interrupt", pending)
+	}
+}

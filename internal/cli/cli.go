@@ -31,6 +31,9 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Env defaults to os.Getenv.
 	Env func(string) string
+	// args is the command line Run was given, which the stock binary hands
+	// on to an app's own binary.
+	args []string
 	// Prompt, when set, is where dawn run reads a person's answers to the
 	// interrupts of a parked run, as if typed at a terminal. Nil asks at
 	// stdin when that is a terminal, and nowhere otherwise.
@@ -75,6 +78,7 @@ func Run(args []string, cfg Config) int {
 	if cfg.Env == nil {
 		cfg.Env = os.Getenv
 	}
+	cfg.args = args
 	root := newRoot(&cfg)
 	root.SetArgs(args)
 	root.SetOut(cfg.Stdout)
@@ -83,6 +87,10 @@ func Run(args []string, cfg Config) int {
 	stopToolSources()
 	if err == nil {
 		return ExitOK
+	}
+	var child childExit
+	if errors.As(err, &child) {
+		return child.code
 	}
 	var ce exitCodeError
 	if errors.As(err, &ce) {
@@ -108,15 +116,12 @@ agent.md is a route; a plan.md beside it gives the agent a live todo list.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(
-		newDevCmd(cfg),
-		newStartCmd(cfg),
-		newRoutesCmd(cfg),
-		newCheckCmd(cfg),
-		newTypegenCmd(cfg),
-		newRunCmd(cfg),
-		newNewCmd(cfg),
-	)
+	loading := []*cobra.Command{newStartCmd(cfg), newRoutesCmd(cfg), newCheckCmd(cfg), newTypegenCmd(cfg), newRunCmd(cfg)}
+	for _, c := range loading {
+		handOnToApp(cfg, c)
+	}
+	root.AddCommand(newDevCmd(cfg), newNewCmd(cfg))
+	root.AddCommand(loading...)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	return root
 }

@@ -45,8 +45,8 @@ A build that fails keeps the previous build serving.`,
 			defer stop()
 			stdout, stderr := devserver.NewLockedWriter(cmd.OutOrStdout()), devserver.NewLockedWriter(cmd.ErrOrStderr())
 			child := cfg.Env(devserver.ChildEnv) == "1"
-			if cfg.Stock && !child && hasGoMain(dir) {
-				err := devserver.RunGo(ctx, dir, port, stdout, stderr)
+			if mainDir, ok := appMainDir(dir); cfg.Stock && !child && ok {
+				err := devserver.RunGo(ctx, dir, mainDir, port, stdout, stderr)
 				if errors.Is(err, devserver.ErrNoGo) {
 					return appProblem(err)
 				}

@@ -3,7 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -34,23 +38,24 @@ the one the current folder is in.`,
 			if opts.DawnVersion == "" && opts.Replace == "" {
 				opts.DawnVersion = releasedVersion()
 				if opts.DawnVersion == "" {
-					if root, ok := gomod.Root("."); ok && scaffold.IsCheckout(root) {
-						opts.Replace = root
-					}
+					opts.Replace = checkoutToReplace()
 				}
 			}
-			wrote, err := scaffold.Write(dir, opts)
+			undo, err := claimFolder(dir)
 			if err != nil {
 				return err
+			}
+			wrote, err := scaffold.Write(dir, opts)
+			if err == nil && !noTidy {
+				err = tidy(dir, cfg)
+			}
+			if err != nil {
+				undo()
+				return appProblem(fmt.Errorf("%w (nothing was left in %s)", err, dir))
 			}
 			out := cmd.OutOrStdout()
 			for _, f := range wrote {
 				fmt.Fprintf(out, "  wrote %s\n", f)
-			}
-			if !noTidy {
-				if err := tidy(dir, cfg); err != nil {
-					return appProblem(err)
-				}
 			}
 			fmt.Fprintf(out, "\nYour app is in %s. Next:\n\n  cd %s\n  go run . dev     # serve it with the offline model\n  go test ./...    # run its test\n", dir, dir)
 			return nil
@@ -64,10 +69,15 @@ the one the current folder is in.`,
 }
 
 // releasedVersion is the version of Dawn this binary was built with, or ""
-// for a build from a checkout (or a replaced module), which has none.
+// when it has none a module proxy serves: a build from a checkout (whose
+// main module carries a local pseudo-version stamped from git, which no
+// proxy has), or a replaced module.
 func releasedVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		return ""
+	}
+	if bi.Main.Path == scaffold.Module && builtFromCheckout(bi) {
 		return ""
 	}
 	mods := append([]*debug.Module{&bi.Main}, bi.Deps...)
@@ -80,6 +90,63 @@ func releasedVersion() string {
 		}
 	}
 	return ""
+}
+
+// builtFromCheckout reports whether the go command stamped the build with
+// version-control settings, which it does only for a build inside a
+// checkout, never for a module downloaded from a proxy.
+func builtFromCheckout(bi *debug.BuildInfo) bool {
+	for _, s := range bi.Settings {
+		if s.Key == "vcs" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkoutToReplace is the Dawn for Go checkout a new app builds against
+// when this binary has no released version: the checkout the current
+// folder is in, else the one this binary was built from if it is still
+// there, else "" (and scaffold.Write then says to pass --replace or
+// --version).
+func checkoutToReplace() string {
+	if root, ok := gomod.Root("."); ok && scaffold.IsCheckout(root) {
+		return root
+	}
+	if root := buildCheckout(); root != "" && scaffold.IsCheckout(root) {
+		return root
+	}
+	return ""
+}
+
+// buildCheckout is the folder this file was compiled from, two levels up
+// (internal/cli), or "" when the build trimmed its paths.
+func buildCheckout() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+// claimFolder checks that dir is missing or empty and returns what puts it
+// back as it was: removed if dawn new made it, emptied if it was there.
+func claimFolder(dir string) (undo func(), err error) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return func() { _ = os.RemoveAll(dir) }, nil
+	case err != nil:
+		return nil, err
+	case len(entries) > 0:
+		return nil, fmt.Errorf("%s is not empty; pass a new folder, or empty this one", dir)
+	}
+	return func() {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}, nil
 }
 
 // tidy runs go mod tidy in dir.

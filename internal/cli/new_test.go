@@ -128,3 +128,75 @@ func goRunDev(t *testing.T, goBin, dir string) string {
 	}
 	return ""
 }
+
+// TestNewFromInstalledBinary is `dawn new` from a binary built in this
+// checkout (so stamped with git's pseudo-version, which no proxy serves),
+// run outside the checkout: the app builds against this checkout instead of
+// requiring that version.
+func TestNewFromInstalledBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the dawn binary")
+	}
+	root, ok := gomod.Root(".")
+	if !ok {
+		t.Fatal("no go.mod above the test")
+	}
+	bin := filepath.Join(t.TempDir(), "dawn")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/dawn")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/dawn: %v\n%s", err, out)
+	}
+	outside := t.TempDir()
+	cmd := exec.Command(bin, "new", "hello", "--no-tidy")
+	cmd.Dir = outside
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dawn new outside the checkout: %v\n%s", err, out)
+	}
+	mod, err := os.ReadFile(filepath.Join(outside, "hello", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mod), "=> "+root+"\n") || !strings.Contains(string(mod), "v0.0.0-00010101000000-000000000000") {
+		t.Errorf("go.mod of an app made by a checkout-built binary:\n%s\nwant the placeholder version and a replace to %s", mod, root)
+	}
+}
+
+// TestNewLeavesNothingWhenTidyFails: a failed go mod tidy (here: no module
+// proxy and an empty module cache) removes what dawn new wrote, so the same
+// command can simply be run again.
+func TestNewLeavesNothingWhenTidyFails(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH")
+	}
+	root, ok := gomod.Root(".")
+	if !ok {
+		t.Fatal("no go.mod above the test")
+	}
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	t.Setenv("GOMODCACHE", t.TempDir())
+	for _, existed := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "hello")
+		if existed {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var stderr bytes.Buffer
+		code := Run([]string{"new", dir, "--replace", root}, Config{Stdout: io.Discard, Stderr: &stderr})
+		if code == ExitOK {
+			t.Fatalf("dawn new with no module proxy succeeded; the test cannot check the clean-up")
+		}
+		entries, err := os.ReadDir(dir)
+		switch {
+		case !existed && err == nil:
+			t.Errorf("dawn new left %s behind after a failed tidy", dir)
+		case existed && len(entries) > 0:
+			t.Errorf("dawn new left %d files in %s after a failed tidy", len(entries), dir)
+		}
+		if !strings.Contains(stderr.String(), "go mod tidy") {
+			t.Errorf("stderr does not say what failed:\n%s", stderr.String())
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/internal/planview"
 	"github.com/dawn-go/dawn/internal/runner"
@@ -56,6 +57,8 @@ type runFlags struct {
 	planFirst string
 	// approve is --approve: once or deny answers every tool approval.
 	approve string
+	// answer is --answer: the answer to every interrupt, of any kind.
+	answer string
 }
 
 func newRunCmd(cfg *Config) *cobra.Command {
@@ -91,7 +94,11 @@ in agent.md, a plan with approval: required), run shows what is asked and
 asks at the terminal: approve once / always / deny / edit for a tool call,
 approve / reject for a plan, continue / skip / cancel for a step. Then it
 resumes the run and goes on showing it. --approve once (or deny) answers
-every tool approval without asking, for scripts. When stdin is not a
+every tool approval without asking, for scripts; --answer answers every
+interrupt of any kind: a decision of its kind (once, always, deny for a
+tool; approve, reject for a plan; continue, skip, cancel for a step;
+cancel for any other kind) or a JSON payload such as
+{"decision":"edit","args":{...}}. When stdin is not a
 terminal and nothing answers, run exits 1 naming the interrupt and the
 thread stays parked: run again with --thread ID and no --input to answer.`,
 		Args: cobra.ExactArgs(1),
@@ -115,6 +122,8 @@ thread stays parked: run again with --thread ID and no --input to answer.`,
 	cmd.Flags().StringVar(&f.planFirst, "plan-first", "", "plan-first mode for this run: off, auto or always (routes with enforce: true)")
 	cmd.Flags().Bool("plan-preview", false, "print the plan-first plan and its execution order without running it")
 	cmd.Flags().StringVar(&f.approve, "approve", "", "answer every tool approval with once or deny, without asking")
+	cmd.Flags().StringVar(&f.answer, "answer", "", "answer every interrupt, of any kind, with this decision or JSON payload, without asking")
+	cmd.MarkFlagsMutuallyExclusive("approve", "answer")
 	cmd.MarkFlagsMutuallyExclusive("plan-first", "plan-preview")
 	cmd.MarkFlagsMutuallyExclusive("app", "url")
 	cmd.MarkFlagsMutuallyExclusive("json", "plain")
@@ -128,69 +137,90 @@ thread stays parked: run again with --thread ID and no --input to answer.`,
 func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var target runTarget
+	target, closeTarget, err := openTarget(ctx, cfg, f)
+	if err != nil {
+		return err
+	}
+	defer closeTarget()
+	r := &routeRun{cfg: cfg, f: f, route: route, target: target, stop: stop, threadID: f.threadID}
+	out, err := r.begin(ctx, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	return r.settle(ctx, out)
+}
+
+// openTarget opens where dawn run runs: the server at --url, else the app
+// folder in-process. The func closes it.
+func openTarget(ctx context.Context, cfg *Config, f runFlags) (runTarget, func(), error) {
 	if f.url != "" {
 		remote, err := openRemote(cfg, f.url)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		target = remote
-	} else {
-		local, err := openLocal(ctx, cfg, f.dir)
-		if err != nil {
-			return err
-		}
-		defer local.close()
-		target = local
+		return remote, func() {}, nil
 	}
-	threadID := f.threadID
+	local, err := openLocal(ctx, cfg, f.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return local, local.close, nil
+}
+
+// routeRun is one dawn run of a route on a thread: its first run, then
+// the continuations after each decision.
+type routeRun struct {
+	cfg      *Config
+	f        runFlags
+	route    string
+	target   runTarget
+	stop     func() // stops catching signals, once a run shows its own cancel
+	threadID string
+}
+
+// begin starts the run: on a thread parked on interrupts (--thread, no
+// --input) it returns them to be answered first; else it runs the input
+// on the thread, a new one without --thread.
+func (r *routeRun) begin(ctx context.Context, stdin io.Reader) (runOutcome, error) {
 	var out runOutcome
-	if threadID != "" {
-		pending, err := target.pending(ctx, threadID)
+	if r.threadID != "" {
+		pending, err := r.target.pending(ctx, r.threadID)
 		if err != nil {
-			return err
+			return out, err
 		}
-		if len(pending) > 0 && f.inputSet {
-			return appProblem(fmt.Errorf("thread %s is waiting for a decision on interrupt %s; run again without --input to answer it first", threadID, pending[0].ID))
+		if len(pending) > 0 && r.f.inputSet {
+			return out, appProblem(fmt.Errorf("thread %s is waiting for a decision on interrupt %s; run again without --input to answer it first", r.threadID, pending[0].ID))
 		}
 		out.interrupts = pending
 	}
-	if len(out.interrupts) == 0 {
-		input, err := readInput(cmd.InOrStdin(), f)
-		if err != nil {
-			return err
-		}
-		if threadID == "" {
-			threadID = uuid.NewString()
-		}
-		out, err = target.start(ctx, stop, threadID, route, input, f.planFirst, newShow(cfg, f))
-		if err != nil {
-			return err
-		}
+	if len(out.interrupts) > 0 {
+		return out, nil
 	}
-	ask := newAsker(cfg, f.approve)
+	input, err := readInput(stdin, r.f)
+	if err != nil {
+		return out, err
+	}
+	if r.threadID == "" {
+		r.threadID = uuid.NewString()
+	}
+	return r.target.start(ctx, r.stop, r.threadID, r.route, input, r.f.planFirst, newShow(r.cfg, r.f))
+}
+
+// settle answers the interrupts the run parks on (--approve, or at the
+// terminal) and resumes it, until it ends, and reports how it ended.
+func (r *routeRun) settle(ctx context.Context, out runOutcome) error {
+	ask := newAsker(r.cfg, r.f.approve, r.f.answer)
 	for len(out.interrupts) > 0 && !out.interrupted {
 		answers, err := ask.answer(ctx, out.interrupts)
-		switch {
-		case errors.Is(err, errNoAnswer):
-			fmt.Fprintln(cfg.Stderr, "thread:", threadID)
-			if id, ok := out.previewParked(); ok && f.planFirst == "preview" {
-				// A preview parks the run on its plan: that is its
-				// success when nobody is there to approve it.
-				fmt.Fprintf(cfg.Stderr, "the plan waits for approval as interrupt %s: answer it with `%s`, or POST /threads/%s/resume with {\"route\":%q,\"resume\":[{\"interruptId\":%q,\"status\":\"resolved\",\"payload\":\"approve\"}]}; either runs it without planning again\n", id, resumeCommand(route, threadID, f), threadID, route, id)
-				return nil
-			}
-			return parkedError(out.interrupts, threadID, resumeCommand(route, threadID, f))
-		case err != nil:
-			fmt.Fprintln(cfg.Stderr, "thread:", threadID)
-			return exitCodeError{code: ExitInterrupted, msg: "interrupted: the thread stays parked, waiting for the decision"}
+		if err != nil {
+			return r.unanswered(out, err)
 		}
-		next, err := target.resume(ctx, stop, threadID, route, answers, newShow(cfg, f))
+		next, err := r.target.resume(ctx, r.stop, r.threadID, r.route, answers, newShow(r.cfg, r.f))
 		var bad *resumeError
 		if errors.As(err, &bad) && ask.in != nil {
 			// A person's answer the route refused (an edit off the
 			// tool's schema): say why and ask again.
-			fmt.Fprintln(cfg.Stderr, "  refused:", bad.msg)
+			fmt.Fprintln(r.cfg.Stderr, "  refused:", bad.msg)
 			continue
 		}
 		if err != nil {
@@ -198,9 +228,29 @@ func runRoute(cmd *cobra.Command, cfg *Config, route string, f runFlags) error {
 		}
 		out = next
 	}
-	fmt.Fprintln(cfg.Stderr, "thread:", threadID)
-	out.threadID = threadID
+	fmt.Fprintln(r.cfg.Stderr, "thread:", r.threadID)
+	out.threadID = r.threadID
 	return out.err()
+}
+
+// unanswered ends a run whose interrupts got no answer: with nobody to
+// ask, the thread stays parked (for a preview that is its success);
+// interrupted while asking, it stays parked too.
+func (r *routeRun) unanswered(out runOutcome, err error) error {
+	fmt.Fprintln(r.cfg.Stderr, "thread:", r.threadID)
+	if errors.As(err, new(problemError)) { // an --answer that does not fit
+		return err
+	}
+	if !errors.Is(err, errNoAnswer) {
+		return exitCodeError{code: ExitInterrupted, msg: "interrupted: the thread stays parked, waiting for the decision"}
+	}
+	if id, ok := out.previewParked(); ok && r.f.planFirst == "preview" {
+		// A preview parks the run on its plan: that is its
+		// success when nobody is there to approve it.
+		fmt.Fprintf(r.cfg.Stderr, "the plan waits for approval as interrupt %s: answer it with `%s`, or POST /threads/%s/resume with {\"route\":%q,\"resume\":[{\"interruptId\":%q,\"status\":\"resolved\",\"payload\":\"approve\"}]}; either runs it without planning again\n", id, resumeCommand(r.route, r.threadID, r.f), r.threadID, r.route, id)
+		return nil
+	}
+	return parkedError(out.interrupts, r.threadID, resumeCommand(r.route, r.threadID, r.f))
 }
 
 // resumeCommand is the dawn run command line that answers the interrupts
@@ -483,7 +533,7 @@ type localTarget struct {
 
 func openLocal(ctx context.Context, cfg *Config, dir string) (*localTarget, error) {
 	a, loadErr := loadApp(ctx, cfg, dir)
-	if a == nil || a.Tree == nil {
+	if a == nil || a.Tree == nil || errors.As(loadErr, new(*app.SettingsError)) {
 		return nil, appProblem(loadErr)
 	}
 	logger := slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))

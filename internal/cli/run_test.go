@@ -422,3 +422,28 @@ func TestRunInterrupt(t *testing.T) {
 		t.Errorf("runs on t-int = %+v, want one cancelled", runs)
 	}
 }
+
+// TestEnvironmentSettingsRefusedAlike: a bad setting from the environment
+// stops every command that loads the app, named as the environment value
+// it is (not as dawn.yaml), and dawn run does not run the route with it.
+func TestEnvironmentSettingsRefusedAlike(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "hi"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hi", "agent.md"), []byte("You answer."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DAWN_PERMISSIONS_MODE", "bogus")
+	for _, args := range [][]string{
+		{"run", "/hi", "--app", dir, "--input", "hi"},
+		{"check", "--app", dir},
+		{"typegen", "--app", dir},
+	} {
+		code, stdout, stderr := runCLI(t, nil, args...)
+		out := stdout + stderr
+		if code != ExitProblem || !strings.Contains(out, `the environment variable DAWN_PERMISSIONS_MODE is "bogus"`) || strings.Contains(out, "dawn.yaml") {
+			t.Errorf("dawn %s with DAWN_PERMISSIONS_MODE=bogus: exit %d, want %d naming the environment variable\nstdout:\n%s\nstderr:\n%s", args[0], code, ExitProblem, stdout, stderr)
+		}
+	}
+}

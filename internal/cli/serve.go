@@ -28,6 +28,8 @@ type stack struct {
 	recovers bool
 	// telemetryShutdown flushes and stops the OpenTelemetry exporters.
 	telemetryShutdown func(context.Context) error
+	// telemetryOn says OpenTelemetry export is configured.
+	telemetryOn bool
 }
 
 // openStack opens the app's store, marks the runs of processes that are
@@ -65,7 +67,7 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 		st.Close()
 		return nil, fmt.Errorf("OpenTelemetry: %w", err)
 	}
-	s.telemetryShutdown = shutdown
+	s.telemetryShutdown, s.telemetryOn = shutdown, tel != nil
 	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger, Telemetry: tel, MaxRuns: maxRuns})
 	opts.Env, opts.Logger = cfg.Env, logger
 	s.api = server.New(s.runs, opts)

@@ -79,7 +79,9 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 			logModels(logger, a, cfg.Env)
 			addr := net.JoinHostPort(host, fmt.Sprint(port))
 			return s.serve(ctx, addr, s.api, grace, func(addr net.Addr) {
-				logger.Info("dawn server ready", "url", "http://"+addr.String(), "routes", len(a.Routes), "auth", opts.APIKey != "")
+				logger.Info("dawn server ready", "url", "http://"+addr.String(), "routes", len(a.Routes), "auth", opts.APIKey != "",
+					"store", s.store.Path(), "telemetry", s.telemetryOn,
+					"max_runs", maxRuns, "max_conns", limits.MaxConns, "body_timeout", limits.BodyTimeout.String())
 			})
 		},
 	}

@@ -31,11 +31,12 @@ const rebuildDebounce = 100 * time.Millisecond
 // goModFiles are the files beside go.mod whose changes need a rebuild.
 var goModFiles = []string{"go.mod", "go.sum", "go.work", "go.work.sum"}
 
-// RunGo serves an app with Go code: it builds the app's main package,
+// RunGo serves an app with Go code: it builds the app's main package (in
+// mainDir: the app folder, or the module root a `dawn new` app keeps it in),
 // runs the binary as a dev child (which hot-reloads Markdown and YAML
 // itself), proxies the dev port to it, and rebuilds and restarts it when Go
 // code changes.
-func RunGo(ctx context.Context, dir string, port int, stdout, stderr io.Writer) error {
+func RunGo(ctx context.Context, dir, mainDir string, port int, stdout, stderr io.Writer) error {
 	appDir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -49,8 +50,11 @@ func RunGo(ctx context.Context, dir string, port int, stdout, stderr io.Writer) 
 		return fmt.Errorf("cannot listen on 127.0.0.1:%d: %w (is another server using the port? pass another --port)", port, err)
 	}
 	modRoot, _ := gomod.Root(appDir) // "" outside a module
+	if mainDir, err = filepath.Abs(mainDir); err != nil {
+		return err
+	}
 	g := &devGoApp{
-		goTool: goTool, appDir: appDir, modRoot: modRoot,
+		goTool: goTool, appDir: appDir, mainDir: mainDir, modRoot: modRoot,
 		binDir: filepath.Join(appDir, ".dawn", "bin"),
 		stdout: stdout, stderr: stderr, proxy: newDevProxy(),
 		wake: make(chan struct{}, 1),
@@ -86,6 +90,7 @@ func serveDevPort(ln net.Listener, p *devProxy, served chan<- error) *http.Serve
 type devGoApp struct {
 	goTool  string
 	appDir  string
+	mainDir string // the folder of the app's main package
 	modRoot string // the folder holding the app's go.mod, or "" when none
 	binDir  string
 	stdout  io.Writer
@@ -231,6 +236,9 @@ func (g *devGoApp) rebuild(ctx context.Context, first time.Time, cause string) {
 	g.builds++
 	bin := filepath.Join(g.binDir, fmt.Sprintf("app-%d%s", g.builds, exeSuffix()))
 	start := time.Now()
+	if g.builds == 1 {
+		fmt.Fprintf(g.stderr, "dawn dev: building the app's Go code in %s (a first build compiles every module and can take a minute or two)\n", g.mainDir)
+	}
 	out, err := g.build(ctx, bin)
 	g.modSums = g.sumModFiles()
 	if ctx.Err() != nil {
@@ -262,7 +270,7 @@ func (g *devGoApp) rebuild(ctx context.Context, first time.Time, cause string) {
 // build runs go build for the app's main package into bin.
 func (g *devGoApp) build(ctx context.Context, bin string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, g.goTool, "build", "-o", bin, ".")
-	cmd.Dir = g.appDir
+	cmd.Dir = g.mainDir
 	out, err := cmd.CombinedOutput()
 	if err != nil && len(out) == 0 {
 		out = []byte(err.Error() + "\n")

@@ -177,9 +177,7 @@ func testProxyHoldsRequestsDuringRestart(t *testing.T, f *devFront) {
 	bin := f.g.bin
 	client := &http.Client{Timeout: 30 * time.Second}
 	stop := make(chan struct{})
-	var sent, failed atomic.Int64
-	var mu sync.Mutex
-	var failures []string
+	var load requestLoad
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
@@ -189,43 +187,13 @@ func testProxyHoldsRequestsDuringRestart(t *testing.T, f *devFront) {
 					return
 				default:
 				}
-				var status int
-				var msg string
-				if w%2 == 0 {
-					resp, err := client.Get(f.url + "/routes")
-					if err != nil {
-						status, msg = -1, err.Error()
-					} else {
-						data, _ := io.ReadAll(resp.Body)
-						resp.Body.Close()
-						status, msg = resp.StatusCode, string(data)
-					}
-				} else {
-					req, _ := runRequest(context.Background(), f.url, fmt.Sprintf("restart-%d-%d", w, i), "wait")
-					resp, err := client.Do(req)
-					if err != nil {
-						status, msg = -1, err.Error()
-					} else {
-						data, _ := io.ReadAll(resp.Body)
-						resp.Body.Close()
-						status, msg = resp.StatusCode, string(data)
-					}
-				}
-				sent.Add(1)
-				if status != http.StatusOK {
-					failed.Add(1)
-					mu.Lock()
-					if len(failures) < 5 {
-						failures = append(failures, fmt.Sprintf("%d %.200s", status, msg))
-					}
-					mu.Unlock()
-				}
+				load.record(sendOne(client, f.url, w, i))
 			}
 		})
 	}
 	for range 5 {
-		before := sent.Load()
-		for sent.Load() < before+20 {
+		before := load.sent.Load()
+		for load.sent.Load() < before+20 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		f.g.start(context.Background(), bin, time.Time{}, "")
@@ -235,10 +203,52 @@ func testProxyHoldsRequestsDuringRestart(t *testing.T, f *devFront) {
 	}
 	close(stop)
 	wg.Wait()
-	if failed.Load() > 0 {
-		t.Fatalf("%d of %d requests sent across 5 restarts failed; first: %q", failed.Load(), sent.Load(), failures)
+	if load.failed.Load() > 0 {
+		t.Fatalf("%d of %d requests sent across 5 restarts failed; first: %q", load.failed.Load(), load.sent.Load(), load.failures)
 	}
-	t.Logf("%d requests across 5 restarts, all answered", sent.Load())
+	t.Logf("%d requests across 5 restarts, all answered", load.sent.Load())
+}
+
+// requestLoad counts the requests clients send and keeps the first few
+// that were not answered 200.
+type requestLoad struct {
+	sent, failed atomic.Int64
+	mu           sync.Mutex
+	failures     []string
+}
+
+// record counts one request's answer: its status (-1 when none came) and
+// body or error.
+func (l *requestLoad) record(status int, msg string) {
+	l.sent.Add(1)
+	if status == http.StatusOK {
+		return
+	}
+	l.failed.Add(1)
+	l.mu.Lock()
+	if len(l.failures) < 5 {
+		l.failures = append(l.failures, fmt.Sprintf("%d %.200s", status, msg))
+	}
+	l.mu.Unlock()
+}
+
+// sendOne sends client w's request i to the dev port at url: GET /routes
+// from even clients, a runs/wait from odd ones. It returns the status and
+// body, or -1 and the error when no answer came.
+func sendOne(client *http.Client, url string, w, i int) (int, string) {
+	var req *http.Request
+	if w%2 == 0 {
+		req, _ = http.NewRequest(http.MethodGet, url+"/routes", nil)
+	} else {
+		req, _ = runRequest(context.Background(), url, fmt.Sprintf("restart-%d-%d", w, i), "wait")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return -1, err.Error()
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(data)
 }
 
 // testProxyRefusesCrossSite checks the dev port of a Go app: a page on

@@ -113,6 +113,26 @@ func openPage(t *testing.T, browserCtx context.Context, base string) *page {
 	return p
 }
 
+// screenshotFor saves a PNG of the page to the file the environment
+// variable env names, when it is set: the README's picture of the
+// inspector is made this way (see docs/images).
+func (p *page) screenshotFor(env string) {
+	p.t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, wait)
+	defer cancel()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err == nil {
+		err = os.WriteFile(path, shot, 0o644)
+	}
+	if err != nil {
+		p.t.Errorf("%s=%s: %v", env, path, err)
+	}
+}
+
 func (p *page) run(steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, wait)

@@ -192,6 +192,7 @@ func testPlanCard(t *testing.T, browserCtx context.Context) {
 	if ev := p.text(`document.querySelector('#plan-items > li:first-child > .evidence').textContent`); !strings.Contains(ev, "Evidence: offline model: finished") {
 		t.Errorf("first item's evidence = %q", ev)
 	}
+	p.screenshotFor("DAWN_INSPECTOR_SCREENSHOT")
 
 	// Resume from the keyboard: focus the button and press Enter.
 	p.run(chromedp.Focus(chromedp.ID("resume")), chromedp.KeyEvent(kb.Enter))

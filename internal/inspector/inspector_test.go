@@ -53,31 +53,49 @@ func TestHandlerServesAssets(t *testing.T) {
 			if tt.status != 200 {
 				return
 			}
-			if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
-				t.Errorf("Content-Security-Policy = %q, want one that blocks other origins", csp)
-			}
-			body := rec.Body.Bytes()
-			zipped := rec.Header().Get("Content-Encoding") == "gzip"
-			if zipped != (tt.gzip == "gzip, deflate, br") {
-				t.Errorf("Content-Encoding = %q for Accept-Encoding %q", rec.Header().Get("Content-Encoding"), tt.gzip)
-			}
-			if zipped {
-				zr, err := gzip.NewReader(bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if body, err = io.ReadAll(zr); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if tt.method == "HEAD" && len(body) != 0 {
-				t.Errorf("HEAD wrote a %d-byte body", len(body))
-			}
-			if !strings.Contains(string(body), tt.contains) {
-				t.Errorf("body does not contain %q", tt.contains)
-			}
+			checkAsset(t, rec, tt.method, tt.gzip, tt.contains)
 		})
 	}
+}
+
+// checkAsset checks an asset served with 200 to a request with method and
+// Accept-Encoding acceptEncoding: a policy that blocks other origins, a
+// body that holds contains (none for HEAD).
+func checkAsset(t *testing.T, rec *httptest.ResponseRecorder, method, acceptEncoding, contains string) {
+	t.Helper()
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("Content-Security-Policy = %q, want one that blocks other origins", csp)
+	}
+	body := decodedBody(t, rec, acceptEncoding)
+	if method == "HEAD" && len(body) != 0 {
+		t.Errorf("HEAD wrote a %d-byte body", len(body))
+	}
+	if !strings.Contains(string(body), contains) {
+		t.Errorf("body does not contain %q", contains)
+	}
+}
+
+// decodedBody checks the response is gzipped exactly when the request
+// accepted gzip ("gzip, deflate, br" in these cases), and returns the body
+// unzipped.
+func decodedBody(t *testing.T, rec *httptest.ResponseRecorder, acceptEncoding string) []byte {
+	t.Helper()
+	body := rec.Body.Bytes()
+	zipped := rec.Header().Get("Content-Encoding") == "gzip"
+	if zipped != (acceptEncoding == "gzip, deflate, br") {
+		t.Errorf("Content-Encoding = %q for Accept-Encoding %q", rec.Header().Get("Content-Encoding"), acceptEncoding)
+	}
+	if !zipped {
+		return body
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err = io.ReadAll(zr); err != nil {
+		t.Fatal(err)
+	}
+	return body
 }
 
 func TestHandlerRevalidates(t *testing.T) {

@@ -1,22 +1,22 @@
 package mcptools
 
 import (
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn/internal/docstext"
 	"github.com/dawn-go/dawn/internal/yamldoc"
 )
 
 // TestREADMEExample parses the mcp: example of the README's MCP tools
 // section, so the documented shape is the one dawn.yaml accepts.
 func TestREADMEExample(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+	data, err := docstext.Read("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(data), "## MCP tools\n")
+	_, rest, ok := strings.Cut(data, "## MCP tools\n")
 	if !ok {
 		t.Fatal("README has no MCP tools section")
 	}
@@ -39,7 +39,7 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatalf("the README example does not parse: %v", err)
 	}
 	want := []Server{
-		{Name: "everything", Command: "npx", Args: []string{"@modelcontextprotocol/server-everything", "stdio"}},
+		{Name: "everything", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything", "stdio"}},
 		{Name: "docs", URL: "https://docs.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${MCP_TOKEN}"}},
 	}
 	if !reflect.DeepEqual(servers, want) {

@@ -62,6 +62,11 @@ func (r *Run) Err() error { return r.err }
 // after Done.
 func (r *Run) Cancelled() bool { return r.cancelled }
 
+// Cancel stops this run unless its outcome is already decided, and reports
+// whether the cancel reached it. Unlike Manager.Cancel, which stops
+// whatever runs on a thread, it never reaches a later run of the thread.
+func (r *Run) Cancel() bool { return r.requestCancel("") }
+
 // requestCancel cancels the run, with sig ("cancel" or "") as the
 // supervisor signal that says why, unless its outcome is already decided.
 // It reports whether the cancel reached the run.

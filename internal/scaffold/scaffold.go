@@ -66,20 +66,43 @@ func Write(dir string, opts Options) ([]string, error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	d, err := templateData(abs, opts)
+	if err != nil {
+		return nil, err
+	}
+	var wrote []string
+	err = fs.WalkDir(files, "template", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, err := writeTemplate(abs, p, d)
+		if err != nil {
+			return err
+		}
+		wrote = append(wrote, rel)
+		return nil
+	})
+	return wrote, err
+}
+
+// templateData is what the templates of an app in folder abs see: its
+// name, its module path (opts.Module, else the folder's name), and the
+// version of Dawn or the checkout it requires.
+func templateData(abs string, opts Options) (data, error) {
 	d := data{Name: filepath.Base(abs), Module: opts.Module, GoVersion: GoVersion, DawnVersion: opts.DawnVersion}
 	if d.Module == "" {
 		d.Module = strings.ToLower(d.Name)
 	}
 	if !modulePath.MatchString(d.Module) || strings.Contains(d.Module, "..") {
-		return nil, fmt.Errorf("%q is not a usable Go module path; pass --module with one, such as example.com/myapp", d.Module)
+		return d, fmt.Errorf("%q is not a usable Go module path; pass --module with one, such as example.com/myapp", d.Module)
 	}
 	if opts.Replace != "" {
 		r, err := filepath.Abs(opts.Replace)
 		if err != nil {
-			return nil, err
+			return d, err
 		}
 		if !IsCheckout(r) {
-			return nil, fmt.Errorf("--replace %s: no go.mod for module %s there; pass the folder of a Dawn for Go checkout", opts.Replace, Module)
+			return d, fmt.Errorf("--replace %s: no go.mod for module %s there; pass the folder of a Dawn for Go checkout", opts.Replace, Module)
 		}
 		d.Replace = r
 	}
@@ -87,40 +110,39 @@ func Write(dir string, opts Options) ([]string, error) {
 		d.DawnVersion = PlaceholderVersion
 	}
 	if d.DawnVersion == PlaceholderVersion && d.Replace == "" {
-		return nil, fmt.Errorf("this dawn binary was built from a checkout, not a released version, so there is no version of %s to require: pass --replace with the checkout's folder (or run dawn new from inside it), or --version with a released version", Module)
+		return d, fmt.Errorf("this dawn binary was built from a checkout, not a released version, so there is no version of %s to require: pass --replace with the checkout's folder (or run dawn new from inside it), or --version with a released version", Module)
 	}
-	var wrote []string
-	err = fs.WalkDir(files, "template", func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		rel := strings.TrimSuffix(strings.TrimPrefix(p, "template/"), ".tmpl")
-		if path.Base(rel) == "gitignore" {
-			rel = path.Join(path.Dir(rel), ".gitignore")
-		}
-		text, err := files.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		tmpl, err := template.New(rel).Option("missingkey=error").Parse(string(text))
-		if err != nil {
-			return fmt.Errorf("scaffold template %s: %w", p, err)
-		}
-		var out bytes.Buffer
-		if err := tmpl.Execute(&out, d); err != nil {
-			return fmt.Errorf("scaffold template %s: %w", p, err)
-		}
-		target := filepath.Join(abs, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(target, out.Bytes(), 0o644); err != nil {
-			return err
-		}
-		wrote = append(wrote, rel)
-		return nil
-	})
-	return wrote, err
+	return d, nil
+}
+
+// writeTemplate renders the template file p with d and writes it under
+// abs, at p's path below template/ without .tmpl (gitignore becomes
+// .gitignore). It returns that path.
+func writeTemplate(abs, p string, d data) (string, error) {
+	rel := strings.TrimSuffix(strings.TrimPrefix(p, "template/"), ".tmpl")
+	if path.Base(rel) == "gitignore" {
+		rel = path.Join(path.Dir(rel), ".gitignore")
+	}
+	text, err := files.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	tmpl, err := template.New(rel).Option("missingkey=error").Parse(string(text))
+	if err != nil {
+		return "", fmt.Errorf("scaffold template %s: %w", p, err)
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, d); err != nil {
+		return "", fmt.Errorf("scaffold template %s: %w", p, err)
+	}
+	target := filepath.Join(abs, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(target, out.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	return rel, nil
 }
 
 // IsCheckout reports whether dir holds the go.mod of Dawn for Go.

@@ -1,10 +1,13 @@
-// Package server is Dawn's HTTP API on echo: health, routes, threads, runs
-// (wait and SSE stream), cancel, and JSON errors of the form
-// {"error":{"kind":"…","message":"…","details":{"code":"…"}}}. A run
-// request that names assistant_id instead of route speaks the LangGraph
-// Agent Server dialect (langgraph*.go), so @langchain/langgraph-sdk works
-// unchanged: interrupts included (langgraph_interrupts.go), and its errors
-// carry LangGraph's "detail" too.
+// Package server is Dawn's HTTP API on echo. It owns the core every wire
+// shares (the mux, API key auth, CORS, body and connection limits, and
+// JSON errors of the form
+// {"error":{"kind":"…","message":"…","details":{"code":"…"}}}) and Dawn's
+// own wire: health, routes, threads, runs (wait, and an SSE stream a
+// client rejoins by Last-Event-ID from any replica), cancel, resume, and
+// the endpoints capabilities add under /threads/:id/.
 //
-// It owns HTTP only; runs are the runner's business.
+// The other wires are packages of their own, mounted by New through the
+// wire.Host the core offers: the LangGraph Agent Server dialect
+// (internal/server/langgraph) and AG-UI (internal/server/agui). It owns
+// HTTP only; runs are the runner's business.
 package server

@@ -18,22 +18,6 @@ import (
 	"github.com/dawn-go/dawn/stream"
 )
 
-func fourTodos(active int) map[string]any {
-	items := []string{"Understand the customer request", "Check account context", "Decide whether to answer or escalate", "Write the final response"}
-	var todos []map[string]string
-	for i, c := range items {
-		status := "pending"
-		switch {
-		case i < active:
-			status = "completed"
-		case i == active:
-			status = "in_progress"
-		}
-		todos = append(todos, map[string]string{"content": c, "status": status})
-	}
-	return map[string]any{"todos": todos}
-}
-
 // TestStreamPlanOverHTTP is the end-to-end path: a run on a dynamic route,
 // hit by a concrete path, streams tool_call, tool_result, plan_update and
 // done over real SSE; the state endpoint shows the final todos; and the
@@ -471,3 +455,5 @@ func TestModelErrorAndTurnLimit(t *testing.T) {
 		t.Fatal("thread left busy after a failed run")
 	}
 }
+
+var fourTodos = apptest.FourTodos

@@ -5,45 +5,20 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/router"
 	"github.com/labstack/echo/v4"
 )
 
-// apiError is an error with an HTTP status and a machine-readable kind.
-type apiError struct {
-	Status int
-	Kind   string
-	Msg    string
-	// RetryAfter, when positive, is sent as the Retry-After header (in
-	// seconds): when the client may try again.
-	RetryAfter int
-}
-
-func (e *apiError) Error() string { return e.Msg }
+// apiError is the API's error (wire.Error): an HTTP status and a
+// machine-readable kind.
+type apiError = wire.Error
 
 func newError(status int, kind, msg string) *apiError {
-	return &apiError{Status: status, Kind: kind, Msg: msg}
-}
-
-// errorBody is Dawn's error shape. details.code repeats the kind, where
-// Dawn clients look for it.
-type errorBody struct {
-	Error struct {
-		Kind    string       `json:"kind"`
-		Message string       `json:"message"`
-		Details errorDetails `json:"details"`
-	} `json:"error"`
-	// Detail repeats the message on LangGraph-dialect requests, where
-	// LangGraph's clients read the Agent Server's {"detail": …}.
-	Detail string `json:"detail,omitempty"`
-}
-
-type errorDetails struct {
-	Code string `json:"code"`
+	return wire.NewError(status, kind, msg)
 }
 
 // classify maps any error to a status and kind. Internal errors never leak
@@ -52,7 +27,7 @@ func classify(err error) *apiError {
 	var ae *apiError
 	var he *echo.HTTPError
 	var inputErr *runner.InputError
-	var modelErr *agent.ModelError
+	var modelErr *runner.ModelError
 	var nf *router.NotFoundError
 	var broken *app.BrokenRouteError
 	var pending *runner.InterruptPendingError
@@ -117,10 +92,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if ae.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 	}
-	var body errorBody
+	var body wire.ErrorBody
 	body.Error.Kind, body.Error.Message, body.Error.Details.Code = ae.Kind, ae.Msg, ae.Kind
-	if isLG, _ := c.Get(lgDialectKey).(bool); isLG {
-		body.Detail = ae.Msg
-	}
-	_ = c.JSON(ae.Status, body)
+	_ = c.JSON(ae.Status, wire.Shaped(c, body))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/labstack/echo/v4"
@@ -34,9 +35,9 @@ func TestWriteStreamFlushesBursts(t *testing.T) {
 	s := &Server{runs: runner.New(st, &app.App{}, runner.Options{})}
 	for _, tc := range []struct {
 		name string
-		src  func() eventSource
+		src  func() wire.EventSource
 	}{
-		{"live", func() eventSource {
+		{"live", func() wire.EventSource {
 			l := stream.NewLog()
 			for range 10 {
 				l.Publish(stream.Event{Type: "chunk", Data: []byte(`{"text":"x"}`)})
@@ -45,13 +46,13 @@ func TestWriteStreamFlushesBursts(t *testing.T) {
 			l.Close()
 			return l.Subscribe(0)
 		}},
-		{"replay", func() eventSource {
+		{"replay", func() wire.EventSource {
 			l := stream.NewLog()
 			for range 10 {
 				l.Publish(stream.Event{Type: "chunk", Data: []byte(`{"text":"x"}`)})
 			}
 			l.Publish(stream.Event{Type: stream.TypeDone, Data: []byte(`{}`)})
-			return replay(l.Since(0))
+			return wire.Replay(l.Since(0))
 		}},
 	} {
 		rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}

@@ -12,12 +12,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
@@ -27,58 +25,6 @@ import (
 	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )
-
-// fuzzSupportFiles is the app the HTTP fuzz targets serve: a planning route
-// with a dynamic segment and state.yaml fields, and a route with a subagent.
-var fuzzSupportFiles = map[string]string{
-	"support/[tenant]/agent.md":              "---\ndescription: support\n---\nYou help customers.",
-	"support/[tenant]/plan.md":               "- [ ] Understand the customer request\n- [ ] Write the final response\n",
-	"support/[tenant]/state.yaml":            "priority:\n  type: string\n  default: normal\ntags:\n  type: array\n",
-	"research/agent.md":                      "Lead researcher.",
-	"research/subagents/researcher/agent.md": "Researcher.",
-}
-
-// writeFuzzApp writes files under a new temp folder and returns it.
-func writeFuzzApp(tb testing.TB, files map[string]string) string {
-	tb.Helper()
-	dir := tb.TempDir()
-	for name, body := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// stackTrace matches what a Go panic or stack dump prints.
-var stackTrace = regexp.MustCompile(`goroutine \d+ \[|\.go:\d+|panic: `)
-
-// serveFuzz sends one request straight to the handler, with no network.
-func serveFuzz(h http.Handler, method, target string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, target, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
-}
-
-// checkErrorBody fails unless a non-2xx body is {"error":{"kind":...}}.
-func checkErrorBody(t *testing.T, rec *httptest.ResponseRecorder) {
-	t.Helper()
-	var e struct {
-		Error *struct {
-			Kind    string `json:"kind"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == nil || e.Error.Kind == "" || e.Error.Message == "" {
-		t.Fatalf("status %d with a body that is not {\"error\":{\"kind\",\"message\"}}: %.300q (%v)", rec.Code, rec.Body.Bytes(), err)
-	}
-}
 
 // checkSSE parses a stream body and fails unless it is well formed: ids 1..N
 // in order, every data a JSON object, ending with exactly one done.
@@ -200,17 +146,6 @@ func cleanUpThreads(h http.Handler, escaped string, rec *httptest.ResponseRecord
 		deleteThread(h, url.PathEscape(created.ThreadID))
 	}
 	deleteThread(h, escaped)
-}
-
-// deleteThread deletes a thread, waiting out the moment after done when
-// the runner has not freed the thread yet (409).
-func deleteThread(h http.Handler, escaped string) {
-	for range 1000 {
-		if serveFuzz(h, http.MethodDelete, "/threads/"+escaped, nil).Code != http.StatusConflict {
-			return
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
 }
 
 // echoCase is what the echo model says and its echo tool returns for one
@@ -455,3 +390,14 @@ func planSeeds() [][]byte {
 		[]byte("```\n- [ ] in code\n```\n"),
 	}
 }
+
+// The helpers these fuzz targets share with the wires' (see apptest).
+var (
+	fuzzSupportFiles = apptest.FuzzSupportFiles
+	writeFuzzApp     = apptest.WriteApp
+	stackTrace       = apptest.StackTrace
+	serveFuzz        = apptest.ServeRecorded
+	checkErrorBody   = apptest.CheckErrorBody
+	deleteThread     = apptest.DeleteThread
+	checkLGSSE       = apptest.CheckLGSSE
+)

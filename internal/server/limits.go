@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"golang.org/x/net/netutil"
 )
 
@@ -88,10 +89,6 @@ func (l HTTPLimits) Listener(ln net.Listener) net.Listener {
 // s with their Server and Listener.
 func (s *Server) HTTPLimits() HTTPLimits { return s.opts.HTTP.WithDefaults() }
 
-// errBodyTimeout is wrapped by the error of a body read that ran past the
-// body timeout.
-var errBodyTimeout = errors.New("request body did not arrive in time")
-
 // deadlineBody gives body until timeout from now to be read to its end: it
 // sets the connection's read deadline, and lifts it once the body is in, so
 // the rest of the exchange (a stream, say) is not cut by it. (net/http also
@@ -118,7 +115,7 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	case err == io.EOF:
 		b.clear()
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		err = fmt.Errorf("%w: the body was not in %s after the request started (server limit; send it faster)", errBodyTimeout, b.timeout)
+		err = fmt.Errorf("%w: the body was not in %s after the request started (server limit; send it faster)", wire.ErrBodyTimeout, b.timeout)
 	}
 	return n, err
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/dawn-go/dawn/internal/server/wire"
 )
 
 // LocalOnly wraps h, a server on a loopback address meant for programs and
@@ -53,7 +55,7 @@ func isLoopbackHost(host string) bool {
 
 // writeError writes the API's JSON error outside echo.
 func writeError(w http.ResponseWriter, status int, kind, msg string) {
-	var body errorBody
+	var body wire.ErrorBody
 	body.Error.Kind, body.Error.Message = kind, msg
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -17,27 +17,6 @@ import (
 	"github.com/dawn-go/dawn/thread"
 )
 
-// enforcedApp is a route whose plan the harness owns.
-func enforcedApp(t *testing.T, front string, items int, post ...string) string {
-	var b strings.Builder
-	b.WriteString("---\nenforce: true\n" + front + "---\n")
-	for i := 1; i <= items; i++ {
-		fmt.Fprintf(&b, "- [ ] Step %d\n", i)
-	}
-	if len(post) > 0 {
-		b.WriteString("\n## Done when\n")
-		for _, p := range post {
-			b.WriteString("- [ ] " + p + "\n")
-		}
-	}
-	return writeApp(t, map[string]string{
-		"job/agent.md":  "You do the job.",
-		"job/plan.md":   b.String(),
-		"open/agent.md": "No harness here.",
-		"open/plan.md":  strings.ReplaceAll(b.String(), "---\nenforce: true\n"+front+"---\n", ""),
-	})
-}
-
 type todoArg = map[string]string
 
 // list builds a writeTodos argument for n "Step i" items: the first done
@@ -408,3 +387,5 @@ func TestOfflineModelFinishesAnEnforcedPlan(t *testing.T) {
 		t.Fatalf("tool errors: %q", errs)
 	}
 }
+
+var enforcedApp = apptest.EnforcedApp

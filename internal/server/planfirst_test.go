@@ -10,7 +10,6 @@ import (
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/apptest"
-	"github.com/tmc/langchaingo/llms"
 )
 
 const diamond = "Here is the plan:\n```json\n" + `{"goal":"Answer with checked facts","steps":[
@@ -22,15 +21,6 @@ const diamond = "Here is the plan:\n```json\n" + `{"goal":"Answer with checked f
 func planFirstBody(route, message, mode string) string {
 	b, _ := json.Marshal(map[string]any{"route": route, "plan_first": mode, "input": map[string]any{"messages": []map[string]string{{"role": "user", "content": message}}}})
 	return string(b)
-}
-
-func lastUser(req []llms.MessageContent) string {
-	for i := len(req) - 1; i >= 0; i-- {
-		if req[i].Role == llms.ChatMessageTypeHuman {
-			return fmt.Sprint(req[i].Parts[0])
-		}
-	}
-	return ""
 }
 
 func TestPlanFirstDiamondOverHTTP(t *testing.T) {
@@ -189,3 +179,5 @@ func TestPlanFirstAutoTrigger(t *testing.T) {
 		}
 	}
 }
+
+var lastUser = apptest.LastUser

@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"time"
 
-	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -37,32 +34,6 @@ func (b *runBody) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return json.Unmarshal(data, &b.fields)
-}
-
-// strategyOptions reads the options of the app's run strategies from the
-// body: each is a string, like "plan_first": "preview".
-func (s *Server) strategyOptions(fields map[string]json.RawMessage) (map[string]string, error) {
-	var opts map[string]string
-	for _, mk := range s.runs.App().Config.Markers {
-		rs, ok := mk.(capabilities.RunStrategy)
-		if !ok {
-			continue
-		}
-		name := rs.RunOption()
-		raw, ok := fields[name]
-		if !ok || string(raw) == "null" {
-			continue
-		}
-		var v string
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, newError(http.StatusBadRequest, "invalid_body", fmt.Sprintf("%s must be a string, like %q: %q", name, name, "off"))
-		}
-		if opts == nil {
-			opts = map[string]string{}
-		}
-		opts[name] = v
-	}
-	return opts, nil
 }
 
 type runInput struct {
@@ -94,7 +65,7 @@ func (in *runInput) UnmarshalJSON(data []byte) error {
 
 func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
 	var body runBody
-	if err := decode(c, &body); err != nil {
+	if err := wire.Decode(c, &body); err != nil {
 		return runner.Request{}, err
 	}
 	route := body.Route
@@ -105,10 +76,10 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
 		return runner.Request{}, newError(http.StatusBadRequest, "invalid_body", `route is required, like {"route":"/support/acme","input":{"messages":[{"role":"user","content":"Hello"}]}}`)
 	}
 	id := c.Param("id")
-	if err := checkThreadID(id); err != nil {
+	if err := wire.CheckThreadID(id); err != nil {
 		return runner.Request{}, err
 	}
-	opts, err := s.strategyOptions(body.fields)
+	opts, err := s.host.RunOptions(body.fields)
 	if err != nil {
 		return runner.Request{}, err
 	}
@@ -142,8 +113,8 @@ func (s *Server) runWait(c echo.Context) error {
 		return newError(http.StatusConflict, "run_cancelled", "the run on thread "+req.ThreadID+" was cancelled before it finished; its completed steps are kept")
 	}
 	if err := run.Err(); err != nil {
-		var me *agent.ModelError
-		var tl *agent.TurnLimitError
+		var me *runner.ModelError
+		var tl *runner.TurnLimitError
 		switch {
 		case errors.As(err, &me):
 			return newError(http.StatusBadGateway, "model_error", err.Error())
@@ -173,7 +144,7 @@ func (s *Server) runStream(c echo.Context) error {
 // that already ended is replayed from the event log.
 func (s *Server) joinStream(c echo.Context) error {
 	id, runID := c.Param("id"), c.Param("run")
-	after, err := lastEventID(c)
+	after, err := wire.LastEventID(c)
 	if err != nil {
 		return err
 	}
@@ -181,14 +152,14 @@ func (s *Server) joinStream(c echo.Context) error {
 		return s.writeStream(c, run.Log.Subscribe(after), runID)
 	}
 	ctx := c.Request().Context()
-	r, err := s.runs.Store().GetRun(ctx, runID)
+	r, err := s.host.GetRun(ctx, runID)
 	if err != nil || r.ThreadID != id {
 		return newError(http.StatusNotFound, "run_not_found", "thread "+id+" has no run "+runID)
 	}
 	if r.Status == store.RunRunning {
 		return s.followRemote(c, runID, after)
 	}
-	events, err := s.runs.Store().Events(ctx, runID, after)
+	events, err := s.host.Events(ctx, runID, after)
 	if err != nil {
 		return err
 	}
@@ -199,22 +170,9 @@ func (s *Server) joinStream(c echo.Context) error {
 		if n := len(events); n > 0 {
 			last = max(last, events[n-1].ID)
 		}
-		events = append(events, stream.Event{ID: last + 1, Type: stream.TypeDone, Data: mustJSON(map[string]any{"output": map[string]any{"error": r.Error, "interrupted": true}})})
+		events = append(events, stream.Event{ID: last + 1, Type: stream.TypeDone, Data: wire.MustJSON(map[string]any{"output": map[string]any{"error": r.Error, "interrupted": true}})})
 	}
-	return s.writeStream(c, replay(events), runID)
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// eventSource is what writeStream reads from.
-type eventSource interface {
-	Next(ctx context.Context) (stream.Event, error)
+	return s.writeStream(c, wire.Replay(events), runID)
 }
 
 // readySource is an eventSource that can tell whether its next event is
@@ -226,37 +184,15 @@ type readySource interface {
 // ready reports whether src has its next event (or its end) at hand; a
 // source that cannot tell is never ready, so each of its events is
 // flushed on its own.
-func ready(src eventSource) bool {
+func ready(src wire.EventSource) bool {
 	r, ok := src.(readySource)
 	return ok && r.Ready()
 }
 
-type sliceSource struct{ events []stream.Event }
-
-func replay(events []stream.Event) *sliceSource { return &sliceSource{events: events} }
-
-func (s *sliceSource) Ready() bool { return true }
-
-func (s *sliceSource) Next(context.Context) (stream.Event, error) {
-	if len(s.events) == 0 {
-		return stream.Event{}, io.EOF
-	}
-	e := s.events[0]
-	s.events = s.events[1:]
-	return e, nil
-}
-
-const keepAlive = 15 * time.Second
-
-func (s *Server) writeStream(c echo.Context, src eventSource, runID string) error {
+func (s *Server) writeStream(c echo.Context, src wire.EventSource, runID string) error {
 	defer s.runs.Telemetry().Subscribed()()
 	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set("Dawn-Run-Id", runID)
+	wire.StartSSE(c, runID)
 	w.WriteHeader(http.StatusOK)
 	w.Flush()
 	ctx := c.Request().Context()
@@ -276,7 +212,7 @@ func (s *Server) writeStream(c echo.Context, src eventSource, runID string) erro
 				w.Flush()
 				pending = false
 			}
-			waitCtx, cancel := context.WithTimeout(ctx, keepAlive)
+			waitCtx, cancel := context.WithTimeout(ctx, wire.KeepAlive)
 			e, err = src.Next(waitCtx)
 			cancel()
 		}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/agui"
+	"github.com/dawn-go/dawn/internal/server/langgraph"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -34,12 +36,11 @@ type Options struct {
 
 // corsHeaders are the request headers a browser on an allowed origin may
 // send, and exposedHeaders the response headers its scripts may read:
-// Dawn-Run-Id is what a page needs to rejoin a stream.
+// Dawn-Run-Id is what a page needs to rejoin a stream. The wires expose
+// theirs beside it (wire.Mux's Expose).
 var (
-	corsHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key"}
-	// A LangGraph client in a browser reads the run's id from
-	// Content-Location (useStream keeps it to rejoin the run).
-	exposedHeaders = []string{"Dawn-Run-Id", "Content-Location", "Location", "X-Pagination-Next"}
+	corsHeaders    = []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key"}
+	exposedHeaders = []string{"Dawn-Run-Id"}
 )
 
 // Server is the HTTP API.
@@ -48,16 +49,20 @@ type Server struct {
 	runs   *runner.Manager
 	opts   Options
 	logger *slog.Logger
-	// lg remembers runs started in the LangGraph dialect.
-	lg lgRuns
+	// host is what the wires mount on and read runs and threads through.
+	host *host
 }
 
-// New returns the API for the runs managed by m.
+// New returns the API for the runs managed by m: Dawn's wire, and the
+// LangGraph and AG-UI wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
 	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
+	s.host = newHost(s)
+	langgraph.Mount(s.host)
+	agui.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -66,7 +71,7 @@ func New(m *runner.Manager, opts Options) *Server {
 		e.Use(echo.WrapMiddleware(t.Middleware))
 	}
 	if origins := trimOrigins(opts.CORSOrigins); len(origins) > 0 {
-		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: exposedHeaders}))
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: append(exposedHeaders[:len(exposedHeaders):len(exposedHeaders)], s.host.exposed...)}))
 	}
 	if opts.APIKey != "" {
 		e.Use(s.requireKey)
@@ -74,21 +79,18 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.Use(s.requireJSON)
 	e.Use(s.limitBody)
 
-	e.GET("/healthz", s.health)
-	e.GET("/routes", s.listRoutes)
-	e.POST("/threads", s.lgCreateThread)
-	e.GET("/threads/:id", s.getThread)
-	e.DELETE("/threads/:id", s.deleteThread)
-	e.GET("/threads/:id/state", s.getState)
-	e.GET("/threads/:id/runs", s.runsDialect)
-	e.POST("/threads/:id/runs/wait", s.byDialect(s.runWait, s.lgRunWait))
-	e.POST("/threads/:id/runs/stream", s.byDialect(s.runStream, s.lgRunStream))
-	e.GET("/threads/:id/runs/:run/stream", s.lgJoinDialect)
-	e.POST("/threads/:id/cancel", s.cancel)
+	s.handle(http.MethodGet, "/healthz", s.health)
+	s.handle(http.MethodGet, "/routes", s.listRoutes)
+	s.handle(http.MethodPost, "/threads", s.createThread)
+	s.handle(http.MethodDelete, "/threads/:id", s.deleteThread)
+	s.handle(http.MethodGet, "/threads/:id/runs", s.listRuns)
+	s.handle(http.MethodPost, "/threads/:id/runs/wait", s.runWait)
+	s.handle(http.MethodPost, "/threads/:id/runs/stream", s.runStream)
+	s.handle(http.MethodGet, "/threads/:id/runs/:run/stream", s.joinStream)
+	s.handle(http.MethodPost, "/threads/:id/cancel", s.cancel)
 	s.mountCapabilities()
-	e.POST("/threads/:id/resume", s.resume)
-	e.POST("/agui/*", s.aguiRun)
-	s.routeLangGraph(e)
+	s.handle(http.MethodPost, "/threads/:id/resume", s.resume)
+	s.host.mountWires()
 	return s
 }
 
@@ -212,17 +214,6 @@ func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// bodyReadError is the API error for a failed read of a request body.
-func bodyReadError(err error) error {
-	switch {
-	case isTooLarge(err):
-		return newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
-	case errors.Is(err, errBodyTimeout):
-		return newError(http.StatusRequestTimeout, "body_timeout", err.Error())
-	}
-	return newError(http.StatusBadRequest, "invalid_body", "cannot read request body: "+err.Error())
-}
-
 func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 }
@@ -236,9 +227,4 @@ func (s *Server) env() func(string) string {
 		return s.opts.Env
 	}
 	return func(string) string { return "" }
-}
-
-func isTooLarge(err error) bool {
-	var mbe *http.MaxBytesError
-	return errors.As(err, &mbe)
 }

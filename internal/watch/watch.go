@@ -71,18 +71,7 @@ func Changes(ctx context.Context, dir string, opts Options, onBatch func(Batch))
 	if opts.Ready != nil {
 		opts.Ready()
 	}
-	var pending []string
-	var first time.Time
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	note := func(path string) {
-		now := time.Now()
-		if len(pending) == 0 {
-			first = now
-		}
-		pending = append(pending, path)
-		timer.Reset(min(opts.Debounce, time.Until(first.Add(opts.MaxDelay))))
-	}
+	b := newBurst(opts)
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,34 +80,54 @@ func Changes(ctx context.Context, dir string, opts Options, onBatch func(Batch))
 			if !ok {
 				return nil
 			}
-			if ev.Op == fsnotify.Chmod {
-				continue
-			}
-			if ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove) {
-				t.forget(ev.Name) // a folder moved away keeps stale watches otherwise
-			}
-			if ev.Has(fsnotify.Create) && t.countsFolder(ev.Name) {
-				_ = t.add(ev.Name, note) // a new folder: watch it and report what is in it
-			}
-			if t.counts(ev.Name) {
-				note(ev.Name)
-			}
+			t.event(ev, b.note)
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				note(root) // changes were lost: report that something changed
+				b.note(root) // changes were lost: report that something changed
 			}
-		case <-timer.C:
-			if len(pending) == 0 {
-				continue
-			}
-			slices.Sort(pending)
-			onBatch(Batch{Paths: slices.Compact(pending), First: first})
-			pending = nil
+		case <-b.timer.C:
+			b.flush(onBatch)
 		}
 	}
+}
+
+// burst gathers the changes of one burst until it goes quiet: Debounce
+// after the last change, and at most MaxDelay after the first.
+type burst struct {
+	opts    Options
+	pending []string
+	first   time.Time
+	timer   *time.Timer
+}
+
+func newBurst(opts Options) *burst {
+	b := &burst{opts: opts, timer: time.NewTimer(time.Hour)}
+	b.timer.Stop()
+	return b
+}
+
+// note adds a changed path to the burst and sets when it is reported.
+func (b *burst) note(path string) {
+	now := time.Now()
+	if len(b.pending) == 0 {
+		b.first = now
+	}
+	b.pending = append(b.pending, path)
+	b.timer.Reset(min(b.opts.Debounce, time.Until(b.first.Add(b.opts.MaxDelay))))
+}
+
+// flush reports the burst's paths, sorted and deduplicated, if it has any,
+// and starts the next burst.
+func (b *burst) flush(onBatch func(Batch)) {
+	if len(b.pending) == 0 {
+		return
+	}
+	slices.Sort(b.pending)
+	onBatch(Batch{Paths: slices.Compact(b.pending), First: b.first})
+	b.pending = nil
 }
 
 // tree adds folders under root to a watcher.
@@ -126,6 +135,23 @@ type tree struct {
 	w    *fsnotify.Watcher
 	root string
 	keep func(rel string) bool
+}
+
+// event keeps the watches in step with one fsnotify event and passes the
+// paths it changed that count to note. Mode and time changes are dropped.
+func (t *tree) event(ev fsnotify.Event, note func(string)) {
+	if ev.Op == fsnotify.Chmod {
+		return
+	}
+	if ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove) {
+		t.forget(ev.Name) // a folder moved away keeps stale watches otherwise
+	}
+	if ev.Has(fsnotify.Create) && t.countsFolder(ev.Name) {
+		_ = t.add(ev.Name, note) // a new folder: watch it and report what is in it
+	}
+	if t.counts(ev.Name) {
+		note(ev.Name)
+	}
 }
 
 // counts reports whether a change to path is reported.

@@ -163,7 +163,7 @@ test("runs.stream: the messages mode streams messages/partial and messages/compl
 // in "Use a LangGraph client" (e2e's TestReadmeLangGraphExample checks).
 test("README example: stream a run with the LangGraph SDK", async () => {
   // readme:langgraph begin
-  const client = new Client({ apiUrl }); // the address dawn dev printed
+  const client = new Client({ apiUrl });
   let todos = [];
   let text = "";
   const thread = await client.threads.create();

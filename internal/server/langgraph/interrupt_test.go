@@ -1,4 +1,4 @@
-package server_test
+package langgraph_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/stream"
 )
 
 // releases records the calls of the approve-listed releaseTool.
@@ -149,7 +150,35 @@ func TestLangGraphInterruptParksAndResumes(t *testing.T) {
 	post(t, url+"/threads", `{"thread_id":"p1"}`).Body.Close()
 	resp := post(t, url+"/threads/p1/runs/stream", lgBody("/ops", "ship it", map[string]any{"stream_mode": []string{"values", "updates"}}))
 	runID := resp.Header.Get("Dawn-Run-Id")
-	events := readLG(t, resp)
+	in, last := checkParkedStream(t, readLG(t, resp))
+	if len(rel.got()) != 0 {
+		t.Fatal("the tool ran before anyone approved it")
+	}
+	st := checkParkedThread(t, url, in)
+	checkParkedRun(t, url, runID, in, last)
+
+	if kind := errorKind(t, post(t, url+"/threads/p1/runs/stream", lgBody("/ops", "again", nil)), http.StatusConflict); !strings.HasPrefix(kind, "interrupt_pending: ") || !strings.Contains(kind, in.ID) || !strings.Contains(kind, "command") {
+		t.Fatalf("new input on a parked thread: %s", kind)
+	}
+	if after := readState(t, url, "p1"); after.raw != st.raw {
+		t.Fatalf("a refused input changed the state:\n%s\n%s", st.raw, after.raw)
+	}
+
+	checkResumedStream(t, readLG(t, post(t, url+"/threads/p1/runs/stream", lgResume(`"once"`))))
+	if got := rel.got(); len(got) != 1 || got[0] != "1.4.2" {
+		t.Fatalf("tool calls after once: %v", got)
+	}
+	if st := readState(t, url, "p1"); st.Status != "idle" || len(st.Next) != 0 || len(st.Tasks) != 0 {
+		t.Fatalf("the state after the resume: %s", st.raw)
+	}
+}
+
+// checkParkedStream checks the stream of a run that parked on the release
+// call: its last values part is the interrupt, after the state it saved,
+// and its updates end with the agent's message, then the interrupt. It
+// returns the interrupt and the last values part.
+func checkParkedStream(t *testing.T, events []stream.Event) (lgInterruptPart, stream.Event) {
+	t.Helper()
 	values, updates := partsOf(events, "values"), partsOf(events, "updates")
 	last := values[len(values)-1]
 	list, ok := interruptsIn(t, last.Data)
@@ -173,10 +202,15 @@ func TestLangGraphInterruptParksAndResumes(t *testing.T) {
 	if agent := updates[len(updates)-2].Data; !strings.Contains(string(agent), `"agent"`) || !strings.Contains(string(agent), `"release"`) {
 		t.Fatalf("the model's message with the held-back call is not the agent's update: %s", agent)
 	}
-	if len(rel.got()) != 0 {
-		t.Fatal("the tool ran before anyone approved it")
-	}
+	return in, last
+}
 
+// checkParkedThread checks that thread p1, parked on interrupt in, shows
+// it: its state has a pending tools task holding it, and the thread
+// object (read and searched) has it by that task's id. It returns the
+// state.
+func checkParkedThread(t *testing.T, url string, in lgInterruptPart) lgState {
+	t.Helper()
 	st := readState(t, url, "p1")
 	if st.Status != "interrupted" || len(st.Next) != 1 || st.Next[0] != "tools" || len(st.Tasks) != 1 || st.Tasks[0].Name != "tools" || len(st.Tasks[0].Interrupts) != 1 || st.Tasks[0].Interrupts[0].ID != in.ID {
 		t.Fatalf("the parked thread's state: %s", st.raw)
@@ -189,7 +223,8 @@ func TestLangGraphInterruptParksAndResumes(t *testing.T) {
 	if code := getJSON(t, url+"/threads/p1", &th); code != http.StatusOK || th.Status != "interrupted" || len(th.Interrupts[st.Tasks[0].ID]) != 1 || th.Interrupts[st.Tasks[0].ID][0].ID != in.ID || len(th.Values.Messages) != 2 {
 		t.Fatalf("GET /threads/p1: %d %+v", code, th)
 	}
-	resp = post(t, url+"/threads/search", `{"status":"interrupted"}`)
+	resp := post(t, url+"/threads/search", `{"status":"interrupted"}`)
+	defer resp.Body.Close()
 	var found []struct {
 		ThreadID   string                       `json:"thread_id"`
 		Interrupts map[string][]lgInterruptPart `json:"interrupts"`
@@ -197,7 +232,15 @@ func TestLangGraphInterruptParksAndResumes(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&found); err != nil || len(found) != 1 || found[0].ThreadID != "p1" || len(found[0].Interrupts[st.Tasks[0].ID]) != 1 {
 		t.Fatalf("threads/search for interrupted threads: %+v (%v)", found, err)
 	}
-	resp.Body.Close()
+	return st
+}
+
+// checkParkedRun checks the parked run runID of thread p1: it succeeded,
+// as LangGraph's run that reached an interrupt does; join answers the
+// state with the interrupt; and a rejoin of its stream replays it from
+// the store to the same last values part.
+func checkParkedRun(t *testing.T, url, runID string, in lgInterruptPart, last stream.Event) {
+	t.Helper()
 	var run struct {
 		Status string `json:"status"`
 	}
@@ -213,24 +256,18 @@ func TestLangGraphInterruptParksAndResumes(t *testing.T) {
 	if got, ok := interruptsIn(t, joined); !ok || len(got) != 1 || got[0].ID != in.ID || !strings.Contains(string(joined), `"messages"`) {
 		t.Fatalf("join of the parked run: %s", joined)
 	}
-
-	// Rejoining the parked run's stream replays it from the store, to the
-	// same end.
 	rejoined := partsOf(readLG(t, get(t, url+"/threads/p1/runs/"+runID+"/stream?stream_mode=values", "")), "values")
 	if got := rejoined[len(rejoined)-1]; !bytes.Equal(got.Data, last.Data) {
 		t.Fatalf("the rejoined stream ends with %s, want %s", got.Data, last.Data)
 	}
+}
 
-	if kind := errorKind(t, post(t, url+"/threads/p1/runs/stream", lgBody("/ops", "again", nil)), http.StatusConflict); !strings.HasPrefix(kind, "interrupt_pending: ") || !strings.Contains(kind, in.ID) || !strings.Contains(kind, "command") {
-		t.Fatalf("new input on a parked thread: %s", kind)
-	}
-	if after := readState(t, url, "p1"); after.raw != st.raw {
-		t.Fatalf("a refused input changed the state:\n%s\n%s", st.raw, after.raw)
-	}
-
-	resp = post(t, url+"/threads/p1/runs/stream", lgResume(`"once"`))
-	events = readLG(t, resp)
-	values = partsOf(events, "values")
+// checkResumedStream checks the stream of the run that answered the
+// interrupt with "once": no values part shows the answered interrupt, and
+// the last holds the call's result and the model's answer.
+func checkResumedStream(t *testing.T, events []stream.Event) {
+	t.Helper()
+	values := partsOf(events, "values")
 	for _, v := range values {
 		if bytes.Contains(v.Data, []byte(`"__interrupt`)) {
 			t.Fatalf("a values part of the resumed run still shows the answered interrupts: %s", v.Data)
@@ -246,12 +283,6 @@ func TestLangGraphInterruptParksAndResumes(t *testing.T) {
 	}
 	if n := len(end.Messages); n != 4 || end.Messages[2].Type != "tool" || end.Messages[2].Content != "released 1.4.2" || end.Messages[3].Content != "Released." {
 		t.Fatalf("the resumed run's last values: %s", final.Data)
-	}
-	if got := rel.got(); len(got) != 1 || got[0] != "1.4.2" {
-		t.Fatalf("tool calls after once: %v", got)
-	}
-	if st := readState(t, url, "p1"); st.Status != "idle" || len(st.Next) != 0 || len(st.Tasks) != 0 {
-		t.Fatalf("the state after the resume: %s", st.raw)
 	}
 }
 

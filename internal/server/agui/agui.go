@@ -1,4 +1,4 @@
-package server
+package agui
 
 import (
 	"bytes"
@@ -14,17 +14,23 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/labstack/echo/v4"
 )
 
-// This file is the AG-UI dialect: POST /agui/{routeKey} takes an AG-UI
-// RunAgentInput, runs the newest user message on the thread named by its
-// threadId through the same runner as runs/stream, and answers with the
-// run's events translated to AG-UI events (aguistream.go), sent as
-// "data: {json}" server-sent events.
+// endpoint serves AG-UI on a wire.Host.
+type endpoint struct {
+	host wire.Host
+}
+
+// Mount mounts POST /agui/{routeKey} on h.
+func Mount(h wire.Host) {
+	s := &endpoint{host: h}
+	h.Add(http.MethodPost, aguiPrefix+"*", s.aguiRun)
+}
 
 // aguiPrefix is the path the AG-UI endpoint is served under.
 const aguiPrefix = "/agui/"
@@ -51,7 +57,7 @@ func aguiRouteKey(c echo.Context) (string, error) {
 	raw := strings.TrimPrefix(c.Request().URL.EscapedPath(), aguiPrefix)
 	key, err := url.PathUnescape(raw)
 	if err != nil || strings.Trim(key, "/") == "" {
-		return "", newError(http.StatusNotFound, "route_not_found", fmt.Sprintf("no route in %q: POST /agui/{route}, with the route URL-encoded like /agui/%%2Fsupport%%2Facme%%23agent or written out like /agui/support/acme", c.Request().URL.EscapedPath()))
+		return "", wire.NewError(http.StatusNotFound, "route_not_found", fmt.Sprintf("no route in %q: POST /agui/{route}, with the route URL-encoded like /agui/%%2Fsupport%%2Facme%%23agent or written out like /agui/support/acme", c.Request().URL.EscapedPath()))
 	}
 	if !strings.HasPrefix(key, "/") {
 		key = "/" + key
@@ -60,9 +66,9 @@ func aguiRouteKey(c echo.Context) (string, error) {
 }
 
 // aguiRun handles POST /agui/{routeKey}.
-func (s *Server) aguiRun(c echo.Context) error {
+func (s *endpoint) aguiRun(c echo.Context) error {
 	var in aguiInput
-	if err := decode(c, &in); err != nil {
+	if err := wire.Decode(c, &in); err != nil {
 		return err
 	}
 	key, err := aguiRouteKey(c)
@@ -73,7 +79,7 @@ func (s *Server) aguiRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a := s.runs.App()
+	a := s.host.App()
 	route, _, err := a.Resolve(key)
 	if err != nil {
 		return err
@@ -104,10 +110,10 @@ func (s *Server) aguiRun(c echo.Context) error {
 		if rest, ok := strings.CutPrefix(msg, "input."); ok {
 			msg = "state." + rest
 		}
-		return newError(http.StatusBadRequest, "invalid_input", msg)
+		return wire.NewError(http.StatusBadRequest, "invalid_input", msg)
 	}
 
-	run, err := s.runs.Start(ctx, runner.Request{ThreadID: threadID, Route: key, Messages: []thread.Message{msg}, Values: input, Stream: true})
+	run, err := s.host.Start(ctx, runner.Request{ThreadID: threadID, Route: key, Messages: []thread.Message{msg}, Values: input, Stream: true})
 	if err != nil {
 		return err
 	}
@@ -118,13 +124,13 @@ func (s *Server) aguiRun(c echo.Context) error {
 // ids returns the threadId and runId, which RunAgentInput requires.
 func (in *aguiInput) ids() (string, string, error) {
 	if in.ThreadID == nil || *in.ThreadID == "" {
-		return "", "", newError(http.StatusBadRequest, "invalid_body", `threadId is required: the AG-UI RunAgentInput names the thread, like {"threadId":"t-1","runId":"r-1","messages":[{"id":"m-1","role":"user","content":"Hello"}]}`)
+		return "", "", wire.NewError(http.StatusBadRequest, "invalid_body", `threadId is required: the AG-UI RunAgentInput names the thread, like {"threadId":"t-1","runId":"r-1","messages":[{"id":"m-1","role":"user","content":"Hello"}]}`)
 	}
 	if in.RunID == nil || *in.RunID == "" {
-		return "", "", newError(http.StatusBadRequest, "invalid_body", "runId is required: the AG-UI RunAgentInput names the run it starts")
+		return "", "", wire.NewError(http.StatusBadRequest, "invalid_body", "runId is required: the AG-UI RunAgentInput names the run it starts")
 	}
-	if err := checkThreadID(*in.ThreadID); err != nil {
-		return "", "", newError(http.StatusBadRequest, "invalid_thread_id", "threadId: "+err.Error())
+	if err := wire.CheckThreadID(*in.ThreadID); err != nil {
+		return "", "", wire.NewError(http.StatusBadRequest, "invalid_thread_id", "threadId: "+err.Error())
 	}
 	return *in.ThreadID, *in.RunID, nil
 }
@@ -144,14 +150,14 @@ func (in *aguiInput) newestUserMessage(limit int) (thread.Message, error) {
 			if strings.HasPrefix(err.Error(), "[") {
 				sep = ""
 			}
-			return thread.Message{}, newError(http.StatusBadRequest, "invalid_body", fmt.Sprintf("messages[%d].content%s%s", i, sep, err))
+			return thread.Message{}, wire.NewError(http.StatusBadRequest, "invalid_body", fmt.Sprintf("messages[%d].content%s%s", i, sep, err))
 		}
 		if len(text) > limit {
-			return thread.Message{}, newError(http.StatusBadRequest, "invalid_input", fmt.Sprintf("messages[%d].content is %d bytes, over the %d byte limit (limits.message_bytes in dawn.yaml)", i, len(text), limit))
+			return thread.Message{}, wire.NewError(http.StatusBadRequest, "invalid_input", fmt.Sprintf("messages[%d].content is %d bytes, over the %d byte limit (limits.message_bytes in dawn.yaml)", i, len(text), limit))
 		}
 		return thread.Message{Role: thread.RoleUser, Content: text}, nil
 	}
-	return thread.Message{}, newError(http.StatusBadRequest, "invalid_body", `messages must hold a user message to run, like [{"id":"m-1","role":"user","content":"Hello"}]`)
+	return thread.Message{}, wire.NewError(http.StatusBadRequest, "invalid_body", `messages must hold a user message to run, like [{"id":"m-1","role":"user","content":"Hello"}]`)
 }
 
 // aguiText is a user message's content: a string, or text parts
@@ -185,7 +191,7 @@ func (in *aguiInput) state() (map[string]json.RawMessage, error) {
 		return out, nil
 	}
 	if err := json.Unmarshal(in.State, &out); err != nil {
-		return nil, newError(http.StatusBadRequest, "invalid_body", "state must be a JSON object (the AG-UI shared state this endpoint sent), not "+jsonKindName(in.State))
+		return nil, wire.NewError(http.StatusBadRequest, "invalid_body", "state must be a JSON object (the AG-UI shared state this endpoint sent), not "+jsonKindName(in.State))
 	}
 	return out, nil
 }
@@ -208,9 +214,9 @@ func jsonKindName(raw json.RawMessage) string {
 // threadValues is the thread's state as the next run starts from it: the
 // saved values over the route's defaults (the plan seed, state.yaml
 // defaults). A thread that does not exist yet has the defaults.
-func (s *Server) threadValues(ctx context.Context, threadID string, route *capabilities.Prepared) (thread.State, error) {
+func (s *endpoint) threadValues(ctx context.Context, threadID string, route *capabilities.Prepared) (thread.State, error) {
 	values := route.InitialState()
-	cp, err := s.runs.Store().Latest(ctx, threadID)
+	cp, err := s.host.Latest(ctx, threadID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return values, nil
@@ -248,12 +254,12 @@ func aguiStateInput(route *capabilities.Prepared, values thread.State, client ma
 			}
 		}
 		if err := json.Unmarshal(v, &want); err != nil {
-			return nil, newError(http.StatusBadRequest, "invalid_input", fmt.Sprintf("state.%s: expected a value of type array", name))
+			return nil, wire.NewError(http.StatusBadRequest, "invalid_input", fmt.Sprintf("state.%s: expected a value of type array", name))
 		}
 		if len(want) < len(have) || !jsonEqualList(have, want[:len(have)]) {
-			return nil, newError(http.StatusBadRequest, "invalid_input", fmt.Sprintf("state.%s is an append field of route %s: send the thread's list (%d items, as the last state snapshot showed it) with the new items after it", name, route.Route.ID, len(have)))
+			return nil, wire.NewError(http.StatusBadRequest, "invalid_input", fmt.Sprintf("state.%s is an append field of route %s: send the thread's list (%d items, as the last state snapshot showed it) with the new items after it", name, route.Route.ID, len(have)))
 		}
-		input[name] = mustJSON(want[len(have):])
+		input[name] = wire.MustJSON(want[len(have):])
 	}
 	return input, nil
 }
@@ -279,17 +285,16 @@ func jsonEqualList(a, b []json.RawMessage) bool {
 	return true
 }
 
+// testHookAGUIAbandon, when a test sets it, runs when an AG-UI client has
+// left, just before its run is cancelled.
+var testHookAGUIAbandon func()
+
 // writeAGUI streams run's events translated by tr, after first. A client
 // that goes away ends the run, as Dawn's AG-UI endpoint does: nobody can
 // rejoin an AG-UI stream, and the thread keeps every step saved so far.
-func (s *Server) writeAGUI(c echo.Context, run *runner.Run, tr *aguiStream, first []aguiEvent) error {
+func (s *endpoint) writeAGUI(c echo.Context, run *runner.Run, tr *aguiStream, first []aguiEvent) error {
 	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set("Dawn-Run-Id", run.ID)
+	wire.StartSSE(c, run.ID)
 	w.WriteHeader(http.StatusOK)
 	ctx := c.Request().Context()
 	var buf []byte
@@ -297,7 +302,7 @@ func (s *Server) writeAGUI(c echo.Context, run *runner.Run, tr *aguiStream, firs
 		buf = buf[:0]
 		for _, e := range events {
 			buf = append(buf, "data: "...)
-			buf = append(buf, mustJSON(e)...)
+			buf = append(buf, wire.MustJSON(e)...)
 			buf = append(buf, "\n\n"...)
 		}
 		if _, err := w.Write(buf); err != nil {
@@ -307,19 +312,22 @@ func (s *Server) writeAGUI(c echo.Context, run *runner.Run, tr *aguiStream, firs
 		return true
 	}
 	abandon := func() error {
-		if s.runs.Active(run.ThreadID) == run {
-			s.runs.Cancel(run.ThreadID)
+		if testHookAGUIAbandon != nil {
+			testHookAGUIAbandon()
 		}
+		// This run, by itself: by the time the cancel lands, the thread
+		// may have a newer run, which is not the leaving client's.
+		run.Cancel()
 		<-run.Done()
 		return nil
 	}
 	if !send(first) {
 		return abandon()
 	}
-	defer s.runs.Telemetry().Subscribed()()
+	defer s.host.Subscribed()()
 	src := run.Log.Subscribe(0)
 	for !tr.finished() {
-		waitCtx, cancel := context.WithTimeout(ctx, keepAlive)
+		waitCtx, cancel := context.WithTimeout(ctx, wire.KeepAlive)
 		e, err := src.Next(waitCtx)
 		cancel()
 		switch {
@@ -343,4 +351,36 @@ func (s *Server) writeAGUI(c echo.Context, run *runner.Run, tr *aguiStream, firs
 		}
 	}
 	return nil
+}
+
+// aguiResume answers a parked thread's interrupts from RunAgentInput.resume
+// (each entry {"interruptId","status","payload"}, checked as strictly as
+// POST /threads/:id/resume checks its body) and streams the run that goes
+// on as AG-UI events.
+func (s *endpoint) aguiResume(c echo.Context, in *aguiInput, key, threadID, runID string, route *capabilities.Prepared) error {
+	answers := make([]capabilities.Answer, 0, len(in.Resume))
+	for i, raw := range in.Resume {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var a wire.ResumeAnswer
+		if err := dec.Decode(&a); err != nil {
+			return wire.NewError(http.StatusBadRequest, "invalid_resume", fmt.Sprintf(`resume[%d] must be {"interruptId","status","payload"}: %v`, i, err))
+		}
+		answers = append(answers, a.Answer())
+	}
+	clientState, err := in.state()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	values, err := s.threadValues(ctx, threadID, route)
+	if err != nil {
+		return err
+	}
+	run, err := s.host.Resume(ctx, runner.ResumeRequest{ThreadID: threadID, Route: key, Answers: answers, Stream: true})
+	if err != nil {
+		return err
+	}
+	tr := newAGUIStream(threadID, runID, run.ID, aguiFieldsOf(route, s.host.App().Config.Markers))
+	return s.writeAGUI(c, run, tr, tr.start(clientState, values))
 }

@@ -1,4 +1,4 @@
-package server
+package langgraph
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/google/uuid"
@@ -93,8 +94,8 @@ func withInterrupts(values json.RawMessage) json.RawMessage {
 	if err != nil || len(pending) == 0 {
 		return values
 	}
-	fields[interruptKey] = mustJSON(lgInterrupts(pending))
-	return mustJSON(fields)
+	fields[interruptKey] = wire.MustJSON(lgInterrupts(pending))
+	return wire.MustJSON(fields)
 }
 
 // lgCommand is a run's command. Only resume is served: Dawn routes have
@@ -113,17 +114,17 @@ func parseCommand(raw json.RawMessage, input json.RawMessage) (json.RawMessage, 
 	dec.DisallowUnknownFields()
 	var cmd lgCommand
 	if err := dec.Decode(&cmd); err != nil {
-		return nil, badBody("command must be an object like " + commandExample + ": " + err.Error())
+		return nil, wire.BadBody("command must be an object like " + commandExample + ": " + err.Error())
 	}
 	switch {
 	case !isNull(cmd.Update):
-		return nil, badBody("command.update is not supported: a thread's state changes only through runs; answer the pending interrupts with command.resume")
+		return nil, wire.BadBody("command.update is not supported: a thread's state changes only through runs; answer the pending interrupts with command.resume")
 	case !isNull(cmd.Goto):
-		return nil, badBody("command.goto is not supported: a Dawn route has no graph nodes to go to")
+		return nil, wire.BadBody("command.goto is not supported: a Dawn route has no graph nodes to go to")
 	case isNull(cmd.Resume):
-		return nil, badBody("command.resume is required: the answer to the thread's pending interrupt, like " + commandExample)
+		return nil, wire.BadBody("command.resume is required: the answer to the thread's pending interrupt, like " + commandExample)
 	case !isNull(input):
-		return nil, badBody("a run answers its thread's interrupts with command.resume or starts with input, not both: send input null")
+		return nil, wire.BadBody("a run answers its thread's interrupts with command.resume or starts with input, not both: send input null")
 	}
 	return cmd.Resume, nil
 }
@@ -210,7 +211,7 @@ func lgAnswer(id string, value json.RawMessage) (capabilities.Answer, error) {
 }
 
 func invalidResume(msg string) error {
-	return newError(http.StatusBadRequest, "invalid_resume", msg)
+	return wire.NewError(http.StatusBadRequest, "invalid_resume", msg)
 }
 
 func pendingIDList(pending []capabilities.Interrupt) []string {
@@ -225,8 +226,8 @@ func pendingIDList(pending []capabilities.Interrupt) []string {
 // with command.resume. The answers are checked against the interrupts
 // pending now, and again by the runner in the transaction that starts the
 // run: a request that does not fit changes nothing.
-func (s *Server) startResume(ctx context.Context, run *lgRun, req runner.Request) (*runner.Run, error) {
-	cp, err := s.runs.Store().Latest(ctx, run.ThreadID)
+func (s *dialect) startResume(ctx context.Context, run *lgRun, req runner.Request) (*runner.Run, error) {
+	cp, err := s.host.Latest(ctx, run.ThreadID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -235,7 +236,7 @@ func (s *Server) startResume(ctx context.Context, run *lgRun, req runner.Request
 		return nil, fmt.Errorf("thread %s: the saved %s value is not a list of interrupts: %w", run.ThreadID, capabilities.InterruptsKey, err)
 	}
 	if len(pending) == 0 {
-		return nil, newError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" has no pending interrupt to resume: start a run with input instead of command.resume")
+		return nil, wire.NewError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" has no pending interrupt to resume: start a run with input instead of command.resume")
 	}
 	answers, err := lgAnswers(run.ThreadID, run.resume, pending)
 	if err != nil {
@@ -245,7 +246,7 @@ func (s *Server) startResume(ctx context.Context, run *lgRun, req runner.Request
 	// The run starts from the parked state with its interrupts answered,
 	// as the runner starts it.
 	delete(run.start.Fields, capabilities.InterruptsKey)
-	started, err := s.runs.Resume(ctx, runner.ResumeRequest{ThreadID: run.ThreadID, Route: req.Route, Answers: answers, Stream: req.Stream})
+	started, err := s.host.Resume(ctx, runner.ResumeRequest{ThreadID: run.ThreadID, Route: req.Route, Answers: answers, Stream: req.Stream})
 	if err != nil {
 		var re *runner.ResumeError
 		if errors.As(err, &re) {
@@ -263,7 +264,7 @@ func lgPending(err error) error {
 	if !errors.As(err, &pending) {
 		return err
 	}
-	return newError(http.StatusConflict, "interrupt_pending", fmt.Sprintf("thread %s is waiting for a decision on interrupt %s: answer it with a run whose command is {\"resume\": …} (input null) before sending new input",
+	return wire.NewError(http.StatusConflict, "interrupt_pending", fmt.Sprintf("thread %s is waiting for a decision on interrupt %s: answer it with a run whose command is {\"resume\": …} (input null) before sending new input",
 		pending.ThreadID, strings.Join(quoteAll(pending.IDs), ", ")))
 }
 
@@ -277,9 +278,9 @@ func quoteAll(list []string) []string {
 
 // savedState returns a reader of the state run saved last, for the final
 // values of a parked run: ok is false once the thread has moved on.
-func (s *Server) savedState(ctx context.Context, threadID, runID string) func() ([]thread.Message, thread.State, bool) {
+func (s *dialect) savedState(ctx context.Context, threadID, runID string) func() ([]thread.Message, thread.State, bool) {
 	return func() ([]thread.Message, thread.State, bool) {
-		cp, err := s.runs.Store().Latest(ctx, threadID)
+		cp, err := s.host.Latest(ctx, threadID)
 		if err != nil || cp.RunID != runID {
 			return nil, nil, false
 		}

@@ -1,4 +1,4 @@
-package server_test
+package langgraph_test
 
 import (
 	"bytes"
@@ -39,36 +39,6 @@ func readLG(t *testing.T, resp *http.Response) []stream.Event {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
 	return checkLGSSE(t, body)
-}
-
-func checkLGSSE(t *testing.T, body []byte) []stream.Event {
-	t.Helper()
-	r := stream.NewReader(bytes.NewReader(body))
-	var events []stream.Event
-	var last int64
-	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("SSE does not parse after %d events: %v", len(events), err)
-		}
-		if !json.Valid(e.Data) {
-			t.Fatalf("part %d (%s) data is not JSON: %.200q", len(events), e.Type, e.Data)
-		}
-		if e.ID != 0 {
-			if e.ID <= last {
-				t.Fatalf("part %d (%s) has id %d after id %d", len(events), e.Type, e.ID, last)
-			}
-			last = e.ID
-		}
-		events = append(events, e)
-	}
-	if len(events) == 0 || events[0].Type != "metadata" {
-		t.Fatalf("a LangGraph stream starts with metadata; got %d events", len(events))
-	}
-	return events
 }
 
 // lgMessage is the part of a message dict the tests read.
@@ -216,10 +186,35 @@ func TestLangGraphStreamMatchesState(t *testing.T) {
 		t.Errorf("%d custom parts, want the 2 plan_updates", n)
 	}
 
+	checkStreamedIDs(t, events, final, values[len(values)-1].Data)
+	checkReconnect(t, url, resp.Header.Get("Location"), meta.RunID, events)
+
+	var state struct {
+		Values     json.RawMessage `json:"values"`
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+			Step         int    `json:"step"`
+			RunID        string `json:"run_id"`
+		} `json:"checkpoint"`
+	}
+	getJSON(t, url+"/threads/lg1/state", &state)
+	if !bytes.Equal(state.Values, values[len(values)-1].Data) {
+		t.Errorf("state values\n%s\nare not the last values part\n%s", state.Values, values[len(values)-1].Data)
+	}
+	if state.Checkpoint.CheckpointID != meta.RunID || state.Checkpoint.RunID != meta.RunID || state.Checkpoint.Step != 3 {
+		t.Errorf("checkpoint = %+v, want the run's end at step 3", state.Checkpoint)
+	}
+}
+
+// checkStreamedIDs checks the message ids of a stream: the final values'
+// ids are set and distinct, every streamed message's id is among them,
+// and the answer's chunks make up the answer.
+func checkStreamedIDs(t *testing.T, events []stream.Event, final lgValues, finalData []byte) {
+	t.Helper()
 	ids := map[string]bool{}
 	for _, m := range final.Messages {
 		if ids[m.ID] || m.ID == "" {
-			t.Fatalf("message id %q is empty or repeated in %s", m.ID, values[len(values)-1].Data)
+			t.Fatalf("message id %q is empty or repeated in %s", m.ID, finalData)
 		}
 		ids[m.ID] = true
 	}
@@ -240,11 +235,14 @@ func TestLangGraphStreamMatchesState(t *testing.T) {
 	if answer.String() != "Your account is fine." {
 		t.Errorf("the answer's chunks say %q", answer.String())
 	}
+}
 
-	// The SDK reconnects to Location with the last id it saw; that
-	// continues the stream in the same modes.
-	loc := resp.Header.Get("Location")
-	if !strings.HasPrefix(loc, "/threads/lg1/runs/"+meta.RunID+"/stream?") {
+// checkReconnect checks that the SDK's reconnection to loc (the stream's
+// Location) with the first id it saw continues the stream of run runID in
+// the same modes.
+func checkReconnect(t *testing.T, url, loc, runID string, events []stream.Event) {
+	t.Helper()
+	if !strings.HasPrefix(loc, "/threads/lg1/runs/"+runID+"/stream?") {
 		t.Fatalf("Location %q", loc)
 	}
 	var cut int
@@ -262,22 +260,6 @@ func TestLangGraphStreamMatchesState(t *testing.T) {
 		if want := events[cut+1+k]; p.Type != want.Type || !bytes.Equal(p.Data, want.Data) {
 			t.Fatalf("reconnected part %d = %s, want %s", k, p.Type, want.Type)
 		}
-	}
-
-	var state struct {
-		Values     json.RawMessage `json:"values"`
-		Checkpoint struct {
-			CheckpointID string `json:"checkpoint_id"`
-			Step         int    `json:"step"`
-			RunID        string `json:"run_id"`
-		} `json:"checkpoint"`
-	}
-	getJSON(t, url+"/threads/lg1/state", &state)
-	if !bytes.Equal(state.Values, values[len(values)-1].Data) {
-		t.Errorf("state values\n%s\nare not the last values part\n%s", state.Values, values[len(values)-1].Data)
-	}
-	if state.Checkpoint.CheckpointID != meta.RunID || state.Checkpoint.RunID != meta.RunID || state.Checkpoint.Step != 3 {
-		t.Errorf("checkpoint = %+v, want the run's end at step 3", state.Checkpoint)
 	}
 }
 
@@ -607,3 +589,5 @@ func TestLangGraphAssistantIDs(t *testing.T) {
 		t.Errorf("context schema %+v has no tenant", schemas.ContextSchema)
 	}
 }
+
+var checkLGSSE = apptest.CheckLGSSE

@@ -1,4 +1,4 @@
-package server
+package langgraph
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -86,8 +87,8 @@ func newCheckpointRef(threadID, id string) lgCheckpoint {
 // checkpoints returns up to limit checkpoints of a thread, newest first,
 // from the one after before (a checkpoint id; "" starts at the latest).
 // Each links to its parent.
-func (s *Server) checkpoints(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
-	st := s.runs.Store()
+func (s *dialect) checkpoints(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
+	st := s.host
 	t, err := st.GetThread(ctx, threadID)
 	if err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func (s *Server) checkpoints(ctx context.Context, threadID string, limit int, be
 
 // latestState is the thread's latest state as a checkpoint that is not
 // the end of a run.
-func (s *Server) latestState(ctx context.Context, t store.Thread, cp store.Checkpoint) threadState {
+func (s *dialect) latestState(ctx context.Context, t store.Thread, cp store.Checkpoint) threadState {
 	id := stepCheckpointID(t.ID, cp.Step)
 	ref := newCheckpointRef(t.ID, id)
 	step := cp.Step
@@ -204,8 +205,8 @@ func (s *Server) latestState(ctx context.Context, t store.Thread, cp store.Check
 
 // runValues reads the state a finished run left, from its done event; ok
 // is false when the event holds no state.
-func (s *Server) runValues(ctx context.Context, threadID, runID string) (json.RawMessage, bool, error) {
-	runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: runID, Done: true})
+func (s *dialect) runValues(ctx context.Context, threadID, runID string) (json.RawMessage, bool, error) {
+	runs, err := s.host.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: runID, Done: true})
 	if err != nil || len(runs) == 0 {
 		return nil, false, err
 	}
@@ -239,20 +240,38 @@ func runCheckpoint(t store.Thread, r store.FinishedRun, values json.RawMessage) 
 }
 
 // failedTasks is the failed task of a thread whose last run failed.
-func (s *Server) failedTasks(ctx context.Context, t store.Thread) []stateTask {
+func (s *dialect) failedTasks(ctx context.Context, t store.Thread) []stateTask {
 	if t.Status != store.StatusError {
 		return []stateTask{}
 	}
-	runs, err := s.runs.Store().Runs(ctx, t.ID)
+	runs, err := s.host.Runs(ctx, t.ID)
 	if err != nil || len(runs) == 0 || runs[0].Status != store.RunError {
 		return []stateTask{}
 	}
 	return []stateTask{{ID: runs[0].ID, Name: nodeAgent, Error: runs[0].Error, Interrupts: []any{}}}
 }
 
+// getThread is GET /threads/:id: the thread, with its state values and
+// pending interrupts beside it as a LangGraph thread has them.
+func (s *dialect) getThread(c echo.Context) error {
+	ctx := c.Request().Context()
+	t, err := s.host.GetThread(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	cp, err := s.host.Latest(ctx, t.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return c.JSON(http.StatusOK, lgThread{Thread: t, Values: lcValues(t.ID, nil, nil), Interrupts: map[string]any{}})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, lgThread{Thread: t, Values: lcValues(t.ID, cp.Messages, cp.Values), Interrupts: threadInterrupts(t.ID, cp.Values)})
+}
+
 // lgGetState is GET /threads/:id/state: the latest checkpoint, in the shape
 // both dialects read.
-func (s *Server) lgGetState(c echo.Context) error {
+func (s *dialect) lgGetState(c echo.Context) error {
 	list, err := s.checkpoints(c.Request().Context(), c.Param("id"), 1, "")
 	if err != nil {
 		return err
@@ -261,25 +280,25 @@ func (s *Server) lgGetState(c echo.Context) error {
 }
 
 // getCheckpoint is GET /threads/:id/state/:checkpoint.
-func (s *Server) getCheckpoint(c echo.Context) error {
+func (s *dialect) getCheckpoint(c echo.Context) error {
 	return s.stateAt(c, c.Param("checkpoint"))
 }
 
 // postCheckpoint is POST /threads/:id/state/checkpoint with
 // {"checkpoint": {"checkpoint_id": ...}}.
-func (s *Server) postCheckpoint(c echo.Context) error {
+func (s *dialect) postCheckpoint(c echo.Context) error {
 	var body struct {
 		Checkpoint struct {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"checkpoint"`
 	}
-	if err := decode(c, &body); err != nil {
+	if err := wire.Decode(c, &body); err != nil {
 		return err
 	}
 	return s.stateAt(c, body.Checkpoint.CheckpointID)
 }
 
-func (s *Server) stateAt(c echo.Context, id string) error {
+func (s *dialect) stateAt(c echo.Context, id string) error {
 	ctx := c.Request().Context()
 	threadID := c.Param("id")
 	list, err := s.checkpoints(ctx, threadID, 1, "")
@@ -295,16 +314,16 @@ func (s *Server) stateAt(c echo.Context, id string) error {
 		return err
 	}
 	if ok {
-		t, err := s.runs.Store().GetThread(ctx, threadID)
+		t, err := s.host.GetThread(ctx, threadID)
 		if err != nil {
 			return err
 		}
-		runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: id})
+		runs, err := s.host.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: id})
 		if err != nil || len(runs) == 0 {
 			return err
 		}
 		cs := runCheckpoint(t, runs[0], values)
-		older, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, Before: id, Limit: 1})
+		older, err := s.host.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, Before: id, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -315,7 +334,7 @@ func (s *Server) stateAt(c echo.Context, id string) error {
 		}
 		return c.JSON(http.StatusOK, cs)
 	}
-	return newError(http.StatusNotFound, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(id)+"; list them with POST /threads/"+threadID+"/history")
+	return wire.NewError(http.StatusNotFound, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(id)+"; list them with POST /threads/"+threadID+"/history")
 }
 
 // historyBody is the body of POST /threads/:id/history.
@@ -334,9 +353,9 @@ type historyBody struct {
 // maxHistory bounds one page of history.
 const maxHistory = 1000
 
-func (s *Server) threadHistory(c echo.Context) error {
+func (s *dialect) threadHistory(c echo.Context) error {
 	var body historyBody
-	if err := decode(c, &body); err != nil {
+	if err := wire.Decode(c, &body); err != nil {
 		return err
 	}
 	limit := body.Limit
@@ -392,7 +411,7 @@ func beforeID(raw json.RawMessage) (string, error) {
 		} `json:"configurable"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", badBody(`before must be a checkpoint id or a config like {"configurable":{"checkpoint_id":"..."}}`)
+		return "", wire.BadBody(`before must be a checkpoint id or a config like {"configurable":{"checkpoint_id":"..."}}`)
 	}
 	if v.CheckpointID != "" {
 		return v.CheckpointID, nil
@@ -403,7 +422,7 @@ func beforeID(raw json.RawMessage) (string, error) {
 func metadataMatches(have, want map[string]any) bool {
 	for k, w := range want {
 		h, ok := have[k]
-		if !ok || string(mustJSON(h)) != string(mustJSON(w)) {
+		if !ok || string(wire.MustJSON(h)) != string(wire.MustJSON(w)) {
 			return false
 		}
 	}
@@ -412,7 +431,7 @@ func metadataMatches(have, want map[string]any) bool {
 
 // headCheckpointID is the id of the thread's latest checkpoint, which a run
 // may name as the one to continue from.
-func (s *Server) headCheckpointID(ctx context.Context, threadID string) (string, error) {
+func (s *dialect) headCheckpointID(ctx context.Context, threadID string) (string, error) {
 	list, err := s.checkpoints(ctx, threadID, 1, "")
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil

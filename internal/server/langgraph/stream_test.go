@@ -1,4 +1,4 @@
-package server
+package langgraph
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -334,43 +335,15 @@ var planRun = []stream.Event{
 // after that id, with the same ids. (TestLangGraphWaitingRunReconnects
 // covers a reader that catches up with a waiting run.)
 func TestLangGraphStreamIsDeterministic(t *testing.T) {
-	modes := map[string]bool{modeValues: true, modeUpdates: true, modeMessages: true, modeMessagesTuple: true, modeCustom: true}
 	for name, run := range map[string][]stream.Event{"plan": planRun, "subagents": nestedRun} {
 		t.Run(name, func(t *testing.T) {
-			write := func(src eventSource, after int64) []stream.Event {
-				tr := newTranslator(&app.App{}, lgRunView{
-					ThreadID: "t", RunID: "r", RouteID: "/r", Modes: modes, Subgraphs: true,
-					Prefix: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}, Fields: thread.State{"todos": json.RawMessage(`[]`)},
-				})
-				rec := httptest.NewRecorder()
-				c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
-				if err := (&Server{}).writeLG(c, src, tr, "t", "r", after, nil); err != nil {
-					t.Fatal(err)
-				}
-				var parts []stream.Event
-				r := stream.NewReader(rec.Body)
-				for {
-					p, err := r.Next()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						t.Fatalf("SSE does not parse after %d parts: %v", len(parts), err)
-					}
-					parts = append(parts, p)
-				}
-				if len(parts) == 0 || parts[0].Type != "metadata" {
-					t.Fatalf("parts %q do not start with metadata", names(parts))
-				}
-				return parts[1:]
-			}
 			log := stream.NewLog()
 			for _, e := range run {
 				log.Publish(e)
 			}
 			log.Close()
-			live := write(log.Subscribe(0), 0)
-			replayed := write(replay(run), 0)
+			live := writeParts(t, log.Subscribe(0), 0)
+			replayed := writeParts(t, wire.Replay(run), 0)
 			if !slices.EqualFunc(live, replayed, samePart) {
 				t.Fatalf("live parts %q\nreplayed %q", names(live), names(replayed))
 			}
@@ -378,13 +351,45 @@ func TestLangGraphStreamIsDeterministic(t *testing.T) {
 				if p.ID == 0 {
 					continue
 				}
-				tail := write(replay(run), p.ID)
+				tail := writeParts(t, wire.Replay(run), p.ID)
 				if !slices.EqualFunc(tail, live[i+1:], samePart) {
 					t.Errorf("after id %d: %q, want %q", p.ID, names(tail), names(live[i+1:]))
 				}
 			}
 		})
 	}
+}
+
+// writeParts writes the LangGraph stream of src after event id after, in
+// every mode with subgraphs, and returns its parts after the metadata.
+func writeParts(t *testing.T, src wire.EventSource, after int64) []stream.Event {
+	t.Helper()
+	modes := map[string]bool{modeValues: true, modeUpdates: true, modeMessages: true, modeMessagesTuple: true, modeCustom: true}
+	tr := newTranslator(&app.App{}, lgRunView{
+		ThreadID: "t", RunID: "r", RouteID: "/r", Modes: modes, Subgraphs: true,
+		Prefix: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}, Fields: thread.State{"todos": json.RawMessage(`[]`)},
+	})
+	rec := httptest.NewRecorder()
+	c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
+	if err := (&dialect{}).writeLG(c, src, tr, "t", "r", after, nil); err != nil {
+		t.Fatal(err)
+	}
+	var parts []stream.Event
+	r := stream.NewReader(rec.Body)
+	for {
+		p, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SSE does not parse after %d parts: %v", len(parts), err)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 || parts[0].Type != "metadata" {
+		t.Fatalf("parts %q do not start with metadata", names(parts))
+	}
+	return parts[1:]
 }
 
 func samePart(a, b stream.Event) bool {

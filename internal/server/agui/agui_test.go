@@ -1,4 +1,4 @@
-package server_test
+package agui_test
 
 import (
 	"bufio"
@@ -17,6 +17,8 @@ import (
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/server"
+	"github.com/dawn-go/dawn/internal/server/agui"
+	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -572,4 +574,87 @@ func (m *disconnectModel) GenerateContent(ctx context.Context, msgs []llms.Messa
 
 func (m *disconnectModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// gatedModel answers each user message once the gate named by that
+// message is closed (at once for a message without a gate), or ends with
+// the run's cancel.
+type gatedModel struct{ gates map[string]chan struct{} }
+
+func (m *gatedModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	text := lastUser(msgs)
+	if g, ok := m.gates[text]; ok {
+		select {
+		case <-g:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "answer to " + text}}}, nil
+}
+
+func (m *gatedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// threadRuns lists the statuses of a thread's runs, newest first.
+func threadRuns(t *testing.T, url, threadID string) []string {
+	var runs []struct{ Status string }
+	getJSON(t, url+"/threads/"+threadID+"/runs", &runs)
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.Status
+	}
+	return out
+}
+
+// waitRuns polls the thread's run statuses until ok accepts them.
+func waitRuns(t *testing.T, url, threadID string, ok func([]string) bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for runs := threadRuns(t, url, threadID); !ok(runs); runs = threadRuns(t, url, threadID) {
+		if time.Now().After(deadline) {
+			t.Errorf("thread %s: runs %v after 10s", threadID, runs)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestAGUIDisconnectSparesNewerRun: an AG-UI client leaves while its run is
+// in flight, and the run ends and a newer run starts on the same thread
+// before the server gets to cancel it: the cancel stops the client's own
+// run, never the newer one.
+func TestAGUIDisconnectSparesNewerRun(t *testing.T) {
+	model := &gatedModel{gates: map[string]chan struct{}{"first": make(chan struct{}), "second": make(chan struct{})}}
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
+	url := h.Serve(t)
+	second := make(chan []stream.Event, 1)
+	hooked := make(chan struct{})
+	defer agui.SetAGUIAbandonHook(func() {
+		defer close(hooked)
+		// The client's run ends, and a newer one starts on the thread.
+		close(model.gates["first"])
+		waitRuns(t, url, "race", func(runs []string) bool { return len(runs) == 1 && runs[0] == "success" })
+		go func() { second <- readSSE(t, post(t, url+"/threads/race/runs/stream", runBody("/plain", "second"))) }()
+		waitRuns(t, url, "race", func(runs []string) bool { return len(runs) == 2 && runs[0] == "running" })
+	})()
+
+	resp := post(t, url+"/agui/plain", aguiBody("race", "r1", "first", nil))
+	if e := newAGUIReader(t, resp).next(t); e.typ() != "RUN_STARTED" {
+		t.Fatalf("first AG-UI event %v, want RUN_STARTED", e)
+	}
+	resp.Body.Close()
+	select {
+	case <-hooked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not notice the client left within 10s")
+	}
+	close(model.gates["second"])
+	events := <-second
+	if last := events[len(events)-1]; last.Type != stream.TypeDone || !strings.Contains(string(last.Data), "answer to second") {
+		t.Errorf("the newer run ended with %s %s, want its answer: the client that left cancelled it", last.Type, last.Data)
+	}
+	if runs := threadRuns(t, url, "race"); len(runs) != 2 || runs[0] != "success" {
+		t.Errorf("thread runs %v, want the newer run in success", runs)
+	}
 }

@@ -1,4 +1,4 @@
-package server
+package agui
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -255,15 +256,15 @@ func checkEvents(t *testing.T, got []aguiEvent, want []string) {
 	for i := range max(len(got), len(want)) {
 		var g, w any
 		if i < len(got) {
-			g = decodeAny(mustJSON(got[i]))
+			g = decodeAny(wire.MustJSON(got[i]))
 		}
 		if i < len(want) {
 			if err := json.Unmarshal([]byte(want[i]), &w); err != nil {
 				t.Fatalf("want[%d] is not JSON: %v", i, err)
 			}
 		}
-		if !jsonEqual(mustJSON(g), mustJSON(w)) {
-			t.Errorf("event %d:\n got %s\nwant %s", i, mustJSON(g), mustJSON(w))
+		if !jsonEqual(wire.MustJSON(g), wire.MustJSON(w)) {
+			t.Errorf("event %d:\n got %s\nwant %s", i, wire.MustJSON(g), wire.MustJSON(w))
 		}
 	}
 }
@@ -327,8 +328,8 @@ func TestJSONPatch(t *testing.T) {
 	for _, c := range cases {
 		old, new := decodeAny(json.RawMessage(c.old)), decodeAny(json.RawMessage(c.new))
 		ops := jsonPatch(nil, "", old, new)
-		if !jsonEqual(mustJSON(ops), json.RawMessage(c.want)) {
-			t.Errorf("patch %s -> %s = %s, want %s", c.old, c.new, mustJSON(ops), c.want)
+		if !jsonEqual(wire.MustJSON(ops), json.RawMessage(c.want)) {
+			t.Errorf("patch %s -> %s = %s, want %s", c.old, c.new, wire.MustJSON(ops), c.want)
 		}
 	}
 }
@@ -356,7 +357,7 @@ func (tally) MirrorEvent(typ string, data json.RawMessage, current func(string) 
 		return nil, false // not the event as the capability emitted it
 	}
 	_ = json.Unmarshal(current("count"), &have)
-	return map[string]json.RawMessage{"count": mustJSON(map[string]int{"value": have.Value + d.N})}, true
+	return map[string]json.RawMessage{"count": wire.MustJSON(map[string]int{"value": have.Value + d.N})}, true
 }
 
 func (tally) MirrorField(_ *capabilities.Prepared, field string, raw json.RawMessage) (json.RawMessage, bool) {
@@ -364,7 +365,7 @@ func (tally) MirrorField(_ *capabilities.Prepared, field string, raw json.RawMes
 	if field != "count" || json.Unmarshal(raw, &n) != nil {
 		return nil, false
 	}
-	return mustJSON(map[string]int{"value": n}), true
+	return wire.MustJSON(map[string]int{"value": n}), true
 }
 
 // TestAGUIStateMirror: the shared state follows whatever capability mirrors

@@ -1,4 +1,4 @@
-package server
+package langgraph
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
@@ -23,157 +24,174 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// This file is the LangGraph Agent Server dialect: the endpoints and
-// bodies @langchain/langgraph-sdk (and its React useStream) speak. A run
-// request that names assistant_id instead of route is in this dialect;
-// Dawn's own requests are served as before. Assistants are routes
-// (langgraph_assistants.go), states and history come from the store
-// (langgraph_state.go), and the stream is a translation of the run's Dawn
-// events (langgraph_stream.go).
+// dialect serves the LangGraph dialect on a wire.Host. known remembers
+// the runs it started, for the calls that later name them.
+type dialect struct {
+	host  wire.Host
+	known lgRuns
+}
 
-// routeLangGraph adds the endpoints only the LangGraph dialect has. The
-// ones both dialects share are registered in New with byDialect. markLG
+// Mount mounts the LangGraph dialect on h: its own endpoints, and its
+// handling of the requests to Dawn's endpoints that are in the dialect
+// (see byDialect). The thread and state reads (GET /threads/:id and
+// /threads/:id/state) are in the shape both dialects read, built here.
+func Mount(h wire.Host) {
+	s := &dialect{host: h}
+	// A LangGraph client in a browser reads the run's id from
+	// Content-Location (useStream keeps it to rejoin the run), where to
+	// rejoin from Location, and the next page of assistants from
+	// X-Pagination-Next.
+	h.Expose("Content-Location", "Location", "X-Pagination-Next")
+	h.Intercept(http.MethodPost, "/threads", s.lgCreateThread)
+	h.Intercept(http.MethodGet, "/threads/:id/runs", runsDialect(s.lgListRuns))
+	h.Intercept(http.MethodPost, "/threads/:id/runs/wait", byDialect(s.lgRunWait))
+	h.Intercept(http.MethodPost, "/threads/:id/runs/stream", byDialect(s.lgRunStream))
+	h.Intercept(http.MethodGet, "/threads/:id/runs/:run/stream", joinDialect(s.lgJoinStream))
+	h.Add(http.MethodGet, "/threads/:id", s.getThread)
+	h.Add(http.MethodGet, "/threads/:id/state", s.lgGetState)
+	s.routeLangGraph(h)
+}
+
+// routeLangGraph adds the endpoints only the LangGraph dialect has. markLG
 // gives their errors LangGraph's "detail".
-func (s *Server) routeLangGraph(e *echo.Echo) {
-	e.POST("/assistants", s.createAssistant, markLG)
-	e.POST("/assistants/search", s.searchAssistants, markLG)
-	e.POST("/assistants/count", s.countAssistants, markLG)
-	e.GET("/assistants/:assistant", s.getAssistant, markLG)
-	e.PATCH("/assistants/:assistant", s.readOnlyAssistant, markLG)
-	e.DELETE("/assistants/:assistant", s.readOnlyAssistant, markLG)
-	e.GET("/assistants/:assistant/schemas", s.assistantSchemas, markLG)
-	e.GET("/assistants/:assistant/graph", s.assistantGraph, markLG)
-	e.GET("/assistants/:assistant/subgraphs", s.assistantSubgraphs, markLG)
+func (s *dialect) routeLangGraph(h wire.Mux) {
+	h.Add(http.MethodPost, "/assistants", s.createAssistant, markLG)
+	h.Add(http.MethodPost, "/assistants/search", s.searchAssistants, markLG)
+	h.Add(http.MethodPost, "/assistants/count", s.countAssistants, markLG)
+	h.Add(http.MethodGet, "/assistants/:assistant", s.getAssistant, markLG)
+	h.Add(http.MethodPatch, "/assistants/:assistant", s.readOnlyAssistant, markLG)
+	h.Add(http.MethodDelete, "/assistants/:assistant", s.readOnlyAssistant, markLG)
+	h.Add(http.MethodGet, "/assistants/:assistant/schemas", s.assistantSchemas, markLG)
+	h.Add(http.MethodGet, "/assistants/:assistant/graph", s.assistantGraph, markLG)
+	h.Add(http.MethodGet, "/assistants/:assistant/subgraphs", s.assistantSubgraphs, markLG)
 
-	e.POST("/threads/search", s.searchThreads, markLG)
-	e.POST("/threads/count", s.countThreads, markLG)
-	e.GET("/threads/:id/state/:checkpoint", s.getCheckpoint, markLG)
-	e.POST("/threads/:id/state/checkpoint", s.postCheckpoint, markLG)
-	e.POST("/threads/:id/history", s.threadHistory, markLG)
-	e.GET("/threads/:id/stream", s.lgThreadStream, markLG)
+	h.Add(http.MethodPost, "/threads/search", s.searchThreads, markLG)
+	h.Add(http.MethodPost, "/threads/count", s.countThreads, markLG)
+	h.Add(http.MethodGet, "/threads/:id/state/:checkpoint", s.getCheckpoint, markLG)
+	h.Add(http.MethodPost, "/threads/:id/state/checkpoint", s.postCheckpoint, markLG)
+	h.Add(http.MethodPost, "/threads/:id/history", s.threadHistory, markLG)
+	h.Add(http.MethodGet, "/threads/:id/stream", s.lgThreadStream, markLG)
 
-	e.POST("/threads/:id/runs", s.lgCreateRun, markLG)
-	e.GET("/threads/:id/runs/:run", s.lgGetRun, markLG)
-	e.GET("/threads/:id/runs/:run/join", s.lgJoinRun, markLG)
-	e.POST("/threads/:id/runs/:run/cancel", s.lgCancelRun, markLG)
+	h.Add(http.MethodPost, "/threads/:id/runs", s.lgCreateRun, markLG)
+	h.Add(http.MethodGet, "/threads/:id/runs/:run", s.lgGetRun, markLG)
+	h.Add(http.MethodGet, "/threads/:id/runs/:run/join", s.lgJoinRun, markLG)
+	h.Add(http.MethodPost, "/threads/:id/runs/:run/cancel", s.lgCancelRun, markLG)
 
 	// What Dawn does not do answers with why, not a bare 404 or 405.
-	e.PATCH("/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"), markLG)
-	e.POST("/threads/:id/copy", unsupported("threads cannot be copied"), markLG)
-	e.POST("/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"), markLG)
-	e.PATCH("/threads/:id/state", unsupported("checkpoint metadata cannot be changed"), markLG)
-	e.DELETE("/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"), markLG)
-	e.POST("/runs/batch", unsupported("batches of runs are not supported; start each run"), markLG)
+	h.Add(http.MethodPatch, "/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"), markLG)
+	h.Add(http.MethodPost, "/threads/:id/copy", unsupported("threads cannot be copied"), markLG)
+	h.Add(http.MethodPost, "/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"), markLG)
+	h.Add(http.MethodPatch, "/threads/:id/state", unsupported("checkpoint metadata cannot be changed"), markLG)
+	h.Add(http.MethodDelete, "/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"), markLG)
+	h.Add(http.MethodPost, "/runs/batch", unsupported("batches of runs are not supported; start each run"), markLG)
 
-	e.POST("/runs", s.lgStateless(statelessBackground), markLG)
-	e.POST("/runs/stream", s.lgStateless(statelessStream), markLG)
-	e.POST("/runs/wait", s.lgStateless(statelessWait), markLG)
+	h.Add(http.MethodPost, "/runs", s.lgStateless(statelessBackground), markLG)
+	h.Add(http.MethodPost, "/runs/stream", s.lgStateless(statelessStream), markLG)
+	h.Add(http.MethodPost, "/runs/wait", s.lgStateless(statelessWait), markLG)
 }
 
-// lgDialectKey marks a request served in the LangGraph dialect, whose
+// lgError is Dawn's error body with the message repeated as "detail",
+// where LangGraph's clients read the Agent Server's {"detail": …}.
+type lgError struct {
+	wire.ErrorBody
+	Detail string `json:"detail,omitempty"`
+}
+
+// markLG marks the requests of a handler as LangGraph-dialect ones: their
 // errors carry LangGraph's "detail" too.
-const lgDialectKey = "dawn.langgraph"
-
-// markLG marks the requests of a handler as LangGraph-dialect ones.
-func markLG(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		c.Set(lgDialectKey, true)
-		return next(c)
-	}
-}
+var markLG = wire.ShapeErrors(func(b wire.ErrorBody) any {
+	return lgError{ErrorBody: b, Detail: b.Error.Message}
+})
 
 // unsupported answers a LangGraph call Dawn does not serve with 405 and
 // why (405, not 501: the SDK retries a 5xx).
 func unsupported(why string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		return newError(http.StatusMethodNotAllowed, "not_supported", c.Request().Method+" "+c.Path()+" is not supported: "+why)
+		return wire.NewError(http.StatusMethodNotAllowed, "not_supported", c.Request().Method+" "+c.Path()+" is not supported: "+why)
 	}
-}
-
-// readBody reads the request body and puts it back, so that a handler can
-// look at it before another decodes it.
-func readBody(c echo.Context) ([]byte, error) {
-	req := c.Request()
-	if req.Body == nil {
-		return nil, nil
-	}
-	data, err := io.ReadAll(req.Body)
-	if err != nil {
-		return nil, bodyReadError(err)
-	}
-	req.Body = io.NopCloser(bytes.NewReader(data))
-	return data, nil
 }
 
 // byDialect serves a run request with lg when its body names assistant_id
-// and no route (the LangGraph dialect), and with dawn otherwise.
-func (s *Server) byDialect(dawn, lg echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		data, err := readBody(c)
-		if err != nil {
-			return err
+// and no route (the LangGraph dialect), and with Dawn's handler otherwise.
+func byDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
+	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			data, err := wire.PeekBody(c)
+			if err != nil {
+				return err
+			}
+			var names struct {
+				Route       *string `json:"route"`
+				AssistantID *string `json:"assistant_id"`
+			}
+			if json.Unmarshal(wire.TrimBOM(data), &names) == nil && names.AssistantID != nil && names.Route == nil {
+				return markLG(lg)(c)
+			}
+			return dawn(c)
 		}
-		var names struct {
-			Route       *string `json:"route"`
-			AssistantID *string `json:"assistant_id"`
-		}
-		if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &names) == nil && names.AssistantID != nil && names.Route == nil {
-			return markLG(lg)(c)
-		}
-		return dawn(c)
 	}
 }
 
-// lgJoinDialect serves GET /threads/:id/runs/:run/stream: the LangGraph
+// joinDialect serves GET /threads/:id/runs/:run/stream: the LangGraph
 // SDK's joinStream always sends cancel_on_disconnect, and its reconnection
 // follows the Location a LangGraph stream names, which carries
 // stream_mode; anything else is Dawn's rejoin.
-func (s *Server) lgJoinDialect(c echo.Context) error {
-	q := c.QueryParams()
-	if q.Has("cancel_on_disconnect") || q.Has("stream_mode") {
-		return markLG(s.lgJoinStream)(c)
+func joinDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
+	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			q := c.QueryParams()
+			if q.Has("cancel_on_disconnect") || q.Has("stream_mode") {
+				return markLG(lg)(c)
+			}
+			return dawn(c)
+		}
 	}
-	return s.joinStream(c)
 }
 
 // runsDialect serves GET /threads/:id/runs: the LangGraph SDK always sends
 // limit and offset; Dawn's clients send no query.
-func (s *Server) runsDialect(c echo.Context) error {
-	q := c.QueryParams()
-	if q.Has("limit") || q.Has("offset") || q.Has("status") || q.Has("select") {
-		return markLG(s.lgListRuns)(c)
-	}
-	return s.listRuns(c)
-}
-
-// lgCreateThread serves POST /threads: Dawn's createThread, plus
-// LangGraph's if_exists "do_nothing", which returns the existing thread.
-func (s *Server) lgCreateThread(c echo.Context) error {
-	data, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	var body struct {
-		ThreadID   string          `json:"thread_id"`
-		IfExists   string          `json:"if_exists"`
-		Supersteps json.RawMessage `json:"supersteps"`
-		TTL        json.RawMessage `json:"ttl"`
-	}
-	_ = json.Unmarshal(data, &body)
-	switch {
-	case !isNull(body.Supersteps):
-		return badBody("supersteps is not supported: create the thread, then start a run with the input")
-	case !isNull(body.TTL):
-		return badBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")
-	case body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing":
-		return badBody(`if_exists must be "raise" or "do_nothing", not ` + strconv.Quote(body.IfExists))
-	}
-	if body.IfExists == "do_nothing" && body.ThreadID != "" {
-		if t, err := s.runs.Store().GetThread(c.Request().Context(), body.ThreadID); err == nil {
-			return c.JSON(http.StatusOK, t)
+func runsDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
+	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			q := c.QueryParams()
+			if q.Has("limit") || q.Has("offset") || q.Has("status") || q.Has("select") {
+				return markLG(lg)(c)
+			}
+			return dawn(c)
 		}
 	}
-	return s.createThread(c)
+}
+
+// lgCreateThread serves POST /threads: Dawn's, plus LangGraph's if_exists
+// "do_nothing", which returns the existing thread.
+func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		data, err := wire.PeekBody(c)
+		if err != nil {
+			return err
+		}
+		var body struct {
+			ThreadID   string          `json:"thread_id"`
+			IfExists   string          `json:"if_exists"`
+			Supersteps json.RawMessage `json:"supersteps"`
+			TTL        json.RawMessage `json:"ttl"`
+		}
+		_ = json.Unmarshal(data, &body)
+		switch {
+		case !isNull(body.Supersteps):
+			return wire.BadBody("supersteps is not supported: create the thread, then start a run with the input")
+		case !isNull(body.TTL):
+			return wire.BadBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")
+		case body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing":
+			return wire.BadBody(`if_exists must be "raise" or "do_nothing", not ` + strconv.Quote(body.IfExists))
+		}
+		if body.IfExists == "do_nothing" && body.ThreadID != "" {
+			if t, err := s.host.GetThread(c.Request().Context(), body.ThreadID); err == nil {
+				return c.JSON(http.StatusOK, t)
+			}
+		}
+		return dawn(c)
+	}
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -282,12 +300,12 @@ func parseModes(raw json.RawMessage) (map[string]bool, error) {
 	case json.Unmarshal(raw, &one) == nil:
 		list = []string{one}
 	case json.Unmarshal(raw, &list) != nil:
-		return nil, badBody(`stream_mode must be a mode or a list of modes, like ["values","messages-tuple"]`)
+		return nil, wire.BadBody(`stream_mode must be a mode or a list of modes, like ["values","messages-tuple"]`)
 	}
 	modes := map[string]bool{}
 	for _, m := range list {
 		if !knownModes[m] {
-			return nil, badBody("stream_mode " + strconv.Quote(m) + " is not a stream mode; use values, updates, messages-tuple, messages or custom")
+			return nil, wire.BadBody("stream_mode " + strconv.Quote(m) + " is not a stream mode; use values, updates, messages-tuple, messages or custom")
 		}
 		modes[m] = true
 	}
@@ -300,19 +318,19 @@ var allModes = map[string]bool{modeValues: true, modeUpdates: true, modeMessages
 
 // parseLGRun reads and checks a LangGraph run request for thread
 // threadID.
-func (s *Server) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Request, lgRunBody, error) {
+func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Request, lgRunBody, error) {
 	var body lgRunBody
-	if err := decode(c, &body); err != nil {
+	if err := wire.Decode(c, &body); err != nil {
 		return nil, runner.Request{}, body, err
 	}
 	fail := func(err error) (*lgRun, runner.Request, lgRunBody, error) { return nil, runner.Request{}, body, err }
 	switch {
 	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
-		return fail(badBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
+		return fail(wire.BadBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
 	case body.Webhook != "":
-		return fail(badBody("webhook is not supported"))
+		return fail(wire.BadBody("webhook is not supported"))
 	case body.AfterSeconds > 0:
-		return fail(badBody("after_seconds is not supported: start the run when it should run"))
+		return fail(wire.BadBody("after_seconds is not supported: start the run when it should run"))
 	}
 	if err := oneOf("multitask_strategy", body.MultitaskStrategy, "reject", "interrupt"); err != nil {
 		return fail(err)
@@ -327,7 +345,7 @@ func (s *Server) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Req
 		return fail(err)
 	}
 	if !isNull(body.Metadata) && bytes.TrimSpace(body.Metadata)[0] != '{' {
-		return fail(badBody("metadata must be a JSON object"))
+		return fail(wire.BadBody("metadata must be a JSON object"))
 	}
 	modes, err := parseModes(body.StreamMode)
 	if err != nil {
@@ -343,7 +361,7 @@ func (s *Server) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Req
 	if err != nil {
 		return fail(err)
 	}
-	a := s.runs.App()
+	a := s.host.App()
 	r, path, err := findAssistant(a, body.AssistantID)
 	if err != nil {
 		return fail(err)
@@ -361,7 +379,7 @@ func (s *Server) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Req
 	if run.Multitask == "" {
 		run.Multitask = "reject"
 	}
-	opts, err := s.strategyOptions(body.fields)
+	opts, err := s.host.RunOptions(body.fields)
 	if err != nil {
 		return fail(err)
 	}
@@ -382,7 +400,7 @@ func oneOf(field, value string, allowed ...string) error {
 	if field == "multitask_strategy" && (value == "enqueue" || value == "rollback") {
 		msg = "multitask_strategy " + value + " is not supported: a Dawn thread runs one run at a time; use reject, or interrupt to cancel the run in flight first"
 	}
-	return badBody(msg)
+	return wire.BadBody(msg)
 }
 
 func sortedModes(modes map[string]bool) []string {
@@ -433,20 +451,19 @@ func withParams(r *router.Route, path string, sources ...map[string]any) string 
 // startLG starts a LangGraph run on its thread: it applies if_not_exists,
 // the checkpoint to continue from and multitask_strategy, then starts the
 // run and remembers it.
-func (s *Server) startLG(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, error) {
-	st := s.runs.Store()
-	if err := checkThreadID(run.ThreadID); err != nil {
+func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, error) {
+	if err := wire.CheckThreadID(run.ThreadID); err != nil {
 		return nil, err
 	}
-	_, err := st.GetThread(ctx, run.ThreadID)
+	_, err := s.host.GetThread(ctx, run.ThreadID)
 	if errors.Is(err, store.ErrNotFound) && run.resume != nil && body.IfNotExists == "create" {
 		// A thread yet to be created has no interrupt to answer: it is
 		// not created.
-		return nil, newError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" does not exist, so no interrupt is pending on it: command.resume answers the interrupts of a thread whose run parked")
+		return nil, wire.NewError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" does not exist, so no interrupt is pending on it: command.resume answers the interrupts of a thread whose run parked")
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		if body.IfNotExists != "create" {
-			return nil, newError(http.StatusNotFound, "thread_not_found", "thread "+run.ThreadID+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
+			return nil, wire.NewError(http.StatusNotFound, "thread_not_found", "thread "+run.ThreadID+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
 		}
 	} else if err != nil {
 		return nil, err
@@ -457,7 +474,7 @@ func (s *Server) startLG(ctx context.Context, run *lgRun, req runner.Request, bo
 			return nil, err
 		}
 		if want != head {
-			return nil, badBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head)
+			return nil, wire.BadBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head)
 		}
 	}
 	if run.resume != nil {
@@ -468,30 +485,46 @@ func (s *Server) startLG(ctx context.Context, run *lgRun, req runner.Request, bo
 		}
 		return s.remember(run, started), nil
 	}
-	if active := s.runs.Active(run.ThreadID); active != nil && run.Multitask == "interrupt" {
-		s.runs.Cancel(run.ThreadID)
-		select {
-		case <-active.Done():
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	if run.Multitask == "interrupt" {
+		if err := s.interruptInFlight(ctx, run.ThreadID); err != nil {
+			return nil, err
 		}
 	}
 	// What the run starts from, read before it starts: after, its first
 	// step may already be saved.
 	run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
-	started, err := s.runs.Start(ctx, req)
+	started, err := s.host.Start(ctx, req)
 	if err != nil {
 		return nil, lgPending(err)
 	}
 	return s.remember(run, started), nil
 }
 
+// interruptInFlight stops the run in flight on a thread, here or on
+// another replica of a shared store, and waits for its end: what
+// multitask_strategy "interrupt" does before the new run starts.
+func (s *dialect) interruptInFlight(ctx context.Context, threadID string) error {
+	if active := s.host.Active(threadID); active != nil {
+		s.host.Cancel(threadID)
+		select {
+		case <-active.Done():
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if remote, ok := s.host.RemoteRun(ctx, threadID); ok {
+		return s.host.StopRemote(ctx, remote, true)
+	}
+	return nil
+}
+
 // remember keeps what the calls that later name a started run need.
-func (s *Server) remember(run *lgRun, started *runner.Run) *runner.Run {
+func (s *dialect) remember(run *lgRun, started *runner.Run) *runner.Run {
 	run.RunID = started.ID
 	kept := *run
 	kept.start, kept.resume = nil, nil
-	s.lg.put(&kept)
+	s.known.put(&kept)
 	return started
 }
 
@@ -504,12 +537,12 @@ type lgStart struct {
 
 // threadStart reads what a run of req on a thread would start from now:
 // the route's initial state under the thread's values and the input's.
-func (s *Server) threadStart(ctx context.Context, threadID, routeID string, req runner.Request) *lgStart {
+func (s *dialect) threadStart(ctx context.Context, threadID, routeID string, req runner.Request) *lgStart {
 	start := &lgStart{Fields: thread.State{}}
-	if p, ok := s.runs.App().Routes[routeID]; ok {
+	if p, ok := s.host.App().Routes[routeID]; ok {
 		start.Fields = p.InitialState()
 	}
-	if cp, err := s.runs.Store().Latest(ctx, threadID); err == nil {
+	if cp, err := s.host.Latest(ctx, threadID); err == nil {
 		start.Prefix = cp.Messages
 		for k, v := range cp.Values {
 			start.Fields[k] = v
@@ -535,7 +568,7 @@ func setRunHeaders(c echo.Context, threadID, runID string) {
 }
 
 // lgRunStream is POST /threads/:id/runs/stream in the LangGraph dialect.
-func (s *Server) lgRunStream(c echo.Context) error {
+func (s *dialect) lgRunStream(c echo.Context) error {
 	run, req, body, err := s.parseLGRun(c, c.Param("id"))
 	if err != nil {
 		return err
@@ -549,7 +582,7 @@ func (s *Server) lgRunStream(c echo.Context) error {
 
 // streamLG streams a live run in the LangGraph dialect from after the
 // given event id (0: from its start).
-func (s *Server) streamLG(c echo.Context, run *lgRun, live *runner.Run, after int64) error {
+func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after int64) error {
 	var prefix []thread.Message
 	var fields thread.State
 	if run.start != nil {
@@ -557,17 +590,13 @@ func (s *Server) streamLG(c echo.Context, run *lgRun, live *runner.Run, after in
 	} else {
 		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
 	}
-	tr := newTranslator(s.runs.App(), lgRunView{
+	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, Modes: run.Modes, Subgraphs: run.Subgraphs,
 		Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID),
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
-		gone = func() {
-			if a := s.runs.Active(run.ThreadID); a != nil && a.ID == run.RunID {
-				s.runs.Cancel(run.ThreadID)
-			}
-		}
+		gone = func() { live.Cancel() } // this run, never a newer one of the thread
 	}
 	return s.writeLG(c, live.Log.Subscribe(0), tr, run.ThreadID, run.RunID, after, gone)
 }
@@ -580,15 +609,15 @@ func (s *Server) streamLG(c echo.Context, run *lgRun, live *runner.Run, after in
 // results and what follows. events are the run's events so far, which
 // tell the one from the other. Before its first step the thread's
 // messages and the input make them up.
-func (s *Server) runStart(ctx context.Context, threadID, runID, routeID string, input []thread.Message, final []thread.Message, events []stream.Event) ([]thread.Message, thread.State) {
+func (s *dialect) runStart(ctx context.Context, threadID, runID, routeID string, input []thread.Message, final []thread.Message, events []stream.Event) ([]thread.Message, thread.State) {
 	fields := thread.State{}
-	if p, ok := s.runs.App().Routes[routeID]; ok {
+	if p, ok := s.host.App().Routes[routeID]; ok {
 		fields = p.InitialState()
 	}
 	if final != nil {
 		return beforeRun(final, events), fields
 	}
-	cp, err := s.runs.Store().Latest(ctx, threadID)
+	cp, err := s.host.Latest(ctx, threadID)
 	if err != nil {
 		return input, fields
 	}
@@ -652,13 +681,10 @@ func upToInput(msgs []thread.Message) []thread.Message {
 // client: they only bring the translator up to date. The last part of each
 // event carries the event's id, so Last-Event-ID resumes after it. gone,
 // when set, is called if the client leaves before the end.
-func (s *Server) writeLG(c echo.Context, src eventSource, tr *lgTranslator, threadID, runID string, after int64, gone func()) error {
+func (s *dialect) writeLG(c echo.Context, src wire.EventSource, tr *lgTranslator, threadID, runID string, after int64, gone func()) error {
 	w := c.Response()
 	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
+	wire.StartSSE(c, "")
 	// Where the SDK reconnects to when the connection drops.
 	rejoin := url.Values{"stream_mode": sortedModes(tr.modes)}
 	if tr.subgraphs {
@@ -667,7 +693,7 @@ func (s *Server) writeLG(c echo.Context, src eventSource, tr *lgTranslator, thre
 	h.Set("Location", runLocation(threadID, runID)+"/stream?"+rejoin.Encode())
 	setRunHeaders(c, threadID, runID)
 	w.WriteHeader(http.StatusOK)
-	buf := stream.AppendSSE(nil, stream.Event{Type: "metadata", Data: mustJSON(map[string]any{"run_id": runID, "attempt": 1})})
+	buf := stream.AppendSSE(nil, stream.Event{Type: "metadata", Data: wire.MustJSON(map[string]any{"run_id": runID, "attempt": 1})})
 	if after <= 0 {
 		for _, p := range tr.begin() {
 			buf = stream.AppendSSE(buf, p)
@@ -679,7 +705,7 @@ func (s *Server) writeLG(c echo.Context, src eventSource, tr *lgTranslator, thre
 	w.Flush()
 	ctx := c.Request().Context()
 	for {
-		waitCtx, cancel := context.WithTimeout(ctx, keepAlive)
+		waitCtx, cancel := context.WithTimeout(ctx, wire.KeepAlive)
 		e, err := src.Next(waitCtx)
 		cancel()
 		switch {
@@ -729,14 +755,14 @@ func (s *Server) writeLG(c echo.Context, src eventSource, tr *lgTranslator, thre
 // lgJoinStream is GET /threads/:id/runs/:run/stream in the LangGraph
 // dialect: the run's stream from after Last-Event-ID ("-1" or none: from
 // its start), live while it runs and replayed from the store after.
-func (s *Server) lgJoinStream(c echo.Context) error {
+func (s *dialect) lgJoinStream(c echo.Context) error {
 	ctx := c.Request().Context()
 	threadID, runID := c.Param("id"), c.Param("run")
 	after, err := lgLastEventID(c)
 	if err != nil {
 		return err
 	}
-	known := s.lg.get(runID)
+	known := s.known.get(runID)
 	view := &lgRun{ThreadID: threadID, RunID: runID, Modes: allModes}
 	if known != nil {
 		copied := *known
@@ -756,15 +782,24 @@ func (s *Server) lgJoinStream(c echo.Context) error {
 	if q := c.QueryParam("cancel_on_disconnect"); q == "1" || q == "true" {
 		view.OnDisconnect = "cancel"
 	}
-	if live := s.runs.Active(threadID); live != nil && live.ID == runID {
+	if live := s.host.Active(threadID); live != nil && live.ID == runID {
 		view.RouteID = live.RouteID
 		return s.streamLG(c, view, live, after)
 	}
-	r, err := s.runs.Store().GetRun(ctx, runID)
+	r, err := s.host.GetRun(ctx, runID)
 	if err != nil || r.ThreadID != threadID {
-		return newError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
+		return wire.NewError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
 	}
-	events, err := s.runs.Store().Events(ctx, runID, 0)
+	return s.lgStoredStream(c, view, r, after)
+}
+
+// lgStoredStream streams run r, which does not run here, in the LangGraph
+// dialect from the store: replayed when it ended, and followed to its end
+// as its events commit when it runs on another replica.
+func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after int64) error {
+	ctx := c.Request().Context()
+	threadID, runID := r.ThreadID, r.ID
+	events, err := s.host.Events(ctx, runID, 0)
 	if err != nil {
 		return err
 	}
@@ -780,14 +815,22 @@ func (s *Server) lgJoinStream(c echo.Context) error {
 		if n > 0 {
 			last = events[n-1].ID
 		}
-		events = append(events, stream.Event{ID: max(last, after) + 1, Type: stream.TypeDone, Data: mustJSON(map[string]any{"output": map[string]any{"error": r.Error}})})
+		events = append(events, stream.Event{ID: max(last, after) + 1, Type: stream.TypeDone, Data: wire.MustJSON(map[string]any{"output": map[string]any{"error": r.Error}})})
 	}
 	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, events)
-	tr := newTranslator(s.runs.App(), lgRunView{
+	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),
 	})
-	return s.writeLG(c, replay(events), tr, threadID, runID, after, nil)
+	var src wire.EventSource = wire.Replay(events)
+	if r.Status == store.RunRunning {
+		// Read again from the first event: the follower reads what
+		// commits from now on too, to the run's done event.
+		f := s.host.Follow(runID, 0)
+		defer f.Close()
+		src = f
+	}
+	return s.writeLG(c, src, tr, threadID, runID, after, nil)
 }
 
 // joinModes reads stream_mode from a query: repeated, one mode, or a JSON
@@ -796,24 +839,27 @@ func joinModes(values []string) json.RawMessage {
 	if len(values) == 1 && strings.HasPrefix(strings.TrimSpace(values[0]), "[") {
 		return json.RawMessage(values[0])
 	}
-	return mustJSON(values)
+	return wire.MustJSON(values)
 }
 
 // lgThreadStream is GET /threads/:id/stream: the stream of the run in
 // flight on the thread, if any.
-func (s *Server) lgThreadStream(c echo.Context) error {
+func (s *dialect) lgThreadStream(c echo.Context) error {
 	threadID := c.Param("id")
-	live := s.runs.Active(threadID)
+	live := s.host.Active(threadID)
 	if live == nil {
-		if _, err := s.runs.Store().GetThread(c.Request().Context(), threadID); err != nil {
+		if _, err := s.host.GetThread(c.Request().Context(), threadID); err != nil {
 			return err
+		}
+		if remote, ok := s.host.RemoteRun(c.Request().Context(), threadID); ok {
+			return s.lgRemoteThreadStream(c, remote)
 		}
 		c.Response().Header().Set(echo.HeaderContentType, "text/event-stream")
 		c.Response().WriteHeader(http.StatusOK)
 		return nil
 	}
 	view := &lgRun{ThreadID: threadID, RunID: live.ID, RouteID: live.RouteID, Modes: allModes}
-	if known := s.lg.get(live.ID); known != nil {
+	if known := s.known.get(live.ID); known != nil {
 		view.Modes, view.Subgraphs, view.Input = known.Modes, known.Subgraphs, known.Input
 	}
 	after, err := lgLastEventID(c)
@@ -823,10 +869,24 @@ func (s *Server) lgThreadStream(c echo.Context) error {
 	return s.streamLG(c, view, live, after)
 }
 
+// lgRemoteThreadStream is lgThreadStream for run r, in flight on another
+// replica of a shared store: followed from the store to its end.
+func (s *dialect) lgRemoteThreadStream(c echo.Context, r store.Run) error {
+	view := &lgRun{ThreadID: r.ThreadID, RunID: r.ID, RouteID: r.Route, Modes: allModes}
+	if known := s.known.get(r.ID); known != nil {
+		view.Modes, view.Subgraphs, view.Input = known.Modes, known.Subgraphs, known.Input
+	}
+	after, err := lgLastEventID(c)
+	if err != nil {
+		return err
+	}
+	return s.lgStoredStream(c, view, r, after)
+}
+
 // lgRunWait is POST /threads/:id/runs/wait in the LangGraph dialect: the
 // run's final state values, or {"__error__": ...} for a failed run, which
 // the SDK raises.
-func (s *Server) lgRunWait(c echo.Context) error {
+func (s *dialect) lgRunWait(c echo.Context) error {
 	run, req, body, err := s.parseLGRun(c, c.Param("id"))
 	if err != nil {
 		return err
@@ -839,7 +899,7 @@ func (s *Server) lgRunWait(c echo.Context) error {
 	return s.waitLG(c, run.ThreadID, started)
 }
 
-func (s *Server) waitLG(c echo.Context, threadID string, run *runner.Run) error {
+func (s *dialect) waitLG(c echo.Context, threadID string, run *runner.Run) error {
 	setRunHeaders(c, threadID, run.ID)
 	select {
 	case <-run.Done():
@@ -852,7 +912,7 @@ func (s *Server) waitLG(c echo.Context, threadID string, run *runner.Run) error 
 // answerResult answers with a finished run's output as runs/wait and join
 // give it: the state values, {"__error__": ...} for a failed run (the SDK
 // raises it), and the thread's state for a cancelled one.
-func (s *Server) answerResult(c echo.Context, threadID string, output json.RawMessage) error {
+func (s *dialect) answerResult(c echo.Context, threadID string, output json.RawMessage) error {
 	var ended struct {
 		Error     string `json:"error"`
 		Cancelled bool   `json:"cancelled"`
@@ -860,10 +920,10 @@ func (s *Server) answerResult(c echo.Context, threadID string, output json.RawMe
 	if _, _, ok := splitValues(output); !ok && json.Unmarshal(output, &ended) == nil {
 		switch {
 		case ended.Error != "":
-			output = mustJSON(map[string]any{"__error__": map[string]string{"error": "RunError", "message": ended.Error}})
+			output = wire.MustJSON(map[string]any{"__error__": map[string]string{"error": "RunError", "message": ended.Error}})
 			return c.JSONBlob(http.StatusOK, output)
 		case ended.Cancelled:
-			cp, err := s.runs.Store().Latest(c.Request().Context(), threadID)
+			cp, err := s.host.Latest(c.Request().Context(), threadID)
 			if err != nil {
 				return err
 			}
@@ -908,7 +968,7 @@ func lgStatus(r store.Run) string {
 	return lgStatuses[r.Status]
 }
 
-func (s *Server) runObject(r store.Run) lgRunObject {
+func (s *dialect) runObject(r store.Run) lgRunObject {
 	o := lgRunObject{
 		RunID: r.ID, ThreadID: r.ThreadID, AssistantID: assistantID(r.Route), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		Status: lgStatus(r), Metadata: json.RawMessage(`{}`), MultitaskStrategy: "reject", Kwargs: map[string]any{},
@@ -917,7 +977,7 @@ func (s *Server) runObject(r store.Run) lgRunObject {
 	if o.Status == "" {
 		o.Status = r.Status
 	}
-	if known := s.lg.get(r.ID); known != nil {
+	if known := s.known.get(r.ID); known != nil {
 		if !isNull(known.Metadata) {
 			o.Metadata = known.Metadata
 		}
@@ -928,7 +988,7 @@ func (s *Server) runObject(r store.Run) lgRunObject {
 
 // lgCreateRun is POST /threads/:id/runs: a background run. It answers at
 // once with the run; join, stream or poll it by its id.
-func (s *Server) lgCreateRun(c echo.Context) error {
+func (s *dialect) lgCreateRun(c echo.Context) error {
 	run, req, body, err := s.parseLGRun(c, c.Param("id"))
 	if err != nil {
 		return err
@@ -941,8 +1001,8 @@ func (s *Server) lgCreateRun(c echo.Context) error {
 	return s.answerRun(c, run.ThreadID, started.ID)
 }
 
-func (s *Server) answerRun(c echo.Context, threadID, runID string) error {
-	r, err := s.runs.Store().GetRun(c.Request().Context(), runID)
+func (s *dialect) answerRun(c echo.Context, threadID, runID string) error {
+	r, err := s.host.GetRun(c.Request().Context(), runID)
 	if err != nil {
 		return err
 	}
@@ -951,19 +1011,19 @@ func (s *Server) answerRun(c echo.Context, threadID, runID string) error {
 }
 
 // threadRun reads a run of the thread in the path, or answers 404.
-func (s *Server) threadRun(c echo.Context) (store.Run, error) {
+func (s *dialect) threadRun(c echo.Context) (store.Run, error) {
 	threadID, runID := c.Param("id"), c.Param("run")
-	r, err := s.runs.Store().GetRun(c.Request().Context(), runID)
+	r, err := s.host.GetRun(c.Request().Context(), runID)
 	if err != nil || r.ThreadID != threadID {
-		if _, terr := s.runs.Store().GetThread(c.Request().Context(), threadID); terr != nil {
+		if _, terr := s.host.GetThread(c.Request().Context(), threadID); terr != nil {
 			return store.Run{}, terr
 		}
-		return store.Run{}, newError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
+		return store.Run{}, wire.NewError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
 	}
 	return r, nil
 }
 
-func (s *Server) lgGetRun(c echo.Context) error {
+func (s *dialect) lgGetRun(c echo.Context) error {
 	r, err := s.threadRun(c)
 	if err != nil {
 		return err
@@ -973,21 +1033,21 @@ func (s *Server) lgGetRun(c echo.Context) error {
 
 // lgListRuns is GET /threads/:id/runs with LangGraph's paging and status
 // filter.
-func (s *Server) lgListRuns(c echo.Context) error {
+func (s *dialect) lgListRuns(c echo.Context) error {
 	ctx := c.Request().Context()
-	runs, err := s.runs.Store().Runs(ctx, c.Param("id"))
+	runs, err := s.host.Runs(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	limit, offset := 10, 0
 	if v := c.QueryParam("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 0 {
-			return badBody("limit must be a number of runs")
+			return wire.BadBody("limit must be a number of runs")
 		}
 	}
 	if v := c.QueryParam("offset"); v != "" {
 		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
-			return badBody("offset must be a number of runs")
+			return wire.BadBody("offset must be a number of runs")
 		}
 	}
 	status := c.QueryParam("status")
@@ -1005,13 +1065,13 @@ func (s *Server) lgListRuns(c echo.Context) error {
 
 // lgJoinRun is GET /threads/:id/runs/:run/join: it waits for the run to
 // end and answers with the thread's state values then.
-func (s *Server) lgJoinRun(c echo.Context) error {
+func (s *dialect) lgJoinRun(c echo.Context) error {
 	ctx := c.Request().Context()
 	r, err := s.threadRun(c)
 	if err != nil {
 		return err
 	}
-	if live := s.runs.Active(r.ThreadID); live != nil && live.ID == r.ID {
+	if live := s.host.Active(r.ThreadID); live != nil && live.ID == r.ID {
 		select {
 		case <-live.Done():
 			return s.answerResult(c, r.ThreadID, live.Output())
@@ -1020,16 +1080,16 @@ func (s *Server) lgJoinRun(c echo.Context) error {
 		}
 	}
 	if parked(r) {
-		cp, err := s.runs.Store().Latest(ctx, r.ThreadID)
+		cp, err := s.host.Latest(ctx, r.ThreadID)
 		if err != nil {
 			return err
 		}
 		return c.JSONBlob(http.StatusOK, withInterrupts(lcValues(r.ThreadID, cp.Messages, cp.Values)))
 	}
 	if r.Status == store.RunError || r.Status == store.RunInterrupted {
-		return s.answerResult(c, r.ThreadID, mustJSON(map[string]string{"error": r.Error}))
+		return s.answerResult(c, r.ThreadID, wire.MustJSON(map[string]string{"error": r.Error}))
 	}
-	runs, err := s.runs.Store().FinishedRuns(ctx, store.FinishedQuery{ThreadID: r.ThreadID, RunID: r.ID, Done: true})
+	runs, err := s.host.FinishedRuns(ctx, store.FinishedQuery{ThreadID: r.ThreadID, RunID: r.ID, Done: true})
 	if err == nil && len(runs) == 1 {
 		var d struct {
 			Output json.RawMessage `json:"output"`
@@ -1038,7 +1098,7 @@ func (s *Server) lgJoinRun(c echo.Context) error {
 			return s.answerResult(c, r.ThreadID, d.Output)
 		}
 	}
-	cp, err := s.runs.Store().Latest(ctx, r.ThreadID)
+	cp, err := s.host.Latest(ctx, r.ThreadID)
 	if err != nil {
 		return err
 	}
@@ -1046,7 +1106,7 @@ func (s *Server) lgJoinRun(c echo.Context) error {
 }
 
 // lgCancelRun is POST /threads/:id/runs/:run/cancel?wait=0|1&action=interrupt.
-func (s *Server) lgCancelRun(c echo.Context) error {
+func (s *dialect) lgCancelRun(c echo.Context) error {
 	r, err := s.threadRun(c)
 	if err != nil {
 		return err
@@ -1054,16 +1114,25 @@ func (s *Server) lgCancelRun(c echo.Context) error {
 	switch c.QueryParam("action") {
 	case "", "interrupt":
 	case "rollback":
-		return badBody("action=rollback is not supported: Dawn keeps every step a run saved; cancel with action=interrupt")
+		return wire.BadBody("action=rollback is not supported: Dawn keeps every step a run saved; cancel with action=interrupt")
 	default:
-		return badBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
+		return wire.BadBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
 	}
-	live := s.runs.Active(r.ThreadID)
+	wait := c.QueryParam("wait") == "1" || c.QueryParam("wait") == "true"
+	live := s.host.Active(r.ThreadID)
 	if live == nil || live.ID != r.ID {
-		return newError(http.StatusConflict, "run_not_running", "run "+r.ID+" is "+lgStatus(r)+", not running: there is nothing to cancel")
+		// Another replica of a shared store may have it.
+		remote, ok := s.host.RemoteRun(c.Request().Context(), r.ThreadID)
+		if !ok || remote.ID != r.ID {
+			return wire.NewError(http.StatusConflict, "run_not_running", "run "+r.ID+" is "+lgStatus(r)+", not running: there is nothing to cancel")
+		}
+		if err := s.host.StopRemote(c.Request().Context(), remote, wait); err != nil {
+			return err
+		}
+		return s.answerRun(c, r.ThreadID, r.ID)
 	}
-	s.runs.Cancel(r.ThreadID)
-	if w := c.QueryParam("wait"); w == "1" || w == "true" {
+	s.host.Cancel(r.ThreadID)
+	if wait {
 		select {
 		case <-live.Done():
 		case <-c.Request().Context().Done():
@@ -1082,7 +1151,7 @@ const (
 
 // lgStateless serves POST /runs, /runs/stream and /runs/wait: a run on a
 // new thread, deleted when the run ends unless on_completion is "keep".
-func (s *Server) lgStateless(kind int) echo.HandlerFunc {
+func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		threadID := uuid.NewString()
 		run, req, body, err := s.parseLGRun(c, threadID)
@@ -1100,8 +1169,8 @@ func (s *Server) lgStateless(kind int) echo.HandlerFunc {
 		if body.OnCompletion != "keep" {
 			go func() {
 				<-started.Done()
-				if err := s.runs.Store().DeleteThread(context.Background(), threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
-					s.logger.Warn("cannot delete the thread of a stateless run", "thread", threadID, "err", err)
+				if err := s.host.DeleteThread(context.Background(), threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
+					s.host.Logger().Warn("cannot delete the thread of a stateless run", "thread", threadID, "err", err)
 				}
 			}()
 		}
@@ -1142,23 +1211,23 @@ func (q threadSearch) query() (store.ThreadQuery, error) {
 	return store.ThreadQuery{IDs: q.IDs, Metadata: q.Metadata, Values: q.Values, Status: q.Status, SortBy: q.SortBy, SortOrder: q.SortOrder, Limit: q.Limit, Offset: q.Offset}, nil
 }
 
-func (s *Server) searchThreads(c echo.Context) error {
+func (s *dialect) searchThreads(c echo.Context) error {
 	ctx := c.Request().Context()
 	var body threadSearch
-	if err := decode(c, &body); err != nil {
+	if err := wire.Decode(c, &body); err != nil {
 		return err
 	}
 	q, err := body.query()
 	if err != nil {
 		return err
 	}
-	threads, err := s.runs.Store().SearchThreads(ctx, q)
+	threads, err := s.host.SearchThreads(ctx, q)
 	if err != nil {
 		return err
 	}
 	out := make([]lgThread, 0, len(threads))
 	for _, t := range threads {
-		cp, err := s.runs.Store().Latest(ctx, t.ID)
+		cp, err := s.host.Latest(ctx, t.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // deleted since
 		}
@@ -1170,16 +1239,16 @@ func (s *Server) searchThreads(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) countThreads(c echo.Context) error {
+func (s *dialect) countThreads(c echo.Context) error {
 	var body threadSearch
-	if err := decode(c, &body); err != nil {
+	if err := wire.Decode(c, &body); err != nil {
 		return err
 	}
 	q, err := body.query()
 	if err != nil {
 		return err
 	}
-	n, err := s.runs.Store().CountThreads(c.Request().Context(), q)
+	n, err := s.host.CountThreads(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
@@ -1192,5 +1261,5 @@ func lgLastEventID(c echo.Context) (int64, error) {
 	if c.Request().Header.Get("Last-Event-ID") == "-1" {
 		return 0, nil
 	}
-	return lastEventID(c)
+	return wire.LastEventID(c)
 }

@@ -1,10 +1,12 @@
-package server
+package langgraph
 
 import (
 	"encoding/json"
 	"errors"
 	"net/http"
 	"testing"
+
+	"github.com/dawn-go/dawn/internal/server/wire"
 )
 
 // FuzzParseLCInput: whatever a LangGraph run's input holds, parsing it
@@ -32,7 +34,7 @@ func FuzzParseLCInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		in, err := parseLCInput(raw)
 		if err != nil {
-			var ae *apiError
+			var ae *wire.Error
 			if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || ae.Msg == "" {
 				t.Fatalf("parseLCInput(%q) = %v, want a 400 with a message", raw, err)
 			}

@@ -1,4 +1,4 @@
-package server
+package agui
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -236,7 +237,7 @@ func (a *aguiStream) subagentState(typ string, raw json.RawMessage) []aguiEvent 
 		delete(own, k)
 	}
 	base := []string{aguiSubagents, callID}
-	next, ok := a.fields.mirror(a.state, base, typ, mustJSON(own))
+	next, ok := a.fields.mirror(a.state, base, typ, wire.MustJSON(own))
 	if !ok {
 		return nil
 	}

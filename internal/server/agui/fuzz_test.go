@@ -1,4 +1,4 @@
-package server_test
+package agui_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package server
+package langgraph
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/router"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -78,7 +79,7 @@ func orEmpty(s []string) []string {
 // run then gets. path is what to hand the runner.
 func findAssistant(a *app.App, id string) (r *router.Route, path string, err error) {
 	if id == "" {
-		return nil, "", badBody(`assistant_id is required: a route id such as "/support/[tenant]", a path such as "/support/acme", or an assistant_id from POST /assistants/search`)
+		return nil, "", wire.BadBody(`assistant_id is required: a route id such as "/support/[tenant]", a path such as "/support/acme", or an assistant_id from POST /assistants/search`)
 	}
 	if _, perr := uuid.Parse(id); perr == nil && a.Tree != nil {
 		for _, r := range a.Tree.Routes {
@@ -101,8 +102,8 @@ func findAssistant(a *app.App, id string) (r *router.Route, path string, err err
 	return r, path, nil
 }
 
-func assistantNotFound(id string) *apiError {
-	return newError(http.StatusNotFound, "assistant_not_found", "no assistant "+strconv.Quote(id)+": an assistant is a route; name a route id such as /support/[tenant], a path such as /support/acme, or an assistant_id from POST /assistants/search")
+func assistantNotFound(id string) *wire.Error {
+	return wire.NewError(http.StatusNotFound, "assistant_not_found", "no assistant "+strconv.Quote(id)+": an assistant is a route; name a route id such as /support/[tenant], a path such as /support/acme, or an assistant_id from POST /assistants/search")
 }
 
 // assistantParam reads the :assistant path parameter, which a client may
@@ -115,8 +116,8 @@ func assistantParam(c echo.Context) string {
 	return id
 }
 
-func (s *Server) getAssistant(c echo.Context) error {
-	a := s.runs.App()
+func (s *dialect) getAssistant(c echo.Context) error {
+	a := s.host.App()
 	r, _, err := findAssistant(a, assistantParam(c))
 	if err != nil {
 		return err
@@ -144,19 +145,19 @@ func (q assistantSearch) match(as assistant) bool {
 	}
 	for k, want := range q.Metadata {
 		got, ok := as.Metadata[k]
-		if !ok || string(mustJSON(got)) != string(mustJSON(want)) {
+		if !ok || string(wire.MustJSON(got)) != string(wire.MustJSON(want)) {
 			return false
 		}
 	}
 	return true
 }
 
-func (s *Server) matchAssistants(c echo.Context) ([]assistant, assistantSearch, error) {
+func (s *dialect) matchAssistants(c echo.Context) ([]assistant, assistantSearch, error) {
 	var q assistantSearch
-	if err := decode(c, &q); err != nil {
+	if err := wire.Decode(c, &q); err != nil {
 		return nil, q, err
 	}
-	a := s.runs.App()
+	a := s.host.App()
 	out := []assistant{}
 	if a.Tree != nil {
 		for _, r := range a.Tree.Routes {
@@ -172,7 +173,7 @@ func (s *Server) matchAssistants(c echo.Context) ([]assistant, assistantSearch, 
 		"created_at": func(as assistant) string { return as.GraphID }, "updated_at": func(as assistant) string { return as.GraphID },
 	}[q.SortBy]
 	if key == nil {
-		return nil, q, badBody("sort_by must be one of assistant_id, graph_id, name, created_at, updated_at, not " + strconv.Quote(q.SortBy))
+		return nil, q, wire.BadBody("sort_by must be one of assistant_id, graph_id, name, created_at, updated_at, not " + strconv.Quote(q.SortBy))
 	}
 	slices.SortFunc(out, func(x, y assistant) int { return strings.Compare(key(x), key(y)) })
 	switch q.SortOrder {
@@ -180,12 +181,12 @@ func (s *Server) matchAssistants(c echo.Context) ([]assistant, assistantSearch, 
 	case "desc":
 		slices.Reverse(out)
 	default:
-		return nil, q, badBody("sort_order must be asc or desc, not " + strconv.Quote(q.SortOrder))
+		return nil, q, wire.BadBody("sort_order must be asc or desc, not " + strconv.Quote(q.SortOrder))
 	}
 	return out, q, nil
 }
 
-func (s *Server) searchAssistants(c echo.Context) error {
+func (s *dialect) searchAssistants(c echo.Context) error {
 	all, q, err := s.matchAssistants(c)
 	if err != nil {
 		return err
@@ -202,7 +203,7 @@ func (s *Server) searchAssistants(c echo.Context) error {
 	return c.JSON(http.StatusOK, all[start:end])
 }
 
-func (s *Server) countAssistants(c echo.Context) error {
+func (s *dialect) countAssistants(c echo.Context) error {
 	all, _, err := s.matchAssistants(c)
 	if err != nil {
 		return err
@@ -213,28 +214,28 @@ func (s *Server) countAssistants(c echo.Context) error {
 // createAssistant answers POST /assistants for a graph_id that is a route:
 // the route's assistant. Assistants are the app's routes, so nothing is
 // created; a client that creates "an assistant for graph X" gets X's.
-func (s *Server) createAssistant(c echo.Context) error {
+func (s *dialect) createAssistant(c echo.Context) error {
 	var body struct {
 		GraphID     string `json:"graph_id"`
 		AssistantID string `json:"assistant_id"`
 	}
-	if err := decode(c, &body); err != nil {
+	if err := wire.Decode(c, &body); err != nil {
 		return err
 	}
-	a := s.runs.App()
+	a := s.host.App()
 	r, _, err := findAssistant(a, body.GraphID)
 	if err != nil {
 		return err
 	}
 	if body.AssistantID != "" && body.AssistantID != assistantID(r.ID) {
-		return newError(http.StatusConflict, "assistant_read_only", "assistants are the app's routes and keep their own ids; the assistant of graph "+r.ID+" is "+assistantID(r.ID))
+		return wire.NewError(http.StatusConflict, "assistant_read_only", "assistants are the app's routes and keep their own ids; the assistant of graph "+r.ID+" is "+assistantID(r.ID))
 	}
 	return c.JSON(http.StatusOK, newAssistant(a, r))
 }
 
 // readOnlyAssistant answers the calls that would change an assistant.
-func (s *Server) readOnlyAssistant(c echo.Context) error {
-	return newError(http.StatusMethodNotAllowed, "assistant_read_only", "assistants are the app's routes: change the route's files (agent.md, plan.md, state.yaml) instead")
+func (s *dialect) readOnlyAssistant(c echo.Context) error {
+	return wire.NewError(http.StatusMethodNotAllowed, "assistant_read_only", "assistants are the app's routes: change the route's files (agent.md, plan.md, state.yaml) instead")
 }
 
 // graphSchema is GET /assistants/:id/schemas.
@@ -247,8 +248,8 @@ type graphSchema struct {
 	ContextSchema map[string]any `json:"context_schema"`
 }
 
-func (s *Server) assistantSchemas(c echo.Context) error {
-	a := s.runs.App()
+func (s *dialect) assistantSchemas(c echo.Context) error {
+	a := s.host.App()
 	r, _, err := findAssistant(a, assistantParam(c))
 	if err != nil {
 		return err
@@ -314,8 +315,8 @@ func schemasOf(p *capabilities.Prepared) graphSchema {
 
 // assistantGraph is GET /assistants/:id/graph: the agent loop as a graph,
 // the model node calling the tools node until it answers.
-func (s *Server) assistantGraph(c echo.Context) error {
-	if _, _, err := findAssistant(s.runs.App(), assistantParam(c)); err != nil {
+func (s *dialect) assistantGraph(c echo.Context) error {
+	if _, _, err := findAssistant(s.host.App(), assistantParam(c)); err != nil {
 		return err
 	}
 	node := func(id, typ string) map[string]any {
@@ -332,8 +333,8 @@ func (s *Server) assistantGraph(c echo.Context) error {
 
 // assistantSubgraphs is GET /assistants/:id/subgraphs: the schemas of the
 // route's subagents, by subagent name.
-func (s *Server) assistantSubgraphs(c echo.Context) error {
-	a := s.runs.App()
+func (s *dialect) assistantSubgraphs(c echo.Context) error {
+	a := s.host.App()
 	r, _, err := findAssistant(a, assistantParam(c))
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package langgraph
 
 import (
 	"bytes"
@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/google/uuid"
 )
@@ -141,8 +141,8 @@ func lcValues(threadID string, msgs []thread.Message, fields thread.State) json.
 	for k, v := range fields {
 		out[k] = v
 	}
-	out["messages"] = mustJSON(lcMessages(threadID, "", msgs))
-	return mustJSON(out)
+	out["messages"] = wire.MustJSON(lcMessages(threadID, "", msgs))
+	return wire.MustJSON(out)
 }
 
 // splitValues splits the state values a run's output holds into messages
@@ -178,7 +178,7 @@ func parseLCInput(raw json.RawMessage) (lcInput, error) {
 		return in, nil
 	}
 	if err := json.Unmarshal(raw, &in.Values); err != nil || in.Values == nil {
-		return in, badBody(`input must be a JSON object like {"messages":[{"type":"human","content":"Hello"}]}`)
+		return in, wire.BadBody(`input must be a JSON object like {"messages":[{"type":"human","content":"Hello"}]}`)
 	}
 	msgs, ok := in.Values["messages"]
 	if !ok {
@@ -193,12 +193,12 @@ func parseLCInput(raw json.RawMessage) (lcInput, error) {
 	case len(msgs) > 0 && msgs[0] == '{':
 		list = []json.RawMessage{msgs}
 	case json.Unmarshal(msgs, &list) != nil:
-		return in, badBody("input.messages must be a list of messages like [{\"type\":\"human\",\"content\":\"Hello\"}]")
+		return in, wire.BadBody("input.messages must be a list of messages like [{\"type\":\"human\",\"content\":\"Hello\"}]")
 	}
 	for i, item := range list {
 		m, err := parseLCMessage(item)
 		if err != nil {
-			return in, badBody(fmt.Sprintf("input.messages[%d]: %v", i, err))
+			return in, wire.BadBody(fmt.Sprintf("input.messages[%d]: %v", i, err))
 		}
 		in.Messages = append(in.Messages, m)
 	}
@@ -276,8 +276,4 @@ func contentText(raw json.RawMessage) (string, error) {
 		parts = append(parts, b.Text)
 	}
 	return strings.Join(parts, "\n"), nil
-}
-
-func badBody(msg string) *apiError {
-	return newError(http.StatusBadRequest, "invalid_body", msg)
 }

@@ -1,4 +1,4 @@
-package server
+package langgraph
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -200,7 +201,7 @@ func (t *lgTranslator) emit(g *lgGraph, mode, name string, data any) {
 	if g.ns != "" {
 		name += "|" + g.ns
 	}
-	t.out = append(t.out, stream.Event{Type: name, Data: mustJSON(data)})
+	t.out = append(t.out, stream.Event{Type: name, Data: wire.MustJSON(data)})
 }
 
 func (t *lgTranslator) event(g *lgGraph, typ string, data json.RawMessage) {
@@ -407,7 +408,7 @@ func (t *lgTranslator) done(data json.RawMessage) {
 	}
 	if !ok {
 		if json.Unmarshal(d.Output, &failed) == nil && failed.Error != "" {
-			t.out = append(t.out, stream.Event{Type: "error", Data: mustJSON(map[string]string{"error": "RunError", "message": failed.Error})})
+			t.out = append(t.out, stream.Event{Type: "error", Data: wire.MustJSON(map[string]string{"error": "RunError", "message": failed.Error})})
 		}
 		return
 	}
@@ -566,6 +567,6 @@ func planUpdate(g *lgGraph, data json.RawMessage) {
 			delete(plan, key) // left out of the event when empty
 		}
 	}
-	raw := mustJSON(plan)
+	raw := wire.MustJSON(plan)
 	g.fields["plan"], g.changed["plan"] = raw, raw
 }

@@ -1,0 +1,41 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStartLogsWhatItServesWith: the ready line names the store (a
+// Postgres URL without its password), whether telemetry exports, and the
+// limits, so an operator reads the setup from the log.
+func TestStartLogsWhatItServesWith(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "hi"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hi", "agent.md"), []byte("You answer."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "dawn.db")
+	s := startDawn(t, append(offlineEnv(), "DAWN_STORE="+db), time.Minute, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0", "--max-runs", "77")
+	var ready struct {
+		Store     string `json:"store"`
+		Telemetry *bool  `json:"telemetry"`
+		MaxRuns   int    `json:"max_runs"`
+		MaxConns  int    `json:"max_conns"`
+	}
+	for line := range strings.Lines(s.out.String()) {
+		if strings.Contains(line, `"dawn server ready"`) {
+			if err := json.Unmarshal([]byte(line), &ready); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if ready.Store != db || ready.Telemetry == nil || *ready.Telemetry || ready.MaxRuns != 77 || ready.MaxConns == 0 {
+		t.Errorf("ready line = %+v, want store %s, telemetry false, max_runs 77 and max_conns; output:\n%s", ready, db, s.out.String())
+	}
+}

@@ -1,0 +1,127 @@
+package docstext
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const root = "../.."
+
+// TestReadmeIsShort: the README is the front door; the manual lives in docs/.
+func TestReadmeIsShort(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n > 250 {
+		t.Errorf("README.md has %d lines; keep it at most 250 and move the rest to docs/", n)
+	}
+}
+
+var (
+	testName    = regexp.MustCompile(`\bTest[A-Z][A-Za-z0-9]+|\w+_test\.(go|mjs)\b`)
+	issueNumber = regexp.MustCompile(`(?i)\bissue #?\d+`)
+	localLink   = regexp.MustCompile(`\]\(([^)#:]+\.(md|png|svg))(#[^)]*)?\)`)
+)
+
+// TestDocsSpeakToUsers: user docs name no test and no issue number, and
+// every relative link points at a file that exists.
+func TestDocsSpeakToUsers(t *testing.T) {
+	files, err := Files(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		for _, bad := range []*regexp.Regexp{testName, issueNumber} {
+			if m := bad.FindString(text); m != "" {
+				t.Errorf("%s names %q: user docs say what the code does, not which test or issue shows it", f, m)
+			}
+		}
+		for _, m := range localLink.FindAllStringSubmatch(text, -1) {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), m[1])); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, m[1])
+			}
+		}
+	}
+}
+
+// TestEveryBlockRunsOrSaysWhyNot: every code block of the README and docs/
+// is checked by a test, or is marked <!-- not run: reason --> on the line
+// before it. Which test checks which block:
+//
+//   - go: examples/app TestReadmeGoExamples (copied from the example app
+//     or examples/notes);
+//   - markdown, md: examples/app TestReadmeFileExamples and
+//     TestDocsAgentExamples (parsed as plan.md or agent.md);
+//   - json with "steps": TestReadmeFileExamples (a plan-first plan);
+//   - yaml: examples/app TestDocsConfigExamples (loaded as dawn.yaml);
+//   - sh made only of curl commands to 127.0.0.1:PORT: examples/app
+//     TestReadmeExamples (run against the example app);
+//   - the README's other sh blocks: e2e TestNewcomerPath;
+//   - readme:stream, readme:agui, readme:langgraph and
+//     readme:langgraph-interrupt markers: the tests that look for them.
+func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
+	blocks, err := Blocks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) < 20 {
+		t.Fatalf("found %d blocks; the parser is broken", len(blocks))
+	}
+	for _, b := range blocks {
+		if checked(b) {
+			continue
+		}
+		if why, ok := strings.CutPrefix(b.Marker, "not run:"); ok && strings.TrimSpace(why) != "" {
+			continue
+		}
+		t.Errorf("%s:%d: a %q block that no test runs; make a test check it, or put <!-- not run: why --> on the line before it", b.File, b.Line, b.Lang)
+	}
+}
+
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt"}
+
+// checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
+// checks b.
+func checked(b Block) bool {
+	switch {
+	case slices.Contains(runMarkers, b.Marker):
+		return true
+	case b.Lang == "go", b.Lang == "markdown", b.Lang == "md", b.Lang == "yaml":
+		return true
+	case b.Lang == "json":
+		return strings.Contains(b.Text, `"steps"`)
+	case b.Lang == "sh" && filepath.Base(b.File) == "README.md" && b.Marker == "":
+		return true
+	case b.Lang == "sh":
+		return onlyCurl(b.Text)
+	}
+	return false
+}
+
+// onlyCurl reports whether every command of an sh block is a curl to the
+// example app's address.
+func onlyCurl(text string) bool {
+	cmds := strings.Split(strings.ReplaceAll(text, "\\\n", " "), "\n")
+	n := 0
+	for _, c := range cmds {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		if !strings.HasPrefix(c, "curl ") || !strings.Contains(c, "http://127.0.0.1:PORT") {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/labstack/echo/v4"
+)
+
+// host is the wire.Host the core offers its wires: the runner's runs, the
+// store's reads of threads and runs (and, for the core itself, thread
+// creation), and the mux.
+type host struct {
+	store.Store
+	s *Server
+	// adds are the wires' own endpoints, mounted after Dawn's.
+	adds []wireRoute
+	// intercepts are the wires' middleware in front of Dawn's handlers, by
+	// "METHOD path".
+	intercepts map[string][]echo.MiddlewareFunc
+	// exposed are the response headers the wires let a browser page read.
+	exposed []string
+}
+
+type wireRoute struct {
+	method, path string
+	h            echo.HandlerFunc
+	m            []echo.MiddlewareFunc
+}
+
+var _ wire.Host = (*host)(nil)
+
+func newHost(s *Server) *host {
+	return &host{Store: s.runs.Store(), s: s, intercepts: map[string][]echo.MiddlewareFunc{}}
+}
+
+func (h *host) Add(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	h.adds = append(h.adds, wireRoute{method, path, fn, m})
+}
+
+func (h *host) Intercept(method, path string, mw echo.MiddlewareFunc) {
+	key := method + " " + path
+	h.intercepts[key] = append(h.intercepts[key], mw)
+}
+
+func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers...) }
+
+// handle serves method and path with Dawn's handler fn, behind the wires'
+// intercepts of it (the first intercept sees the request first).
+func (s *Server) handle(method, path string, fn echo.HandlerFunc) {
+	mws := s.host.intercepts[method+" "+path]
+	for i := len(mws) - 1; i >= 0; i-- {
+		fn = mws[i](fn)
+	}
+	s.echo.Add(method, path, fn)
+}
+
+// mountWires mounts the wires' own endpoints, in the order they added
+// them.
+func (h *host) mountWires() {
+	for _, r := range h.adds {
+		h.s.echo.Add(r.method, r.path, r.h, r.m...)
+	}
+}
+
+func (h *host) App() *app.App { return h.s.runs.App() }
+
+func (h *host) Start(ctx context.Context, req runner.Request) (*runner.Run, error) {
+	return h.s.runs.Start(ctx, req)
+}
+
+func (h *host) Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Run, error) {
+	return h.s.runs.Resume(ctx, req)
+}
+
+func (h *host) Active(threadID string) *runner.Run { return h.s.runs.Active(threadID) }
+
+func (h *host) Cancel(threadID string) (*runner.Run, bool) { return h.s.runs.Cancel(threadID) }
+
+func (h *host) RemoteRun(ctx context.Context, threadID string) (store.Run, bool) {
+	return h.s.runs.RemoteRun(ctx, threadID)
+}
+
+func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
+	return h.s.stopRemote(ctx, r, wait)
+}
+
+func (h *host) Follow(runID string, after int64) *runner.Follower {
+	return h.s.runs.Follow(runID, after)
+}
+
+func (h *host) Subscribed() func() { return h.s.runs.Telemetry().Subscribed() }
+
+func (h *host) Logger() *slog.Logger { return h.s.logger }
+
+// RunOptions reads the options of the app's run strategies from the body:
+// each is a string, like "plan_first": "preview".
+func (h *host) RunOptions(fields map[string]json.RawMessage) (map[string]string, error) {
+	var opts map[string]string
+	for _, mk := range h.App().Config.Markers {
+		rs, ok := mk.(capabilities.RunStrategy)
+		if !ok {
+			continue
+		}
+		name := rs.RunOption()
+		raw, ok := fields[name]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, newError(http.StatusBadRequest, "invalid_body", fmt.Sprintf("%s must be a string, like %q: %q", name, name, "off"))
+		}
+		if opts == nil {
+			opts = map[string]string{}
+		}
+		opts[name] = v
+	}
+	return opts, nil
+}

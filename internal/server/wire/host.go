@@ -1,0 +1,88 @@
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/labstack/echo/v4"
+)
+
+// Host is what the HTTP core offers a wire: where to mount its endpoints
+// (Mux), the runs it translates (Runs) and what the store keeps of threads
+// and runs (Threads). A wire keeps its own state; it reaches the run only
+// through the Host, and sees it only as the events of its log.
+type Host interface {
+	Mux
+	Runs
+	Threads
+	// Logger is the server's logger.
+	Logger() *slog.Logger
+}
+
+// Mux mounts a wire's endpoints on the core's router.
+type Mux interface {
+	// Add serves method and path with h, behind the core's middleware
+	// (auth, CORS, body limits) and then m.
+	Add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
+	// Intercept puts mw in front of the core's own handler of method and
+	// path (one of Dawn's endpoints): the wire serves the requests that
+	// are its own, and passes the others to the handler it is given.
+	Intercept(method, path string, mw echo.MiddlewareFunc)
+	// Expose lets a browser page on an allowed origin read these response
+	// headers (CORS), beside Dawn's own.
+	Expose(headers ...string)
+}
+
+// Runs starts, finds and stops runs. Every run goes through the runner;
+// these are its methods, plus what a wire reads of the request.
+type Runs interface {
+	// App is the app being served now (routes, markers, limits).
+	App() *app.App
+	// Start starts a run; Resume starts the run that answers a parked
+	// thread's interrupts.
+	Start(ctx context.Context, req runner.Request) (*runner.Run, error)
+	Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Run, error)
+	// Active is the run in flight on a thread on this replica, or nil.
+	Active(threadID string) *runner.Run
+	// Cancel stops the run in flight on a thread on this replica; reached
+	// is false when it was already ending.
+	Cancel(threadID string) (run *runner.Run, reached bool)
+	// RemoteRun is the run in flight on a thread on another replica of a
+	// shared store; ok is false when there is none (or it runs here).
+	RemoteRun(ctx context.Context, threadID string) (r store.Run, ok bool)
+	// StopRemote cancels run r, which runs on another replica: with wait,
+	// it returns once the store records the run's end; without, at once.
+	StopRemote(ctx context.Context, r store.Run, wait bool) error
+	// Follow reads the events of a run that may run on another replica
+	// from the store, after the event with id after, as they commit.
+	Follow(runID string, after int64) *runner.Follower
+	// RunOptions reads the options of the app's run strategies from the
+	// top-level fields of a run request's body, such as plan_first; a
+	// value that is not a string is a 400 naming the field.
+	RunOptions(fields map[string]json.RawMessage) (map[string]string, error)
+	// Subscribed counts a reader of a run's events; call what it returns
+	// when the reader leaves.
+	Subscribed() func()
+}
+
+// Threads reads what the store keeps of threads, their state, runs and
+// events (store.Store's methods of those names).
+type Threads interface {
+	GetThread(ctx context.Context, id string) (store.Thread, error)
+	// Latest is a thread's latest saved state.
+	Latest(ctx context.Context, threadID string) (store.Checkpoint, error)
+	SearchThreads(ctx context.Context, q store.ThreadQuery) ([]store.Thread, error)
+	CountThreads(ctx context.Context, q store.ThreadQuery) (int, error)
+	DeleteThread(ctx context.Context, id string) error
+	GetRun(ctx context.Context, runID string) (store.Run, error)
+	// Runs are a thread's runs, newest first.
+	Runs(ctx context.Context, threadID string) ([]store.Run, error)
+	FinishedRuns(ctx context.Context, q store.FinishedQuery) ([]store.FinishedRun, error)
+	// Events are a run's saved events after the one with id after.
+	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)
+}
