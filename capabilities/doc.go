@@ -4,7 +4,7 @@
 // and Prepare, which runs markers in order for a route and checks conflicts.
 // The optional interfaces (ConfigSection, TypegenContributor, HTTPRoutes,
 // RunStrategy, StrategyResumer, WorkerFilter, MessageMetadata,
-// OfflineScript, StateMirror)
+// OfflineScript, StateMirror, RouteDetector, WorkerPrompter)
 // are how the runtime reaches a capability without naming it.
 //
 // It may import router, thread and stream; it must not import server, store,

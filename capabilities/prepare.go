@@ -74,6 +74,9 @@ type Prepared struct {
 	// owners maps each capability tool's name to the marker that
 	// contributed it; a tool not in it is the app's.
 	owners map[string]Marker
+	// promptOwners holds, for each of Prompts, the marker that
+	// contributed it.
+	promptOwners []Marker
 }
 
 // Input is what Prepare needs besides the route.
@@ -222,6 +225,9 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	}
 	p := b.p
 	p.Prompts = append(p.Prompts, c.Prompts...)
+	for range c.Prompts {
+		p.promptOwners = append(p.promptOwners, m)
+	}
 	p.Transformers = append(p.Transformers, c.Transformers...)
 	if c.Hooks != nil {
 		p.Hooks = append(p.Hooks, c.Hooks)
@@ -333,10 +339,19 @@ func (p *Prepared) Tool(name string) Tool {
 
 // Worker returns the route as a worker of a RunStrategy sees it (see
 // WorkerFilter): its prompt, state fields and app tools and, of the
-// capabilities, only the tools a WorkerFilter keeps. p is not changed.
+// capabilities, only the tools a WorkerFilter keeps and the prompt
+// fragments of a WorkerPrompter. p is not changed.
 func (p *Prepared) Worker() *Prepared {
 	w := *p
-	w.Prompts, w.Transformers, w.Hooks, w.Tools = nil, nil, nil, nil
+	w.Prompts, w.Transformers, w.Hooks, w.Tools, w.promptOwners = nil, nil, nil, nil, nil
+	for i, render := range p.Prompts {
+		if i < len(p.promptOwners) {
+			if k, ok := p.promptOwners[i].(WorkerPrompter); ok && k.WorkerKeepsPrompts() {
+				w.Prompts = append(w.Prompts, render)
+				w.promptOwners = append(w.promptOwners, p.promptOwners[i])
+			}
+		}
+	}
 	for _, t := range p.Tools {
 		name := t.Spec().Name
 		if m, owned := p.owners[name]; owned {

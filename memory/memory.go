@@ -45,6 +45,11 @@ type marker struct{}
 
 func (marker) Name() string { return Name }
 
+// WorkerKeepsPrompts keeps the standing instructions for the workers that
+// run a route's steps (plan-first, parallel plans): every agent of the
+// route follows them.
+func (marker) WorkerKeepsPrompts() bool { return true }
+
 // Detect finds memory.md in a route folder; DetectRoute, which Prepare
 // uses, also finds the app's AGENTS.md.
 func (marker) Detect(dir string) (string, bool) {

@@ -33,6 +33,16 @@ type marker struct{}
 
 func (marker) Name() string { return Name }
 
+// WorkerKeepsPrompts and WorkerKeeps give the workers that run a route's
+// steps (plan-first, parallel plans) the route's skills, as its agent has
+// them.
+func (marker) WorkerKeepsPrompts() bool { return true }
+
+// WorkerKeeps keeps readSkill and readSkillFile for workers.
+func (marker) WorkerKeeps(tool string) bool {
+	return tool == ReadSkillTool || tool == ReadSkillFileTool
+}
+
 // Detect finds skills/ in a route folder; DetectRoute, which Prepare uses,
 // also finds the app's.
 func (marker) Detect(dir string) (string, bool) {
