@@ -6,6 +6,7 @@
 //		dawn.Main(
 //			dawn.Tool("now", "The current time.", now),
 //			dawn.RouteTool("/support/[tenant]", "lookupAccount", "Look up an account.", lookup),
+//			dawn.WithCapability(notes.Marker()),
 //		)
 //	}
 package dawn
@@ -16,18 +17,20 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/cli"
+	"github.com/dawn-go/dawn/markers"
 )
 
-// Option configures Main; make one with Tool, RouteTool or WithTool. Its
-// fields are private so that what Main does with it can change without
-// breaking apps.
+// Option configures Main; make one with Tool, RouteTool, WithTool or
+// WithCapability. Its fields are private so that what Main does with it
+// can change without breaking apps.
 type Option struct {
 	apply func(*options)
 }
 
 // options is what Options set.
 type options struct {
-	tools []capabilities.AppTool
+	tools   []capabilities.AppTool
+	markers []capabilities.Marker
 }
 
 // addTool returns the Option that registers t.
@@ -63,6 +66,15 @@ func WithTool(route string, t capabilities.Tool) Option {
 	return addTool(capabilities.AppTool{Tool: t, Route: route})
 }
 
+// WithCapability registers a capability marker of the app's own, written
+// in any package or module (see capabilities.Marker). It runs after the
+// built-in capabilities, in the order the options give, and reaches the
+// runtime as they do: detected beside agent.md, through its contribution
+// and its optional interfaces.
+func WithCapability(m capabilities.Marker) Option {
+	return Option{apply: func(o *options) { o.markers = append(o.markers, m) }}
+}
+
 // Param returns the route parameter name of the route running the current
 // tool call ("tenant" → "acme"), or "".
 func Param(ctx context.Context, name string) string {
@@ -80,8 +92,17 @@ func Tools(opts ...Option) []capabilities.AppTool {
 	return collect(opts).tools
 }
 
-// Main runs the dawn CLI with the app's tools and exits with its status.
+// Capabilities returns the capability markers of an app that passes opts
+// to Main, in run order: the built-in ones, then those WithCapability
+// registers. dawntest.Options.Markers takes them, so a test runs the app
+// with the capabilities its main registers.
+func Capabilities(opts ...Option) []capabilities.Marker {
+	return append(markers.All(), collect(opts).markers...)
+}
+
+// Main runs the dawn CLI with the app's tools and capabilities and exits
+// with its status.
 func Main(opts ...Option) {
 	o := collect(opts)
-	os.Exit(cli.Run(os.Args[1:], cli.Config{Tools: o.tools, ToolsKnown: true}))
+	os.Exit(cli.Run(os.Args[1:], cli.Config{Tools: o.tools, ToolsKnown: true, Markers: Capabilities(opts...)}))
 }

@@ -2,6 +2,7 @@ package approval_test
 
 import (
 	"context"
+	"github.com/dawn-go/dawn/markers"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestCheckWarnsAboutApproveEntries(t *testing.T) {
 		"dawn.yaml":       "permissions:\n  deny: {tool: [dropTable]}\n",
 	})
 	drop := capabilities.AppTool{Tool: capabilities.Func("dropTable", "Drop a table.", func(context.Context, struct{}) (string, error) { return "", nil })}
-	a, err := app.Load(context.Background(), dir, app.Options{Tools: []capabilities.AppTool{d.tool(), drop}, ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{Tools: []capabilities.AppTool{d.tool(), drop}, ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}

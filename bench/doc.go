@@ -1,6 +1,5 @@
 // Command bench is Dawn's load tool: one command starts aimock and the stock
 // dawn binary on loopback, runs the performance issue's workload and prints
 // every figure against its target; with --soak it checks streams under load
-// instead. It imports only the standard library and this module's stream
-// (SSE reading) and store (database stats) packages.
+// instead.
 package main

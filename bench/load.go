@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dawn-go/dawn/internal/client"
+	"github.com/dawn-go/dawn/client"
 )
 
 // userMessage is what the workload asks, and what the aimock fixture

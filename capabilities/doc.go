@@ -6,7 +6,4 @@
 // RunStrategy, StrategyResumer, WorkerFilter, MessageMetadata,
 // OfflineScript, StateMirror, RouteDetector, WorkerPrompter)
 // are how the runtime reaches a capability without naming it.
-//
-// It may import router, thread and stream; it must not import server, store,
-// agent or model code.
 package capabilities

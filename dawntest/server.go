@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/client"
 	"github.com/dawn-go/dawn/internal/apptest"
-	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -36,8 +36,10 @@ type Options struct {
 	// Models picks a model per spec ("openai:gpt-4o-mini"); nil gives every
 	// route the model New got.
 	Models func(spec string) (llms.Model, error)
-	// Markers replaces the registered capability markers (markers.All()),
-	// to try a capability before it is registered.
+	// Markers are the capability markers the app runs with, and the ones
+	// the offline model learns capabilities' texts from; nil means the
+	// built-in ones. dawn.Capabilities gives the list an app's main
+	// registers with dawn.WithCapability.
 	Markers []capabilities.Marker
 }
 

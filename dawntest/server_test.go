@@ -1,6 +1,8 @@
 package dawntest_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -8,7 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/markers"
+	"github.com/dawn-go/dawn/router"
 )
 
 // writeApp writes a one-route app with a plan and returns its folder.
@@ -105,5 +111,36 @@ func TestServerCloseStopsServing(t *testing.T) {
 	if resp, err := http.Get(srv.URL + "/healthz"); err == nil {
 		resp.Body.Close()
 		t.Fatal("the server still answers after Close")
+	}
+}
+
+// pong is a capability that writes a model turn of its own, "ping", and
+// scripts the offline model's answer to it (capabilities.OfflineScript).
+type pong struct{}
+
+func (pong) Name() string                 { return "pong" }
+func (pong) Detect(string) (string, bool) { return "", false }
+func (pong) Load(context.Context, *router.Route, string) (*capabilities.Contribution, error) {
+	return nil, nil
+}
+func (pong) OfflineReply(text string) (string, bool) {
+	return "pong from the capability", text == "ping"
+}
+
+// TestOfflineModelUsesOptionsMarkers: the offline model learns the
+// capabilities of the app it serves from Options.Markers, not from a
+// registry of its own.
+func TestOfflineModelUsesOptionsMarkers(t *testing.T) {
+	srv := dawntest.New(t, writeApp(t), models.NewOffline(), dawntest.Options{Markers: append(markers.All(), pong{})})
+	res := srv.Run(t, "t1", "/support/acme", "ping")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	var msgs []struct{ Role, Content string }
+	if err := json.Unmarshal(res.Values["messages"], &msgs); err != nil || len(msgs) == 0 {
+		t.Fatalf("messages = %s: %v", res.Values["messages"], err)
+	}
+	if last := msgs[len(msgs)-1]; last.Content != "pong from the capability" {
+		t.Errorf("the offline model answered %q, want the reply the capability scripts", last.Content)
 	}
 }

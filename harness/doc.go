@@ -6,12 +6,10 @@
 // person's step decision (continue, skip, revise, cancel; see DecideStep)
 // sets it going again: planning parks the run on a "step" interrupt for it.
 //
-// The plan logic imports only the standard library, yaml.v3, yamldoc and
-// todo; planning wires it into routes (plan.md with enforce: true). FanOut
+// Planning wires the plan into routes (plan.md with enforce: true). FanOut
 // runs a parallel plan's items (mode: parallel) through the
 // capabilities.StepRunner the runtime lends a route's tools. Marker
 // is the harness's entry in the markers registry: the supervisor's HTTP
 // routes, the keys it stores on messages and its notes for the offline
-// model, reached through capabilities' optional interfaces. The package
-// must not import planning, the runner, server, store, agent or model code.
+// model, reached through capabilities' optional interfaces.
 package harness

@@ -3,7 +3,7 @@ package markers_test
 import (
 	"go/parser"
 	"go/token"
-	"iter"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,55 +14,181 @@ import (
 	"github.com/dawn-go/dawn/markers"
 )
 
-// capabilityPackages are the packages that implement capabilities; the
-// runtime reaches them only through this registry.
-var capabilityPackages = []string{"planning", "harness", "planfirst", "internal/mcptools", "approval", "memory", "skills"}
+// The module's layers, by package path relative to the module ("" is the
+// root package dawn; "x/..." is x and every package under it).
+var (
+	// foundation holds the data every layer shares: routes, thread state,
+	// stream events, todo lists.
+	foundation = []string{"router", "router/routertest", "thread", "stream", "todo"}
+	// iface is the marker interface and what a marker contributes.
+	iface = []string{"capabilities"}
+	// capability holds the capabilities: each a marker that reaches the
+	// runtime only through the interfaces of capabilities.
+	capability = []string{"planning", "harness", "planfirst", "approval", "internal/mcptools", "memory", "skills", "examples/notes"}
+	// registry is the one list of built-in markers.
+	registry = []string{"markers"}
+	// runtime runs an app; it names no capability and is handed the app's
+	// markers.
+	runtime = []string{
+		"internal/runner/...", "internal/agent/...", "internal/server/...", "internal/store/...", "internal/app",
+		"internal/models", "internal/devserver", "internal/inspector", "internal/telemetry", "internal/routeprompt",
+		"internal/planview", "typegen",
+	}
+	// client is the public HTTP client of the run API.
+	client = []string{"client"}
+	// wiring builds an app's binary: flags, the registry and the app's own
+	// markers, tools.
+	wiring = []string{"", "cmd/dawn", "internal/cli"}
+	// harnesses run an app inside a test.
+	harnesses = []string{"dawntest", "internal/apptest"}
+	// leaves are small helpers any layer may use.
+	leaves = []string{
+		"internal/yamldoc", "internal/gomod", "internal/tokens", "internal/watch", "internal/scaffold",
+		"internal/pgtest", "internal/nodetool", "internal/docstext",
+	}
+	// outside drive a built dawn binary or a server from outside: the
+	// example app, the load tool, the end-to-end and reliability checks.
+	outside = []string{"examples/app", "examples/app/dawngen", "bench", "e2e", "reliability"}
+)
 
-// runtimePackages name no capability: they find capabilities through the
-// optional interfaces of the registered markers: the runner runs their
-// RunStrategy and lends them its RunHost and ThreadHost, the server mounts
-// their HTTPRoutes.
-var runtimePackages = []string{
-	"internal/runner", "internal/server", "internal/app", "internal/models", "typegen", "internal/agent",
-	"internal/store", "thread", "stream", "router", "internal/cli", "dawntest", "internal/inspector",
-	"internal/planview", "internal/devserver", "internal/client", "internal/telemetry", "internal/routeprompt",
+// layering is the import rule of every package: each row's packages may
+// not import the packages of its forbidden list (tests aside).
+var layering = []struct {
+	pkgs, forbidden [][]string
+	why             string
+}{
+	{[][]string{foundation}, [][]string{iface, capability, registry, runtime, client, wiring, harnesses},
+		"the shared data names no capability, runtime or client"},
+	{[][]string{iface}, [][]string{capability, registry, runtime, client, wiring, harnesses},
+		"the marker interface sits below every capability and the runtime"},
+	{[][]string{capability}, [][]string{registry, runtime, client, wiring, harnesses},
+		"a capability reaches the runtime only through the interfaces of capabilities"},
+	{[][]string{registry}, [][]string{runtime, client, wiring, harnesses},
+		"the registry is a list of markers"},
+	{[][]string{runtime}, [][]string{capability, registry, wiring, harnesses},
+		"the runtime names no capability and is handed the app's markers; it finds their optional interfaces by assertion"},
+	{[][]string{client}, [][]string{iface, capability, registry, runtime, wiring, harnesses, leaves},
+		"the client speaks the wire: it imports stream for the SSE reader and nothing of the server"},
+	{[][]string{harnesses}, [][]string{capability, wiring},
+		"a test harness runs the app's markers, the registry's unless told others"},
+	{[][]string{leaves}, [][]string{iface, capability, registry, runtime, client, wiring, harnesses},
+		"a helper knows nothing of Dawn's layers"},
+	{[][]string{{"bench"}}, [][]string{{"internal/runner/...", "internal/agent/...", "internal/server/..."}, wiring},
+		"the load tool drives the dawn binary over HTTP"},
+	{[][]string{{"examples/app/dawngen"}}, [][]string{iface, capability, registry, runtime, wiring, harnesses, leaves},
+		"generated code needs only the client and stream"},
 }
 
-// TestRuntimeNamesNoCapability: no runtime package's Go files (tests
-// aside) import a capability package.
-func TestRuntimeNamesNoCapability(t *testing.T) {
-	for _, pkg := range runtimePackages {
-		for file, path := range imports(t, pkg) {
-			if slices.Contains(capabilityPackages, path) {
-				t.Errorf("%s imports %s; reach the capability through an optional interface of capabilities instead", file, path)
+// TestLayering: no package imports what its row of the layering forbids.
+func TestLayering(t *testing.T) {
+	for _, row := range layering {
+		forbidden := slices.Concat(row.forbidden...)
+		for _, pkg := range expand(t, slices.Concat(row.pkgs...)) {
+			for file, path := range imports(t, pkg) {
+				if i := slices.IndexFunc(forbidden, func(p string) bool { return matches(p, path) }); i >= 0 {
+					t.Errorf("%s imports %s: %s", file, displayPath(path), row.why)
+				}
 			}
 		}
 	}
 }
 
-// TestCapabilitiesNameNoRuntime: capability packages (tests aside) import
-// neither the runtime nor the registry, only capabilities and what is
-// below it, so the runtime can find them without a cycle.
-func TestCapabilitiesNameNoRuntime(t *testing.T) {
-	forbidden := append([]string{"markers"}, runtimePackages...)
-	for _, data := range []string{"thread", "stream", "router"} {
-		forbidden = slices.DeleteFunc(forbidden, func(p string) bool { return p == data })
+// TestEveryPackageHasALayer: every package of the module is in one layer,
+// so a new package is placed in the table before it can be imported
+// anywhere.
+func TestEveryPackageHasALayer(t *testing.T) {
+	layers := expand(t, slices.Concat(foundation, iface, capability, registry, runtime, client, wiring, harnesses, leaves, outside))
+	for _, pkg := range modulePackages(t) {
+		if n := countOf(layers, pkg); n != 1 {
+			t.Errorf("package %s is in %d layers of markers/imports_test.go; put it in one", displayPath(pkg), n)
+		}
 	}
-	for _, pkg := range append(capabilityPackages, "examples/notes") {
-		for file, path := range imports(t, pkg) {
-			if slices.Contains(forbidden, path) {
-				t.Errorf("%s imports %s; a capability reaches the runtime only through the interfaces of capabilities", file, path)
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// matches reports whether import path (relative to the module) is pattern
+// or, for a pattern "x/...", x or under it.
+func matches(pattern, path string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == base || strings.HasPrefix(path, base+"/")
+	}
+	return path == pattern
+}
+
+func displayPath(pkg string) string {
+	if pkg == "" {
+		return "the root package dawn"
+	}
+	return pkg
+}
+
+// expand turns patterns into the module's packages they name.
+func expand(t *testing.T, patterns []string) []string {
+	t.Helper()
+	all := modulePackages(t)
+	var out []string
+	for _, p := range patterns {
+		for _, pkg := range all {
+			if matches(p, pkg) {
+				out = append(out, pkg)
 			}
 		}
 	}
+	return out
+}
+
+// modulePackages lists the folders of the module (relative to its root)
+// that hold Go files other than tests, testdata and tools aside.
+func modulePackages(t *testing.T) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != ".." && (name == "testdata" || name == "tools" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		rel, err := filepath.Rel("..", filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			rel = ""
+		}
+		seen[filepath.ToSlash(rel)] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for pkg := range seen {
+		out = append(out, pkg)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // imports yields each import of the non-test Go files of pkg (relative to
-// the repository root) that is in this module, by file, as a path relative
-// to the module.
-func imports(t *testing.T, pkg string) iter.Seq2[string, string] {
+// the module root) that is in this module, by file, as a path relative to
+// the module ("" for the root package).
+func imports(t *testing.T, pkg string) func(yield func(string, string) bool) {
 	t.Helper()
-	dir := filepath.Join("..", pkg)
+	dir := filepath.Join("..", filepath.FromSlash(pkg))
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no Go files in %s: %v", dir, err)
@@ -78,7 +204,11 @@ func imports(t *testing.T, pkg string) iter.Seq2[string, string] {
 			}
 			for _, imp := range f.Imports {
 				path, _ := strconv.Unquote(imp.Path.Value)
-				if rel, ok := strings.CutPrefix(path, "github.com/dawn-go/dawn/"); ok && !yield(file, rel) {
+				rel, ok := strings.CutPrefix(path, "github.com/dawn-go/dawn/")
+				if path == "github.com/dawn-go/dawn" {
+					rel, ok = "", true
+				}
+				if ok && !yield(file, rel) {
 					return
 				}
 			}

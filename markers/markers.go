@@ -1,8 +1,10 @@
-// Package markers is the registry of capability markers: the one list, in
-// run order, that route preparation uses and where the runtime finds each
-// capability's optional interfaces (capabilities.ConfigSection,
-// RunStrategy, HTTPRoutes, ...). Adding a capability means writing its
-// package and adding one line here; the runtime does not change.
+// Package markers is the registry of the built-in capability markers: the
+// one list, in run order, that the CLI and the test harnesses hand to the
+// runtime, which finds each capability's optional interfaces
+// (capabilities.ConfigSection, RunStrategy, HTTPRoutes, ...) by assertion.
+// A built-in capability is its package plus one line here; an app adds its
+// own with dawn.WithCapability. Which package may import which is the
+// layering table in imports_test.go.
 package markers
 
 import (

@@ -6,9 +6,7 @@
 // in the markers registry: it reads dawn.yaml's plan_first section
 // (capabilities.ConfigSection), runs a route plan-first when asked
 // (capabilities.RunStrategy, over the runtime's RunHost) and answers its own
-// directive on the offline model (capabilities.OfflineScript). It imports
-// capabilities, planning and harness; it must not import the runner,
-// server, store, agent or model code.
+// directive on the offline model (capabilities.OfflineScript).
 //
 // # The flow
 //

@@ -1,6 +1,6 @@
 // Package thread holds the data a conversation thread carries between runs:
-// its messages and its state values. It is plain data with JSON encodings and
-// imports nothing else from Dawn, so every other package can share it.
+// its messages and its state values, as plain data with JSON encodings that
+// every other package shares.
 package thread
 
 import (

@@ -1,8 +1,6 @@
 // Package todo holds the one status type every plan in Dawn shares: Dawn's
 // planning todos, the items of a plan the harness owns, plan-first steps,
 // the offline model's plan and the terminal plan view all use Status.
-//
-// It imports only the standard library, so any package may use it.
 package todo
 
 // Status is the state of one plan item.

@@ -1,8 +1,8 @@
 // Package typegen owns the code generated for an app's routes: a Go package
 // (route ids, params with path builders, tool inputs, state, a typed client),
 // TypeScript declarations and JSON Schema files, all byte-for-byte
-// deterministic. It reads a loaded app.App; it must not import server,
-// runner, store, agent or model code.
+// deterministic, from a loaded app.App and the types its markers
+// contribute.
 //
 // Go types follow the JSON Schemas of tool inputs and state fields: objects
 // with properties become structs (optional fields get omitempty, optional

@@ -40,40 +40,40 @@ func checkGoNames(t *testing.T, src []byte) {
 		t.Fatalf("generated Go does not parse: %v\n%s", err, src)
 	}
 	top := map[string]bool{}
-	add := func(name string) {
+	for _, name := range topLevelNames(file) {
 		if top[name] {
 			t.Fatalf("generated Go declares %s twice:\n%s", name, src)
 		}
 		top[name] = true
 	}
 	for _, d := range file.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			if d.Recv == nil {
-				add(d.Name.Name)
+		if gd, ok := d.(*ast.GenDecl); ok {
+			for _, spec := range gd.Specs {
+				checkFieldNames(t, spec, src)
 			}
-		case *ast.GenDecl:
-			for _, spec := range d.Specs {
-				switch s := spec.(type) {
-				case *ast.TypeSpec:
-					add(s.Name.Name)
-					if st, ok := s.Type.(*ast.StructType); ok {
-						fields := map[string]bool{}
-						for _, fld := range st.Fields.List {
-							for _, n := range fld.Names {
-								if fields[n.Name] {
-									t.Fatalf("struct %s has field %s twice:\n%s", s.Name.Name, n.Name, src)
-								}
-								fields[n.Name] = true
-							}
-						}
-					}
-				case *ast.ValueSpec:
-					for _, n := range s.Names {
-						add(n.Name)
-					}
-				}
+		}
+	}
+}
+
+// checkFieldNames fails when spec declares a struct with a field name
+// twice.
+func checkFieldNames(t *testing.T, spec ast.Spec, src []byte) {
+	t.Helper()
+	ts, ok := spec.(*ast.TypeSpec)
+	if !ok {
+		return
+	}
+	st, ok := ts.Type.(*ast.StructType)
+	if !ok {
+		return
+	}
+	fields := map[string]bool{}
+	for _, fld := range st.Fields.List {
+		for _, n := range fld.Names {
+			if fields[n.Name] {
+				t.Fatalf("struct %s has field %s twice:\n%s", ts.Name.Name, n.Name, src)
 			}
+			fields[n.Name] = true
 		}
 	}
 }

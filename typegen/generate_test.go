@@ -181,6 +181,9 @@ func TestGeneratedTypeScriptDeclares(t *testing.T) {
 		"export interface SupportTenantInput {\n  messages?: InputMessage[];\n  notes?: unknown[];\n  ticket_id?: string;\n}",
 		"export interface PlanUpdateEvent {\n  todos: Todo[];\n}",
 		"| { id: number; event: \"subagent.plan_update\"; data: PlanUpdateEvent & SubagentFields }",
+		"| { id: number; event: \"subagent.start\"; data: SubagentFields }",
+		"| { id: number; event: \"subagent.message\"; data: { chunk: string } & SubagentFields }",
+		"| { id: number; event: \"subagent.end\"; data: ({ final_message: string } | { error: string }) & SubagentFields }",
 		"  \"/support/[tenant]\": {\n    params: SupportTenantParams;\n    tools: SupportTenantTools;\n    state: SupportTenantState;\n    input: SupportTenantInput;\n  };",
 		"export type BlogTools = Record<string, never>;",
 	} {
@@ -297,7 +300,7 @@ func TestGenerateBadToolSchema(t *testing.T) {
 
 func TestStaticNamesAreReserved(t *testing.T) {
 	names := staticNames()
-	for _, want := range []string{"Client", "Message", "Input", "APIError", "EventStream", "PlanUpdate", "DecodePlanUpdate", "UserInput", "EventDone", "Routes"} {
+	for _, want := range []string{"Client", "NewClient", "Message", "Input", "EventStream", "PlanUpdate", "DecodePlanUpdate", "Routes"} {
 		found := false
 		for _, n := range names {
 			found = found || n == want
@@ -330,7 +333,7 @@ func TestSubagentOfDynamicRouteHasNoParams(t *testing.T) {
 	for _, want := range []string{
 		"type SupportTenantParams struct",
 		"func (c *Client) WaitSupportTenantSubagentsHelper(ctx context.Context, threadID string, input Input) (*SupportTenantSubagentsHelperState, error) {",
-		"c.waitState(ctx, threadID, RouteSupportTenantSubagentsHelper, input, &s)",
+		"c.Client.WaitState(ctx, threadID, client.Run{Route: RouteSupportTenantSubagentsHelper, Input: input}, &s)",
 		"type SupportTenantTaskInput struct",
 	} {
 		if !strings.Contains(src, want) {

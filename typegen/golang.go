@@ -23,11 +23,12 @@ import (
 //go:embed static.go.txt
 var staticGo string
 
-// goImports are the imports of the Go output; staticGo uses every one.
-var goImports = []string{
-	"bytes", "context", "encoding/json", "errors", "fmt", "io", "net/http", "net/url", "strings",
-	"",
-	"github.com/dawn-go/dawn/stream",
+// goImports are the packages the Go output may import, by the name it
+// calls them by; it imports those its code uses.
+var goImports = []struct{ name, path string }{
+	{"context", "context"}, {"json", "encoding/json"}, {"url", "net/url"}, {"strings", "strings"},
+	{"", ""},
+	{"client", "github.com/dawn-go/dawn/client"}, {"stream", "github.com/dawn-go/dawn/stream"},
 }
 
 // staticNames returns the top-level names staticGo and staticTS declare,
@@ -41,6 +42,13 @@ var staticNames = sync.OnceValue(func() []string {
 	if err != nil {
 		panic("typegen: static.go.txt does not parse: " + err.Error())
 	}
+	return append(names, topLevelNames(f)...)
+})
+
+// topLevelNames returns the names f declares at the top level: types,
+// constants, variables and functions (not methods), in order.
+func topLevelNames(f *ast.File) []string {
+	var names []string
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -48,20 +56,27 @@ var staticNames = sync.OnceValue(func() []string {
 				names = append(names, d.Name.Name)
 			}
 		case *ast.GenDecl:
-			for _, spec := range d.Specs {
-				switch s := spec.(type) {
-				case *ast.TypeSpec:
-					names = append(names, s.Name.Name)
-				case *ast.ValueSpec:
-					for _, n := range s.Names {
-						names = append(names, n.Name)
-					}
-				}
+			names = append(names, specNames(d.Specs)...)
+		}
+	}
+	return names
+}
+
+// specNames returns the names of type, constant and variable specs.
+func specNames(specs []ast.Spec) []string {
+	var names []string
+	for _, spec := range specs {
+		switch s := spec.(type) {
+		case *ast.TypeSpec:
+			names = append(names, s.Name.Name)
+		case *ast.ValueSpec:
+			for _, n := range s.Names {
+				names = append(names, n.Name)
 			}
 		}
 	}
 	return names
-})
+}
 
 // tsDeclName finds the names staticTS declares.
 var tsDeclName = regexp.MustCompile(`(?m)^export (?:interface|type) ([A-Za-z_$][A-Za-z0-9_$]*)`)
@@ -69,45 +84,71 @@ var tsDeclName = regexp.MustCompile(`(?m)^export (?:interface|type) ([A-Za-z_$][
 // renderGo writes the Go package and formats it with go/format. A format
 // error means typegen wrote bad Go, which is a bug.
 func renderGo(m *model, pkg string) ([]byte, error) {
+	var body bytes.Buffer
+	writeRouteConsts(&body, m)
+	body.WriteString(staticGo)
+	body.WriteString("\n")
+	writeConsts(&body, m)
+	for _, d := range m.types.decls[:m.shared] {
+		writeGoDecl(&body, d)
+	}
+	if m.catchAll {
+		body.WriteString(escapePartsFunc)
+	}
+	for _, rm := range m.routes {
+		body.WriteString("\n")
+		writeComment(&body, "", "Route "+rm.id+".")
+		writeParams(&body, rm)
+		for _, d := range m.types.decls[rm.declStart:rm.declEnd] {
+			writeGoDecl(&body, d)
+		}
+		writeRouteMethods(&body, rm)
+	}
+
+	used, err := packagesUsed(body.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("typegen wrote Go that does not parse (a bug in typegen, please report it): %v", err)
+	}
 	var w bytes.Buffer
 	w.WriteString("// " + GeneratedMarker + "\n\n")
 	fmt.Fprintf(&w, "// Package %s holds types for the routes of a Dawn app, their params,\n", pkg)
-	w.WriteString("// tool inputs and state, and a small typed client for its run API.\n")
+	w.WriteString("// tool inputs and state, and a typed client for its run API.\n")
 	w.WriteString("// Run `dawn typegen` again after changing the app.\n")
 	fmt.Fprintf(&w, "package %s\n\nimport (\n", pkg)
 	for _, imp := range goImports {
-		if imp == "" {
+		switch {
+		case imp.path == "":
 			w.WriteString("\n")
-			continue
+		case used[imp.name]:
+			fmt.Fprintf(&w, "\t%q\n", imp.path)
 		}
-		fmt.Fprintf(&w, "\t%q\n", imp)
 	}
 	w.WriteString(")\n\n")
-
-	writeRouteConsts(&w, m)
-	w.WriteString(staticGo)
-	w.WriteString("\n")
-	writeConsts(&w, m)
-	for _, d := range m.types.decls[:m.shared] {
-		writeGoDecl(&w, d)
-	}
-	if m.catchAll {
-		w.WriteString(escapePartsFunc)
-	}
-	for _, rm := range m.routes {
-		w.WriteString("\n")
-		writeComment(&w, "", "Route "+rm.id+".")
-		writeParams(&w, rm)
-		for _, d := range m.types.decls[rm.declStart:rm.declEnd] {
-			writeGoDecl(&w, d)
-		}
-		writeRouteMethods(&w, rm)
-	}
+	w.Write(body.Bytes())
 	out, err := format.Source(w.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("typegen wrote Go that does not format (a bug in typegen, please report it): %v", err)
 	}
 	return out, nil
+}
+
+// packagesUsed returns the names code refers to as pkg.Name, the
+// packages it needs imported.
+func packagesUsed(code []byte) (map[string]bool, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), "dawngen.go", append([]byte("package p\n"), code...), parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				used[id.Name] = true
+			}
+		}
+		return true
+	})
+	return used, nil
 }
 
 const escapePartsFunc = `
@@ -380,10 +421,10 @@ func writeRouteMethods(w *bytes.Buffer, rm *routeModel) {
 	w.WriteString("\n")
 	writeComment(w, "", fmt.Sprintf("%s runs route %s%s on thread threadID, waits for it to finish and returns its final state.", rm.waitMethod, rm.id, at))
 	fmt.Fprintf(w, "func (c *Client) %s(ctx context.Context, threadID string%s, input Input) (*%s, error) {\n", rm.waitMethod, params, rm.stateType)
-	fmt.Fprintf(w, "\tvar s %s\n\tif err := c.waitState(ctx, threadID, %s, input, &s); err != nil {\n\t\treturn nil, err\n\t}\n\treturn &s, nil\n}\n", rm.stateType, route)
+	fmt.Fprintf(w, "\tvar s %s\n\tif err := c.Client.WaitState(ctx, threadID, client.Run{Route: %s, Input: input}, &s); err != nil {\n\t\treturn nil, err\n\t}\n\treturn &s, nil\n}\n", rm.stateType, route)
 	stream := "Stream" + strings.TrimPrefix(rm.waitMethod, "Wait")
 	w.WriteString("\n")
 	writeComment(w, "", fmt.Sprintf("%s runs route %s%s on thread threadID and returns its events as they happen.", stream, rm.id, at))
 	fmt.Fprintf(w, "func (c *Client) %s(ctx context.Context, threadID string%s, input Input) (*EventStream, error) {\n", stream, params)
-	fmt.Fprintf(w, "\treturn c.Stream(ctx, threadID, %s, input)\n}\n", route)
+	fmt.Fprintf(w, "\treturn c.Client.Stream(ctx, threadID, client.Run{Route: %s, Input: input})\n}\n", route)
 }

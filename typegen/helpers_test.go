@@ -10,6 +10,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -36,7 +37,7 @@ func writeApp(t testing.TB, files map[string]string) string {
 // loadApp loads the app in dir with tools, failing the test on problems.
 func loadApp(t testing.TB, dir string, tools ...capabilities.AppTool) *app.App {
 	t.Helper()
-	a, err := app.Load(context.Background(), dir, app.Options{Tools: tools, ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{Tools: tools, ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatalf("loading app %s: %v", dir, err)
 	}
@@ -63,7 +64,7 @@ func schemaTool(route, name, schema string) capabilities.AppTool {
 func memoryApp(schema []byte) *app.App {
 	r := &router.Route{ID: "/t", Kind: router.KindAgent, Segments: []router.Segment{{Kind: router.Static, Value: "t"}}}
 	p := &capabilities.Prepared{Route: r, Tools: []capabilities.Tool{rawTool{capabilities.ToolSpec{Name: "probe", Schema: schema}}}}
-	return &app.App{Routes: map[string]*capabilities.Prepared{r.ID: p}}
+	return &app.App{Routes: map[string]*capabilities.Prepared{r.ID: p}, Config: app.Config{Markers: markers.All()}}
 }
 
 // summarize renders declarations compactly for comparisons:
@@ -87,7 +88,7 @@ func summarize(decls []*decl) string {
 // todoItemSchema is the schema of the Todo type the registered markers
 // contribute.
 func todoItemSchema() []byte {
-	for _, typ := range contributedTypes(nil) {
+	for _, typ := range contributedTypes(&app.App{Config: app.Config{Markers: markers.All()}}) {
 		if typ.Name == "Todo" {
 			return typ.Schema
 		}

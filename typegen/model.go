@@ -10,7 +10,6 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/app"
-	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -64,19 +63,15 @@ type toolModel struct {
 	inputType   string
 }
 
-// contributedTypes returns the types the markers of a contribute to every
-// app's code (capabilities.TypegenContributor), in marker order. An App not
-// made by app.Load has the registered markers.
+// contributedTypes returns the types the markers of a (a.Config.Markers)
+// contribute to every app's code (capabilities.TypegenContributor), in
+// marker order.
 func contributedTypes(a *app.App) []capabilities.TypegenType {
-	var ms []capabilities.Marker
-	if a != nil {
-		ms = a.Config.Markers
-	}
-	if ms == nil {
-		ms = markers.All()
+	if a == nil {
+		return nil
 	}
 	var types []capabilities.TypegenType
-	for _, m := range ms {
+	for _, m := range a.Config.Markers {
 		if c, ok := m.(capabilities.TypegenContributor); ok {
 			types = append(types, c.TypegenTypes()...)
 		}
@@ -84,9 +79,35 @@ func contributedTypes(a *app.App) []capabilities.TypegenType {
 	return types
 }
 
-// buildModel names everything the generators write for a.
+// buildModel names everything the generators write for a, in phases:
+// the types the markers contribute, the route-level names of every route,
+// then each route's tool input and state types.
 func buildModel(a *app.App) (*model, error) {
-	contributed := contributedTypes(a)
+	m, names, err := declareContributed(contributedTypes(a))
+	if err != nil {
+		return nil, err
+	}
+	// Route-level names first, for every route, so that a type nested in one
+	// route's tool input never takes a name a route needs.
+	bases := newNamer("", false)
+	slugs := newNamer("-", true)
+	for _, p := range preparedRoutes(a) {
+		rm := nameRoute(p, names, bases.unique(routeName(p.Route)), slugs)
+		m.catchAll = m.catchAll || hasCatchAll(rm)
+		m.routes = append(m.routes, rm)
+	}
+	for _, rm := range m.routes {
+		if err := m.declareRoute(rm); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// declareContributed starts the model with the contributed types, and the
+// namer every other name comes from, which has the fixed names and the
+// contributed constants reserved.
+func declareContributed(contributed []capabilities.TypegenType) (*model, *namer, error) {
 	reserved := staticNames()
 	for _, t := range contributed {
 		for _, c := range t.Consts {
@@ -97,89 +118,106 @@ func buildModel(a *app.App) (*model, error) {
 	m := &model{types: &typeBuilder{names: names, known: map[string]string{}}}
 	for _, t := range contributed {
 		if got := names.unique(t.Name); got != t.Name {
-			return nil, fmt.Errorf("a capability contributes type %s, a name typegen already uses", t.Name)
+			return nil, nil, fmt.Errorf("a capability contributes type %s, a name typegen already uses", t.Name)
 		}
 		if err := m.types.declareKnown(t.Name, t.Schema, t.Doc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(t.Consts) > 0 {
 			m.consts = append(m.consts, t)
 		}
 	}
 	m.shared = len(m.types.decls)
+	return m, names, nil
+}
 
+// preparedRoutes returns a's prepared routes sorted by id.
+func preparedRoutes(a *app.App) []*capabilities.Prepared {
+	if a == nil {
+		return nil
+	}
 	var prepared []*capabilities.Prepared
-	if a != nil {
-		for _, id := range slices.Sorted(maps.Keys(a.Routes)) {
-			prepared = append(prepared, a.Routes[id])
-		}
+	for _, id := range slices.Sorted(maps.Keys(a.Routes)) {
+		prepared = append(prepared, a.Routes[id])
 	}
-	// Route-level names first, for every route, so that a type nested in one
-	// route's tool input never takes a name a route needs.
-	bases := newNamer("", false)
-	slugs := newNamer("-", true)
-	for _, p := range prepared {
-		r := p.Route
-		base := bases.unique(routeName(r))
-		rm := &routeModel{
-			route:       r,
-			id:          r.ID,
-			description: firstLine(r.Agent.Description),
-			slug:        slugs.unique(routeSlug(r.ID)),
-			constName:   names.unique("Route" + base),
-			stateType:   names.unique(base + "State"),
-			toolsType:   names.unique(base + "Tools"),
-			inputType:   names.unique(base + "Input"),
-			waitMethod:  "Wait" + base,
-		}
-		// A subagent runs with its parent's params, and a request can name it
-		// only by its id: it gets no Params type.
-		if len(r.Params) > 0 && r.Kind != router.KindSubagent {
-			rm.paramsType = names.unique(base + "Params")
-			fields := newNamer("", false, "Path") // the method's name
-			for _, seg := range r.Segments {
-				if seg.Kind == router.Static {
-					continue
-				}
-				goName := exportedName(seg.Value)
-				if goName == "" {
-					goName = "Param"
-				}
-				rm.params = append(rm.params, paramModel{name: seg.Value, goName: fields.unique(goName), kind: seg.Kind})
-				if seg.Kind != router.Dynamic {
-					m.catchAll = true
-				}
-			}
-		}
-		for _, spec := range routeTools(p) {
-			rm.tools = append(rm.tools, toolModel{
-				name:        spec.Name,
-				description: firstLine(spec.Description),
-				schema:      spec.Schema,
-				inputType:   names.unique(base + toolTypeName(spec.Name) + "Input"),
-			})
-		}
-		rm.fields = slices.SortedFunc(slices.Values(p.Fields), func(a, b capabilities.Field) int { return strings.Compare(a.Name, b.Name) })
-		m.routes = append(m.routes, rm)
-	}
+	return prepared
+}
 
-	for _, rm := range m.routes {
-		rm.declStart = len(m.types.decls)
-		for _, t := range rm.tools {
-			doc := fmt.Sprintf("%s is the input of tool %s on route %s.", t.inputType, t.name, rm.id)
-			if t.description != "" {
-				doc += "\n\n" + t.description
-			}
-			if err := m.types.declareRoot(t.inputType, t.schema, doc); err != nil {
-				return nil, fmt.Errorf("route %s: tool %q: input schema: %v", rm.id, t.name, err)
-			}
-		}
-		if err := m.declareState(rm); err != nil {
-			return nil, err
-		}
-		rm.declEnd = len(m.types.decls)
+// nameRoute names the route-level declarations of p: its constant, state,
+// tools and input types, its params and its tools' input types.
+func nameRoute(p *capabilities.Prepared, names *namer, base string, slugs *namer) *routeModel {
+	r := p.Route
+	rm := &routeModel{
+		route:       r,
+		id:          r.ID,
+		description: firstLine(r.Agent.Description),
+		slug:        slugs.unique(routeSlug(r.ID)),
+		constName:   names.unique("Route" + base),
+		stateType:   names.unique(base + "State"),
+		toolsType:   names.unique(base + "Tools"),
+		inputType:   names.unique(base + "Input"),
+		waitMethod:  "Wait" + base,
 	}
-	return m, nil
+	// A subagent runs with its parent's params, and a request can name it
+	// only by its id: it gets no Params type.
+	if len(r.Params) > 0 && r.Kind != router.KindSubagent {
+		rm.paramsType = names.unique(base + "Params")
+		rm.params = routeParams(r)
+	}
+	for _, spec := range routeTools(p) {
+		rm.tools = append(rm.tools, toolModel{
+			name:        spec.Name,
+			description: firstLine(spec.Description),
+			schema:      spec.Schema,
+			inputType:   names.unique(base + toolTypeName(spec.Name) + "Input"),
+		})
+	}
+	rm.fields = slices.SortedFunc(slices.Values(p.Fields), func(a, b capabilities.Field) int { return strings.Compare(a.Name, b.Name) })
+	return rm
+}
+
+// routeParams names the fields of a route's Params struct, one per
+// dynamic or catch-all segment.
+func routeParams(r *router.Route) []paramModel {
+	var params []paramModel
+	fields := newNamer("", false, "Path") // the method's name
+	for _, seg := range r.Segments {
+		if seg.Kind == router.Static {
+			continue
+		}
+		goName := exportedName(seg.Value)
+		if goName == "" {
+			goName = "Param"
+		}
+		params = append(params, paramModel{name: seg.Value, goName: fields.unique(goName), kind: seg.Kind})
+	}
+	return params
+}
+
+// hasCatchAll reports whether rm has a catch-all param, for which the Go
+// output needs escapeParts.
+func hasCatchAll(rm *routeModel) bool {
+	return slices.ContainsFunc(rm.params, func(p paramModel) bool { return p.kind != router.Dynamic })
+}
+
+// declareRoute declares the types of one route: each tool's input, then
+// the state.
+func (m *model) declareRoute(rm *routeModel) error {
+	rm.declStart = len(m.types.decls)
+	for _, t := range rm.tools {
+		doc := fmt.Sprintf("%s is the input of tool %s on route %s.", t.inputType, t.name, rm.id)
+		if t.description != "" {
+			doc += "\n\n" + t.description
+		}
+		if err := m.types.declareRoot(t.inputType, t.schema, doc); err != nil {
+			return fmt.Errorf("route %s: tool %q: input schema: %v", rm.id, t.name, err)
+		}
+	}
+	if err := m.declareState(rm); err != nil {
+		return err
+	}
+	rm.declEnd = len(m.types.decls)
+	return nil
 }
 
 // declareState declares the route's state struct: messages, then every

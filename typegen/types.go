@@ -248,28 +248,12 @@ func (b *typeBuilder) resolve(s *schema, sc *scope) *schema {
 			}
 			s = target
 		case len(s.anyOf) > 0 && len(s.types) == 0 && len(s.properties) == 0:
-			var pick *schema
-			nullable := false
-			for _, alt := range s.anyOf {
-				if types, _ := alt.nonNull(); len(alt.types) > 0 && len(types) == 0 {
-					nullable = true
-					continue
-				}
-				if pick != nil {
-					return &schema{any: true}
-				}
-				pick = alt
-			}
+			pick, nullable := nullableAlternative(s.anyOf)
 			if pick == nil {
 				return &schema{any: true}
 			}
 			if nullable {
-				copied := *b.resolve(pick, sc)
-				copied.types = append(append([]string(nil), copied.types...), "null")
-				if len(copied.types) == 1 { // only "null": the type was implied
-					copied.types = nil
-				}
-				return &copied
+				return withNull(b.resolve(pick, sc))
 			}
 			s = pick
 		default:
@@ -277,6 +261,32 @@ func (b *typeBuilder) resolve(s *schema, sc *scope) *schema {
 		}
 	}
 	return &schema{any: true}
+}
+
+// nullableAlternative returns the one alternative of anyOf that is not
+// just null, and whether another is; pick is nil when there are several.
+func nullableAlternative(anyOf []*schema) (pick *schema, nullable bool) {
+	for _, alt := range anyOf {
+		if types, _ := alt.nonNull(); len(alt.types) > 0 && len(types) == 0 {
+			nullable = true
+			continue
+		}
+		if pick != nil {
+			return nil, nullable
+		}
+		pick = alt
+	}
+	return pick, nullable
+}
+
+// withNull returns a copy of s that also allows null.
+func withNull(s *schema) *schema {
+	copied := *s
+	copied.types = append(append([]string(nil), copied.types...), "null")
+	if len(copied.types) == 1 { // only "null": the type was implied
+		copied.types = nil
+	}
+	return &copied
 }
 
 // typeOf is the type of schema s. hint names a struct it needs to declare,

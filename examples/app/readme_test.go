@@ -15,6 +15,7 @@ import (
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/docstext"
 	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 	"github.com/dawn-go/dawn/router"
@@ -250,7 +251,7 @@ func TestDocsConfigExamples(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte(b.Text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := app.LoadConfig(dir); err != nil {
+		if _, err := app.LoadConfig(dir, markers.All()); err != nil {
 			t.Errorf("%s:%d: this dawn.yaml example does not load: %v", b.File, b.Line, err)
 		}
 	}

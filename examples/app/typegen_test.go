@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dawn-go/dawn/markers"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/dawn-go/dawn"
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/client"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/examples/app/dawngen"
 	"github.com/dawn-go/dawn/internal/app"
@@ -33,7 +35,7 @@ func appTools() []capabilities.AppTool { return dawn.Tools(options()...) }
 // TestTypegenOutputIsCurrent: the committed dawngen/ folder is exactly what
 // typegen writes for the app today.
 func TestTypegenOutputIsCurrent(t *testing.T) {
-	a, err := app.Load(context.Background(), ".", app.Options{Tools: appTools(), ToolsKnown: true})
+	a, err := app.Load(context.Background(), ".", app.Options{Tools: appTools(), ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +86,16 @@ func TestGeneratedParamsPath(t *testing.T) {
 func serve(t *testing.T) *dawngen.Client {
 	t.Helper()
 	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
-	return &dawngen.Client{BaseURL: h.URL}
+	c, err := dawngen.NewClient(h.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func TestGeneratedClientWait(t *testing.T) {
 	c := serve(t)
-	state, err := c.WaitSupportTenant(context.Background(), "wait-1", dawngen.SupportTenantParams{Tenant: "acme"}, dawngen.UserInput("My invoice looks wrong."))
+	state, err := c.WaitSupportTenant(context.Background(), "wait-1", dawngen.SupportTenantParams{Tenant: "acme"}, client.UserInput("My invoice looks wrong."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +114,8 @@ func TestGeneratedClientWait(t *testing.T) {
 
 func TestGeneratedClientAPIError(t *testing.T) {
 	c := serve(t)
-	_, err := c.Wait(context.Background(), "err-1", "/no/such/route", dawngen.UserInput("hi"))
-	var apiErr *dawngen.APIError
+	_, err := c.Wait(context.Background(), "err-1", client.Run{Route: "/no/such/route", Input: client.UserInput("hi")})
+	var apiErr *client.APIError
 	if !errors.As(err, &apiErr) {
 		t.Fatalf("error = %v, want an *APIError", err)
 	}
@@ -127,7 +133,7 @@ func TestGeneratedClientAPIError(t *testing.T) {
 func TestGeneratedClientRejoin(t *testing.T) {
 	c := serve(t)
 	ctx := context.Background()
-	s, err := c.StreamSupportTenant(ctx, "rejoin-1", dawngen.SupportTenantParams{Tenant: "acme"}, dawngen.UserInput("Can I add seats?"))
+	s, err := c.StreamSupportTenant(ctx, "rejoin-1", dawngen.SupportTenantParams{Tenant: "acme"}, client.UserInput("Can I add seats?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +165,11 @@ func TestGeneratedClientCutStream(t *testing.T) {
 		fmt.Fprint(w, "id: 1\nevent: chunk\ndata: {\"content\":\"hi\"}\n\n")
 	}))
 	defer srv.Close()
-	c := &dawngen.Client{BaseURL: srv.URL}
-	s, err := c.Stream(context.Background(), "cut-1", dawngen.RouteBlog, dawngen.UserInput("hi"))
+	c, err := dawngen.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Stream(context.Background(), "cut-1", client.Run{Route: dawngen.RouteBlog, Input: client.UserInput("hi")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +200,7 @@ func readStream(t *testing.T, s *dawngen.EventStream) []stream.Event {
 
 func TestGeneratedClientStream(t *testing.T) {
 	c := serve(t)
-	s, err := c.StreamSupportTenant(context.Background(), "stream-1", dawngen.SupportTenantParams{Tenant: "acme"}, dawngen.UserInput("Can I add seats?"))
+	s, err := c.StreamSupportTenant(context.Background(), "stream-1", dawngen.SupportTenantParams{Tenant: "acme"}, client.UserInput("Can I add seats?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,14 +230,14 @@ func TestGeneratedClientStream(t *testing.T) {
 	if len(last.Todos) != 4 || last.Todos[3].Status != dawngen.StatusCompleted || last.Subagent != nil {
 		t.Errorf("last plan update = %+v, want 4 todos, all done, from the route itself", last)
 	}
-	if types[len(types)-1] != dawngen.EventDone {
+	if types[len(types)-1] != client.EventDone {
 		t.Errorf("last event = %s, want done", types[len(types)-1])
 	}
 }
 
 func TestGeneratedClientSubagentPlanUpdate(t *testing.T) {
 	c := serve(t)
-	s, err := c.StreamResearch(context.Background(), "stream-2", dawngen.UserInput("How do tides work?"))
+	s, err := c.StreamResearch(context.Background(), "stream-2", client.UserInput("How do tides work?"))
 	if err != nil {
 		t.Fatal(err)
 	}

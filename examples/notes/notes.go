@@ -1,9 +1,9 @@
 // Package notes is the worked example of a capability: a route folder with
 // a notes.md beside agent.md gets a tool (addNote), a state field (notes),
 // a stream event (note_added) and an HTTP route (GET /threads/:id/notes).
-// It is all in this one package; registering it is one line in
-// markers.All(), and no other package changes. See the README's
-// Architecture section, and notes_test.go for it running.
+// It is all in this one package, which could live in any module; an app
+// registers it in its main with dawn.Main(dawn.WithCapability(notes.Marker())),
+// and nothing in Dawn changes. See notes_test.go for it running.
 package notes
 
 import (

@@ -9,12 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn"
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/examples/notes"
 	"github.com/dawn-go/dawn/markers"
 )
 
-// TestNotesCapability: the notes package alone, plus one registry line,
+// TestNotesCapability: the notes package alone, registered with
+// dawn.WithCapability,
 // gives a route with notes.md a tool, a state field, a prompt, a stream
 // event and an HTTP route, through the runtime as it is.
 func TestNotesCapability(t *testing.T) {
@@ -37,8 +40,12 @@ func TestNotesCapability(t *testing.T) {
 		Reply("Noted.").
 		Reply("Hello.")
 
-	// The registry line. In an app it goes into markers.All() in
-	// markers/markers.go; here the test adds the marker to the list.
+	// An app's main registers the capability with
+	// dawn.Main(dawn.WithCapability(notes.Marker())), which runs the
+	// built-in markers and then this one; a test passes the same list.
+	if got, want := names(dawn.Capabilities(dawn.WithCapability(notes.Marker()))), names(append(markers.All(), notes.Marker())); got != want {
+		t.Fatalf("dawn.Capabilities = %s, want %s", got, want)
+	}
 	registry := append(markers.All(), notes.Marker())
 
 	h := dawntest.New(t, dir, model, dawntest.Options{Markers: registry})
@@ -80,4 +87,13 @@ func TestNotesCapability(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET notes of a route without notes.md = %d, want 404", resp.StatusCode)
 	}
+}
+
+// names joins the names of ms in order.
+func names(ms []capabilities.Marker) string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Name())
+	}
+	return strings.Join(out, ",")
 }

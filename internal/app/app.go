@@ -14,7 +14,6 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/routeprompt"
-	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -41,7 +40,9 @@ type Options struct {
 	// ToolsKnown says Tools is the app's whole set; see
 	// capabilities.Input.AppToolsKnown.
 	ToolsKnown bool
-	// Markers overrides the capability markers (default markers.All()).
+	// Markers are the app's capability markers, in the order they run:
+	// the module's registry (markers.All()) and the app's own. Load
+	// refuses nil; an empty list is an app without capabilities.
 	Markers []capabilities.Marker
 }
 
@@ -57,12 +58,15 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("app folder %s does not exist or is not a folder; pass --app with the folder that holds your routes", dir)
 	}
-	a := &App{Dir: abs, Routes: map[string]*capabilities.Prepared{}, LoadedAt: time.Now()}
-	var errs []error
 	ms := opts.Markers
 	if ms == nil {
-		ms = markers.All()
+		return nil, errors.New("app.Load: no capability markers; pass the registry's (markers.All()) and the app's own")
 	}
+	if err := distinctNames(ms); err != nil {
+		return nil, err
+	}
+	a := &App{Dir: abs, Routes: map[string]*capabilities.Prepared{}, LoadedAt: time.Now()}
+	var errs []error
 	a.Config, err = loadConfig(abs, ms)
 	if err != nil {
 		errs = append(errs, &SettingsError{err})
@@ -75,17 +79,15 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		return a, errors.Join(errs...)
 	}
 	a.Tree = tree
-	appTools, toolErrs := a.tools(ctx, opts)
+	in, toolErrs := a.prepareInput(ctx, opts)
 	errs = append(errs, toolErrs...)
-	in := capabilities.Input{Markers: a.Config.Markers, AppTools: appTools, AppToolsKnown: opts.ToolsKnown}
-	results := prepareRoutes(ctx, tree.Routes, in)
-	for i, r := range tree.Routes {
-		if err := results[i].err; err != nil {
-			errs = append(errs, err)
+	for i, res := range prepareRoutes(ctx, tree.Routes, in) {
+		if res.err != nil {
+			errs = append(errs, res.err)
 			continue
 		}
-		a.Routes[r.ID] = results[i].p
-		a.Warnings = append(a.Warnings, results[i].p.Warnings...)
+		a.Routes[tree.Routes[i].ID] = res.p
+		a.Warnings = append(a.Warnings, res.p.Warnings...)
 	}
 	if a.Config.Model != "" {
 		if _, err := models.ParseSpecList(a.Config.Model); err != nil {
@@ -95,10 +97,11 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	return a, errors.Join(errs...)
 }
 
-// tools gathers the app's tools: those it registers in Go and those the
-// markers of dawn.yaml bring (capabilities.ToolSource). It reports a
-// source that fails and a tool registered for a route that does not exist.
-func (a *App) tools(ctx context.Context, opts Options) ([]capabilities.AppTool, []error) {
+// prepareInput gathers what route preparation takes: the markers, the
+// app's Go tools and those its tool sources (MCP servers) bring. The
+// errors name tools registered for a route that is not there and tool
+// sources that failed.
+func (a *App) prepareInput(ctx context.Context, opts Options) (capabilities.Input, []error) {
 	var errs []error
 	appTools := opts.Tools
 	for _, m := range a.Config.Markers {
@@ -115,21 +118,21 @@ func (a *App) tools(ctx context.Context, opts Options) ([]capabilities.AppTool, 
 			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, a.Dir))
 		}
 	}
-	return appTools, errs
+	return capabilities.Input{Markers: a.Config.Markers, AppTools: appTools, AppToolsKnown: opts.ToolsKnown}, errs
 }
 
-// prepared is one route's preparation: the route, or why it is broken.
-type prepared struct {
+// preparedRoute is one route's preparation: the route, or why it failed.
+type preparedRoute struct {
 	p   *capabilities.Prepared
 	err error
 }
 
-// prepareRoutes prepares every route and checks its model and prompt.
-// Preparing a route is mostly file reads (plan.md, state.yaml), so routes
-// prepare in parallel; the results are in route order, so errors and
-// warnings come out the same every time.
-func prepareRoutes(ctx context.Context, routes []*router.Route, in capabilities.Input) []prepared {
-	results := make([]prepared, len(routes))
+// prepareRoutes prepares routes with in, in route order. Preparing a route
+// is mostly file reads (plan.md, state.yaml), so routes prepare in
+// parallel; results keep the routes' order, so errors and warnings come
+// out the same every time.
+func prepareRoutes(ctx context.Context, routes []*router.Route, in capabilities.Input) []preparedRoute {
+	results := make([]preparedRoute, len(routes))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, prepareWorkers)
 	for i, r := range routes {
@@ -144,19 +147,19 @@ func prepareRoutes(ctx context.Context, routes []*router.Route, in capabilities.
 	return results
 }
 
-// prepareRoute checks the route's model names, then prepares it and
-// checks its prompt.
-func prepareRoute(ctx context.Context, r *router.Route, in capabilities.Input) prepared {
+// prepareRoute checks the route's model name, prepares it and checks its
+// prompt template.
+func prepareRoute(ctx context.Context, r *router.Route, in capabilities.Input) preparedRoute {
 	if r.Agent.Model != "" {
 		if _, err := models.ParseSpecList(r.Agent.Model); err != nil {
-			return prepared{err: fmt.Errorf("%s: model: %v", r.Agent.File, err)}
+			return preparedRoute{err: fmt.Errorf("%s: model: %v", r.Agent.File, err)}
 		}
 	}
 	p, err := capabilities.Prepare(ctx, r, in)
 	if err == nil {
 		err = checkPrompt(p)
 	}
-	return prepared{p, err}
+	return preparedRoute{p: p, err: err}
 }
 
 // Resolve finds the prepared route for a request path or route id.
@@ -218,4 +221,17 @@ func checkPrompt(p *capabilities.Prepared) error {
 		fields[i] = f.Name
 	}
 	return errors.Join(routeprompt.Check(p.Route, fields)...)
+}
+
+// distinctNames reports a capability registered twice: each marker's name
+// names its capability in GET /routes, errors and conflicts.
+func distinctNames(ms []capabilities.Marker) error {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if seen[m.Name()] {
+			return fmt.Errorf("capability %q is registered twice (built in, or by dawn.WithCapability); register each capability once", m.Name())
+		}
+		seen[m.Name()] = true
+	}
+	return nil
 }

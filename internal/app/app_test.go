@@ -10,6 +10,8 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/markers"
+	"github.com/dawn-go/dawn/planning"
 )
 
 func write(t *testing.T, dir string, files map[string]string) {
@@ -36,7 +38,7 @@ func TestConfigErrors(t *testing.T) {
 	for _, tc := range cases {
 		dir := t.TempDir()
 		write(t, dir, map[string]string{"dawn.yaml": tc.yaml, "a/agent.md": "A"})
-		_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "dawn.yaml") {
 			t.Errorf("%q: err = %v, want %q naming dawn.yaml", tc.yaml, err, tc.want)
 		}
@@ -57,7 +59,7 @@ func TestTemperatureSetting(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		write(t, dir, map[string]string{"dawn.yaml": tc.yaml, "a/agent.md": "A"})
-		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 		if err != nil {
 			t.Fatalf("%q: %v", tc.yaml, err)
 		}
@@ -74,7 +76,7 @@ func TestTemperatureSetting(t *testing.T) {
 func TestLimitsReachWriteTodos(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"dawn.yaml": "limits:\n  todos: 2\n  todo_bytes: 10\n", "a/agent.md": "A", "a/plan.md": "- [ ] x\n"})
-	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestLimitsReachWriteTodos(t *testing.T) {
 func TestStorePathAndModelChain(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"a/agent.md": "A", "b/agent.md": "---\nmodel: openai:gpt-4o-mini\n---\nB"})
-	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,5 +114,17 @@ func TestStorePathAndModelChain(t *testing.T) {
 	}
 	if got := a.ModelFor(a.Tree.Route("/b"), getenv); got != "openai:gpt-4o-mini" {
 		t.Errorf("front matter model = %s", got)
+	}
+}
+
+// TestCapabilityRegisteredTwice: two markers with one name stop the load
+// with an error that names the capability.
+func TestCapabilityRegisteredTwice(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a/agent.md": "Be brief."})
+	ms := append(markers.All(), planning.Marker())
+	_, err := app.Load(context.Background(), dir, app.Options{Markers: ms})
+	if err == nil || !strings.Contains(err.Error(), `capability "planning" is registered twice`) {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/yamldoc"
-	"github.com/dawn-go/dawn/markers"
 	"gopkg.in/yaml.v3"
 )
 
@@ -104,10 +103,10 @@ type limitKey struct {
 	small *int
 }
 
-// LoadConfig reads dir/dawn.yaml with the registered markers; a missing
-// file gives the zero Config with those markers. Unknown keys are errors
-// naming the key and the file.
-func LoadConfig(dir string) (Config, error) { return loadConfig(dir, markers.All()) }
+// LoadConfig reads dir/dawn.yaml with the capability markers ms; a
+// missing file gives the zero Config with those markers. Unknown keys are
+// errors naming the key and the file.
+func LoadConfig(dir string, ms []capabilities.Marker) (Config, error) { return loadConfig(dir, ms) }
 
 // loadConfig reads dir/dawn.yaml and configures ms. Config.Markers always
 // holds one marker per marker of ms: the configured one, or ms's own when

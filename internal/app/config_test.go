@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"github.com/dawn-go/dawn/markers"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ func TestPlanFirstSection(t *testing.T) {
 	for yamlText, want := range map[string]bool{"": false, "plan_first:\n  mode: always\n": true} {
 		dir := t.TempDir()
 		write(t, dir, map[string]string{"dawn.yaml": yamlText, "a/agent.md": "A", "a/plan.md": "---\nenforce: true\n---\n- [ ] Step 1\n"})
-		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestPlanFirstSection(t *testing.T) {
 		"plan_first:\n  speed: 1\n":        `plan_first: unknown key "speed"; allowed keys are mode, threshold`,
 	} {
 		write(t, dir, map[string]string{"dawn.yaml": yamlText})
-		_, err := app.LoadConfig(dir)
+		_, err := app.LoadConfig(dir, markers.All())
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "dawn.yaml") {
 			t.Errorf("%q: err = %v, want %q naming dawn.yaml", yamlText, err, want)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/telemetry"
+	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/tmc/langchaingo/llms"
@@ -57,7 +58,11 @@ type Options struct {
 // model. Problems loading the app fail the test.
 func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 	t.Helper()
-	a, err := app.Load(context.Background(), dir, app.Options{Tools: opts.Tools, ToolsKnown: true, Markers: opts.Markers})
+	ms := opts.Markers
+	if ms == nil {
+		ms = markers.All()
+	}
+	a, err := app.Load(context.Background(), dir, app.Options{Tools: opts.Tools, ToolsKnown: true, Markers: ms})
 	if err != nil {
 		t.Fatalf("apptest: loading app %s: %v", dir, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dawn-go/dawn/internal/client"
+	"github.com/dawn-go/dawn/client"
 )
 
 // Approve values of dawn run --approve.

@@ -24,6 +24,10 @@ type Config struct {
 	Tools []capabilities.AppTool
 	// ToolsKnown says Tools is the app's whole set.
 	ToolsKnown bool
+	// Markers are the capability markers, in the order they run: the
+	// module's registry (markers.All()) and the app's own (dawn.Main's
+	// WithCapability). Nil means the registry's.
+	Markers []capabilities.Marker
 	// Stock marks the plain dawn binary, which has no app tools: for an app
 	// with its own main package, dev runs that package instead.
 	Stock bool
@@ -79,12 +83,15 @@ func Run(args []string, cfg Config) int {
 		cfg.Env = os.Getenv
 	}
 	cfg.args = args
+	if cfg.Markers == nil {
+		cfg.Markers = markers.All()
+	}
 	root := newRoot(&cfg)
 	root.SetArgs(args)
 	root.SetOut(cfg.Stdout)
 	root.SetErr(cfg.Stderr)
 	err := root.Execute()
-	stopToolSources()
+	stopToolSources(cfg.Markers)
 	if err == nil {
 		return ExitOK
 	}
@@ -131,10 +138,10 @@ func appFlag(cmd *cobra.Command, dir *string) {
 	cmd.Flags().StringVar(dir, "app", "./app", "the app folder that holds your routes")
 }
 
-// stopToolSources stops what the registered tool sources started, such as
+// stopToolSources stops what the tool sources among ms started, such as
 // MCP server processes, before the CLI exits.
-func stopToolSources() {
-	for _, m := range markers.All() {
+func stopToolSources(ms []capabilities.Marker) {
+	for _, m := range ms {
 		if ts, ok := m.(capabilities.ToolSource); ok {
 			ts.Stop()
 		}

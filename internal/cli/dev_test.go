@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/dawn-go/dawn/markers"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,7 +264,7 @@ func BenchmarkHotReload(b *testing.B) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a, err := app.Load(ctx, dir, app.Options{ToolsKnown: true})
+	a, err := app.Load(ctx, dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func BenchmarkHotReload(b *testing.B) {
 	swapped := make(chan reload, 10)
 	go watch.Changes(ctx, dir, watch.Options{Debounce: 15 * time.Millisecond}, func(watch.Batch) {
 		start := time.Now()
-		next, err := app.Load(ctx, dir, app.Options{ToolsKnown: true})
+		next, err := app.Load(ctx, dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 		if err != nil {
 			b.Error(err)
 			return

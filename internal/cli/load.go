@@ -9,13 +9,13 @@ import (
 	"github.com/dawn-go/dawn/internal/app"
 )
 
-// loadApp loads the app folder with the binary's tools.
+// loadApp loads the app folder with the binary's tools and markers.
 func loadApp(ctx context.Context, cfg *Config, dir string) (*app.App, error) {
 	known := cfg.ToolsKnown
 	if cfg.Stock && !hasGoMain(dir) {
 		known = true // no Go code: the app has no tools beyond what we know
 	}
-	return app.Load(ctx, dir, app.Options{Tools: cfg.Tools, ToolsKnown: known})
+	return app.Load(ctx, dir, app.Options{Tools: cfg.Tools, ToolsKnown: known, Markers: cfg.Markers})
 }
 
 // hasGoMain reports whether dir holds a Go main package (an app with tools).

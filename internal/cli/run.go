@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/client"
 	"github.com/dawn-go/dawn/internal/app"
-	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/internal/planview"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"

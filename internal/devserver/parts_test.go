@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dawn-go/dawn/markers"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -98,7 +99,9 @@ func TestReloadKeepsLastGoodVersion(t *testing.T) {
 		"b/agent.md": fmt.Sprintf(agent, "B1"),
 	})
 	ctx := context.Background()
-	load := func(ctx context.Context) (*app.App, error) { return app.Load(ctx, dir, app.Options{ToolsKnown: true}) }
+	load := func(ctx context.Context) (*app.App, error) {
+		return app.Load(ctx, dir, app.Options{ToolsKnown: true, Markers: markers.All()})
+	}
 	a, err := load(ctx)
 	if err != nil {
 		t.Fatal(err)

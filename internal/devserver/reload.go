@@ -42,7 +42,7 @@ type Reloader struct {
 // NewReloader returns a Reloader that loads the app again with load, swaps
 // the snapshots of runs, and reports to out.
 func NewReloader(load func(ctx context.Context) (*app.App, error), runs Apps, out io.Writer) *Reloader {
-	return &Reloader{load: load, runs: runs, out: out, configOK: configLoads(runs.App().Dir)}
+	return &Reloader{load: load, runs: runs, out: out, configOK: configLoads(runs.App())}
 }
 
 // Watch watches the app folder and reloads on every batch of edits until
@@ -87,7 +87,7 @@ func (r *Reloader) Reload(ctx context.Context, b watch.Batch) {
 		PrintProblems(r.out, "reload failed; still serving the last good version", err)
 		return
 	}
-	configOK := configLoads(next.Dir)
+	configOK := configLoads(next)
 	if broken := brokenRoutes(cur, next); len(broken) > 0 || (r.configOK && !configOK) {
 		what := "dawn.yaml"
 		if len(broken) > 0 {
@@ -131,9 +131,10 @@ func brokenRoutes(cur, next *app.App) []string {
 	return out
 }
 
-// configLoads reports whether dir's dawn.yaml is absent or loads cleanly.
-func configLoads(dir string) bool {
-	_, err := app.LoadConfig(dir)
+// configLoads reports whether a's dawn.yaml is absent or loads cleanly
+// with a's capability markers.
+func configLoads(a *app.App) bool {
+	_, err := app.LoadConfig(a.Dir, a.Config.Markers)
 	return err == nil
 }
 

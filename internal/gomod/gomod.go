@@ -1,8 +1,6 @@
 // Package gomod finds the Go module a folder belongs to: the one place Dawn
 // walks up the tree to a go.mod (dawn dev for the app it rebuilds, the load
 // tool and the process tests for the repository they build).
-//
-// It imports only the standard library.
 package gomod
 
 import (

@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/dawn-go/dawn/markers"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -124,7 +125,7 @@ func startServer(t *testing.T, dir string, delay time.Duration) *httptest.Server
 // startServerWith is startServer with every route on model.
 func startServerWith(t *testing.T, dir string, model llms.Model) *httptest.Server {
 	t.Helper()
-	a, err := app.Load(context.Background(), dir, app.Options{})
+	a, err := app.Load(context.Background(), dir, app.Options{Markers: markers.All()})
 	if err != nil {
 		t.Fatalf("loading %s: %v", dir, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dawn-go/dawn/markers"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -193,7 +194,7 @@ func TestHTTPServerGetsHeadersFromEnv(t *testing.T) {
 	yaml := "mcp:\n  docs:\n    url: " + ts.URL + "\n    headers:\n      Authorization: Bearer ${MCP_TOKEN}\n"
 
 	dir := writeApp(t, yaml, "tools: [docs_search]\n")
-	_, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true})
+	_, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	if err == nil || !strings.Contains(err.Error(), "dawn.yaml") || !strings.Contains(err.Error(), "mcp.docs") || !strings.Contains(err.Error(), "MCP_TOKEN") {
 		t.Fatalf("load without MCP_TOKEN: %v, want an error naming dawn.yaml, mcp.docs and MCP_TOKEN", err)
 	}
@@ -212,7 +213,7 @@ func TestHTTPServerGetsHeadersFromEnv(t *testing.T) {
 func TestNameConflictNamesDawnYAML(t *testing.T) {
 	dir := writeApp(t, "mcp:\n  test:\n    command: "+testServer(t)+"\n", "")
 	tools := dawn.Tools(dawn.Tool("test_echo", "mine", func(ctx context.Context, in struct{}) (string, error) { return "", nil }))
-	_, err := app.Load(t.Context(), dir, app.Options{Tools: tools, ToolsKnown: true})
+	_, err := app.Load(t.Context(), dir, app.Options{Tools: tools, ToolsKnown: true, Markers: markers.All()})
 	if err == nil || !strings.Contains(err.Error(), "dawn.yaml mcp.test") || !strings.Contains(err.Error(), "dawn.Tool") {
 		t.Fatalf("load = %v, want a conflict naming dawn.yaml mcp.test and the Go tool", err)
 	}
@@ -229,7 +230,7 @@ func TestBadConfig(t *testing.T) {
 		{"mcp:\n  x:\n    command: ./no-such-server\n", "starting stdio ./no-such-server"},
 	} {
 		dir := writeApp(t, tc.yaml, "")
-		_, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true})
+		_, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 		if err == nil || !strings.Contains(err.Error(), "dawn.yaml") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("dawn.yaml %q: load = %v, want an error naming dawn.yaml and %q", tc.yaml, err, tc.want)
 		}
@@ -305,7 +306,7 @@ func TestServerStartsAtFirstCall(t *testing.T) {
 		t.Errorf("server process %d, started at load to list the tools, still runs after load", listed[0])
 	}
 	// Loading again with the same settings reuses the listing.
-	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true}); err != nil {
+	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true, Markers: markers.All()}); err != nil {
 		t.Fatal(err)
 	}
 	if got := pids(t, pidfile); len(got) != 1 {
@@ -348,7 +349,7 @@ func TestReloadStopsRemovedServers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true}); err != nil {
+	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true, Markers: markers.All()}); err != nil {
 		t.Fatal(err)
 	}
 	if running(gone) {
@@ -373,7 +374,7 @@ func TestReloadStopsRemovedServers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte("mcp:\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true}); err != nil {
+	if _, err := app.Load(t.Context(), dir, app.Options{ToolsKnown: true, Markers: markers.All()}); err != nil {
 		t.Fatal(err)
 	}
 	if running(keep) {

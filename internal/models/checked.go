@@ -28,8 +28,9 @@ func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 	if !temperatureSet(options) {
 		ctx = context.WithValue(ctx, omitTemperatureKey{}, true)
 	}
+	var join *streamJoin
 	if m.spec.Provider == ProviderOpenAI || m.spec.Provider == ProviderOllama || m.spec.Provider == ProviderCompatible {
-		options = textOnlyStreaming(options)
+		ctx, options, join = joinStreamedText(ctx, textOnlyStreaming(options))
 	}
 	resp, err := m.inner.GenerateContent(ctx, messages, options...)
 	if err != nil {
@@ -37,6 +38,9 @@ func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return nil, classify(ctx, m.spec, m.baseURL, errors.New("the server returned no answer"))
+	}
+	if join != nil {
+		join.fill(resp)
 	}
 	return resp, nil
 }

@@ -1,9 +1,8 @@
 // Package models turns a model name such as "openai:gpt-4o-mini" into a
 // langchaingo llms.Model, and holds the built-in "offline" model that needs no
-// network. It must not import the agent, server, store or router packages,
-// nor any capability: it reaches capabilities only through the markers
-// registry, whose markers may teach the offline model the requests they
-// send it (capabilities.OfflineScript).
+// network. The offline model learns the texts capabilities write to it
+// (capabilities.OfflineScript) from the app's markers, which the runner
+// hands it with each run's context (WithMarkers).
 //
 // # Names
 //

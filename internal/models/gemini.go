@@ -161,35 +161,14 @@ func (g *geminiModel) Call(ctx context.Context, prompt string, options ...llms.C
 
 // geminiBody translates langchaingo messages: system text becomes the
 // system instruction, AI turns the "model" role, and each tool result a
-// functionResponse part in a "user" turn.
+// functionResponse part in a "user" turn; then the tools and the
+// generation settings.
 func geminiBody(messages []llms.MessageContent, o llms.CallOptions) (geminiRequest, error) {
 	var req geminiRequest
 	for _, mc := range messages {
-		var parts []geminiPart
-		for _, p := range mc.Parts {
-			switch p := p.(type) {
-			case llms.TextContent:
-				if p.Text != "" {
-					parts = append(parts, geminiPart{Text: p.Text})
-				}
-			case llms.ToolCall:
-				if p.FunctionCall == nil {
-					continue
-				}
-				args := json.RawMessage(p.FunctionCall.Arguments)
-				if !json.Valid(args) || strings.TrimSpace(p.FunctionCall.Arguments) == "" {
-					args = json.RawMessage(`{}`)
-				}
-				parts = append(parts, geminiPart{FunctionCall: &geminiCall{Name: p.FunctionCall.Name, Args: args}})
-			case llms.ToolCallResponse:
-				var v any
-				if json.Unmarshal([]byte(p.Content), &v) != nil {
-					v = p.Content
-				}
-				parts = append(parts, geminiPart{FunctionResponse: &geminiResponse{Name: p.Name, Response: map[string]any{"name": p.Name, "content": v}}})
-			default:
-				return req, fmt.Errorf("gemini: message part %T is not supported", p)
-			}
+		parts, err := geminiParts(mc.Parts)
+		if err != nil {
+			return req, err
 		}
 		if len(parts) == 0 {
 			continue
@@ -206,15 +185,59 @@ func geminiBody(messages []llms.MessageContent, o llms.CallOptions) (geminiReque
 			req.Contents = append(req.Contents, geminiContent{Role: "user", Parts: parts})
 		}
 	}
-	if len(o.Tools) > 0 {
-		var decls []geminiFunction
-		for _, t := range o.Tools {
-			if t.Function != nil {
-				decls = append(decls, geminiFunction{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	req.Tools = geminiToolList(o.Tools)
+	req.GenerationConfig = geminiConfig(o)
+	return req, nil
+}
+
+// geminiParts translates the parts of one message; empty text and tool
+// calls without a function are left out.
+func geminiParts(in []llms.ContentPart) ([]geminiPart, error) {
+	var parts []geminiPart
+	for _, p := range in {
+		switch p := p.(type) {
+		case llms.TextContent:
+			if p.Text != "" {
+				parts = append(parts, geminiPart{Text: p.Text})
 			}
+		case llms.ToolCall:
+			if p.FunctionCall == nil {
+				continue
+			}
+			args := json.RawMessage(p.FunctionCall.Arguments)
+			if !json.Valid(args) || strings.TrimSpace(p.FunctionCall.Arguments) == "" {
+				args = json.RawMessage(`{}`)
+			}
+			parts = append(parts, geminiPart{FunctionCall: &geminiCall{Name: p.FunctionCall.Name, Args: args}})
+		case llms.ToolCallResponse:
+			var v any
+			if json.Unmarshal([]byte(p.Content), &v) != nil {
+				v = p.Content
+			}
+			parts = append(parts, geminiPart{FunctionResponse: &geminiResponse{Name: p.Name, Response: map[string]any{"name": p.Name, "content": v}}})
+		default:
+			return nil, fmt.Errorf("gemini: message part %T is not supported", p)
 		}
-		req.Tools = []geminiTools{{FunctionDeclarations: decls}}
 	}
+	return parts, nil
+}
+
+// geminiToolList declares the function tools, or nil for none.
+func geminiToolList(tools []llms.Tool) []geminiTools {
+	if len(tools) == 0 {
+		return nil
+	}
+	var decls []geminiFunction
+	for _, t := range tools {
+		if t.Function != nil {
+			decls = append(decls, geminiFunction{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+		}
+	}
+	return []geminiTools{{FunctionDeclarations: decls}}
+}
+
+// geminiConfig is the generationConfig the options set, or nil.
+func geminiConfig(o llms.CallOptions) map[string]any {
 	cfg := map[string]any{}
 	if o.Temperature != 0 {
 		cfg["temperature"] = o.Temperature
@@ -222,10 +245,10 @@ func geminiBody(messages []llms.MessageContent, o llms.CallOptions) (geminiReque
 	if o.MaxTokens > 0 {
 		cfg["maxOutputTokens"] = o.MaxTokens
 	}
-	if len(cfg) > 0 {
-		req.GenerationConfig = cfg
+	if len(cfg) == 0 {
+		return nil
 	}
-	return req, nil
+	return cfg
 }
 
 // geminiAccumulator joins the pieces of a (streamed) answer.

@@ -213,17 +213,7 @@ func TestOpenAIBaseURL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reqs := fake.recorded()
-			if len(reqs) != 1 {
-				t.Fatalf("server got %d requests, want 1", len(reqs))
-			}
-			req := reqs[0]
-			if req.Path != "/v1/chat/completions" || req.Auth != "Bearer sk-test" || req.Body.Model != "gpt-test" {
-				t.Errorf("request path %q auth %q model %q", req.Path, req.Auth, req.Body.Model)
-			}
-			if req.Body.Stream != tt.stream || len(req.Body.Messages) != 2 || len(req.Body.Tools) != 1 {
-				t.Errorf("request stream=%v messages=%d tools=%d", req.Body.Stream, len(req.Body.Messages), len(req.Body.Tools))
-			}
+			checkOpenAIRequest(t, fake.recorded(), tt.stream)
 			choice := resp.Choices[0]
 			if choice.Content != tt.wantText {
 				t.Errorf("Content = %q, want %q", choice.Content, tt.wantText)
@@ -239,6 +229,22 @@ func TestOpenAIBaseURL(t *testing.T) {
 				t.Errorf("tool calls = %q, want %q", got, tt.wantTools)
 			}
 		})
+	}
+}
+
+// checkOpenAIRequest checks the one request an OpenAI-wire server got
+// for a call with the writeTodos tool and two messages.
+func checkOpenAIRequest(t *testing.T, reqs []fakeRequest, stream bool) {
+	t.Helper()
+	if len(reqs) != 1 {
+		t.Fatalf("server got %d requests, want 1", len(reqs))
+	}
+	req := reqs[0]
+	if req.Path != "/v1/chat/completions" || req.Auth != "Bearer sk-test" || req.Body.Model != "gpt-test" {
+		t.Errorf("request path %q auth %q model %q", req.Path, req.Auth, req.Body.Model)
+	}
+	if req.Body.Stream != stream || len(req.Body.Messages) != 2 || len(req.Body.Tools) != 1 {
+		t.Errorf("request stream=%v messages=%d tools=%d", req.Body.Stream, len(req.Body.Messages), len(req.Body.Tools))
 	}
 }
 

@@ -33,7 +33,9 @@ type offlineModel struct{}
 // answer.
 func NewOffline() llms.Model { return offlineModel{} }
 
-// GenerateContent answers one model turn.
+// GenerateContent answers one model turn: a capability's scripted reply,
+// else the task call, else the next step of the plan, else the answer. The
+// scripts come from ctx (see WithMarkers).
 func (offlineModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -42,56 +44,73 @@ func (offlineModel) GenerateContent(ctx context.Context, messages []llms.Message
 	for _, opt := range options {
 		opt(&opts)
 	}
-	t := readTranscript(messages)
+	t := readTranscript(messages, scriptsFrom(ctx))
 	nextID := "call_offline_" + strconv.Itoa(t.toolCalls+1)
 
 	if t.reply != "" {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: t.reply, StopReason: "stop"}}}, nil
 	}
-
 	if task := findTool(opts.Tools, offlineTaskTool); task != nil && !t.taskCalled {
 		if subagent, ok := firstEnum(task.Parameters, "subagent"); ok {
 			args := marshalArgs(map[string]string{"subagent": subagent, "input": t.lastUser})
 			return toolCallResponse(nextID, offlineTaskTool, args), nil
 		}
 	}
-
 	plan, failures := []item(nil), 0
 	if findTool(opts.Tools, offlineTodosTool) != nil {
-		plan, failures = t.currentPlan()
-		if len(plan) == 0 {
-			plan = []item{{Content: "Understand the request", Status: todo.Pending}, {Content: "Answer the request", Status: todo.Pending}}
-		}
-		enforced := findTool(opts.Tools, offlineVerifyTool) != nil
-		if next, ok := advancePlan(plan); ok && failures < maxTodoFailures {
-			list := todoList{Todos: next}
-			if enforced {
-				list.Reason = "offline model: advanced one step"
-			} else {
-				for i := range list.Todos {
-					list.Todos[i].Evidence = "" // Dawn's writeTodos takes only content and status
-				}
-			}
-			return toolCallResponse(nextID, offlineTodosTool, marshalArgs(list)), nil
-		}
-		if n, text, ok := t.openPostcondition(); ok && enforced {
-			args := marshalArgs(map[string]any{"index": n, "evidence": "offline model: checked " + strconv.Quote(shorten(text, 60))})
-			return toolCallResponse(nextID, offlineVerifyTool, args), nil
+		var call *llms.ContentResponse
+		if plan, failures, call = t.planStep(nextID, findTool(opts.Tools, offlineVerifyTool) != nil); call != nil {
+			return call, nil
 		}
 	}
-
 	text := offlineAnswer(t, plan, failures >= maxTodoFailures)
-	if opts.StreamingFunc != nil {
-		for _, chunk := range splitWords(text, 4) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if err := opts.StreamingFunc(ctx, []byte(chunk)); err != nil {
-				return nil, err
-			}
-		}
+	if err := streamWords(ctx, opts.StreamingFunc, text); err != nil {
+		return nil, err
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text, StopReason: "stop"}}}, nil
+}
+
+// planStep returns the plan and the failed writeTodos calls so far, and
+// the next call that works on the plan: writeTodos advancing it one step,
+// or (when the route verifies postconditions, enforced) the next check;
+// call is nil when the plan is done.
+func (t transcript) planStep(nextID string, enforced bool) (plan []item, failures int, call *llms.ContentResponse) {
+	plan, failures = t.currentPlan()
+	if len(plan) == 0 {
+		plan = []item{{Content: "Understand the request", Status: todo.Pending}, {Content: "Answer the request", Status: todo.Pending}}
+	}
+	if next, ok := advancePlan(plan); ok && failures < maxTodoFailures {
+		list := todoList{Todos: next}
+		if enforced {
+			list.Reason = "offline model: advanced one step"
+		} else {
+			for i := range list.Todos {
+				list.Todos[i].Evidence = "" // Dawn's writeTodos takes only content and status
+			}
+		}
+		return plan, failures, toolCallResponse(nextID, offlineTodosTool, marshalArgs(list))
+	}
+	if n, text, ok := t.openPostcondition(); ok && enforced {
+		args := marshalArgs(map[string]any{"index": n, "evidence": "offline model: checked " + strconv.Quote(shorten(text, 60))})
+		return plan, failures, toolCallResponse(nextID, offlineVerifyTool, args)
+	}
+	return plan, failures, nil
+}
+
+// streamWords hands text to stream (when set) a few words at a time.
+func streamWords(ctx context.Context, stream func(context.Context, []byte) error, text string) error {
+	if stream == nil {
+		return nil
+	}
+	for _, chunk := range splitWords(text, 4) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := stream(ctx, []byte(chunk)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Call answers a single prompt.

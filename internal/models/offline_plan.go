@@ -37,7 +37,9 @@ type transcript struct {
 	taskAnswer   string
 }
 
-func readTranscript(messages []llms.MessageContent) transcript {
+// readTranscript reads messages, asking scripts about each text of a user
+// turn.
+func readTranscript(messages []llms.MessageContent, scripts offlineScripts) transcript {
 	var t transcript
 	var taskID string
 	for _, mc := range messages {
@@ -48,7 +50,7 @@ func readTranscript(messages []llms.MessageContent) transcript {
 				case llms.ChatMessageTypeSystem:
 					t.system = append(t.system, p.Text)
 				case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
-					reply, own := scriptedReply(p.Text)
+					reply, own := scripts.reply(p.Text)
 					if own && reply == "" {
 						continue // a capability's own text, such as a harness note, is not the user
 					}

@@ -1,30 +1,43 @@
 package models
 
 import (
-	"sync"
+	"context"
 
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/markers"
 )
 
-// offlineScripts are the registered markers that tell the offline model
-// about texts they write to it (capabilities.OfflineScript), such as
-// plan-first's planning directive. They are found once, by interface
-// assertion; the offline model names no capability.
-var offlineScripts = sync.OnceValue(func() []capabilities.OfflineScript {
+// scriptsKey marks a call's context with the offline scripts of its app.
+type scriptsKey struct{}
+
+// WithMarkers returns a context that tells the offline model about the
+// markers of the app it answers for: those that write model turns of their
+// own (capabilities.OfflineScript), such as plan-first's planning
+// directive, script its answer to them. The runner adds the app's markers
+// to every run's context; without them the offline model takes every text
+// of a user turn as the user's.
+func WithMarkers(ctx context.Context, markers []capabilities.Marker) context.Context {
 	var scripts []capabilities.OfflineScript
-	for _, m := range markers.All() {
+	for _, m := range markers {
 		if s, ok := m.(capabilities.OfflineScript); ok {
 			scripts = append(scripts, s)
 		}
 	}
-	return scripts
-})
+	return context.WithValue(ctx, scriptsKey{}, scripts)
+}
 
-// scriptedReply asks the scripts about text from a user turn: own reports a
+// offlineScripts are the scripts ctx carries (see WithMarkers).
+type offlineScripts []capabilities.OfflineScript
+
+// scriptsFrom returns the scripts of ctx.
+func scriptsFrom(ctx context.Context) offlineScripts {
+	s, _ := ctx.Value(scriptsKey{}).([]capabilities.OfflineScript)
+	return s
+}
+
+// reply asks the scripts about text from a user turn: own reports a
 // capability wrote it, and reply is the answer it scripts, if any.
-func scriptedReply(text string) (reply string, own bool) {
-	for _, s := range offlineScripts() {
+func (ss offlineScripts) reply(text string) (reply string, own bool) {
+	for _, s := range ss {
 		if reply, own := s.OfflineReply(text); own {
 			return reply, true
 		}

@@ -34,7 +34,8 @@ func temperatureSet(options []llms.CallOption) bool {
 	return o.Temperature != unsetTemperature
 }
 
-// wireTransport edits request bodies as the context of their call says.
+// wireTransport edits request bodies as the context of their call says,
+// and joins streamed answers for calls that ask (see streamJoin).
 type wireTransport struct{ next http.RoundTripper }
 
 // deadlineTransport gives each request timeout to finish, its body read
@@ -68,8 +69,22 @@ func (b *cancelBody) Close() error {
 }
 
 func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	out, err := withoutTemperature(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.next.RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	return joinStream(req, resp), nil
+}
+
+// withoutTemperature returns req without "temperature" in its body when
+// its call's context says so (see omitTemperatureKey), else req.
+func withoutTemperature(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Context().Value(omitTemperatureKey{}) == nil {
-		return t.next.RoundTrip(req)
+		return req, nil
 	}
 	body, err := io.ReadAll(req.Body)
 	_ = req.Body.Close()
@@ -83,7 +98,7 @@ func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	out.ContentLength = int64(len(body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return t.next.RoundTrip(out)
+	return out, nil
 }
 
 // withoutKey returns the JSON object body without its top-level member
@@ -96,68 +111,96 @@ func withoutKey(body []byte, key string) ([]byte, bool) {
 		return nil, false
 	}
 	var (
-		depth     int
-		inString  bool
-		escaped   bool
+		cur       jsonCursor
 		expectKey bool
 		sep       = -1 // the ',' before the current top-level member, or -1
 		start     = -1 // where the member to cut starts (its key's quote)
 	)
 	for i := 0; i < len(body); i++ {
 		c := body[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if cur.inString(c) {
 			continue
 		}
 		switch c {
 		case '"':
-			if depth == 1 && expectKey && start < 0 && bytes.HasPrefix(body[i:], name) {
-				j := i + len(name)
-				for j < len(body) && isSpace(body[j]) {
-					j++
-				}
-				if j < len(body) && body[j] == ':' {
-					start = i
-				}
+			if cur.depth == 1 && expectKey && start < 0 && isKeyAt(body, i, name) {
+				start = i
 			}
 			expectKey = false
-			inString = true
+			cur.openString()
 		case '{', '[':
-			depth++
-			if depth == 1 && c == '{' {
+			cur.depth++
+			if cur.depth == 1 && c == '{' {
 				expectKey = true
 			}
 		case '}', ']', ',':
-			if depth == 1 && start >= 0 {
-				// The member to cut ends here.
-				if sep >= 0 {
-					return append(slices.Clip(body[:sep]), body[i:]...), true
-				}
-				if c == ',' {
-					i++
-				}
-				for i < len(body) && isSpace(body[i]) {
-					i++
-				}
-				return append(slices.Clip(body[:start]), body[i:]...), true
+			if cur.depth == 1 && start >= 0 {
+				return cutMember(body, sep, start, i), true
 			}
-			if c == ',' {
-				if depth == 1 {
-					sep, expectKey = i, true
-				}
-			} else {
-				depth--
+			if c != ',' {
+				cur.depth--
+			} else if cur.depth == 1 {
+				sep, expectKey = i, true
 			}
 		}
 	}
 	return nil, false
+}
+
+// jsonCursor is where a scan over JSON bytes is: its nesting depth, and
+// whether it is inside a string.
+type jsonCursor struct {
+	depth    int
+	str, esc bool
+}
+
+// inString takes c when the scan is inside a string, reporting whether it
+// did; the closing quote ends the string.
+func (j *jsonCursor) inString(c byte) bool {
+	if !j.str {
+		return false
+	}
+	switch {
+	case j.esc:
+		j.esc = false
+	case c == '\\':
+		j.esc = true
+	case c == '"':
+		j.str = false
+	}
+	return true
+}
+
+func (j *jsonCursor) openString() { j.str = true }
+
+// isKeyAt reports whether body holds the quoted name at i followed by a
+// colon: a member's key.
+func isKeyAt(body []byte, i int, name []byte) bool {
+	if !bytes.HasPrefix(body[i:], name) {
+		return false
+	}
+	j := i + len(name)
+	for j < len(body) && isSpace(body[j]) {
+		j++
+	}
+	return j < len(body) && body[j] == ':'
+}
+
+// cutMember removes the top-level member that starts at start and ends
+// before end (its ',' or the object's '}'): with the ',' before it (sep)
+// when it is not the first, else with the ',' after it and the spaces that
+// follow.
+func cutMember(body []byte, sep, start, end int) []byte {
+	if sep >= 0 {
+		return append(slices.Clip(body[:sep]), body[end:]...)
+	}
+	if body[end] == ',' {
+		end++
+	}
+	for end < len(body) && isSpace(body[end]) {
+		end++
+	}
+	return append(slices.Clip(body[:start]), body[end:]...)
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -1,7 +1,6 @@
 // Package nodetool finds the Node.js test tools a test needs (aimock, the
 // client libraries users have) and installs them on first use with `npm ci`
-// from the pinned lock file under tools/. It is for tests only; of
-// Dawn it imports only internal/gomod.
+// from the pinned lock file under tools/. It is for tests only.
 //
 // A missing tool is installed when npm is on PATH. The test is skipped only
 // where npm is absent, and fails instead when the environment variable the

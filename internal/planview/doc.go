@@ -3,5 +3,5 @@
 // or one plain line per plan_update for logs and pipes.
 //
 // It reads stream events and writes to an io.Writer (TerminalWidth is its one
-// system call); it must not import runner, store, server, model or agent code.
+// system call).
 package planview

@@ -2,6 +2,7 @@ package routeprompt_test
 
 import (
 	"context"
+	"github.com/dawn-go/dawn/markers"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func TestLoadReportsPromptTemplateProblems(t *testing.T) {
 	dir := writeApp(t, map[string]string{
 		"support/[tenant]/agent.md": "---\nmodel: offline\n---\nYou help {{ .Params.customer }}.\n",
 	})
-	_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	_, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	want := filepath.Join(dir, "support", "[tenant]", "agent.md") + `:4: prompt template: route /support/[tenant] has no param "customer"; its params are tenant`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Load error = %v, want it to contain %q", err, want)

@@ -2,7 +2,4 @@
 // on its own goroutine detached from the request that started it, with its
 // events in a stream.Log for any number of watchers and every step saved to
 // the store in one transaction through the run's journal.
-//
-// It wires app, agent, models, store and stream together; it must not import
-// server (HTTP) code.
 package runner

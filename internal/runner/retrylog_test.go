@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dawn-go/dawn/markers"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -57,7 +58,7 @@ func TestModelRetryIsLogged(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "agent.md"), []byte("---\nmodel: openai:m\n---\nYou help.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -210,7 +210,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 
 	// The run can be cancelled from the moment it is registered: its
 	// context comes first.
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel}
 	if err := m.reserve(run); err != nil {
 		cancel()
@@ -291,7 +291,7 @@ func (m *Manager) abort(run *Run, err error) (*Run, error) {
 	run.end()
 	run.cancel()
 	run.err = err
-	run.output = mustJSON(map[string]string{"error": err.Error()})
+	run.output = mustJSON(map[string]string{"error": errorText(err)})
 	m.release(run)
 	run.Log.Close()
 	close(run.done)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dawn-go/dawn/markers"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -346,7 +347,7 @@ func FuzzPlanMD(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(route, "plan.md"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 		if err != nil {
 			if !strings.Contains(err.Error(), "plan.md") {
 				t.Fatalf("error does not name plan.md: %v", err)

@@ -2,5 +2,5 @@
 // metrics: a span per run, model call, tool call and subagent, plan events
 // as span events, and run, model and store metrics. It is configured only by
 // the standard OTEL_* environment variables and is off (nil) by default.
-// It imports no server or store package; the runner and server call it.
+// The runner and server call it.
 package telemetry

@@ -4,8 +4,6 @@
 // a document down to its top-level mapping, and Pairs walks a mapping's
 // keys in order, so that every reader reports problems with its own words
 // and the line of the key at fault.
-//
-// It imports only the standard library and yaml.v3.
 package yamldoc
 
 import (

@@ -119,9 +119,11 @@ export type StreamEvent =
   | { id: number; event: "plan_update"; data: PlanUpdateEvent }
   | { id: number; event: "answer_rejected"; data: AnswerRejectedEvent }
   | { id: number; event: "model_call"; data: ModelCallEvent }
-  | { id: number; event: "subagent.chunk"; data: { data: ChunkEvent } & SubagentFields }
-  | { id: number; event: "subagent.tool_call"; data: ToolCallEvent & SubagentFields }
-  | { id: number; event: "subagent.tool_result"; data: ToolResultEvent & SubagentFields }
+  | { id: number; event: "subagent.start"; data: SubagentFields }
+  | { id: number; event: "subagent.message"; data: { chunk: string } & SubagentFields }
+  | { id: number; event: "subagent.tool_call"; data: ToolCallEvent & { tool: string } & SubagentFields }
+  | { id: number; event: "subagent.tool_result"; data: ToolResultEvent & { tool: string } & SubagentFields }
+  | { id: number; event: "subagent.end"; data: ({ final_message: string } | { error: string }) & SubagentFields }
   | { id: number; event: "subagent.plan_update"; data: PlanUpdateEvent & SubagentFields }
   | { id: number; event: "subagent.model_call"; data: ModelCallEvent & SubagentFields }
   | { id: number; event: "done"; data: DoneEvent };

@@ -3,6 +3,7 @@ package agui
 import (
 	"context"
 	"encoding/json"
+	"github.com/dawn-go/dawn/markers"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,7 +49,7 @@ func routeFields(t *testing.T, extra ...string) (plain, enforced aguiFields) {
 			t.Fatal(err)
 		}
 	}
-	a, err := app.Load(context.Background(), dir, app.Options{})
+	a, err := app.Load(context.Background(), dir, app.Options{Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}

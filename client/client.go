@@ -36,10 +36,26 @@ func New(baseURL string) (*Client, error) {
 	return &Client{BaseURL: base}, nil
 }
 
-// Message is one message of a run's input.
+// Message is one entry of a thread's conversation. A run's input carries
+// user messages: Role "user" and Content. The state of a finished run also
+// holds assistant messages (Content, ToolCalls or both) and tool messages
+// (ToolCallID, Name and Content).
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	// Role is "user", "assistant", "tool" or "system".
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	// IsError marks a tool message that holds the tool's error.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ToolCall is a model's request to run a tool.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
 }
 
 // Input is what a run adds to its thread: messages and, optionally, values
@@ -173,6 +189,33 @@ func (c *Client) Wait(ctx context.Context, threadID string, req Run) (json.RawMe
 		return nil, fmt.Errorf("reading the runs/wait answer: %w", err)
 	}
 	return body, nil
+}
+
+// ErrRunCanceled is returned by WaitState when the run was cancelled
+// before it finished.
+var ErrRunCanceled = errors.New("dawn client: the run was cancelled before it finished")
+
+// WaitState runs req on threadID like Wait and decodes the final state
+// values into state, such as the state struct typegen writes for the
+// route. A cancelled run is ErrRunCanceled.
+func (c *Client) WaitState(ctx context.Context, threadID string, req Run, state any) error {
+	raw, err := c.Wait(ctx, threadID, req)
+	if IsKind(err, "run_cancelled") {
+		return ErrRunCanceled
+	}
+	if err != nil {
+		return err
+	}
+	var outcome struct {
+		Cancelled bool `json:"cancelled"`
+	}
+	if json.Unmarshal(raw, &outcome) == nil && outcome.Cancelled {
+		return ErrRunCanceled
+	}
+	if err := json.Unmarshal(raw, state); err != nil {
+		return fmt.Errorf("decoding the state of route %s: %w", req.Route, err)
+	}
+	return nil
 }
 
 // Stream runs req on threadID and returns its events as they happen.

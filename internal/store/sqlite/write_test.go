@@ -1,23 +1,27 @@
-package store
+package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/store/sqlite"
 )
 
 // inOneGroup runs the calls at once and makes them share one group commit:
 // it holds the writer lock until all of them are queued. It returns each
 // call's error, or its panic as an error.
-func inOneGroup(t *testing.T, s *SQLite, calls []func() error) []error {
+func inOneGroup(t *testing.T, d *sqlite.DB, calls []func() error) []error {
 	t.Helper()
 	errs := make([]error, len(calls))
 	var wg sync.WaitGroup
-	s.mu.Lock()
+	release := d.HoldWriter()
 	for i, call := range calls {
 		wg.Go(func() {
 			defer func() {
@@ -29,20 +33,14 @@ func inOneGroup(t *testing.T, s *SQLite, calls []func() error) []error {
 		})
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s.queueMu.Lock()
-		queued := len(s.queue)
-		s.queueMu.Unlock()
-		if queued == len(calls) {
-			break
-		}
+	for d.Queued() != len(calls) {
 		if time.Now().After(deadline) {
-			s.mu.Unlock()
-			t.Fatalf("%d of %d writes queued", queued, len(calls))
+			release()
+			t.Fatalf("%d of %d writes queued", d.Queued(), len(calls))
 		}
 		time.Sleep(time.Millisecond)
 	}
-	s.mu.Unlock()
+	release()
 	wg.Wait()
 	return errs
 }
@@ -52,20 +50,20 @@ func inOneGroup(t *testing.T, s *SQLite, calls []func() error) []error {
 // land whole.
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "dawn.db"))
+	s, d := openTest(t, filepath.Join(t.TempDir(), "dawn.db"))
 	for _, id := range []string{"a", "b", "c", "d"} {
 		newRun(t, s, id, "run-"+id)
 	}
 	must(t, s.SaveStep(ctx, sampleStep("c", "run-c", 1, 1)))
-	commitsBefore := s.ckpt.commits
+	commitsBefore := d.Commits()
 
-	errs := inOneGroup(t, s, []func() error{
+	errs := inOneGroup(t, d, []func() error{
 		func() error { return s.SaveStep(ctx, sampleStep("a", "run-a", 1, 1)) },
 		// Fails at its events, after its messages went in.
 		func() error { return s.SaveStep(ctx, sampleStep("c", "run-c", 2, 3)) },
 		func() error {
-			return s.write(ctx, func(ctx context.Context) error {
-				if _, err := s.conn.ExecContext(ctx, `UPDATE threads SET metadata = '{"x":1}' WHERE id = 'd'`); err != nil {
+			return d.WriteConn(ctx, func(ctx context.Context, conn *sql.Conn) error {
+				if _, err := conn.ExecContext(ctx, `UPDATE threads SET metadata = '{"x":1}' WHERE id = 'd'`); err != nil {
 					return err
 				}
 				panic("boom")
@@ -74,14 +72,14 @@ func TestGroupCommit(t *testing.T) {
 		func() error { return s.SaveStep(ctx, sampleStep("b", "run-b", 5, 1)) },
 		func() error { return s.SaveStep(ctx, sampleStep("b", "run-b", 1, 1)) },
 	})
-	if s.ckpt.commits != commitsBefore+1 {
-		t.Errorf("%d commits for one group, want 1", s.ckpt.commits-commitsBefore)
+	if n := d.Commits() - commitsBefore; n != 1 {
+		t.Errorf("%d commits for one group, want 1", n)
 	}
 	wants := []func(error) bool{
 		func(err error) bool { return err == nil },
-		func(err error) bool { return err != nil && !errors.Is(err, ErrStepOrder) },
+		func(err error) bool { return err != nil && !errors.Is(err, store.ErrStepOrder) },
 		func(err error) bool { return err != nil && err.Error() == "panic: boom" },
-		func(err error) bool { return errors.Is(err, ErrStepOrder) },
+		func(err error) bool { return errors.Is(err, store.ErrStepOrder) },
 		func(err error) bool { return err == nil },
 	}
 	for i, want := range wants {

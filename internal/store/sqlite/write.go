@@ -1,18 +1,25 @@
-package store
+package sqlite
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
 )
 
-// writeRequest is one write transaction's work, waiting in Store.queue for
+// Write runs fn as one write transaction (see write).
+func (s *DB) Write(ctx context.Context, fn func(dialect.Tx) error) error {
+	return s.write(ctx, func(ctx context.Context) error { return fn(tx{s}) })
+}
+
+// writeRequest is one write transaction's work, waiting in DB.queue for
 // the group commit that takes it.
 type writeRequest struct {
 	ctx      context.Context // without cancellation
 	fn       func(ctx context.Context) error
 	err      error
 	panicked any  // what fn panicked with, re-raised in the caller
-	done     bool // guarded by Store.mu
+	done     bool // guarded by DB.mu
 }
 
 // write runs fn as one write transaction on the writer connection and
@@ -34,7 +41,7 @@ type writeRequest struct {
 // ctx is checked before fn is queued. The statements themselves run without
 // its cancellation: they take microseconds, and a context that can end
 // makes the driver start a watcher goroutine for every statement.
-func (s *SQLite) write(ctx context.Context, fn func(ctx context.Context) error) error {
+func (s *DB) write(ctx context.Context, fn func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -61,7 +68,7 @@ func (s *SQLite) write(ctx context.Context, fn func(ctx context.Context) error) 
 // commitGroup runs group, which holds at least one request, in one
 // transaction, and marks every request done with its result. The caller
 // holds mu.
-func (s *SQLite) commitGroup(group []*writeRequest) {
+func (s *DB) commitGroup(group []*writeRequest) {
 	defer func() {
 		for _, r := range group {
 			r.done = true
@@ -76,7 +83,7 @@ func (s *SQLite) commitGroup(group []*writeRequest) {
 		}
 	}
 	if s.closed {
-		fail(errClosed)
+		fail(dialect.ErrClosed)
 		return
 	}
 	if _, err := s.st.begin.ExecContext(ctx); err != nil {
@@ -132,7 +139,7 @@ func (r *writeRequest) run() (ok bool) {
 // rolls back to it when r fails. It returns false only when the
 // transaction itself is gone (SQLite rolls back the whole transaction on
 // some errors, such as a full disk), and then r.err says why.
-func (s *SQLite) runInSavepoint(r *writeRequest) bool {
+func (s *DB) runInSavepoint(r *writeRequest) bool {
 	if _, err := s.st.savepoint.ExecContext(r.ctx); err != nil {
 		r.err = err
 		return false
@@ -157,7 +164,7 @@ func (s *SQLite) runInSavepoint(r *writeRequest) bool {
 // rollback ends a failed write transaction. Its error is dropped: SQLite
 // may already have rolled back on its own, and the caller reports the
 // first error.
-func (s *SQLite) rollback(ctx context.Context) {
+func (s *DB) rollback(ctx context.Context) {
 	_, _ = s.st.rollback.ExecContext(ctx)
 }
 
@@ -166,7 +173,7 @@ func (s *SQLite) rollback(ctx context.Context) {
 // size limit, until FailWrites(nil). Reads go on working. It is a
 // fault-injection point for tests of what callers do when the store cannot
 // write; nothing else calls it.
-func (s *SQLite) FailWrites(err error) {
+func (s *DB) FailWrites(err error) {
 	if err == nil {
 		s.fault.Store(nil)
 		return

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -6,30 +6,22 @@ import (
 	"fmt"
 )
 
-// statements are the prepared statements of the hot paths: StartRun,
-// SaveStep, FinishRun and Latest. The write ones are bound to the writer
-// connection, so every transaction reuses them without preparing again.
+// statements are the prepared statements of the writes and of Latest.
+// The write ones are bound to the writer connection, so every transaction
+// reuses them without preparing again.
 type statements struct {
 	begin, commit, rollback *sql.Stmt
 	// a group commit's savepoint around each request
 	savepoint, release, rollbackTo *sql.Stmt
-	// CreateThread and BeginRun
-	insertThread *sql.Stmt
-	// StartRun and BeginRun
-	startCheck *sql.Stmt
-	insertRun  *sql.Stmt
-	setThread  *sql.Stmt
-	// SaveStep
-	stepCheck      *sql.Stmt
-	insertMessage  *sql.Stmt
-	saveCheckpoint *sql.Stmt
-	insertEvent    *sql.Stmt
-	// SaveStep and SaveValues: state fields kept in parts
-	insertPart, deleteParts *sql.Stmt
-	// FinishRun
-	runOwner  *sql.Stmt
-	finishRun *sql.Stmt
-	// Latest (read pool), and BeginRun's read inside its write transaction
+
+	insertThread, lockThread, setThread *sql.Stmt
+	insertRun, lockRun, finishRun       *sql.Stmt
+	insertMessage, insertEvent          *sql.Stmt
+	saveCheckpoint, saveValues          *sql.Stmt
+	insertPart, deleteParts             *sql.Stmt
+	insertOwner, claimOwner, owners     *sql.Stmt
+	deleteOwner                         *sql.Stmt
+	// Latest on the read pool, and inside a write transaction
 	latest, latestW *sql.Stmt
 
 	all []*sql.Stmt
@@ -52,26 +44,32 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		// ephemeral table, which costs more than the insert.)
 		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`},
-		{writer, &st.startCheck, `SELECT t.pk,
-			EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'),
-			EXISTS(SELECT 1 FROM runs WHERE id = ?2)
-			FROM threads t WHERE t.id = ?1`},
+		{writer, &st.lockThread, `SELECT pk, step, parts, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running')
+			FROM threads t WHERE t.id = ?`},
+		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
 		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner)
 			VALUES (?, ?, ?, 'running', ?, ?, ?)`},
-		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
+		{writer, &st.lockRun, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.parts
+			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = ?`},
+		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE pk = ?`},
 
 		{writer, &st.insertMessage, `INSERT INTO history(thread, run, seq, data) VALUES (?, 0, ?, ?)`},
 		{writer, &st.insertEvent, `INSERT INTO history(thread, run, seq, type, codec, data) VALUES (?, ?, ?, ?, ?, ?)`},
-		{writer, &st.stepCheck, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.parts
-			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = ?`},
 		// status is NULL (kept) unless the step also ends the run.
 		{writer, &st.saveCheckpoint, `UPDATE threads SET step = ?, message_count = ?, run_id = ?, route = ?,
 			state = ?, parts = ?, checkpoint_at = ?, updated_at = ?, status = coalesce(?, status) WHERE pk = ?`},
+		{writer, &st.saveValues, `UPDATE threads SET step = ?, state = ?, parts = ?, checkpoint_at = ?, updated_at = ? WHERE pk = ?`},
 		{writer, &st.insertPart, `INSERT INTO history(thread, run, seq, type, data) VALUES (?, -1, ?, ?, ?)`},
 		{writer, &st.deleteParts, `DELETE FROM history WHERE thread = ? AND run = -1 AND type = ?`},
 
-		{writer, &st.runOwner, `SELECT pk, thread, status FROM runs WHERE id = ?`},
-		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE pk = ?`},
+		{writer, &st.insertOwner, `INSERT INTO owners(pid, host, host_key, proc_start, started_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?) RETURNING pk`},
+		// An upsert: a store whose row another one removed, judging its
+		// lease expired, gets it back with the same pk.
+		{writer, &st.claimOwner, `INSERT INTO owners(pk, pid, host, host_key, proc_start, started_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(pk) DO UPDATE SET expires_at = excluded.expires_at`},
+		{writer, &st.owners, `SELECT pk, pid, host_key, proc_start, expires_at < ? FROM owners WHERE pk != ?`},
+		{writer, &st.deleteOwner, `DELETE FROM owners WHERE pk = ?`},
 
 		// One statement, so one read transaction: the thread's head row,
 		// then one row per message, then one per part of a state field.

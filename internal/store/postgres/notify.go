@@ -1,58 +1,31 @@
-package store
+package postgres
 
 import (
 	"context"
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/jackc/pgx/v5"
 )
 
-// Channels of Notifier.
-const (
-	// ChannelEvents carries a run id each time events of the run, or its
-	// end, are committed: replicas that follow the run read them then.
-	// The stores send it themselves, in the transaction that commits.
-	ChannelEvents = "dawn_events"
-	// ChannelSignals carries supervisor signals for runs wherever they
-	// run: the runner publishes them, the replica running the run acts.
-	ChannelSignals = "dawn_signals"
-)
-
-// Notifier is what a store shared by several processes offers so that they
-// can reach each other's runs. Postgres implements it with LISTEN/NOTIFY;
-// an SQLite store is one process's, and does not.
-//
-// Notifications are wake-ups, not a queue: one sent while a listener's
-// connection is down is lost, so a listener that must not miss a change
-// also polls the store now and then.
-type Notifier interface {
-	// Publish sends payload to every subscriber of channel, in every
-	// process on the database, this one included.
-	Publish(ctx context.Context, channel, payload string) error
-	// Subscribe returns a channel of the payloads sent on channel, and
-	// the function that ends the subscription. Payloads a slow
-	// subscriber has no room for are dropped.
-	Subscribe(channel string) (<-chan string, func())
-}
-
-var _ Notifier = (*Postgres)(nil)
+var _ dialect.Notifier = (*DB)(nil)
 
 // Publish implements Notifier with pg_notify.
-func (s *Postgres) Publish(ctx context.Context, channel, payload string) error {
+func (s *DB) Publish(ctx context.Context, channel, payload string) error {
 	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
 	return err
 }
 
 // Subscribe implements Notifier.
-func (s *Postgres) Subscribe(channel string) (<-chan string, func()) {
+func (s *DB) Subscribe(channel string) (<-chan string, func()) {
 	return s.notify.subscribe(channel)
 }
 
-// pgNotifier holds one connection that LISTENs on the store's channels and
+// notifier holds one connection that LISTENs on the store's channels and
 // hands what arrives to the subscribers. It connects on first subscribe,
 // and connects again after an error.
-type pgNotifier struct {
+type notifier struct {
 	cfg *pgx.ConnConfig
 
 	mu     sync.Mutex
@@ -63,15 +36,15 @@ type pgNotifier struct {
 	ready  chan struct{} // closed once the first LISTEN is in place
 }
 
-func newPGNotifier(cfg *pgx.ConnConfig) *pgNotifier {
+func newNotifier(cfg *pgx.ConnConfig) *notifier {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pgNotifier{cfg: cfg, subs: map[string]map[chan string]struct{}{}, ctx: ctx, cancel: cancel}
+	return &notifier{cfg: cfg, subs: map[string]map[chan string]struct{}{}, ctx: ctx, cancel: cancel}
 }
 
 // subscribeBuffer is how many payloads a subscriber may fall behind by.
 const subscribeBuffer = 256
 
-func (n *pgNotifier) subscribe(channel string) (<-chan string, func()) {
+func (n *notifier) subscribe(channel string) (<-chan string, func()) {
 	ch := make(chan string, subscribeBuffer)
 	n.mu.Lock()
 	if n.subs[channel] == nil {
@@ -103,7 +76,7 @@ func (n *pgNotifier) subscribe(channel string) (<-chan string, func()) {
 }
 
 // loop listens until close, connecting again after an error.
-func (n *pgNotifier) loop() {
+func (n *notifier) loop() {
 	defer close(n.done)
 	var readyOnce sync.Once
 	for n.ctx.Err() == nil {
@@ -116,13 +89,13 @@ func (n *pgNotifier) loop() {
 	readyOnce.Do(func() { close(n.ready) })
 }
 
-func (n *pgNotifier) listen(ready func()) {
+func (n *notifier) listen(ready func()) {
 	conn, err := pgx.ConnectConfig(n.ctx, n.cfg)
 	if err != nil {
 		return
 	}
 	defer conn.Close(context.Background())
-	for _, c := range []string{ChannelEvents, ChannelSignals} {
+	for _, c := range []string{dialect.ChannelEvents, dialect.ChannelSignals} {
 		if _, err := conn.Exec(n.ctx, "LISTEN "+pgx.Identifier{c}.Sanitize()); err != nil {
 			return
 		}
@@ -144,7 +117,7 @@ func (n *pgNotifier) listen(ready func()) {
 	}
 }
 
-func (n *pgNotifier) close() {
+func (n *notifier) close() {
 	n.cancel()
 	n.mu.Lock()
 	done := n.done

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -24,7 +24,7 @@ type checkpointer struct {
 	wake     chan struct{}
 	done     chan struct{}
 	started  bool
-	commits  int          // guarded by the Store's mu
+	commits  int          // guarded by the DB's mu
 	catchUp  atomic.Bool  // set when the writer should checkpoint itself
 	runCount atomic.Int64 // background checkpoints done, for tests
 }
@@ -52,7 +52,7 @@ func newCheckpointer(dsn string) (*checkpointer, error) {
 	return &checkpointer{db: db, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
 }
 
-// committed is called by the writer, holding the Store's mu, after each
+// committed is called by the writer, holding the DB's mu, after each
 // commit.
 func (c *checkpointer) committed(ctx context.Context, writer *sql.Conn) {
 	if c.catchUp.Load() {

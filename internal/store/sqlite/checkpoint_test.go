@@ -1,4 +1,4 @@
-package store
+package sqlite_test
 
 import (
 	"context"
@@ -6,25 +6,27 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/store/sqlite"
 )
 
-// walFrames returns how many frames the WAL of s holds.
-func walFrames(t *testing.T, s *SQLite) int {
+// walFrames returns how many frames the WAL of d holds.
+func walFrames(t *testing.T, d *sqlite.DB) int {
 	t.Helper()
-	var busy, frames, copied int
-	must(t, s.ckpt.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied))
+	frames, err := d.WALFrames()
+	must(t, err)
 	return frames
 }
 
 func TestCheckpointer(t *testing.T) {
 	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "dawn.db"))
-	for i := range 3 * checkpointEvery {
+	s, d := openTest(t, filepath.Join(t.TempDir(), "dawn.db"))
+	for i := range 3 * sqlite.CheckpointEvery {
 		_, err := s.CreateThread(ctx, fmt.Sprint("t", i), nil)
 		must(t, err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for s.ckpt.runCount.Load() == 0 {
+	for d.CheckpointRuns() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("no background checkpoint after 3*checkpointEvery commits")
 		}
@@ -35,15 +37,15 @@ func TestCheckpointer(t *testing.T) {
 	// commit, and the commit after that starts the WAL over. (A background
 	// checkpoint running at that moment makes the writer's one give up, so
 	// try again a few times.)
-	threads := 3 * checkpointEvery
+	threads := 3 * sqlite.CheckpointEvery
 	for attempt := 1; ; attempt++ {
-		s.ckpt.catchUp.Store(true)
+		d.CatchUp()
 		for _, id := range []string{"catch-up", "restart"} {
 			_, err := s.CreateThread(ctx, fmt.Sprint(id, attempt), nil)
 			must(t, err)
 			threads++
 		}
-		frames := walFrames(t, s)
+		frames := walFrames(t, d)
 		if frames <= 4 {
 			break
 		}
@@ -55,17 +57,5 @@ func TestCheckpointer(t *testing.T) {
 	must(t, err)
 	if n != threads {
 		t.Errorf("%d threads, want %d", n, threads)
-	}
-}
-
-func TestWriteAfterClose(t *testing.T) {
-	for _, k := range kinds {
-		s, err := Open(k.path(t))
-		must(t, err)
-		must(t, s.Close())
-		must(t, s.Close())
-		if _, err := s.CreateThread(context.Background(), "x", nil); err == nil {
-			t.Errorf("%s: CreateThread after Close succeeded", k.name)
-		}
 	}
 }

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dawn-go/dawn/client"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
-	"github.com/dawn-go/dawn/internal/client"
 	"github.com/dawn-go/dawn/stream"
 )
 
