@@ -16,6 +16,7 @@ import (
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 	"github.com/dawn-go/dawn/skills"
+	"github.com/dawn-go/dawn/workspace"
 )
 
 // All returns every capability marker in the fixed order markers run.
@@ -30,5 +31,6 @@ func All() []capabilities.Marker {
 		planfirst.Marker(),
 		mcptools.Marker(),
 		approval.Marker(),
+		workspace.Marker(),
 	}
 }

@@ -24,7 +24,16 @@ const agentFile = "agent.md"
 // files, two routes with one id) as *Problem values joined with errors.Join,
 // and still returns a Tree of the routes that are fine. An appDir that is
 // missing or not a folder is an error with no Tree.
+//
+// agent.md front matter may hold only the router's own keys; see
+// DiscoverWith for the keys capabilities claim.
 func Discover(appDir string) (*Tree, error) {
+	return DiscoverWith(appDir, Claims{})
+}
+
+// DiscoverWith is Discover that also accepts, in every agent.md, the front
+// matter keys claims names (see ParseAgentWith).
+func DiscoverWith(appDir string, claims Claims) (*Tree, error) {
 	abs, err := filepath.Abs(appDir)
 	if err != nil {
 		return nil, fmt.Errorf("app folder %s: %w", appDir, err)
@@ -42,7 +51,7 @@ func Discover(appDir string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app folder %s: %w", appDir, unwrapPathError(err))
 	}
-	d := &discovery{appDir: appDir, abs: abs, real: real, reported: map[string]bool{}}
+	d := &discovery{appDir: appDir, abs: abs, real: real, claims: claims, reported: map[string]bool{}}
 	d.walk(real, "", nil)
 	tree := d.tree(d.routes())
 	return tree, d.err()
@@ -53,6 +62,7 @@ type discovery struct {
 	appDir string // as the user gave it, for messages
 	abs    string // absolute, for Route.Dir
 	real   string // absolute with symlinks resolved, for the walk
+	claims Claims // front matter keys capabilities read
 
 	routeDirs []string        // folders holding agent.md, relative, slash-separated
 	reported  map[string]bool // bad folders already reported

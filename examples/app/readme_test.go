@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/docstext"
@@ -224,7 +225,7 @@ func TestDocsAgentExamples(t *testing.T) {
 			}
 			continue
 		}
-		if _, err := router.ParseAgent("agent.md", []byte(b.Text)); err != nil {
+		if _, err := router.ParseAgentWith("agent.md", []byte(b.Text), capabilities.FrontMatterClaims(markers.All())); err != nil {
 			t.Errorf("%s:%d: this agent.md example does not parse: %v", b.File, b.Line, err)
 		}
 	}

@@ -97,6 +97,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 		Depth:          l.cfg.Depth + 1,
 		MaxDepth:       l.cfg.MaxDepth,
 		MaxToolOutput:  l.cfg.MaxToolOutput,
+		ToolTimeout:    l.cfg.ToolTimeout,
 		Park:           l.cfg.Park,
 	}
 	if l.cfg.Tracer != nil {

@@ -245,6 +245,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		Stream:         req.Stream,
 		MaxDepth:       limits.SubagentDepth,
 		MaxToolOutput:  limits.ToolOutputBytes,
+		ToolTimeout:    a.Config.Tools.Timeout,
 		Resolved:       adm.resolved,
 		Park:           true,
 	}
