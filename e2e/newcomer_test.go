@@ -93,8 +93,8 @@ func checkNewApp(t *testing.T, env newcomer, dir string) {
 	if err := json.Unmarshal([]byte(body), &values); err != nil || len(values.Messages) == 0 {
 		t.Fatalf("runs/wait on the new app answered %s: %v", body, err)
 	}
-	if answer := values.Messages[len(values.Messages)-1].Content; !strings.Contains(answer, `countWords answered "{\"words\":7}"`) {
-		t.Errorf("the offline answer = %q, want it to quote countWords counting 7 words", answer)
+	if answer := values.Messages[len(values.Messages)-1].Content; !strings.Contains(answer, `countWords answered "{\"words\":8}"`) {
+		t.Errorf("the offline answer = %q, want it to quote countWords counting 8 words", answer)
 	}
 }
 

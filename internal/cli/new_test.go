@@ -64,8 +64,8 @@ func TestNewAppRunsAndPassesItsTest(t *testing.T) {
 		t.Fatalf("runs/wait on the new app = %d %s, want 200 with the plan.md todos", resp.StatusCode, data)
 	}
 	// The offline model calls the app's Go tool with the user's text.
-	if answer := lastMessage(t, data); !strings.Contains(answer, `countWords answered "{\"words\":7}"`) {
-		t.Errorf("the offline answer = %q, want it to quote countWords counting 7 words", answer)
+	if answer := lastMessage(t, data); !strings.Contains(answer, `countWords answered "{\"words\":8}"`) {
+		t.Errorf("the offline answer = %q, want it to quote countWords counting 8 words", answer)
 	}
 }
 
