@@ -75,6 +75,26 @@ func WithCapability(m capabilities.Marker) Option {
 	return Option{apply: func(o *options) { o.markers = append(o.markers, m) }}
 }
 
+// Idempotent declares the tools opt registers idempotent: running a call
+// again with the same input does no more than the first run did. An
+// approved call of such a tool that a crash cut off runs again after the
+// restart; any other tool's is reported to the model as started with an
+// unknown outcome (see docs/approval.md).
+//
+//	dawn.Idempotent(dawn.Tool("lookupOrder", "Look up an order.", lookup))
+func Idempotent(opt Option) Option {
+	return Option{apply: func(o *options) {
+		var inner options
+		if opt.apply != nil {
+			opt.apply(&inner)
+		}
+		for _, t := range inner.tools {
+			t.Tool = capabilities.Idempotent(t.Tool)
+			o.tools = append(o.tools, t)
+		}
+	}}
+}
+
 // Param returns the route parameter name of the route running the current
 // tool call ("tenant" → "acme"), or "".
 func Param(ctx context.Context, name string) string {

@@ -80,7 +80,8 @@ func (m marker) Detect(dir string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	a, err := router.ParseAgent(filepath.Join(dir, agentFile), data)
+	// Other capabilities' keys were checked when the route was found.
+	a, err := router.ParseAgentWith(filepath.Join(dir, agentFile), data, router.Claims{Any: true})
 	if err != nil || len(a.Approve) == 0 {
 		return "", false
 	}

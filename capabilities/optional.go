@@ -293,3 +293,19 @@ type ToolSource interface {
 	// out.
 	Stop()
 }
+
+type savedToolListsKey struct{}
+
+// WithSavedToolLists marks ctx for a command that only reads an app (dawn
+// routes, check, typegen): a ToolSource may then answer AppTools from a
+// listing it saved before, instead of starting a server to list its tools.
+func WithSavedToolLists(ctx context.Context) context.Context {
+	return context.WithValue(ctx, savedToolListsKey{}, true)
+}
+
+// SavedToolListsOK reports whether ctx allows a saved tool listing (see
+// WithSavedToolLists).
+func SavedToolListsOK(ctx context.Context) bool {
+	ok, _ := ctx.Value(savedToolListsKey{}).(bool)
+	return ok
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/dawn-go/dawn/thread"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -19,11 +20,33 @@ type Tool interface {
 	Call(ctx context.Context, inv Invocation) (Result, error)
 }
 
-// ToolSpec is a tool's name, description and the JSON Schema of its input.
+// ToolSpec is a tool's name, description and the JSON Schema of its input,
+// and how the runtime may call it.
 type ToolSpec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"input_schema"`
+	// Idempotent says that running the call again with the same input has
+	// no effect beyond the first run's. A person's approved call that was
+	// cut off by a crash is then run again instead of being reported to the
+	// model as started with an unknown outcome. See Idempotent.
+	Idempotent bool `json:"-"`
+	// Timeout bounds one call; zero leaves it to the app (tools.timeout in
+	// dawn.yaml, else the runtime's default). An MCP server's timeout:
+	// setting lands here.
+	Timeout time.Duration `json:"-"`
+}
+
+// Idempotent returns t declared idempotent (ToolSpec.Idempotent): after a
+// crash cut an approved call of it off, the call runs again.
+func Idempotent(t Tool) Tool { return idempotentTool{t} }
+
+type idempotentTool struct{ Tool }
+
+func (t idempotentTool) Spec() ToolSpec {
+	s := t.Tool.Spec()
+	s.Idempotent = true
+	return s
 }
 
 // Invocation is one call of a tool.

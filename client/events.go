@@ -19,6 +19,54 @@ const (
 	SubagentPrefix      = "subagent."
 )
 
+// Event types of a delegated subagent (a task tool call) on its parent's
+// stream, Dawn's set. Their data holds the Subagent fields beside its own.
+// The subagent's other events come with the SubagentPrefix added to their
+// type: "subagent.plan_update", "subagent.model_call".
+const (
+	EventSubagentStart      = "subagent.start"       // data: Subagent
+	EventSubagentMessage    = "subagent.message"     // data: SubagentMessageEvent
+	EventSubagentToolCall   = "subagent.tool_call"   // data: SubagentToolCallEvent
+	EventSubagentToolResult = "subagent.tool_result" // data: SubagentToolResultEvent
+	EventSubagentEnd        = "subagent.end"         // data: SubagentEndEvent
+)
+
+// SubagentMessageEvent is the data of a subagent.message event: a piece
+// of a subagent's answer.
+type SubagentMessageEvent struct {
+	Subagent
+	Chunk string `json:"chunk"`
+}
+
+// SubagentToolCallEvent is the data of a subagent.tool_call event. Name
+// repeats Tool for clients of earlier releases.
+type SubagentToolCallEvent struct {
+	Subagent
+	ID    string          `json:"id"`
+	Tool  string          `json:"tool"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// SubagentToolResultEvent is the data of a subagent.tool_result event. A
+// failed call has a null Output and an Error.
+type SubagentToolResultEvent struct {
+	Subagent
+	ID     string          `json:"id"`
+	Tool   string          `json:"tool"`
+	Name   string          `json:"name"`
+	Output json.RawMessage `json:"output"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// SubagentEndEvent is the data of a subagent.end event: the subagent's
+// answer, or the error it failed with.
+type SubagentEndEvent struct {
+	Subagent
+	FinalMessage string `json:"final_message,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
 // ChunkEvent is the data of a chunk event: a piece of the model's answer,
 // sent as a bare JSON string (data: "Hello"), as Dawn sends it.
 type ChunkEvent string

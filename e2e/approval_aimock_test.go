@@ -455,7 +455,8 @@ func (f opsFixture) testSubagent(t *testing.T) {
 	kill()
 	url = startDawn(t, f.bin, app, aimockEnv(mock)...)
 	events := resumeRun(t, url, "sub-1", resumeAnswer("/lead", in.ID, "resolved", `"once"`))
-	if got := strings.Join(eventTypes(events), ","); !strings.HasPrefix(got, "subagent.tool_result,") {
+	// The child starts again where it parked: its held-back call's result first.
+	if got := strings.Join(eventTypes(events), ","); !strings.HasPrefix(got, "subagent.start,subagent.tool_result,") {
 		t.Fatalf("events of the resumed run: %s", got)
 	}
 	if got := lastAnswer(t, events); got != "Release 2.0 is out." {

@@ -249,7 +249,7 @@ func TestParallelPlanOverHTTP(t *testing.T) {
 		}
 	}
 	for _, it := range plan.Items {
-		if got := strings.Join(perStep[it.ID], ","); got != "step_started,subagent.model_call,step_finished" {
+		if got := strings.Join(perStep[it.ID], ","); got != "step_started,subagent.start,subagent.model_call,subagent.end,step_finished" {
 			t.Errorf("events of %s: %s", it.ID, got)
 		}
 	}

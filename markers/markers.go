@@ -14,6 +14,7 @@ import (
 	"github.com/dawn-go/dawn/internal/mcptools"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/workspace"
 )
 
 // All returns every capability marker in the fixed order markers run.
@@ -24,5 +25,6 @@ func All() []capabilities.Marker {
 		planfirst.Marker(),
 		mcptools.Marker(),
 		approval.Marker(),
+		workspace.Marker(),
 	}
 }

@@ -169,7 +169,8 @@ func partTypes(events []stream.Event) string {
 // TestLangGraphRejoinAcrossReplicas: a LangGraph stream rejoined on
 // replica B for a run held on replica A, by run (with Last-Event-ID) and by
 // thread, follows the run to its end: it ends with the final values and the
-// updates of the model's answer, as the run's own stream on A does.
+// updates of the model's answer, as the run's own stream on A does. A join
+// on B waits for the run's end and answers its final values.
 func TestLangGraphRejoinAcrossReplicas(t *testing.T) {
 	a, b, model, logs := lgReplicas(t)
 	run := startLGRun(t, a, model, "lg-rejoin", map[string]any{"stream_mode": []string{"values", "updates"}})
@@ -177,8 +178,17 @@ func TestLangGraphRejoinAcrossReplicas(t *testing.T) {
 	const modes = "?stream_mode=values&stream_mode=updates"
 	byRunOpen, byRun := lgStream(b, "/threads/lg-rejoin/runs/"+run.RunID+"/stream"+modes, "-1")
 	byThreadOpen, byThread := lgStream(b, "/threads/lg-rejoin/stream", "")
+	joined := make(chan reply, 1)
+	go func() {
+		r, err := b.do(http.MethodGet, "/threads/lg-rejoin/runs/"+run.RunID+"/join", nil)
+		if err != nil {
+			r = reply{status: -1, body: []byte(err.Error())}
+		}
+		joined <- r
+	}()
 	<-byRunOpen
 	<-byThreadOpen
+	time.Sleep(200 * time.Millisecond) // the join is waiting too
 	model.free()
 
 	for name, ch := range map[string]<-chan []stream.Event{"by run": byRun, "by thread": byThread} {
@@ -198,6 +208,10 @@ func TestLangGraphRejoinAcrossReplicas(t *testing.T) {
 		if !updated {
 			t.Errorf("the rejoin %s on replica B got parts [%s], want the model's update with its answer", name, partTypes(events))
 		}
+	}
+	// A join on B waits for the run's end too, and answers its values.
+	if r := <-joined; r.status != http.StatusOK || !bytes.Contains(r.body, []byte("Held answer")) {
+		t.Errorf("GET join on replica B = %d %s, want 200 with the final values", r.status, r.body)
 	}
 	if st := waitLGStatus(t, a, "lg-rejoin", run.RunID, logs); st != "success" {
 		t.Errorf("the run ended %s, want success", st)

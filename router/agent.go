@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -19,12 +20,46 @@ const frontMatterKeys = "model, description, tools, max_turns, temperature, appr
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// Claims are the front matter keys capabilities read from agent.md beyond
+// the router's own; ParseAgentWith keeps their values in Agent.Sections.
+type Claims struct {
+	// Keys are the claimed keys, such as "workspace".
+	Keys []string
+	// Any keeps every key the router does not own, unchecked: for a
+	// capability that reads its own key from a route folder's agent.md,
+	// which discovery has already checked against the app's claims.
+	Any bool
+}
+
+// Section is the YAML value of a front matter key a capability claims, with
+// its line numbers (a node's Line is its line in the front matter; add 1
+// for the line in agent.md).
+type Section = yaml.Node
+
+// allowed lists the keys front matter may hold under c, for messages.
+func (c Claims) allowed() string {
+	if len(c.Keys) == 0 {
+		return frontMatterKeys
+	}
+	keys := slices.Clone(c.Keys)
+	slices.Sort(keys)
+	return frontMatterKeys + ", " + strings.Join(slices.Compact(keys), ", ")
+}
+
 // ParseAgent parses agent.md: optional YAML front matter between "---"
 // lines at the very top, then the Markdown prompt. path is used in errors
 // and kept as Agent.File. A UTF-8 byte order mark and CRLF line endings are
 // accepted. Errors are *Problem values naming the file, and the line when
-// there is one.
+// there is one. Only the router's own front matter keys are accepted; see
+// ParseAgentWith for the keys capabilities claim.
 func ParseAgent(path string, data []byte) (Agent, error) {
+	return ParseAgentWith(path, data, Claims{})
+}
+
+// ParseAgentWith is ParseAgent that also accepts the front matter keys
+// claims names, keeping their YAML values in Agent.Sections for the
+// capabilities that read them.
+func ParseAgentWith(path string, data []byte, claims Claims) (Agent, error) {
 	agent := Agent{File: path}
 	if len(data) > MaxAgentFileSize {
 		return agent, &Problem{Path: path, Msg: fmt.Sprintf("the file is larger than the %d KiB limit: shorten the prompt", MaxAgentFileSize>>10)}
@@ -41,7 +76,7 @@ func ParseAgent(path string, data []byte) (Agent, error) {
 		return agent, &Problem{Path: path, Line: 1, Msg: err.Error()}
 	}
 	if front != nil {
-		if err := decodeFrontMatter(path, front, &agent); err != nil {
+		if err := decodeFrontMatter(path, front, &agent, claims); err != nil {
 			return agent, err
 		}
 	}
@@ -51,7 +86,7 @@ func ParseAgent(path string, data []byte) (Agent, error) {
 
 // decodeFrontMatter checks every key and value of the front matter and fills
 // agent. YAML line n is file line n+1, after the opening "---".
-func decodeFrontMatter(path string, front []byte, agent *Agent) (err error) {
+func decodeFrontMatter(path string, front []byte, agent *Agent, claims Claims) (err error) {
 	defer func() {
 		// A YAML library bug must not take down "dawn check" or the server.
 		if r := recover(); r != nil {
@@ -69,24 +104,40 @@ func decodeFrontMatter(path string, front []byte, agent *Agent) (err error) {
 		}
 		return &Problem{Path: path, Line: line, Msg: "front matter is not valid YAML: " + syntax.Msg}
 	case errors.As(err, &notMapping):
-		return &Problem{Path: path, Line: notMapping.Line + 1, Msg: "front matter must be \"key: value\" lines; allowed keys: " + frontMatterKeys}
+		return &Problem{Path: path, Line: notMapping.Line + 1, Msg: "front matter must be \"key: value\" lines; allowed keys: " + claims.allowed()}
 	case err != nil:
 		return &Problem{Path: path, Msg: "front matter: " + err.Error()}
 	}
 	seen := map[string]bool{}
 	for key, value := range yamldoc.Pairs(root) {
 		if key.Kind != yaml.ScalarNode {
-			return &Problem{Path: path, Line: key.Line + 1, Msg: "front matter keys must be plain names; allowed keys: " + frontMatterKeys}
+			return &Problem{Path: path, Line: key.Line + 1, Msg: "front matter keys must be plain names; allowed keys: " + claims.allowed()}
 		}
 		if seen[key.Value] {
 			return &Problem{Path: path, Line: key.Line + 1, Msg: fmt.Sprintf("front matter key %q appears twice: keep one", key.Value)}
 		}
 		seen[key.Value] = true
+		if !routerKey(key.Value) && (claims.Any || slices.Contains(claims.Keys, key.Value)) {
+			if agent.Sections == nil {
+				agent.Sections = map[string]*Section{}
+			}
+			agent.Sections[key.Value] = value
+			continue
+		}
 		if msg := setField(agent, key.Value, value); msg != "" {
+			if !routerKey(key.Value) {
+				msg = fmt.Sprintf("unknown front matter key %q; allowed keys: %s", key.Value, claims.allowed())
+			}
 			return &Problem{Path: path, Line: key.Line + 1, Msg: msg}
 		}
 	}
 	return nil
+}
+
+// routerKey reports whether key is one of the router's own front matter
+// keys, which no capability can claim.
+func routerKey(key string) bool {
+	return slices.Contains(strings.Split(frontMatterKeys, ", "), key)
 }
 
 // setField sets one front matter key on agent, or says what is wrong.

@@ -130,7 +130,7 @@ func (d *discovery) readAgent(r *Route) *Problem {
 	if err != nil {
 		return &Problem{Path: d.display(rel), Route: r.ID, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
 	}
-	agent, err := ParseAgent(d.display(rel), data)
+	agent, err := ParseAgentWith(d.display(rel), data, d.claims)
 	if err != nil {
 		p := &Problem{Path: d.display(rel), Msg: err.Error()}
 		errors.As(err, &p)

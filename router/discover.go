@@ -16,7 +16,8 @@ const agentFile = "agent.md"
 
 // Discover finds every route under appDir: each folder holding agent.md.
 //
-// Folders whose names start with "_" or ".", and node_modules, are skipped.
+// Folders whose names start with "_" or ".", node_modules, and the evals/
+// folder beside a route's agent.md are skipped.
 // Symlinked folders inside the app are followed; ones that lead outside it,
 // or back into their own parents, are reported and skipped.
 //
@@ -24,7 +25,16 @@ const agentFile = "agent.md"
 // files, two routes with one id) as *Problem values joined with errors.Join,
 // and still returns a Tree of the routes that are fine. An appDir that is
 // missing or not a folder is an error with no Tree.
+//
+// agent.md front matter may hold only the router's own keys; see
+// DiscoverWith for the keys capabilities claim.
 func Discover(appDir string) (*Tree, error) {
+	return DiscoverWith(appDir, Claims{})
+}
+
+// DiscoverWith is Discover that also accepts, in every agent.md, the front
+// matter keys claims names (see ParseAgentWith).
+func DiscoverWith(appDir string, claims Claims) (*Tree, error) {
 	abs, err := filepath.Abs(appDir)
 	if err != nil {
 		return nil, fmt.Errorf("app folder %s: %w", appDir, err)
@@ -42,7 +52,7 @@ func Discover(appDir string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app folder %s: %w", appDir, unwrapPathError(err))
 	}
-	d := &discovery{appDir: appDir, abs: abs, real: real, reported: map[string]bool{}}
+	d := &discovery{appDir: appDir, abs: abs, real: real, claims: claims, reported: map[string]bool{}}
 	d.walk(real, "", nil)
 	tree := d.tree(d.routes())
 	return tree, d.err()
@@ -53,6 +63,7 @@ type discovery struct {
 	appDir string // as the user gave it, for messages
 	abs    string // absolute, for Route.Dir
 	real   string // absolute with symlinks resolved, for the walk
+	claims Claims // front matter keys capabilities read
 
 	routeDirs []string        // folders holding agent.md, relative, slash-separated
 	reported  map[string]bool // bad folders already reported
@@ -80,7 +91,7 @@ func (d *discovery) walk(root, rel string, linkParents []string) {
 		name := entry.Name()
 		switch {
 		case entry.IsDir():
-			if p != root && skipFolder(name) {
+			if p != root && (skipFolder(name) || isEvalsFolder(p)) {
 				return fs.SkipDir
 			}
 		case entry.Type()&fs.ModeSymlink != 0:
@@ -153,6 +164,20 @@ func (d *discovery) err() error {
 // skipFolder reports whether a folder and everything in it is left out.
 func skipFolder(name string) bool {
 	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") || name == "node_modules"
+}
+
+// evalsFolder beside a route's agent.md holds the route's eval cases
+// (dawn eval), never routes.
+const evalsFolder = "evals"
+
+// isEvalsFolder reports whether the folder p is an evals/ folder beside an
+// agent.md.
+func isEvalsFolder(p string) bool {
+	if filepath.Base(p) != evalsFolder {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(filepath.Dir(p), agentFile))
+	return err == nil
 }
 
 // within reports whether child is dir or inside it; both are clean absolute

@@ -363,3 +363,26 @@ func TestDiscoverSymlinks(t *testing.T) {
 		t.Errorf("alias Dir = %q", r.Dir)
 	}
 }
+
+// TestDiscoverSkipsEvals: a route's evals/ folder holds its eval cases,
+// never routes, even when a case file sits beside an agent.md (a fixture);
+// an evals/ folder that is not beside an agent.md is an ordinary folder.
+func TestDiscoverSkipsEvals(t *testing.T) {
+	dir := writeApp(t, map[string]string{
+		"support/agent.md":               agentMD,
+		"support/evals/basic.yaml":       "cases: []\n",
+		"support/evals/fixture/agent.md": agentMD,
+		"evals/agent.md":                 agentMD,
+	})
+	tree, err := Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range tree.Routes {
+		ids = append(ids, r.ID)
+	}
+	if want := "/evals /support"; strings.Join(ids, " ") != want {
+		t.Errorf("routes = %v, want %s", ids, want)
+	}
+}

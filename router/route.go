@@ -43,6 +43,10 @@ type Agent struct {
 	// Approve names the tools whose every call waits for a person's
 	// approval (the approval capability reads it).
 	Approve []string `yaml:"approve"`
+	// Sections holds the values of the front matter keys capabilities
+	// claim (see Claims), by key; nil when there are none. A capability
+	// parses its own section.
+	Sections map[string]*Section `yaml:"-"`
 	// Prompt is the Markdown body after the front matter: the system prompt.
 	Prompt string `yaml:"-"`
 }

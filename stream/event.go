@@ -36,6 +36,31 @@ const (
 	SubagentPrefix = "subagent."
 )
 
+// Dawn's events of a delegated child (a task tool call), on its parent's
+// stream. Each one's data holds the child's identity (Subagent's fields:
+// call_id, subagent, route_id, depth) beside its own fields. Every other
+// event of the child reaches the parent as "subagent."+its type, with the
+// identity added (see Forward).
+const (
+	// TypeSubagentStart opens a child's events: the identity alone. A
+	// child that parked and is resumed starts again.
+	TypeSubagentStart = "subagent.start"
+	// TypeSubagentMessage carries a piece of the child's answer as it
+	// streams: {"chunk": "…"}.
+	TypeSubagentMessage = "subagent.message"
+	// TypeSubagentToolCall is a child's tool call: {"id", "tool", "input"},
+	// and "name" (the same as tool; kept for earlier Go clients).
+	TypeSubagentToolCall = "subagent.tool_call"
+	// TypeSubagentToolResult is a child's tool result: {"id", "tool",
+	// "output"}, "error" for a failed call, and "name" as for
+	// TypeSubagentToolCall.
+	TypeSubagentToolResult = "subagent.tool_result"
+	// TypeSubagentEnd closes a child's events: {"final_message": "…"} when
+	// it answered, {"error": "…"} when it failed. A child that parks for
+	// a person's decision, or is cancelled, has no end.
+	TypeSubagentEnd = "subagent.end"
+)
+
 // Event is one item of a run's stream. ID is assigned when the event is
 // published to a run's log and increases by one per event within a run; it is
 // zero before that. Data is a JSON object.

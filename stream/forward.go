@@ -19,21 +19,50 @@ type Subagent struct {
 // identityKeys are the data fields that Forward adds, in the order written.
 var identityKeys = [...]string{"call_id", "subagent", "route_id", "depth"}
 
-// Forward returns e as sub's parent streams it: with type "subagent."+e.Type
-// and sub's identity fields added to the data, and ID 0 so that the parent's
-// log numbers it.
+// Forward returns e as sub's parent streams it, in Dawn's shapes, with
+// ID 0 so that the parent's log numbers it:
+//   - a chunk is a subagent.message {"chunk": text};
+//   - a tool_call or tool_result is a subagent.tool_call or
+//     subagent.tool_result whose data names the tool as "tool" (and still
+//     as "name");
+//   - any other event's type gets the "subagent." prefix
+//     (subagent.plan_update).
+//
+// sub's identity fields are added to the data, after its own fields.
 //
 // An event that already has the prefix came from a deeper subagent: its type
 // is kept as it is (no "subagent.subagent."), and so are the identity fields
 // its data already holds, which name the deepest subagent. Data that is not
 // a JSON object is wrapped as {"data": <data>, ...identity}.
 func Forward(e Event, sub Subagent) Event {
-	typ := e.Type
-	nested := strings.HasPrefix(typ, SubagentPrefix)
-	if !nested {
-		typ = SubagentPrefix + typ
+	if strings.HasPrefix(e.Type, SubagentPrefix) {
+		return Event{Type: e.Type, Data: withIdentity(dataMembers(e.Data), sub, true)}
 	}
-	return Event{Type: typ, Data: withIdentity(e.Data, sub, nested)}
+	switch e.Type {
+	case TypeChunk:
+		return Event{Type: TypeSubagentMessage, Data: withIdentity([]jsonMember{{"chunk", chunkValue(e.Data)}}, sub, false)}
+	case TypeToolCall:
+		return Event{Type: TypeSubagentToolCall, Data: withIdentity(withTool(dataMembers(e.Data)), sub, false)}
+	case TypeToolResult:
+		return Event{Type: TypeSubagentToolResult, Data: withIdentity(withTool(dataMembers(e.Data)), sub, false)}
+	}
+	return Event{Type: SubagentPrefix + e.Type, Data: withIdentity(dataMembers(e.Data), sub, false)}
+}
+
+// SubagentStart is the subagent.start event that opens sub's events.
+func SubagentStart(sub Subagent) Event {
+	return Event{Type: TypeSubagentStart, Data: withIdentity(nil, sub, false)}
+}
+
+// SubagentEnd is the subagent.end event that closes sub's events: with
+// final, the child's answer, or, when err is not nil, the error it failed
+// with.
+func SubagentEnd(sub Subagent, final string, err error) Event {
+	m := jsonMember{"final_message", appendJSONString(nil, []byte(final))}
+	if err != nil {
+		m = jsonMember{"error", appendJSONString(nil, []byte(err.Error()))}
+	}
+	return Event{Type: TypeSubagentEnd, Data: withIdentity([]jsonMember{m}, sub, false)}
 }
 
 // jsonMember is one member of a JSON object, its value kept raw.
@@ -42,23 +71,60 @@ type jsonMember struct {
 	value json.RawMessage
 }
 
-// withIdentity returns data as an object with sub's identity fields. With
-// keep, identity fields that data already has win; otherwise sub's do.
-func withIdentity(data json.RawMessage, sub Subagent, keep bool) json.RawMessage {
-	members, isObject := objectMembers(data)
-	if !isObject {
-		members = nil
-		switch {
-		case len(bytes.TrimSpace(data)) == 0:
-		case json.Valid(data):
-			members = []jsonMember{{"data", data}}
-		default:
-			members = []jsonMember{{"data", appendJSONString(nil, data)}}
+// dataMembers returns the members of an event's data: its own, when it is a
+// JSON object; {"data": data} for other JSON, and for data that is not
+// JSON, as a string; none for no data.
+func dataMembers(data json.RawMessage) []jsonMember {
+	if members, ok := objectMembers(data); ok {
+		if members == nil {
+			return []jsonMember{}
 		}
-		keep = false
+		return members
 	}
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
+		return nil
+	case json.Valid(data):
+		return []jsonMember{{"data", data}}
+	default:
+		return []jsonMember{{"data", appendJSONString(nil, data)}}
+	}
+}
+
+// chunkValue is a chunk's text as a JSON string.
+func chunkValue(data json.RawMessage) json.RawMessage {
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '"' && json.Valid(trimmed) {
+		return trimmed // a bare JSON string, as Chunk makes it
+	}
+	return appendJSONString(nil, []byte(ChunkText(data)))
+}
+
+// withTool adds "tool", Dawn's name for the tool of a child's tool call or
+// result, before the "name" it copies.
+func withTool(members []jsonMember) []jsonMember {
+	out := make([]jsonMember, 0, len(members)+1)
+	for _, m := range members {
+		if m.key == "tool" {
+			continue
+		}
+		if m.key == "name" {
+			out = append(out, jsonMember{"tool", m.value})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// withIdentity returns members as a JSON object with sub's identity
+// fields. With keep, identity fields that members already have win;
+// otherwise sub's do.
+func withIdentity(members []jsonMember, sub Subagent, keep bool) json.RawMessage {
 	var have [len(identityKeys)]bool
-	out := make([]byte, 0, len(data)+len(sub.CallID)+len(sub.Name)+len(sub.RouteID)+64)
+	size := len(sub.CallID) + len(sub.Name) + len(sub.RouteID) + 64
+	for _, m := range members {
+		size += len(m.key) + len(m.value) + 4
+	}
+	out := make([]byte, 0, size)
 	out = append(out, '{')
 	for _, m := range members {
 		if i := identityIndex(m.key); i >= 0 {

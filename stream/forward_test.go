@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/dawn-go/dawn/stream"
@@ -60,17 +61,45 @@ func TestForward(t *testing.T) {
 		},
 		{
 			name:     "string data is wrapped",
-			in:       stream.Event{Type: "chunk", Data: json.RawMessage(`"hi"`)},
+			in:       stream.Event{Type: "note", Data: json.RawMessage(`"hi"`)},
 			sub:      stream.Subagent{CallID: "c", Name: "n", RouteID: "/r", Depth: 1},
-			wantType: "subagent.chunk",
+			wantType: "subagent.note",
 			wantData: `{"data":"hi","call_id":"c","subagent":"n","route_id":"/r","depth":1}`,
 		},
 		{
 			name:     "invalid data is wrapped as a string",
-			in:       stream.Event{Type: "chunk", Data: json.RawMessage("{oops\n")},
+			in:       stream.Event{Type: "note", Data: json.RawMessage("{oops\n")},
 			sub:      stream.Subagent{CallID: "c", Name: "n", RouteID: "/r", Depth: 1},
-			wantType: "subagent.chunk",
+			wantType: "subagent.note",
 			wantData: `{"data":"{oops\n","call_id":"c","subagent":"n","route_id":"/r","depth":1}`,
+		},
+		{
+			name:     "a chunk is Dawn's subagent.message",
+			in:       stream.Chunk("Hel\"lo"),
+			sub:      child,
+			wantType: "subagent.message",
+			wantData: `{"chunk":"Hel\"lo","call_id":"call_1","subagent":"researcher","route_id":"/research/subagents/researcher","depth":1}`,
+		},
+		{
+			name:     "a tool call names its tool as Dawn's tool, and as name",
+			in:       stream.Event{Type: "tool_call", Data: json.RawMessage(`{"id":"t1","name":"writeTodos","input":{"todos":[]}}`)},
+			sub:      child,
+			wantType: "subagent.tool_call",
+			wantData: `{"id":"t1","tool":"writeTodos","name":"writeTodos","input":{"todos":[]},"call_id":"call_1","subagent":"researcher","route_id":"/research/subagents/researcher","depth":1}`,
+		},
+		{
+			name:     "a tool result names its tool as Dawn's tool, and as name",
+			in:       stream.Event{Type: "tool_result", Data: json.RawMessage(`{"id":"t1","name":"lookup","output":null,"error":"boom"}`)},
+			sub:      child,
+			wantType: "subagent.tool_result",
+			wantData: `{"id":"t1","tool":"lookup","name":"lookup","output":null,"error":"boom","call_id":"call_1","subagent":"researcher","route_id":"/research/subagents/researcher","depth":1}`,
+		},
+		{
+			name:     "a grandchild's message is kept as it is",
+			in:       stream.Event{Type: "subagent.message", Data: json.RawMessage(`{"chunk":"x","call_id":"g","subagent":"deep","route_id":"/deep","depth":2}`)},
+			sub:      child,
+			wantType: "subagent.message",
+			wantData: `{"chunk":"x","call_id":"g","subagent":"deep","route_id":"/deep","depth":2}`,
 		},
 		{
 			name:     "no data gives the identity alone",
@@ -112,5 +141,37 @@ func TestForwardTwice(t *testing.T) {
 	}
 	if got != grandchild {
 		t.Errorf("identity = %+v, want the grandchild's %+v", got, grandchild)
+	}
+}
+
+func TestSubagentStartEnd(t *testing.T) {
+	sub := stream.Subagent{CallID: "call_1", Name: "researcher", RouteID: "/research/subagents/researcher", Depth: 2}
+	const identity = `"call_id":"call_1","subagent":"researcher","route_id":"/research/subagents/researcher","depth":2`
+	for _, tc := range []struct {
+		e        stream.Event
+		typ, raw string
+	}{
+		{stream.SubagentStart(sub), "subagent.start", `{` + identity + `}`},
+		{stream.SubagentEnd(sub, "found \"it\"", nil), "subagent.end", `{"final_message":"found \"it\"",` + identity + `}`},
+		{stream.SubagentEnd(sub, "ignored", errors.New("model down")), "subagent.end", `{"error":"model down",` + identity + `}`},
+	} {
+		if tc.e.Type != tc.typ || string(tc.e.Data) != tc.raw {
+			t.Errorf("got %s %s, want %s %s", tc.e.Type, tc.e.Data, tc.typ, tc.raw)
+		}
+	}
+}
+
+func TestChunkText(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{`"Hello"`, "Hello"},
+		{`{"chunk":"Hi","call_id":"c"}`, "Hi"},
+		{`{"chunk":"","data":"old"}`, ""},
+		{`{"data":"Old","call_id":"c"}`, "Old"}, // subagent.chunk as earlier releases logged it
+		{`{"x":1}`, ""},
+		{`7`, ""},
+	} {
+		if got := stream.ChunkText(json.RawMessage(tc.data)); got != tc.want {
+			t.Errorf("ChunkText(%s) = %q, want %q", tc.data, got, tc.want)
+		}
 	}
 }

@@ -181,6 +181,9 @@ func TestGeneratedTypeScriptDeclares(t *testing.T) {
 		"export interface SupportTenantInput {\n  messages?: InputMessage[];\n  notes?: unknown[];\n  ticket_id?: string;\n}",
 		"export interface PlanUpdateEvent {\n  todos: Todo[];\n}",
 		"| { id: number; event: \"subagent.plan_update\"; data: PlanUpdateEvent & SubagentFields }",
+		"| { id: number; event: \"subagent.start\"; data: SubagentFields }",
+		"| { id: number; event: \"subagent.message\"; data: { chunk: string } & SubagentFields }",
+		"| { id: number; event: \"subagent.end\"; data: ({ final_message: string } | { error: string }) & SubagentFields }",
 		"  \"/support/[tenant]\": {\n    params: SupportTenantParams;\n    tools: SupportTenantTools;\n    state: SupportTenantState;\n    input: SupportTenantInput;\n  };",
 		"export type BlogTools = Record<string, never>;",
 	} {

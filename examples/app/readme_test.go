@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/docstext"
@@ -157,7 +158,7 @@ func firstLines(s string, n int) string {
 // from the example app's main.go or the example capability, examples/notes.
 func TestReadmeGoExamples(t *testing.T) {
 	var sources []string
-	for _, file := range []string{"main.go", "../notes/notes.go", "../notes/notes_test.go"} {
+	for _, file := range []string{"main.go", "eval_test.go", "../notes/notes.go", "../notes/notes_test.go"} {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -224,7 +225,7 @@ func TestDocsAgentExamples(t *testing.T) {
 			}
 			continue
 		}
-		if _, err := router.ParseAgent("agent.md", []byte(b.Text)); err != nil {
+		if _, err := router.ParseAgentWith("agent.md", []byte(b.Text), capabilities.FrontMatterClaims(markers.All())); err != nil {
 			t.Errorf("%s:%d: this agent.md example does not parse: %v", b.File, b.Line, err)
 		}
 	}
@@ -243,7 +244,7 @@ func TestDocsConfigExamples(t *testing.T) {
 	t.Setenv("MCP_TOKEN", "example")
 	checked := 0
 	for _, b := range blocks {
-		if b.Lang != "yaml" {
+		if b.Lang != "yaml" || isEvalCase(b) {
 			continue
 		}
 		checked++

@@ -316,7 +316,7 @@ func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State
 		return res, fmt.Errorf("there is no tool %q on this route; available tools: %s", c.Name, strings.Join(names, ", "))
 	}
 	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps()}
-	return tool.Call(capabilities.WithInvocation(ctx, inv), inv)
+	return l.callTool(ctx, tool, inv)
 }
 
 func (l *loop) truncate(s string) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/stream"
@@ -65,6 +66,10 @@ type Config struct {
 	// Tracer, when set, opens a span around each tool call and subagent
 	// run; subagents inherit it.
 	Tracer Tracer
+	// ToolTimeout bounds a tool call whose tool sets no timeout of its own
+	// (capabilities.ToolSpec.Timeout); zero uses DefaultToolTimeout.
+	// Subagents inherit it.
+	ToolTimeout time.Duration
 }
 
 // Host is what the caller lends one run of the loop: where its events go
@@ -173,7 +178,7 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 	if len(input) == 0 && len(cfg.Resolved) > 0 {
 		end, err = l.resume(ctx)
 	} else {
-		end, err = l.start(input)
+		end, err = l.start(ctx, input)
 	}
 	for turn := 1; !end && err == nil; turn++ {
 		if turn > l.maxTurns {
@@ -230,8 +235,7 @@ func newLoop(cfg Config, history []thread.Message, values thread.State, input []
 	}
 	l.defs = toolDefs(l.tools)
 	l.msgs = make([]thread.Message, 0, len(history)+len(input)+4)
-	l.msgs = append(l.msgs, history...)
-	l.msgs = append(l.msgs, input...)
+	l.msgs = append(l.msgs, history...) // start adds the input
 	l.pending = len(history)
 	l.state = values
 	if l.state == nil {
@@ -257,9 +261,13 @@ func (l *loop) resume(ctx context.Context) (end bool, err error) {
 		}
 	}
 	if len(calls) > 0 {
+		if err := l.markStarted(ctx, calls); err != nil {
+			return false, err
+		}
 		if err := l.runCalls(ctx, calls, make([]error, len(calls))); err != nil {
 			return false, err
 		}
+		l.state = withoutStarted(l.state)
 	}
 	// The answers were for this turn only: a later call with the same id
 	// is a new call.
@@ -300,9 +308,14 @@ func (l *loop) answerNotes(after []capabilities.Resolution, calls []thread.ToolC
 	return note, meta
 }
 
-// start is the first phase of a new run: the Start hooks see the input,
-// and one may end the run at once.
-func (l *loop) start(input []thread.Message) (end bool, err error) {
+// start is the first phase of a new run: calls of the last turn that a
+// crash cut off are answered (settleStarted), the input joins the
+// conversation, the Start hooks see it, and one may end the run at once.
+func (l *loop) start(ctx context.Context, input []thread.Message) (end bool, err error) {
+	if err := l.settleStarted(ctx); err != nil {
+		return false, err
+	}
+	l.msgs = append(l.msgs, input...)
 	for _, h := range l.hooks {
 		if h.Start == nil {
 			continue

@@ -97,6 +97,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 		Depth:          l.cfg.Depth + 1,
 		MaxDepth:       l.cfg.MaxDepth,
 		MaxToolOutput:  l.cfg.MaxToolOutput,
+		ToolTimeout:    l.cfg.ToolTimeout,
 		Park:           l.cfg.Park,
 	}
 	if l.cfg.Tracer != nil {
@@ -122,8 +123,14 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 			}
 		}
 	}
+	// Dawn's subagent.start and subagent.end frame the child's events; a
+	// child that parks or is cancelled has no end, as in Dawn.
+	l.emit(stream.SubagentStart(who))
 	res, err := Run(ctx, cfg, history, values, input)
 	if err != nil {
+		if ctx.Err() == nil {
+			l.emit(stream.SubagentEnd(who, "", err))
+		}
 		return capabilities.Result{}, fmt.Errorf("subagent %q failed: %w", in.Subagent, err)
 	}
 	if len(res.Interrupts) > 0 {
@@ -132,6 +139,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 			interrupts: res.Interrupts,
 		}
 	}
+	l.emit(stream.SubagentEnd(who, res.Answer, nil))
 	out, _ := json.Marshal(res.Answer)
 	return capabilities.Result{Output: out}, nil
 }

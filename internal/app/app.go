@@ -71,7 +71,7 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 	if err != nil {
 		errs = append(errs, &SettingsError{err})
 	}
-	tree, err := router.Discover(abs)
+	tree, err := router.DiscoverWith(abs, capabilities.FrontMatterClaims(ms))
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/yamldoc"
@@ -34,11 +35,38 @@ type Config struct {
 	// sets none; nil sends none, so the provider's default applies.
 	Temperature *float64
 	Limits      Limits
+	// Tools holds the settings of every tool call (tools: in dawn.yaml).
+	Tools Tools
+	// Eval configures dawn eval.
+	Eval Eval
 	// Markers are the capability markers, each ConfigSection configured
 	// from its dawn.yaml keys. Routes are prepared with them, and the
 	// runtime finds capabilities' optional interfaces on them.
 	Markers []capabilities.Marker
 }
+
+// Tools is dawn.yaml's tools: section.
+type Tools struct {
+	// Timeout bounds one tool call of any route (Go and MCP tools; an MCP
+	// server's own timeout: wins for its tools); zero leaves the agent
+	// loop's default (two minutes).
+	Timeout time.Duration
+}
+
+// toolsSection is the dawn.yaml section of the tool-call settings.
+const toolsSection = "tools"
+
+// Eval is dawn.yaml's eval section: how dawn eval scores eval cases.
+// It is an app setting, not a capability's, because it changes no route:
+// only the eval command reads it.
+type Eval struct {
+	// JudgeModel names the model ("openai:gpt-4o-mini") that scores the
+	// judge criteria of eval cases.
+	JudgeModel string
+}
+
+// evalSection is the dawn.yaml section dawn eval reads.
+const evalSection = "eval"
 
 // Limits bound what a client or a model can make the server do. Zero means
 // the default.
@@ -165,7 +193,7 @@ type configParser struct {
 	errs    []error
 }
 
-var hostKeys = []string{"model", "store", "temperature", limitsSection}
+var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection}
 
 func (p *configParser) hostKey(key string) bool {
 	if slices.Contains(hostKeys, key) {
@@ -222,6 +250,10 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 			c.Temperature = t
 		case k == limitsSection:
 			p.limits(val, &c.Limits, claim)
+		case k == toolsSection:
+			c.Tools = p.tools(val)
+		case k == evalSection:
+			p.eval(val, &c.Eval)
 		case p.owner[k] != 0:
 			claim(k, val)
 		default:
@@ -300,9 +332,52 @@ func (p *configParser) limits(section *yaml.Node, l *Limits, claim func(string, 
 	}
 }
 
+// tools reads the tools: section: {timeout: 30s}.
+func (p *configParser) tools(section *yaml.Node) Tools {
+	var t Tools
+	if yamldoc.IsNull(section) {
+		return t
+	}
+	if section.Kind != yaml.MappingNode {
+		p.fail(section.Line, "%s must be a mapping, like %s: {timeout: 30s}", toolsSection, toolsSection)
+		return t
+	}
+	for key, val := range yamldoc.Pairs(section) {
+		if key.Value != "timeout" {
+			p.fail(key.Line, "field %s.%s not found; allowed keys in %s: timeout", toolsSection, key.Value, toolsSection)
+			continue
+		}
+		d, err := yamldoc.Duration(val)
+		if err != nil {
+			p.fail(key.Line, "%s.timeout %v", toolsSection, err)
+			continue
+		}
+		t.Timeout = d
+	}
+	return t
+}
+
+// eval reads the eval: section: {judge_model: provider:model}.
+func (p *configParser) eval(section *yaml.Node, e *Eval) {
+	if yamldoc.IsNull(section) {
+		return
+	}
+	if section.Kind != yaml.MappingNode {
+		p.fail(section.Line, "%s must be a mapping, such as eval: {judge_model: openai:gpt-4o-mini}", evalSection)
+		return
+	}
+	for key, val := range yamldoc.Pairs(section) {
+		if key.Value != "judge_model" {
+			p.fail(key.Line, "field %s.%s not found; allowed keys in %s: judge_model", evalSection, key.Value, evalSection)
+			continue
+		}
+		e.JudgeModel = p.text(key, val)
+	}
+}
+
 // allowed lists the top-level keys for an error message.
 func (p *configParser) allowed() string {
-	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", "))}
+	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)"}
 	for _, k := range p.claimed {
 		if !strings.HasPrefix(k, limitsSection+".") {
 			keys = append(keys, k)

@@ -6,6 +6,7 @@ import (
 	"github.com/dawn-go/dawn/markers"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
@@ -41,13 +42,13 @@ func (m sectionMarker) Configure(values map[string]*yaml.Node) (capabilities.Mar
 // the configured marker is the one routes are prepared with.
 func TestConfigSections(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"dawn.yaml": "model: offline\nwidget:\n  size: 3\nlimits:\n  max_turns: 4\n  widgets: 7\n", "a/agent.md": "A"})
+	write(t, dir, map[string]string{"dawn.yaml": "model: offline\nwidget:\n  size: 3\nlimits:\n  max_turns: 4\n  widgets: 7\ntools:\n  timeout: 1m30s\n", "a/agent.md": "A"})
 	m := sectionMarker{keys: []string{"widget", "limits.widgets", "limits.gadgets"}}
 	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: []capabilities.Marker{m}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Config.Model != "offline" || a.Config.Limits.MaxTurns != 4 {
+	if a.Config.Model != "offline" || a.Config.Limits.MaxTurns != 4 || a.Config.Tools.Timeout != 90*time.Second {
 		t.Errorf("config = %+v", a.Config)
 	}
 	if len(a.Config.Markers) != 1 {
@@ -66,7 +67,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		m    sectionMarker
 		want string
 	}{
-		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), widget`},
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), widget`},
 		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
 		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
 		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
@@ -76,6 +77,13 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"model: {a: b}\n", m, `dawn.yaml:1: model must be text`},
 		{"model: [offline, {a: b}]\n", m, `dawn.yaml:1: model must be a model name or a list of model names`},
 		{"limits:\n  max_turns: x\n", m, `dawn.yaml:2: limits.max_turns must be a whole number, not "x"`},
+		{"tools:\n  timeout: soon\n", m, `dawn.yaml:2: tools.timeout must be a positive duration such as 30s or 2m, not "soon"`},
+		{"tools:\n  timeout: -5s\n", m, `dawn.yaml:2: tools.timeout must be a positive duration such as 30s or 2m, not "-5s"`},
+		{"tools:\n  retries: 2\n", m, `dawn.yaml:2: field tools.retries not found; allowed keys in tools: timeout`},
+		{"tools: 30s\n", m, `dawn.yaml:1: tools must be a mapping, like tools: {timeout: 30s}`},
+		{"eval: 3\n", m, `dawn.yaml:1: eval must be a mapping, such as eval: {judge_model: openai:gpt-4o-mini}`},
+		{"eval:\n  judge: x\n", m, `dawn.yaml:2: field eval.judge not found; allowed keys in eval: judge_model`},
+		{"eval:\n  judge_model: [a]\n", m, `dawn.yaml:2: judge_model must be text`},
 		{"", sectionMarker{keys: []string{"model"}}, `capability "section" claims dawn.yaml key "model", which the app or another capability already reads`},
 	}
 	for _, tc := range cases {
@@ -125,5 +133,18 @@ func TestPlanFirstSection(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "dawn.yaml") {
 			t.Errorf("%q: err = %v, want %q naming dawn.yaml", yamlText, err, want)
 		}
+	}
+}
+
+// TestEvalSection: eval.judge_model in dawn.yaml is the app's judge model.
+func TestEvalSection(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"dawn.yaml": "eval:\n  judge_model: openai:gpt-4o-mini\n", "a/agent.md": "A"})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Config.Eval.JudgeModel != "openai:gpt-4o-mini" {
+		t.Errorf("Eval.JudgeModel = %q, want openai:gpt-4o-mini", a.Config.Eval.JudgeModel)
 	}
 }

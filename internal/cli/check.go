@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"github.com/dawn-go/dawn/capabilities"
 
+	"github.com/dawn-go/dawn/internal/eval"
 	"github.com/spf13/cobra"
 )
 
@@ -12,14 +14,19 @@ func newCheckCmd(cfg *Config) *cobra.Command {
 		Use:   "check",
 		Short: "Validate every route and print every problem",
 		Long: `check loads the app and validates every route: agent.md front matter,
-folder names, duplicate ids, capability conflicts and plan.md size. It prints
+folder names, duplicate ids, capability conflicts, plan.md size and the
+eval cases in each route's evals/ folder. It prints
 every problem with its file, then warnings, and exits 1 if there was any
 problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := loadApp(cmd.Context(), cfg, dir)
+			a, err := loadApp(capabilities.WithSavedToolLists(cmd.Context()), cfg, dir)
 			out := cmd.OutOrStdout()
 			problems := splitJoined(err)
+			if a != nil && a.Tree != nil {
+				_, evalErr := eval.Collect(dir, a.Tree)
+				problems = append(problems, splitJoined(evalErr)...)
+			}
 			if a != nil {
 				for _, w := range a.Warnings {
 					fmt.Fprintln(out, "warning:", w)

@@ -176,16 +176,20 @@ func (g *devGoApp) keep(root string) func(rel string) bool {
 }
 
 // isGoInput reports whether a change to the file at rel can change the
-// build: Go sources (tests and testdata aside) and the module files.
+// build: Go sources (tests and testdata aside) and the module files, in
+// folders the go tool builds (not testdata, nor one whose name starts with
+// _ or ., such as a workspace folder the model writes into).
 func isGoInput(rel string) bool {
 	base := filepath.Base(rel)
+	for _, dir := range strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/") {
+		if dir == "testdata" || (dir != "." && dir != ".." && (strings.HasPrefix(dir, "_") || strings.HasPrefix(dir, "."))) {
+			return false
+		}
+	}
 	if slices.Contains(goModFiles, base) {
 		return true
 	}
-	if filepath.Ext(base) != ".go" || strings.HasSuffix(base, "_test.go") {
-		return false
-	}
-	return !slices.Contains(strings.Split(filepath.ToSlash(rel), "/"), "testdata")
+	return filepath.Ext(base) == ".go" && !strings.HasSuffix(base, "_test.go")
 }
 
 // note queues a batch of changes for run (on the watcher's goroutine).

@@ -68,13 +68,18 @@ func TestNeedsReload(t *testing.T) {
 
 func TestIsGoInput(t *testing.T) {
 	tests := map[string]bool{
-		"main.go":                  true,
-		"tools/lookup.go":          true,
-		"go.mod":                   true,
-		"sub/go.sum":               true,
-		"go.work":                  true,
-		"main_test.go":             false,
-		"tools/testdata/x.go":      false,
+		"main.go":             true,
+		"tools/lookup.go":     true,
+		"go.mod":              true,
+		"sub/go.sum":          true,
+		"go.work":             true,
+		"main_test.go":        false,
+		"tools/testdata/x.go": false,
+		// The go tool skips folders starting with _ or ., such as a
+		// workspace folder the model writes Go files into.
+		"app/_files/main.go":       false,
+		"app/.work/x.go":           false,
+		"_files/go.mod":            false,
 		"app/support/x/agent.md":   false,
 		"README.md":                false,
 		"gomod":                    false,

@@ -81,6 +81,8 @@ func withoutFenceInfo(text string) string {
 //     TestDocsAgentExamples (parsed as plan.md or agent.md);
 //   - json with "steps": TestReadmeFileExamples (a plan-first plan);
 //   - yaml: examples/app TestDocsConfigExamples (loaded as dawn.yaml);
+//   - yaml marked <!-- eval case: ROUTE -->: examples/app
+//     TestDocsEvalExamples (run as eval cases of ROUTE in the example app);
 //   - sh made only of curl commands to 127.0.0.1:PORT: examples/app
 //     TestReadmeExamples (run against the example app);
 //   - the README's other sh blocks: e2e TestNewcomerPath;
@@ -114,7 +116,7 @@ func checked(b Block) bool {
 	switch {
 	case slices.Contains(runMarkers, b.Marker):
 		return true
-	case b.Lang == "go", b.Lang == "markdown", b.Lang == "md", b.Lang == "yaml":
+	case b.Lang == "go", b.Lang == "markdown", b.Lang == "md", b.Lang == "yaml", strings.HasPrefix(b.Marker, "eval case:"):
 		return true
 	case strings.HasPrefix(b.Lang, "go "):
 		return slices.Contains([]string{"capabilities.md", "client.md"}, filepath.Base(b.File))

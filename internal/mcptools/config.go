@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
@@ -30,6 +31,13 @@ type Server struct {
 	// with $VAR or ${VAR} expanded from the environment.
 	URL     string
 	Headers map[string]string
+	// Timeout bounds each call of the server's tools; zero leaves it to
+	// tools.timeout in dawn.yaml, else the runtime's default.
+	Timeout time.Duration
+	// Idempotent, when set, declares every tool of the server idempotent
+	// (true) or not (false) whatever its idempotentHint annotation says;
+	// unset, a tool is idempotent when the server annotates it so.
+	Idempotent *bool
 }
 
 // Transport names how Dawn reaches the server, for `dawn routes`.
@@ -42,7 +50,7 @@ func (s Server) Transport() string {
 
 var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
-var serverKeys = []string{"command", "args", "env", "url", "headers"}
+var serverKeys = []string{"command", "args", "env", "url", "headers", "timeout", "idempotent"}
 
 // parseServers reads the mcp: section. Errors name mcp.<server>.<key>; the
 // host adds the file.
@@ -67,24 +75,11 @@ func parseServers(n *yaml.Node) ([]Server, error) {
 		}
 		s := Server{Name: key.Value}
 		for k, v := range yamldoc.Pairs(val) {
-			field := where + "." + k.Value
-			var err error
-			switch k.Value {
-			case "command":
-				err = decodeText(v, &s.Command)
-			case "url":
-				err = decodeText(v, &s.URL)
-			case "args":
-				err = v.Decode(&s.Args)
-			case "env":
-				err = v.Decode(&s.Env)
-			case "headers":
-				err = v.Decode(&s.Headers)
-			default:
-				return nil, fmt.Errorf("line %d: field %s not found; allowed keys: %s", k.Line, field, strings.Join(serverKeys, ", "))
+			if !slices.Contains(serverKeys, k.Value) {
+				return nil, fmt.Errorf("line %d: field %s.%s not found; allowed keys: %s", k.Line, where, k.Value, strings.Join(serverKeys, ", "))
 			}
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %s: %v", k.Line, field, err)
+			if err := s.set(k.Value, v); err != nil {
+				return nil, fmt.Errorf("line %d: %s.%s: %v", k.Line, where, k.Value, err)
 			}
 		}
 		switch {
@@ -102,6 +97,34 @@ func parseServers(n *yaml.Node) ([]Server, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// set reads the server's setting key from v.
+func (s *Server) set(key string, v *yaml.Node) error {
+	switch key {
+	case "command":
+		return decodeText(v, &s.Command)
+	case "url":
+		return decodeText(v, &s.URL)
+	case "args":
+		return v.Decode(&s.Args)
+	case "env":
+		return v.Decode(&s.Env)
+	case "headers":
+		return v.Decode(&s.Headers)
+	case "timeout":
+		var err error
+		s.Timeout, err = yamldoc.Duration(v)
+		return err
+	case "idempotent":
+		var b bool
+		if v.Decode(&b) != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		s.Idempotent = &b
+		return nil
+	}
+	return fmt.Errorf("unknown setting")
 }
 
 func decodeText(n *yaml.Node, dst *string) error {

@@ -18,6 +18,11 @@
 // the server marks as an error, and any failure to reach the server, is the
 // tool's error, shown to the model.
 //
+// A server's timeout: (a duration such as 30s) bounds each call of its
+// tools, instead of dawn.yaml's tools.timeout; its idempotent: (true or
+// false) declares its tools idempotent or not, whatever their
+// idempotentHint annotation says (ToolSpec.Idempotent).
+//
 // A server's tools are listed when the app is first loaded with it (they
 // make up the routes' tool lists) through a session closed right after; the
 // server is started for good at its first tool call, reused across reloads
@@ -100,7 +105,7 @@ func (m *marker) AppTools(ctx context.Context, appDir string) ([]capabilities.Ap
 				Tool: &tool{
 					conn: c,
 					name: t.Name,
-					spec: capabilities.ToolSpec{Name: name, Description: t.Description, Schema: schema},
+					spec: capabilities.ToolSpec{Name: name, Description: t.Description, Schema: schema, Timeout: s.Timeout, Idempotent: idempotent(s, t)},
 				},
 				Origin: fmt.Sprintf("tool %q of MCP server %q (dawn.yaml mcp.%s)", name, s.Name, s.Name),
 			})
@@ -108,6 +113,16 @@ func (m *marker) AppTools(ctx context.Context, appDir string) ([]capabilities.Ap
 		c.setNames(names)
 	}
 	return tools, errors.Join(errs...)
+}
+
+// idempotent says whether tool t of server s may run again after a crash
+// cut an approved call off: as dawn.yaml's idempotent: says for the
+// server, else as the tool's idempotentHint annotation says.
+func idempotent(s Server, t *mcp.Tool) bool {
+	if s.Idempotent != nil {
+		return *s.Idempotent
+	}
+	return t.Annotations != nil && t.Annotations.IdempotentHint
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)

@@ -227,6 +227,8 @@ func TestBadConfig(t *testing.T) {
 		{"mcp:\n  x: {}\n", "mcp.x needs command"},
 		{"mcp:\n  x.y:\n    command: a\n", "mcp.x.y: a server name"},
 		{"mcp:\n  x:\n    url: ftp://b\n", "must start with http://"},
+		{"mcp:\n  x:\n    command: a\n    timeout: soon\n", `mcp.x.timeout: must be a positive duration such as 30s or 2m, not "soon"`},
+		{"mcp:\n  x:\n    command: a\n    idempotent: maybe\n", "mcp.x.idempotent: must be true or false"},
 		{"mcp:\n  x:\n    command: ./no-such-server\n", "starting stdio ./no-such-server"},
 	} {
 		dir := writeApp(t, tc.yaml, "")

@@ -139,8 +139,8 @@ func (x *execution) outcome() {
 		run.output = json.RawMessage(`{"cancelled":true}`)
 		x.record = run.output
 	default:
-		x.status, x.errText = store.RunError, err.Error()
-		run.output, _ = json.Marshal(map[string]string{"error": err.Error()})
+		x.status, x.errText = store.RunError, errorText(err)
+		run.output, _ = json.Marshal(map[string]string{"error": x.errText})
 		x.record = run.output
 		x.m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
 	}
@@ -150,7 +150,7 @@ func (x *execution) outcome() {
 		// pending in the saved state: the thread stays parked, so that it
 		// can be resumed again rather than run on from unanswered calls.
 		x.status = store.RunInterrupted
-		x.errText = "the resume ended before it ran the held-back calls (" + err.Error() + "); the interrupts are still pending, resume again"
+		x.errText = "the resume ended before it ran the held-back calls (" + errorText(err) + "); the interrupts are still pending, resume again"
 	}
 }
 
@@ -171,9 +171,10 @@ func (x *execution) recordEnd() {
 		if err != nil {
 			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
 			run.err = err
-			run.output = mustJSON(map[string]string{"error": "the last step could not be saved: " + err.Error()})
+			text := "the last step could not be saved: " + errorText(err)
+			run.output = mustJSON(map[string]string{"error": text})
 			done.Data = doneData(run.output)
-			m.finishStore(run, store.RunError, "the last step could not be saved: "+err.Error(), run.output, x.journal.unsaved(done))
+			m.finishStore(run, store.RunError, text, run.output, x.journal.unsaved(done))
 		}
 	} else {
 		m.finishStore(run, x.status, x.errText, x.record, x.journal.unsaved(done))

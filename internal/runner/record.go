@@ -69,7 +69,9 @@ func (m *Manager) settle(threadID string) error {
 		return nil
 	}
 	if err := m.record(end); err != nil && retryable(err) {
-		return fmt.Errorf("the end of run %s on thread %s could not be recorded yet, so the thread cannot take a new run: %w", end.runID, threadID, err)
+		// Whatever the store's trouble, it is the store's: the request
+		// may be tried again (store.ErrUnavailable).
+		return fmt.Errorf("the end of run %s on thread %s could not be recorded yet, so the thread cannot take a new run: %w: %w", end.runID, threadID, store.ErrUnavailable, err)
 	}
 	m.unrecMu.Lock()
 	if m.unrecorded[threadID].runID == end.runID {

@@ -209,12 +209,17 @@ func waitWake(ctx context.Context, wake <-chan struct{}) error {
 	return nil
 }
 
+// followPage is how many events a Follower reads from the store at once:
+// a reader that is slow to take them (a stalled client) holds a page, not
+// the run's whole log.
+const followPage = 128
+
 // Follow returns the events of run runID after the event id after, read
 // from the store as they commit, for a run that may be running on another
-// replica: Next gives each event once, in id order, and io.EOF after the
-// run's "done" event. A run cut off before its done event (its replica
-// died, and its lease expired) ends with a done event saying so, as a
-// replay of it does.
+// replica or has ended: Next gives each event once, in id order, and
+// io.EOF after the run's "done" event. A run cut off before its done event
+// (its replica died, and its lease expired) ends with a done event saying
+// so, as a replay of it does. The log is read a page at a time.
 func (m *Manager) Follow(runID string, after int64) *Follower {
 	return &Follower{m: m, runID: runID, after: after}
 }
@@ -226,15 +231,19 @@ type Follower struct {
 	after    int64
 	buf      []stream.Event
 	finished bool
-	wake     <-chan struct{}
-	stop     func()
+	// ended is the run once the store has it ended: every event it will
+	// ever have is committed, and no more waiting is needed.
+	ended *store.Run
+	wake  <-chan struct{}
+	stop  func()
 }
+
+// Ready reports whether Next has an event (or the end) at hand without
+// reading the store.
+func (f *Follower) Ready() bool { return len(f.buf) > 0 || f.finished }
 
 // Next returns the next event, waiting for it as long as ctx allows.
 func (f *Follower) Next(ctx context.Context) (stream.Event, error) {
-	if f.wake == nil {
-		f.wake, f.stop = f.m.wakeups(f.runID)
-	}
 	for {
 		if len(f.buf) > 0 {
 			e := f.buf[0]
@@ -250,29 +259,43 @@ func (f *Follower) Next(ctx context.Context) (stream.Event, error) {
 			f.Close()
 			return stream.Event{}, io.EOF
 		}
-		// The run's status first: its last events commit with its end,
-		// so the read after a finished status has them all.
-		r, err := f.m.store.GetRun(ctx, f.runID)
-		if err != nil {
-			return stream.Event{}, err
-		}
-		events, err := f.m.store.Events(ctx, f.runID, f.after)
-		if err != nil {
-			return stream.Event{}, err
-		}
-		if len(events) > 0 {
-			f.buf = events
-			continue
-		}
-		if r.Status != store.RunRunning {
-			f.finished = true
-			f.buf = []stream.Event{InterruptedDone(r, f.after)}
-			continue
-		}
-		if err := waitWake(ctx, f.wake); err != nil {
+		if err := f.fill(ctx); err != nil {
 			return stream.Event{}, err
 		}
 	}
+}
+
+// fill reads the next page of events into f.buf, waits for them while
+// the run runs, or ends the events of a run that ended without a done
+// event.
+func (f *Follower) fill(ctx context.Context) error {
+	if f.ended == nil {
+		// The run's status first: its last events commit with its end,
+		// so the reads after a finished status have them all.
+		r, err := f.m.store.GetRun(ctx, f.runID)
+		if err != nil {
+			return err
+		}
+		if r.Status != store.RunRunning {
+			r.Output = nil // the final state: not the follower's to hold
+			f.ended = &r
+		} else if f.wake == nil {
+			f.wake, f.stop = f.m.wakeups(f.runID)
+		}
+	}
+	events, err := f.m.store.EventsPage(ctx, f.runID, f.after, followPage)
+	switch {
+	case err != nil:
+		return err
+	case len(events) > 0:
+		f.buf = events
+	case f.ended != nil:
+		f.finished = true
+		f.buf = []stream.Event{InterruptedDone(*f.ended, f.after)}
+	default:
+		return waitWake(ctx, f.wake)
+	}
+	return nil
 }
 
 // Close ends the follower's subscription. Next calls it at the end.

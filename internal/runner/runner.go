@@ -245,6 +245,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		Stream:         req.Stream,
 		MaxDepth:       limits.SubagentDepth,
 		MaxToolOutput:  limits.ToolOutputBytes,
+		ToolTimeout:    a.Config.Tools.Timeout,
 		Resolved:       adm.resolved,
 		Park:           true,
 	}
@@ -291,7 +292,7 @@ func (m *Manager) abort(run *Run, err error) (*Run, error) {
 	run.end()
 	run.cancel()
 	run.err = err
-	run.output = mustJSON(map[string]string{"error": err.Error()})
+	run.output = mustJSON(map[string]string{"error": errorText(err)})
 	m.release(run)
 	run.Log.Close()
 	close(run.done)

@@ -87,7 +87,7 @@ func otherRoutes(a *app.App, id string) []string {
 
 // RunStep runs one step on the route's subagent, another route, or else a
 // worker of the run's route, forwarding the step's events as subagent
-// events.
+// events between subagent.start and subagent.end.
 func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.StepTarget, task string) (string, error) {
 	cfg := h.cfg
 	target, name := cfg.Route.Worker(), "worker"
@@ -117,10 +117,17 @@ func (h *runHost) RunStep(ctx context.Context, callID string, step capabilities.
 	// The step saves nothing, takes no signal and lends no steps.
 	child.Host = agent.Delegate(h.loop, who)
 	child.Depth, child.MaxTurns = 1, 0
+	// Framed as a task tool's subagent is: Dawn's subagent.start and
+	// subagent.end, no end when cancelled.
+	h.run.Log.Publish(stream.SubagentStart(who))
 	res, err := agent.Run(ctx, child, nil, target.InitialState(), []thread.Message{{Role: thread.RoleUser, Content: task}})
 	if err != nil {
+		if ctx.Err() == nil {
+			h.run.Log.Publish(stream.SubagentEnd(who, "", err))
+		}
 		return "", err
 	}
+	h.run.Log.Publish(stream.SubagentEnd(who, res.Answer, nil))
 	return res.Answer, nil
 }
 

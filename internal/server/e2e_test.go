@@ -212,14 +212,15 @@ func TestSubagentPlanUpdateIsForwarded(t *testing.T) {
 		t.Fatalf("forwarded data = %s", fwd.Data)
 	}
 	// The child's two model calls reach the parent's stream as
-	// subagent.model_call, between the task call and its result.
+	// subagent.model_call, between subagent.start and subagent.end, which
+	// come between the task call and its result.
 	var types []string
 	for _, e := range res.Events {
-		if !strings.HasSuffix(e.Type, stream.TypeChunk) {
+		if e.Type != stream.TypeChunk && e.Type != stream.TypeSubagentMessage {
 			types = append(types, e.Type)
 		}
 	}
-	want := "model_call,tool_call,subagent.model_call,subagent.tool_call,subagent.tool_result,subagent.plan_update,subagent.model_call,tool_result,model_call,done"
+	want := "model_call,tool_call,subagent.start,subagent.model_call,subagent.tool_call,subagent.tool_result,subagent.plan_update,subagent.model_call,subagent.end,tool_result,model_call,done"
 	if got := strings.Join(types, ","); got != want {
 		t.Fatalf("event types without chunks = %s, want %s", got, want)
 	}

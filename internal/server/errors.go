@@ -21,6 +21,10 @@ func newError(status int, kind, msg string) *apiError {
 	return wire.NewError(status, kind, msg)
 }
 
+// storeRetryAfter is the Retry-After, in seconds, of a store_unavailable
+// answer: about as long as a database failover takes to begin answering.
+const storeRetryAfter = 5
+
 // classify maps any error to a status and kind. Internal errors never leak
 // Go stack traces; their message is kept short.
 func classify(err error) *apiError {
@@ -42,6 +46,12 @@ func classify(err error) *apiError {
 	case errors.As(err, &broken):
 		return newError(http.StatusServiceUnavailable, "route_broken", err.Error())
 	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, store.ErrUnavailable):
+		// The driver's words name the database's host, user and name:
+		// they go to the log (handleError), not to the client.
+		ae := newError(http.StatusServiceUnavailable, "store_unavailable", "the store is unavailable: its database cannot be reached or cannot write; try again shortly")
+		ae.RetryAfter = storeRetryAfter
 		return ae
 	case errors.Is(err, router.ErrInvalidPath):
 		return newError(http.StatusBadRequest, "invalid_route", err.Error())
@@ -86,7 +96,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	ae := classify(err)
-	if ae.Status >= 500 && ae.Kind == "internal" {
+	if ae.Status >= 500 && (ae.Kind == "internal" || ae.Kind == "store_unavailable") {
 		s.logger.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
 	}
 	if ae.RetryAfter > 0 {

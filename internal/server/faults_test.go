@@ -105,7 +105,7 @@ func TestStoreWriteFailureDuringRunFreesTheThread(t *testing.T) {
 		}()
 	}
 	waitFor(t, func() bool { return model.Calls() >= 2 })
-	h.Store.(*store.SQLite).FailWrites(errors.New("database or disk is full"))
+	h.Store.(*store.DB).FailWrites(errors.New("database or disk is full"))
 	open()
 	for range 2 {
 		if code := <-codes; code != http.StatusInternalServerError {
@@ -116,7 +116,14 @@ func TestStoreWriteFailureDuringRunFreesTheThread(t *testing.T) {
 	if kind, _ := errorCode(t, post(t, url+"/threads/full-a/cancel", "")); kind != "no_run_in_flight" {
 		t.Fatalf("cancel while the store cannot write: %s", kind)
 	}
-	h.Store.(*store.SQLite).FailWrites(nil)
+	// The thread's next run while the store still cannot write is told to
+	// come back: 503 store_unavailable with Retry-After.
+	next := post(t, url+"/threads/full-a/runs/wait", runBody("/plain", "now?"))
+	retry := next.Header.Get("Retry-After")
+	if kind, _ := errorCode(t, next); next.StatusCode != http.StatusServiceUnavailable || kind != "store_unavailable" || retry == "" {
+		t.Fatalf("next run while the store cannot write = %d %s (Retry-After %q), want 503 store_unavailable with Retry-After", next.StatusCode, kind, retry)
+	}
+	h.Store.(*store.DB).FailWrites(nil)
 
 	// The thread takes the next run at once.
 	resp := post(t, url+"/threads/full-a/runs/wait", runBody("/plain", "again"))

@@ -77,7 +77,7 @@ func TestPlanFirstDiamondOverHTTP(t *testing.T) {
 		RouteID string `json:"route_id"`
 	}
 	for _, e := range events {
-		if e.Type == "subagent.chunk" {
+		if e.Type == "subagent.message" {
 			_ = json.Unmarshal(e.Data, &sub)
 			break
 		}

@@ -44,8 +44,9 @@ func (s *Server) stopRemote(ctx context.Context, r store.Run, wait bool) error {
 	return nil
 }
 
-// followRemote streams the events of a run that is running but not here
-// (another replica has it) from the store, as they commit.
+// followRemote streams the events of a run that is not in flight here
+// (another replica has it, or it has ended) from the store, as they
+// commit, a page at a time.
 func (s *Server) followRemote(c echo.Context, runID string, after int64) error {
 	f := s.runs.Follow(runID, after)
 	defer f.Close()

@@ -120,6 +120,8 @@ func (s *Server) runWait(c echo.Context) error {
 			return newError(http.StatusBadGateway, "model_error", err.Error())
 		case errors.As(err, &tl):
 			return newError(http.StatusInternalServerError, "turn_limit", err.Error())
+		case errors.Is(err, store.ErrUnavailable):
+			return err
 		}
 		return newError(http.StatusInternalServerError, "run_failed", err.Error())
 	}
@@ -141,7 +143,8 @@ func (s *Server) runStream(c echo.Context) error {
 
 // joinStream lets a client that lost its connection pick up a run's stream
 // after the last event id it saw (Last-Event-ID header or ?after=N). A run
-// that already ended is replayed from the event log.
+// in flight here is followed live; any other (running on another replica,
+// or ended) is read from the store's event log, a page at a time.
 func (s *Server) joinStream(c echo.Context) error {
 	id, runID := c.Param("id"), c.Param("run")
 	after, err := wire.LastEventID(c)
@@ -151,28 +154,14 @@ func (s *Server) joinStream(c echo.Context) error {
 	if run := s.runs.Active(id); run != nil && run.ID == runID {
 		return s.writeStream(c, run.Log.Subscribe(after), runID)
 	}
-	ctx := c.Request().Context()
-	r, err := s.host.GetRun(ctx, runID)
-	if err != nil || r.ThreadID != id {
+	r, err := s.host.GetRun(c.Request().Context(), runID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.ThreadID != id) {
 		return newError(http.StatusNotFound, "run_not_found", "thread "+id+" has no run "+runID)
 	}
-	if r.Status == store.RunRunning {
-		return s.followRemote(c, runID, after)
-	}
-	events, err := s.host.Events(ctx, runID, after)
 	if err != nil {
 		return err
 	}
-	if r.Status == store.RunInterrupted && (len(events) == 0 || events[len(events)-1].Type != stream.TypeDone) {
-		// A crash cut the run off before its done event: end the replay as
-		// a live stream ends, with an id after anything the client saw.
-		last := after
-		if n := len(events); n > 0 {
-			last = max(last, events[n-1].ID)
-		}
-		events = append(events, stream.Event{ID: last + 1, Type: stream.TypeDone, Data: wire.MustJSON(map[string]any{"output": map[string]any{"error": r.Error, "interrupted": true}})})
-	}
-	return s.writeStream(c, wire.Replay(events), runID)
+	return s.followRemote(c, runID, after)
 }
 
 // readySource is an eventSource that can tell whether its next event is

@@ -5,21 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/dawn-go/dawn/thread"
 )
 
 // SetAppValues keeps values (key → JSON) for the whole app, replacing any
 // value already kept under the same key, in one transaction.
-func (s *SQLite) SetAppValues(ctx context.Context, values map[string]json.RawMessage) error {
+func (s *DB) SetAppValues(ctx context.Context, values map[string]json.RawMessage) error {
 	if err := checkAppValues(values); err != nil || len(values) == 0 {
 		return err
 	}
-	return s.write(ctx, func(ctx context.Context) error {
+	return s.write(ctx, func(tx dialect.Tx) error {
 		now := s.now()
 		for k, v := range values {
-			_, err := s.conn.ExecContext(ctx, `INSERT INTO app_values (key, value, updated_at) VALUES (?, ?, ?)
-				ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, k, string(v), now)
-			if err != nil {
+			if err := tx.SetAppValue(ctx, k, string(v), now); err != nil {
 				return fmt.Errorf("store: set app value %q: %w", k, err)
 			}
 		}
@@ -28,18 +27,20 @@ func (s *SQLite) SetAppValues(ctx context.Context, values map[string]json.RawMes
 }
 
 // AppValues returns every value SetAppValues kept.
-func (s *SQLite) AppValues(ctx context.Context) (thread.State, error) {
-	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, `SELECT key, value FROM app_values`)
+func (s *DB) AppValues(ctx context.Context) (thread.State, error) {
+	out := thread.State{}
+	err := s.d.AppValues(ctx, func(k, v string) error {
+		out[k] = json.RawMessage(v)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: read app values: %w", err)
 	}
-	defer rows.Close()
-	return scanAppValues(rows)
+	return out, nil
 }
 
 // checkAppValues refuses an empty key or a value that is not JSON, before
-// either store writes anything.
+// anything is written.
 func checkAppValues(values map[string]json.RawMessage) error {
 	for k, v := range values {
 		if k == "" || !json.Valid(v) {
@@ -47,20 +48,4 @@ func checkAppValues(values map[string]json.RawMessage) error {
 		}
 	}
 	return nil
-}
-
-// scanAppValues reads the rows of app_values (key, value).
-func scanAppValues(rows rowScanner) (thread.State, error) {
-	out := thread.State{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("store: read app values: %w", err)
-		}
-		out[k] = json.RawMessage(v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read app values: %w", err)
-	}
-	return out, nil
 }

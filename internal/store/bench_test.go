@@ -74,12 +74,12 @@ func BenchmarkRunLifecycleParallel(b *testing.B) {
 // runLifecycle runs the i-th whole run of an older, smaller shape: a user
 // message, 3 steps and a done event, about 4 messages of history, a 4-todo
 // state and 11 events.
-func runLifecycle(b testing.TB, s *SQLite, i int) {
+func runLifecycle(b testing.TB, s *DB, i int) {
 	ctx := context.Background()
 	th, run := fmt.Sprintf("thread-%08d", i), fmt.Sprintf("run-%08d", i)
 	_, err := s.CreateThread(ctx, th, nil)
 	must(b, err)
-	must(b, s.StartRun(ctx, Run{ID: run, ThreadID: th, Route: "/support/[tenant]"}))
+	must(b, startRun(ctx, s, Run{ID: run, ThreadID: th, Route: "/support/[tenant]"}))
 	first := sampleStep(th, run, 1, 1)
 	first.Append = []thread.Message{{Role: thread.RoleUser, Content: "My order #42 has not arrived. Can you help?"}}
 	must(b, s.SaveStep(ctx, first))
@@ -154,7 +154,7 @@ func BenchmarkBeginRun(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		_, err := s.BeginRun(ctx, Run{ID: fmt.Sprintf("run-%08d", i), ThreadID: workloadThread(i), Route: "/support/[tenant]"})
+		_, err := beginRun(ctx, s, Run{ID: fmt.Sprintf("run-%08d", i), ThreadID: workloadThread(i), Route: "/support/[tenant]"})
 		must(b, err)
 	}
 }

@@ -42,7 +42,7 @@ func crashChild(path string) {
 	if _, err := s.CreateThread(ctx, "th", nil); err != nil {
 		os.Exit(4)
 	}
-	if err := s.StartRun(ctx, Run{ID: "run-1", ThreadID: "th", Route: "/support/[tenant]"}); err != nil {
+	if err := startRun(ctx, s, Run{ID: "run-1", ThreadID: "th", Route: "/support/[tenant]"}); err != nil {
 		os.Exit(5)
 	}
 	for step := 1; step <= crashSteps; step++ {
@@ -132,7 +132,7 @@ func TestCrashKeepsLastStep(t *testing.T) {
 				t.Errorf("run %s, thread %s; want both interrupted", r.Status, th.Status)
 			}
 			// The thread goes on from the saved step.
-			must(t, s.StartRun(ctx, Run{ID: "run-2", ThreadID: "th"}))
+			must(t, startRun(ctx, s, Run{ID: "run-2", ThreadID: "th"}))
 			must(t, s.SaveStep(ctx, sampleStep("th", "run-2", crashSteps+1, 1)))
 			evs, err := s.Events(ctx, "run-1", 0)
 			must(t, err)

@@ -3,9 +3,13 @@ package store
 import (
 	"bytes"
 	"compress/flate"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
+	"github.com/dawn-go/dawn/stream"
 )
 
 // Codecs of the history.codec column: how its data column holds an event's
@@ -27,16 +31,16 @@ type packer struct {
 	w   *flate.Writer
 }
 
-// pack returns the codec and column value for data: DEFLATE when data is at
-// least compressMin bytes and that makes it at least an eighth smaller,
-// else data as it is. The returned bytes are valid until the next pack.
-func (p *packer) pack(data json.RawMessage) (codec int, value any) {
+// pack returns the codec and stored bytes for data: DEFLATE when data is
+// at least compressMin bytes and that makes it at least an eighth smaller,
+// else data itself. Compressed bytes are valid until the next pack.
+func (p *packer) pack(data json.RawMessage) (codec int, value []byte) {
 	if len(data) >= compressMin {
 		if small, ok := p.compress(data); ok && len(small) <= len(data)-len(data)/8 {
 			return codecDeflate, small
 		}
 	}
-	return codecPlain, string(data)
+	return codecPlain, data
 }
 
 // compress returns data compressed with DEFLATE at BestSpeed, in p's buffer.
@@ -56,11 +60,47 @@ func (p *packer) compress(data []byte) ([]byte, bool) {
 	return p.buf.Bytes(), true
 }
 
-// release lets a buffer that grew huge go.
-func (p *packer) release() {
-	if p.buf.Cap() > 1<<20 {
-		p.buf = bytes.Buffer{}
+// packers keeps packers for the writers to reuse: a free list the
+// garbage collector leaves alone (a sync.Pool would drop a packer's large
+// DEFLATE state at every collection).
+type packers chan *packer
+
+// get returns a free packer, or a new one.
+func (ps packers) get() *packer {
+	select {
+	case p := <-ps:
+		return p
+	default:
+		return new(packer)
 	}
+}
+
+// put gives p back, unless its buffer grew huge or the list is full.
+func (ps packers) put(p *packer) {
+	if p.buf.Cap() > 1<<20 {
+		return
+	}
+	select {
+	case ps <- p:
+	default:
+	}
+}
+
+// insertEvents packs events as the database stores them and appends them
+// to a run's log.
+func (s *DB) insertEvents(ctx context.Context, tx dialect.Tx, threadPK, runPK int64, events []stream.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	p := s.packers.get()
+	defer s.packers.put(p)
+	for _, ev := range events {
+		codec, data := p.pack(ev.Data)
+		if err := tx.InsertEvent(ctx, threadPK, runPK, dialect.EventRow{Seq: ev.ID, Type: ev.Type, Codec: codec, Data: data}); err != nil {
+			return fmt.Errorf("event %d: %w", ev.ID, err)
+		}
+	}
+	return nil
 }
 
 // unpacker turns stored event data back into the event's JSON. Its zero

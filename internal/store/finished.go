@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/dawn-go/dawn/stream"
 )
 
@@ -37,53 +38,21 @@ type FinishedQuery struct {
 // their done event if asked: the states the thread has been in between
 // runs. A plan preview, which changed no state, is not one of them. It
 // fails with ErrNotFound when the thread does not exist.
-func (s *SQLite) FinishedRuns(ctx context.Context, q FinishedQuery) ([]FinishedRun, error) {
-	data := `0, NULL`
-	if q.Done {
-		data = `h.codec, h.data`
-	}
-	query := `SELECT r.id, r.route, r.created_at, r.updated_at, ` + data + `
-		FROM runs r JOIN threads t ON t.pk = r.thread
-		JOIN history h ON h.thread = r.thread AND h.run = r.pk AND h.type = ?
-		WHERE t.id = ? AND r.status = ?
-		AND (CASE WHEN json_valid(r.output) THEN json_extract(r.output, '$.preview') END) IS NULL`
-	args := []any{stream.TypeDone, q.ThreadID, RunSuccess}
-	if q.RunID != "" {
-		query += ` AND r.id = ?`
-		args = append(args, q.RunID)
-	}
-	if q.Before != "" {
-		query += ` AND (r.created_at, r.pk) < (SELECT created_at, pk FROM runs WHERE id = ?)`
-		args = append(args, q.Before)
-	}
-	query += ` ORDER BY r.created_at DESC, r.pk DESC`
-	if q.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, q.Limit)
-	}
-	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: finished runs of thread %q: %w", q.ThreadID, err)
-	}
-	defer rows.Close()
+func (s *DB) FinishedRuns(ctx context.Context, q FinishedQuery) ([]FinishedRun, error) {
+	f := dialect.FinishedFilter{ThreadID: q.ThreadID, RunID: q.RunID, Before: q.Before, Limit: q.Limit, Done: q.Done,
+		DoneType: stream.TypeDone, Success: RunSuccess}
 	out := []FinishedRun{}
 	var u unpacker
-	for rows.Next() {
-		r := FinishedRun{ThreadID: q.ThreadID}
-		var created, updated int64
-		var codec int
-		var data []byte
-		if err := rows.Scan(&r.ID, &r.Route, &created, &updated, &codec, &data); err != nil {
-			return nil, fmt.Errorf("store: finished runs of thread %q: %w", q.ThreadID, err)
+	err := s.d.FinishedRuns(ctx, f, func(r dialect.FinishedRow) error {
+		done, err := u.unpack(r.Codec, r.Data)
+		if err != nil {
+			return fmt.Errorf("done event of run %q: %w", r.ID, err)
 		}
-		if r.Done, err = u.unpack(codec, data); err != nil {
-			return nil, fmt.Errorf("store: done event of run %q: %w", r.ID, err)
-		}
-		r.CreatedAt, r.UpdatedAt = fromNanos(created), fromNanos(updated)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		out = append(out, FinishedRun{ID: r.ID, ThreadID: q.ThreadID, Route: r.Route,
+			CreatedAt: fromNanos(r.CreatedAt), UpdatedAt: fromNanos(r.UpdatedAt), Done: done})
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: finished runs of thread %q: %w", q.ThreadID, err)
 	}
 	if len(out) == 0 {

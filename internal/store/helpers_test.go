@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/internal/pgtest"
+	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -39,24 +40,43 @@ func eachKind(t *testing.T, fn func(t *testing.T, s Store)) {
 }
 
 // openPostgresTest opens a Postgres store that the test closes.
-func openPostgresTest(t testing.TB, dsn string, o Options) *Postgres {
+func openPostgresTest(t testing.TB, dsn string, o Options) *sharedDB {
 	t.Helper()
-	s, err := OpenPostgres(dsn, o)
+	s, err := OpenWith(dsn, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return s.(*sharedDB)
 }
 
-func openTest(t testing.TB, path string) *SQLite {
+// openTest opens an SQLite store that the test closes.
+func openTest(t testing.TB, path string) *DB {
 	t.Helper()
-	s, err := OpenSQLite(path, Options{})
+	s, err := OpenWith(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return s.(*DB)
+}
+
+// startRun starts r on its thread, which must exist: ErrNotFound when it
+// does not.
+func startRun(ctx context.Context, s Store, r Run) error {
+	if err := checkID("run", r.ID); err != nil {
+		return err
+	}
+	if _, err := s.GetThread(ctx, r.ThreadID); err != nil {
+		return err
+	}
+	_, err := s.BeginRunChecked(ctx, r, nil)
+	return err
+}
+
+// beginRun starts r, creating its thread when missing.
+func beginRun(ctx context.Context, s Store, r Run) (Checkpoint, error) {
+	return s.BeginRunChecked(ctx, r, nil)
 }
 
 func must(t testing.TB, err error) {
@@ -98,25 +118,24 @@ func newRun(t testing.TB, s Store, threadID, runID string) {
 	if _, err := s.CreateThread(ctx, threadID, nil); err != nil {
 		t.Fatal(err)
 	}
-	must(t, s.StartRun(ctx, Run{ID: runID, ThreadID: threadID, Route: "/support/[tenant]"}))
+	must(t, startRun(ctx, s, Run{ID: runID, ThreadID: threadID, Route: "/support/[tenant]"}))
+}
+
+// dbOf returns the store under s.
+func dbOf(s Store) *DB {
+	if sh, ok := s.(*sharedDB); ok {
+		return sh.DB
+	}
+	return s.(*DB)
 }
 
 // queryString runs a query that gives one text value on either store, for
 // tests that look at what is stored.
 func queryString(t testing.TB, s Store, query string) string {
 	t.Helper()
-	var out string
-	switch s := s.(type) {
-	case *SQLite:
-		must(t, s.rq.QueryRowContext(context.Background(), query).Scan(&out))
-	case *Postgres:
-		var b []byte
-		must(t, s.pool.QueryRow(context.Background(), query).Scan(&b))
-		out = string(b)
-	default:
-		t.Fatalf("queryString: unknown store %T", s)
-	}
-	return out
+	var out []byte
+	must(t, dbOf(s).d.(dialect.Peeker).Peek(context.Background(), query, nil, &out))
+	return string(out)
 }
 
 // queryInt runs a query that gives one integer on either store; "?" marks
@@ -124,16 +143,11 @@ func queryString(t testing.TB, s Store, query string) string {
 func queryInt(t testing.TB, s Store, query string, args ...any) int64 {
 	t.Helper()
 	var out int64
-	switch s := s.(type) {
-	case *SQLite:
-		must(t, s.rq.QueryRowContext(context.Background(), query, args...).Scan(&out))
-	case *Postgres:
+	if _, ok := s.(*sharedDB); ok {
 		n := 0
 		query = regexp.MustCompile(`\?`).ReplaceAllStringFunc(query, func(string) string { n++; return fmt.Sprintf("$%d", n) })
-		must(t, s.pool.QueryRow(context.Background(), query, args...).Scan(&out))
-	default:
-		t.Fatalf("queryInt: unknown store %T", s)
 	}
+	must(t, dbOf(s).d.(dialect.Peeker).Peek(context.Background(), query, args, &out))
 	return out
 }
 

@@ -3,19 +3,19 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
 
 // Store is a thread store: threads, their runs, checkpoints and run event
-// logs. SQLite (an embedded file, the default) and Postgres (a database
-// several servers share) implement it with the same contract; the tests in
-// this package run against both. Every implementation is safe for
-// concurrent use, and several processes may share one database: each open
-// store is an owner that holds a lease on the runs it starts (see
+// logs. DB implements it once over SQLite (an embedded file, the default)
+// and Postgres (a database several servers share) with the same contract;
+// the tests in this package run against both. It is safe for concurrent
+// use, and several processes may share one database: each open store is
+// an owner that holds a lease on the runs it starts (see
 // RecoverInterrupted), and the database itself refuses a second running
 // run on a thread (ErrBusy), whichever process asks.
 type Store interface {
@@ -23,11 +23,10 @@ type Store interface {
 	GetThread(ctx context.Context, id string) (Thread, error)
 	DeleteThread(ctx context.Context, id string) error
 
-	StartRun(ctx context.Context, r Run) error
-	BeginRun(ctx context.Context, r Run) (Checkpoint, error)
-	// BeginRunChecked is BeginRun that hands the thread's latest
-	// checkpoint to check inside the transaction; an error from check
-	// undoes everything and is returned as it is.
+	// BeginRunChecked starts a run, creating its thread when missing,
+	// and hands the thread's latest checkpoint to check inside the
+	// transaction; an error from check undoes everything and is
+	// returned as it is.
 	BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error)
 	FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error
 	GetRun(ctx context.Context, runID string) (Run, error)
@@ -37,6 +36,9 @@ type Store interface {
 	SaveStep(ctx context.Context, st Step) error
 	Latest(ctx context.Context, threadID string) (Checkpoint, error)
 	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)
+	// EventsPage is Events with at most limit events (all of them when
+	// limit is 0 or less), so that a long log is read a page at a time.
+	EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error)
 	SaveValues(ctx context.Context, threadID string, step int, values thread.State) error
 
 	// SearchThreads and CountThreads select threads by id, status,
@@ -60,34 +62,19 @@ type Store interface {
 	Close() error
 }
 
-var _ Store = (*SQLite)(nil)
+// Channels of Notifier (see dialect.ChannelEvents and ChannelSignals).
+const (
+	ChannelEvents  = dialect.ChannelEvents
+	ChannelSignals = dialect.ChannelSignals
+)
 
-// Open opens the store named by dsn with default options (see OpenWith).
-func Open(dsn string) (Store, error) {
-	return OpenWith(dsn, Options{})
-}
+// Notifier is what a store shared by several processes offers so that they
+// can reach each other's runs: a store on Postgres implements it, one on
+// SQLite does not (see dialect.Notifier).
+type Notifier = dialect.Notifier
 
-// OpenWith opens the store named by dsn: a postgres:// or postgresql://
-// URL opens a Postgres store (see OpenPostgres), anything else is an
-// SQLite file path or ":memory:" (see OpenSQLite).
-func OpenWith(dsn string, o Options) (Store, error) {
-	// A typed nil must not become a non-nil Store.
-	if IsPostgres(dsn) {
-		if s, err := OpenPostgres(dsn, o); err == nil {
-			return s, nil
-		} else {
-			return nil, err
-		}
-	}
-	if s, err := OpenSQLite(dsn, o); err == nil {
-		return s, nil
-	} else {
-		return nil, err
-	}
-}
-
-// IsPostgres reports whether dsn names a Postgres database rather than an
-// SQLite file.
-func IsPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+// sharedDB is a store whose database also carries notifications.
+type sharedDB struct {
+	*DB
+	dialect.Notifier
 }

@@ -2,43 +2,26 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
 )
 
-// DefaultLease is how long an owner's claim on its runs lasts without being
-// renewed, unless Options says otherwise.
-const DefaultLease = 30 * time.Second
-
-// Options tune a store opened with OpenWith. The zero value gives Open's
-// defaults.
-type Options struct {
-	// Lease is how long the store's claim on the runs it starts lasts
-	// without renewal; it renews it every Lease/3 while it is open. Once a
-	// lease has expired, any store on the same database may mark the runs
-	// of that owner interrupted. Zero means DefaultLease.
-	Lease time.Duration
-}
-
-// ownership is a store's owner row: who it is, and the statements that keep
-// its lease. Every open store is an owner, and every run it starts names it.
-// A run still running is another process's business as long as its owner
-// is alive; RecoverInterrupted takes only the runs of owners that are gone.
+// ownership is a store's owner row: who it is, and when its lease ends.
+// Every open store is an owner, and every run it starts names it. A run
+// still running is another process's business as long as its owner is
+// alive; RecoverInterrupted takes only the runs of owners that are gone.
 type ownership struct {
-	pk        int64 // owners.pk; set by register, then fixed
-	pid       int
-	host      string
-	hostKey   string // "" where pids cannot be checked
-	procStart string
+	pk  int64 // set by register, then fixed
+	who dialect.Owner
 
-	check, claim, goodbye *sql.Stmt // on the writer connection
-
-	// expires is when the lease ends as last committed, Unix nanoseconds.
+	// expires is when the lease ends as last committed, by this
+	// process's clock, Unix nanoseconds.
 	expires atomic.Int64
 
 	stop     chan struct{} // closed to end the heartbeat
@@ -46,81 +29,32 @@ type ownership struct {
 	done     chan struct{} // closed when the heartbeat has ended; nil without one
 }
 
-// OpenSQLite opens the SQLite store at path, creating the
-// file and its parent folders when missing, and brings its schema up to
-// date. The path ":memory:" gives a private in-memory database,
-// independent of any other open.
-//
-// A file database runs in WAL mode with synchronous=NORMAL. In WAL mode that
-// setting never corrupts the database and survives the process being killed
-// at any point: every committed transaction is in the WAL file, which the OS
-// holds even if the process dies. Only a power loss or OS crash can lose the
-// last transactions committed before it (they are not fsynced one by one),
-// and even then the database stays consistent at an earlier commit. That
-// trade buys an fsync-free commit, which the run rate needs; the fsyncs of
-// checkpoints happen off the write path (see checkpointer).
-//
-// The store registers itself as an owner in the database and renews its
-// lease while it is open (see Options and RecoverInterrupted), so that
-// several processes can share one file.
-func OpenSQLite(path string, o Options) (*SQLite, error) {
-	if o.Lease < 0 {
-		return nil, fmt.Errorf("store: open %s: %w: lease %v is negative", path, ErrInvalid, o.Lease)
-	}
-	if o.Lease == 0 {
-		o.Lease = DefaultLease
-	}
-	s := &SQLite{path: path, memory: path == ":memory:", lease: o.Lease, leaseTime: time.Now}
-	if err := s.open(); err != nil {
-		_ = s.closeAll()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	return s, nil
-}
+// interruptedText is the error of a run that RecoverInterrupted marks.
+const interruptedText = "the server stopped while this run was in flight; its last completed step is kept, start a new run to continue"
 
-// Lease returns how long the store's lease lasts without renewal.
-func (s *SQLite) Lease() time.Duration { return s.lease }
+// leaseNow is the time by the clock of leases.
+func (s *DB) leaseNow() time.Time { return (*s.leaseTime.Load())() }
 
-// register inserts the store's owner row and, for a file database, starts
-// the heartbeat that renews its lease. It is part of opening the store.
-func (s *SQLite) register(ctx context.Context) error {
+// register inserts the store's owner row and, for a database other
+// processes can open, starts the heartbeat that renews its lease. It is
+// part of opening the store.
+func (s *DB) register(ctx context.Context) error {
 	o := &s.own
-	o.pid = os.Getpid()
-	o.host, _ = os.Hostname()
-	o.hostKey, o.procStart = localProcess(o.host)
-	list := []struct {
-		dst  **sql.Stmt
-		text string
-	}{
-		{&o.check, `SELECT expires_at FROM owners WHERE pk = ?`},
-		// An upsert: a store whose row another one removed, judging its
-		// lease expired, gets it back with the same pk.
-		{&o.claim, `INSERT INTO owners(pk, pid, host, host_key, proc_start, started_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(pk) DO UPDATE SET expires_at = excluded.expires_at`},
-		{&o.goodbye, `DELETE FROM owners WHERE pk = ?`},
-	}
-	for _, p := range list {
-		stmt, err := s.conn.PrepareContext(ctx, p.text)
-		if err != nil {
-			return fmt.Errorf("prepare %q: %w", p.text, err)
-		}
-		*p.dst = stmt
-		s.st.all = append(s.st.all, stmt)
-	}
-	var expires int64
-	err := s.write(ctx, func(ctx context.Context) error {
-		now := s.leaseTime().UnixNano()
-		expires = now + int64(s.lease)
-		return s.conn.QueryRowContext(ctx, `INSERT INTO owners(pid, host, host_key, proc_start, started_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?) RETURNING pk`,
-			o.pid, o.host, o.hostKey, o.procStart, now, expires).Scan(&o.pk)
+	host, _ := os.Hostname()
+	o.who = dialect.Owner{PID: os.Getpid(), Host: host}
+	o.who.HostKey, o.who.ProcStart = localProcess(host)
+	at := s.leaseNow()
+	err := s.write(ctx, func(tx dialect.Tx) error {
+		var err error
+		o.pk, err = tx.InsertOwner(ctx, o.who, at, s.lease)
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("register the store's owner: %w", err)
+		return err
 	}
-	o.expires.Store(expires)
+	o.expires.Store(at.UnixNano() + int64(s.lease))
 	o.stop = make(chan struct{})
-	if !s.memory { // no other store can see an in-memory database
+	if !s.private { // no other store can see a private database
 		o.done = make(chan struct{})
 		go s.heartbeat()
 	}
@@ -130,7 +64,7 @@ func (s *SQLite) register(ctx context.Context) error {
 // heartbeat renews the lease every third of it until the store closes. A
 // renewal that fails (the database busy past its timeout, say) is tried
 // again at the next beat: the lease has two more beats of slack.
-func (s *SQLite) heartbeat() {
+func (s *DB) heartbeat() {
 	defer close(s.own.done)
 	t := time.NewTicker(s.lease / 3)
 	defer t.Stop()
@@ -139,34 +73,31 @@ func (s *SQLite) heartbeat() {
 		case <-s.own.stop:
 			return
 		case <-t.C:
-			s.renewNow(context.Background())
+			ctx, cancel := context.WithTimeout(context.Background(), s.lease/3)
+			s.renewNow(ctx)
+			cancel()
 		}
 	}
 }
 
 // renewNow renews the lease in a write transaction of its own.
-func (s *SQLite) renewNow(ctx context.Context) {
-	var expires int64
-	err := s.write(ctx, func(ctx context.Context) error {
-		var err error
-		expires, err = s.renew(ctx)
-		return err
+func (s *DB) renewNow(ctx context.Context) {
+	at := s.leaseNow()
+	err := s.write(ctx, func(tx dialect.Tx) error {
+		return tx.RenewOwner(ctx, s.own.pk, s.own.who, at, s.lease)
 	})
 	if err == nil {
-		s.own.expires.Store(expires)
+		s.renewed(at.UnixNano() + int64(s.lease))
 	}
 }
 
-// renew pushes the lease a full term forward, bringing the owner row back
-// if another store removed it, and returns when it now ends. It runs
-// inside a write transaction; the caller records the end once that
-// transaction has committed.
-func (s *SQLite) renew(ctx context.Context) (expires int64, err error) {
-	o := &s.own
-	now := s.leaseTime().UnixNano()
-	expires = now + int64(s.lease)
-	_, err = o.claim.ExecContext(ctx, o.pk, o.pid, o.host, o.hostKey, o.procStart, now, expires)
-	return expires, err
+// renewed records a committed renewal of the lease, which now ends at
+// expires.
+func (s *DB) renewed(expires int64) {
+	s.own.expires.Store(expires)
+	if s.contact != nil {
+		s.contact.renewed(time.Now())
+	}
 }
 
 // ownerOfNewRun returns the owner pk a run started now records, and makes
@@ -174,74 +105,85 @@ func (s *SQLite) renew(ctx context.Context) (expires int64, err error) {
 // gone. While the lease last committed has half its term left, which the
 // heartbeat sees to, no other store can have judged it expired (given
 // clocks that agree to within that half), and there is nothing to do.
-// Otherwise (the heartbeat is late: the process was paused, say), inside
-// the run's write transaction, it checks the owner row and renews it, or
-// brings it back if another store removed it. Should that transaction roll
-// back, so does the renewal, and the next run tries again.
-func (s *SQLite) ownerOfNewRun(ctx context.Context) (int64, error) {
-	half := int64(s.lease / 2)
-	if s.own.expires.Load()-s.leaseTime().UnixNano() >= half {
-		return s.own.pk, nil
+// Otherwise (the heartbeat is late: the process was paused, say), the
+// run's transaction renews the lease, or brings the owner row back if
+// another store removed it, and renewed says when the lease then ends, to
+// record once that transaction has committed. Should it roll back, so does
+// the renewal, and the next run tries again.
+func (s *DB) ownerOfNewRun(ctx context.Context, tx dialect.Tx) (pk, renewed int64, err error) {
+	at := s.leaseNow()
+	if s.own.expires.Load()-at.UnixNano() >= int64(s.lease/2) {
+		return s.own.pk, 0, nil
 	}
-	var expires int64
-	err := s.own.check.QueryRowContext(ctx, s.own.pk).Scan(&expires)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, err
+	if err := tx.RenewOwner(ctx, s.own.pk, s.own.who, at, s.lease); err != nil {
+		return 0, 0, err
 	}
-	if err != nil || expires-s.leaseTime().UnixNano() < half {
-		if _, err := s.renew(ctx); err != nil {
-			return 0, err
-		}
-	}
-	return s.own.pk, nil
+	return s.own.pk, at.UnixNano() + int64(s.lease), nil
 }
 
-// insertRun inserts a running run owned by this store, inside a write
-// transaction.
-func (s *SQLite) insertRun(ctx context.Context, r Run, threadPK, now int64) error {
-	owner, err := s.ownerOfNewRun(ctx)
-	if err != nil {
+// RecoverInterrupted marks the runs of owners that are gone: every run
+// still marked running whose store was closed, or whose process is known
+// to have ended, or whose owner's lease has expired, was cut off, so it
+// becomes RunInterrupted with an error saying so, and its thread becomes
+// StatusInterrupted (which accepts new runs). The runs of live owners,
+// this store included, are left alone, so it is safe to call at any time
+// and from any number of processes sharing the database: at start-up, and
+// now and then to take over the runs of an owner that died. It returns
+// how many runs it marked.
+func (s *DB) RecoverInterrupted(ctx context.Context) (int, error) {
+	var n int
+	at := s.leaseNow()
+	err := s.write(ctx, func(tx dialect.Tx) error {
+		n = 0
+		if err := tx.RenewOwner(ctx, s.own.pk, s.own.who, at, s.lease); err != nil {
+			return err
+		}
+		owners, err := tx.Owners(ctx, s.own.pk, at)
+		if err != nil || !s.mayJudge() {
+			return err
+		}
+		if err := s.dropGoneOwners(ctx, tx, owners); err != nil {
+			return err
+		}
+		n, err = tx.InterruptOrphans(ctx, RunInterrupted, StatusInterrupted, interruptedText, s.now())
 		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: recover interrupted runs: %w", err)
 	}
-	_, err = s.st.insertRun.ExecContext(ctx, r.ID, threadPK, r.Route, now, now, owner)
-	return err
+	s.own.expires.Store(at.UnixNano() + int64(s.lease))
+	return n, nil
 }
 
-// dropGoneOwners removes the owner rows of owners that are gone, inside
-// RecoverInterrupted's write transaction, and renews this store's own
-// lease. An owner is gone when its lease has expired, or when it is a
-// process on this machine that no longer runs. A live owner is never
-// judged by its pid alone being alive: a reused pid could pass for it, so
-// it is gone once its lease expires anyway.
-func (s *SQLite) dropGoneOwners(ctx context.Context) error {
-	if _, err := s.renew(ctx); err != nil {
-		return err
+// mayJudge records the renewal RecoverInterrupted just made (Owners has
+// read after it) and reports whether the store may take expired leases for
+// gone owners. A store that was cut off from a database it reaches over a
+// network judges none until it has been back a whole lease term: the
+// others may have been cut off too, and a lease that ran out in an outage
+// says nothing about its owner.
+func (s *DB) mayJudge() bool {
+	if s.contact == nil {
+		return true
 	}
-	now := s.leaseTime().UnixNano()
-	rows, err := s.conn.QueryContext(ctx, `SELECT pk, pid, host_key, proc_start, expires_at FROM owners WHERE pk != ?`, s.own.pk)
-	if err != nil {
-		return err
-	}
-	var gone []int64
-	for rows.Next() {
-		var pk, expires int64
-		var pid int
-		var hostKey, procStart string
-		if err := rows.Scan(&pk, &pid, &hostKey, &procStart, &expires); err != nil {
-			rows.Close()
-			return err
-		}
-		if expires < now || (s.own.hostKey != "" && hostKey == s.own.hostKey && processGone(pid, procStart)) {
-			gone = append(gone, pk)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, pk := range gone {
-		if _, err := s.own.goodbye.ExecContext(ctx, pk); err != nil {
-			return err
+	now := time.Now()
+	s.contact.renewed(now)
+	return s.contact.mayJudge(now)
+}
+
+// dropGoneOwners removes the owner rows of owners that are gone. An owner
+// is gone when its lease has expired, or when it is a process on this
+// machine that no longer runs. A live owner is never judged by its pid
+// alone being alive: a reused pid could pass for it, so it is gone once
+// its lease expires anyway. A database shared by many machines keeps no
+// host key, and there only the lease judges.
+func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.Tx, owners []dialect.OwnerRow) error {
+	self := s.own.who.HostKey
+	for _, o := range owners {
+		local := self != "" && o.HostKey == self
+		if o.Expired || (local && processGone(o.PID, o.ProcStart)) {
+			if err := tx.DeleteOwner(ctx, o.PK); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -249,7 +191,7 @@ func (s *SQLite) dropGoneOwners(ctx context.Context) error {
 
 // stopHeartbeat ends the heartbeat and waits for it. Calling it again is a
 // no-op.
-func (s *SQLite) stopHeartbeat() {
+func (s *DB) stopHeartbeat() {
 	o := &s.own
 	if o.stop == nil {
 		return
@@ -263,13 +205,16 @@ func (s *SQLite) stopHeartbeat() {
 // release ends the store's ownership: no more renewals, and its owner row
 // is removed, so that whatever runs it leaves marked running are recovered
 // by the next store that looks, without waiting for a lease to expire.
-func (s *SQLite) release() {
+func (s *DB) release() error {
 	s.stopHeartbeat()
-	if s.own.goodbye == nil || s.memory {
-		return
+	if s.private {
+		return nil
 	}
-	_ = s.write(context.Background(), func(ctx context.Context) error {
-		_, err := s.own.goodbye.ExecContext(ctx, s.own.pk)
-		return err
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.write(ctx, func(tx dialect.Tx) error { return tx.DeleteOwner(ctx, s.own.pk) })
+	if errors.Is(err, dialect.ErrClosed) {
+		return nil
+	}
+	return err
 }

@@ -9,32 +9,25 @@ import (
 
 // abandon stops s as a crash would: no more lease renewals and no goodbye,
 // so its owner row stays behind with the lease it last renewed.
-func abandon(t *testing.T, s *SQLite) {
+func abandon(t *testing.T, s *DB) {
 	t.Helper()
 	s.stopHeartbeat()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	s.st.close()
-	must(t, s.closeAll())
+	s.closed.Store(true)
+	must(t, s.d.Close())
 }
 
 // ownerRows returns how many owner rows the store holds.
-func ownerRows(t *testing.T, s *SQLite) int {
+func ownerRows(t *testing.T, s *DB) int {
 	t.Helper()
-	var n int
-	must(t, s.conn.QueryRowContext(context.Background(), `SELECT count(*) FROM owners`).Scan(&n))
-	return n
+	return int(queryInt(t, s, `SELECT count(*) FROM owners`))
 }
 
 // setClock sets the clock s judges leases by; f stands for time.Now.
-func setClock(s *SQLite, f func() time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.leaseTime = f
+func setClock(s *DB, f func() time.Time) {
+	s.leaseTime.Store(&f)
 }
 
-func runStatus(t *testing.T, s *SQLite, runID string) string {
+func runStatus(t *testing.T, s *DB, runID string) string {
 	t.Helper()
 	r, err := s.GetRun(context.Background(), runID)
 	must(t, err)
@@ -77,8 +70,9 @@ func TestRecoverSparesLiveOwner(t *testing.T) {
 func TestRecoverAfterLeaseExpires(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "dawn.db")
-	a, err := OpenSQLite(path, Options{Lease: time.Minute})
+	st, err := OpenWith(path, Options{Lease: time.Minute})
 	must(t, err)
+	a := st.(*DB)
 	newRun(t, a, "th", "run-a")
 	b := openTest(t, path)
 	abandon(t, a)
@@ -105,7 +99,7 @@ func TestRecoverAfterLeaseExpires(t *testing.T) {
 	if n := ownerRows(t, b); n != 1 {
 		t.Errorf("%d owner rows after the recovery, want 1 (the expired one is removed)", n)
 	}
-	must(t, b.StartRun(ctx, Run{ID: "run-b", ThreadID: "th"}))
+	must(t, startRun(ctx, b, Run{ID: "run-b", ThreadID: "th"}))
 }
 
 // TestLeaseLostThenRegained: a store that another declared gone (its
@@ -136,13 +130,12 @@ func TestLeaseLostThenRegained(t *testing.T) {
 
 // TestHeartbeatRenewsLease: a live store keeps pushing its lease forward.
 func TestHeartbeatRenewsLease(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "dawn.db"), Options{Lease: 30 * time.Millisecond})
+	st, err := OpenWith(filepath.Join(t.TempDir(), "dawn.db"), Options{Lease: 30 * time.Millisecond})
 	must(t, err)
+	s := st.(*DB)
 	t.Cleanup(func() { _ = s.Close() })
 	expires := func() int64 {
-		var e int64
-		must(t, s.conn.QueryRowContext(context.Background(), `SELECT expires_at FROM owners`).Scan(&e))
-		return e
+		return queryInt(t, s, `SELECT expires_at FROM owners`)
 	}
 	first := expires()
 	deadline := time.Now().Add(10 * time.Second)

@@ -11,6 +11,7 @@ import (
 	"hash"
 	"slices"
 
+	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -76,95 +77,94 @@ func splitValues(values thread.State) (whole thread.State, parted []partedValue,
 	return whole, parted, nil
 }
 
-// saveParts writes the part rows of a step whose parted values are parted,
-// on the thread with pk threadPK whose threads.parts was metaText, and
-// returns the new threads.parts. A field that only gained elements since
-// the last checkpoint gets one part with them; an unchanged field gets
-// nothing; any other field is written again as one part, and the parts of
-// a field that is no longer parted are deleted. The caller holds the write
-// transaction.
-func (s *SQLite) saveParts(ctx context.Context, threadPK int64, metaText string, parted []partedValue) (string, error) {
-	return planParts(threadPK, metaText, parted, partWriter{
-		drop: func(name string) error {
-			_, err := s.st.deleteParts.ExecContext(ctx, threadPK, name)
-			return err
-		},
-		add: func(seq int64, name string, data []byte) error {
-			_, err := s.st.insertPart.ExecContext(ctx, threadPK, seq, name, string(data))
-			return err
-		},
-	})
-}
-
-// partWriter is how planParts changes a thread's part rows: drop deletes
-// every part of a field, add inserts one part.
-type partWriter struct {
-	drop func(name string) error
-	add  func(seq int64, name string, data []byte) error
-}
-
-// planParts is saveParts for any store: it works out the part rows and
-// writes them through w.
-func planParts(threadPK int64, metaText string, parted []partedValue, w partWriter) (string, error) {
+// planParts writes the part rows of a step whose parted values are
+// parted, on the thread with pk threadPK whose threads.parts was metaText,
+// and returns the new threads.parts. A field that only gained elements
+// since the last checkpoint gets one part with them; an unchanged field
+// gets nothing; any other field is written again as one part, and the
+// parts of a field that is no longer parted are deleted.
+func planParts(ctx context.Context, tx dialect.Tx, threadPK int64, metaText string, parted []partedValue) (string, error) {
 	if len(parted) == 0 && metaText == "{}" {
 		return "{}", nil
 	}
-	var meta partsMeta
-	if err := json.Unmarshal([]byte(metaText), &meta); err != nil {
+	p := &partPlan{ctx: ctx, tx: tx, threadPK: threadPK, h: sha256.New()}
+	if err := json.Unmarshal([]byte(metaText), &p.old); err != nil {
 		return "", fmt.Errorf("store: thread %d: parts %q: %w", threadPK, metaText, err)
 	}
-	next := partsMeta{Next: meta.Next, Fields: make(map[string]partField, len(parted))}
-	drop := func(name string) error {
-		if err := w.drop(name); err != nil {
-			return fmt.Errorf("store: state field %q: %w", name, err)
-		}
-		return nil
-	}
-	add := func(name string, data []byte) error {
-		if err := w.add(next.Next, name, data); err != nil {
-			return fmt.Errorf("store: state field %q: %w", name, err)
-		}
-		next.Next++
-		return nil
-	}
-	for name := range meta.Fields {
-		if _, ok := slices.BinarySearchFunc(parted, name, func(p partedValue, n string) int { return cmp.Compare(p.name, n) }); !ok {
-			if err := drop(name); err != nil {
+	p.next = partsMeta{Next: p.old.Next, Fields: make(map[string]partField, len(parted))}
+	for name := range p.old.Fields {
+		if _, ok := slices.BinarySearchFunc(parted, name, func(v partedValue, n string) int { return cmp.Compare(v.name, n) }); !ok {
+			if err := p.drop(name); err != nil {
 				return "", err
 			}
 		}
 	}
-	h := sha256.New()
-	for _, p := range parted {
-		v := p.text
-		h.Reset()
-		old, had := meta.Fields[p.name]
-		if had && extends(h, v, old) {
-			if len(v) > old.Size {
-				if err := add(p.name, v[old.Size:len(v)-1]); err != nil {
-					return "", err
-				}
-				h.Write(v[old.Size-1 : len(v)-1])
-			}
-		} else {
-			if had {
-				if err := drop(p.name); err != nil {
-					return "", err
-				}
-			}
-			if err := add(p.name, v[1:len(v)-1]); err != nil {
-				return "", err
-			}
-			h.Reset()
-			h.Write(v[:len(v)-1])
+	for _, v := range parted {
+		if err := p.field(v); err != nil {
+			return "", err
 		}
-		next.Fields[p.name] = partField{Size: len(v), Sum: hex.EncodeToString(h.Sum(nil))}
 	}
-	if len(next.Fields) == 0 {
+	if len(p.next.Fields) == 0 {
 		return "{}", nil
 	}
-	out, err := json.Marshal(next)
+	out, err := json.Marshal(p.next)
 	return string(out), err
+}
+
+// partPlan is planParts' work on one thread: its parts as the last
+// checkpoint left them (old) and as this one leaves them (next).
+type partPlan struct {
+	ctx       context.Context
+	tx        dialect.Tx
+	threadPK  int64
+	old, next partsMeta
+	h         hash.Hash
+}
+
+// field writes what parted value v needs: the elements it gained, or the
+// whole array again.
+func (p *partPlan) field(v partedValue) error {
+	text := v.text
+	p.h.Reset()
+	old, had := p.old.Fields[v.name]
+	if had && extends(p.h, text, old) {
+		if len(text) > old.Size {
+			if err := p.add(v.name, text[old.Size:len(text)-1]); err != nil {
+				return err
+			}
+			p.h.Write(text[old.Size-1 : len(text)-1])
+		}
+	} else {
+		if had {
+			if err := p.drop(v.name); err != nil {
+				return err
+			}
+		}
+		if err := p.add(v.name, text[1:len(text)-1]); err != nil {
+			return err
+		}
+		p.h.Reset()
+		p.h.Write(text[:len(text)-1])
+	}
+	p.next.Fields[v.name] = partField{Size: len(text), Sum: hex.EncodeToString(p.h.Sum(nil))}
+	return nil
+}
+
+// drop deletes every part of a field.
+func (p *partPlan) drop(name string) error {
+	if err := p.tx.DeleteParts(p.ctx, p.threadPK, name); err != nil {
+		return fmt.Errorf("store: state field %q: %w", name, err)
+	}
+	return nil
+}
+
+// add inserts one part of a field, the next in seq.
+func (p *partPlan) add(name string, data []byte) error {
+	if err := p.tx.InsertPart(p.ctx, p.threadPK, p.next.Next, name, data); err != nil {
+		return fmt.Errorf("store: state field %q: %w", name, err)
+	}
+	p.next.Next++
+	return nil
 }
 
 // extends reports whether v is the field old describes, or that array with

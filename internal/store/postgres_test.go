@@ -5,22 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/pgtest"
+	"github.com/dawn-go/dawn/internal/store/dialect"
 )
 
 // abandonPG stops s as a crashed replica: no more renewals, no goodbye, and
 // its lease made to have expired by the database's clock.
-func abandonPG(t *testing.T, s *Postgres) {
+func abandonPG(t *testing.T, s *sharedDB) {
 	t.Helper()
-	s.stopOnce.Do(func() { close(s.stop) })
-	s.heartbeat.Wait()
-	_, err := s.pool.Exec(context.Background(), `UPDATE owners SET expires_at = now() - interval '1 second' WHERE pk = $1`, s.ownerPK)
-	must(t, err)
+	s.stopHeartbeat()
+	var pk int64
+	must(t, s.d.(dialect.Peeker).Peek(context.Background(),
+		`UPDATE owners SET expires_at = now() - interval '1 second' WHERE pk = $1 RETURNING pk`, []any{s.own.pk}, &pk))
 }
 
 // TestPostgresOneRunPerThreadAcrossStores: three stores on one database,
@@ -30,7 +32,7 @@ func abandonPG(t *testing.T, s *Postgres) {
 func TestPostgresOneRunPerThreadAcrossStores(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	stores := []*Postgres{openPostgresTest(t, dsn, Options{}), openPostgresTest(t, dsn, Options{}), openPostgresTest(t, dsn, Options{})}
+	stores := []*sharedDB{openPostgresTest(t, dsn, Options{}), openPostgresTest(t, dsn, Options{}), openPostgresTest(t, dsn, Options{})}
 	_, err := stores[0].CreateThread(ctx, "made", nil)
 	must(t, err)
 	for _, threadID := range []string{"made", "new"} {
@@ -40,9 +42,9 @@ func TestPostgresOneRunPerThreadAcrossStores(t *testing.T) {
 			wg.Go(func() {
 				r := Run{ID: fmt.Sprintf("%s-%d", threadID, i), ThreadID: threadID}
 				if i%2 == 0 || threadID == "new" {
-					_, errs[i] = stores[i%3].BeginRun(ctx, r)
+					_, errs[i] = beginRun(ctx, stores[i%3], r)
 				} else {
-					errs[i] = stores[i%3].StartRun(ctx, r)
+					errs[i] = startRun(ctx, stores[i%3], r)
 				}
 			})
 		}
@@ -79,8 +81,7 @@ func TestPostgresRecoverOnlyExpiredOwners(t *testing.T) {
 		t.Fatalf("RecoverInterrupted with a live owner = %d, want 0", n)
 	}
 	// a stops renewing, but its hour-long lease has not run out.
-	a.stopOnce.Do(func() { close(a.stop) })
-	a.heartbeat.Wait()
+	a.stopHeartbeat()
 	if n, _ := b.RecoverInterrupted(ctx); n != 0 {
 		t.Fatalf("RecoverInterrupted within the lease = %d, want 0", n)
 	}
@@ -109,7 +110,7 @@ func TestPostgresRecoverOnlyExpiredOwners(t *testing.T) {
 	if err := a.SaveStep(ctx, sampleStep("th", "run-a", 2, 4)); !errors.Is(err, ErrNotRunning) {
 		t.Errorf("late SaveStep of the gone owner = %v, want ErrNotRunning", err)
 	}
-	must(t, b.StartRun(ctx, Run{ID: "run-b", ThreadID: "th"}))
+	must(t, startRun(ctx, b, Run{ID: "run-b", ThreadID: "th"}))
 }
 
 func runStatusOf(t *testing.T, s Store, runID string) string {
@@ -125,10 +126,10 @@ func runStatusOf(t *testing.T, s Store, runID string) string {
 func TestPostgresMigrateConcurrently(t *testing.T) {
 	dsn := pgtest.Database(t)
 	var wg sync.WaitGroup
-	stores := make([]*Postgres, 6)
+	stores := make([]Store, 6)
 	errs := make([]error, len(stores))
 	for i := range stores {
-		wg.Go(func() { stores[i], errs[i] = OpenPostgres(dsn, Options{}) })
+		wg.Go(func() { stores[i], errs[i] = OpenWith(dsn, Options{}) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -137,7 +138,7 @@ func TestPostgresMigrateConcurrently(t *testing.T) {
 		}
 		defer stores[i].Close()
 	}
-	list, err := loadPGMigrations()
+	list, err := os.ReadDir("postgres/migrations")
 	must(t, err)
 	if n := queryInt(t, stores[0], `SELECT count(*) FROM dawn_schema`); n != int64(len(list)) {
 		t.Errorf("dawn_schema has %d rows, want %d (one per migration)", n, len(list))

@@ -16,7 +16,7 @@ import (
 func TestStartRun(t *testing.T) {
 	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
-		if err := s.StartRun(ctx, Run{ID: "r0", ThreadID: "missing"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"missing"`) {
+		if err := startRun(ctx, s, Run{ID: "r0", ThreadID: "missing"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"missing"`) {
 			t.Errorf("StartRun on a missing thread = %v, want ErrNotFound naming it", err)
 		}
 		newRun(t, s, "th", "r1")
@@ -25,14 +25,14 @@ func TestStartRun(t *testing.T) {
 		if th.Status != StatusBusy {
 			t.Errorf("thread status = %q, want busy", th.Status)
 		}
-		if err := s.StartRun(ctx, Run{ID: "r2", ThreadID: "th"}); !errors.Is(err, ErrBusy) {
+		if err := startRun(ctx, s, Run{ID: "r2", ThreadID: "th"}); !errors.Is(err, ErrBusy) {
 			t.Errorf("second StartRun = %v, want ErrBusy", err)
 		}
 		must(t, s.FinishRun(ctx, "r1", RunSuccess, "", nil, nil))
-		if err := s.StartRun(ctx, Run{ID: "r1", ThreadID: "th"}); !errors.Is(err, ErrExists) {
+		if err := startRun(ctx, s, Run{ID: "r1", ThreadID: "th"}); !errors.Is(err, ErrExists) {
 			t.Errorf("StartRun with a used run id = %v, want ErrExists", err)
 		}
-		if err := s.StartRun(ctx, Run{ThreadID: "th"}); !errors.Is(err, ErrInvalid) {
+		if err := startRun(ctx, s, Run{ThreadID: "th"}); !errors.Is(err, ErrInvalid) {
 			t.Errorf("StartRun without an id = %v, want ErrInvalid", err)
 		}
 		r, err := s.GetRun(ctx, "r1")
@@ -54,11 +54,11 @@ func TestStartRunConcurrent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dawn.db")
 	tests := []struct {
 		name   string
-		stores func(t *testing.T) []*SQLite
+		stores func(t *testing.T) []*DB
 	}{
-		{"memory", func(t *testing.T) []*SQLite { return []*SQLite{openTest(t, ":memory:")} }},
-		{"file", func(t *testing.T) []*SQLite { return []*SQLite{openTest(t, filepath.Join(t.TempDir(), "x.db"))} }},
-		{"two stores one file", func(t *testing.T) []*SQLite { return []*SQLite{openTest(t, path), openTest(t, path)} }},
+		{"memory", func(t *testing.T) []*DB { return []*DB{openTest(t, ":memory:")} }},
+		{"file", func(t *testing.T) []*DB { return []*DB{openTest(t, filepath.Join(t.TempDir(), "x.db"))} }},
+		{"two stores one file", func(t *testing.T) []*DB { return []*DB{openTest(t, path), openTest(t, path)} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestStartRunConcurrent(t *testing.T) {
 			errs := make([]error, 20)
 			for i := range errs {
 				wg.Go(func() {
-					errs[i] = stores[i%len(stores)].StartRun(ctx, Run{ID: fmt.Sprint("run-", i), ThreadID: "th"})
+					errs[i] = startRun(ctx, stores[i%len(stores)], Run{ID: fmt.Sprint("run-", i), ThreadID: "th"})
 				})
 			}
 			wg.Wait()
@@ -128,7 +128,7 @@ func TestFinishRun(t *testing.T) {
 					t.Errorf("second FinishRun = %v, want ErrNotRunning", err)
 				}
 				// The thread takes a new run whatever the last one did.
-				must(t, s.StartRun(ctx, Run{ID: run + "-again", ThreadID: th}))
+				must(t, startRun(ctx, s, Run{ID: run + "-again", ThreadID: th}))
 			})
 		}
 		if err := s.FinishRun(ctx, "nope", RunSuccess, "", nil, nil); !errors.Is(err, ErrNotFound) {
@@ -149,7 +149,7 @@ func TestRunsNewestFirst(t *testing.T) {
 		newRun(t, s, "th", "a")
 		must(t, s.FinishRun(ctx, "a", RunSuccess, "", nil, nil))
 		for _, id := range []string{"b", "c"} {
-			must(t, s.StartRun(ctx, Run{ID: id, ThreadID: "th"}))
+			must(t, startRun(ctx, s, Run{ID: id, ThreadID: "th"}))
 			must(t, s.FinishRun(ctx, id, RunSuccess, "", nil, nil))
 		}
 		runs, err := s.Runs(ctx, "th")
@@ -214,6 +214,6 @@ func testRecoverInterrupted(t *testing.T, open func() Store) {
 		if n, err := s.RecoverInterrupted(ctx); n != 0 || err != nil {
 			t.Errorf("second RecoverInterrupted = %d, %v; want 0", n, err)
 		}
-		must(t, s.StartRun(ctx, Run{ID: "r4", ThreadID: "cut-1"}))
+		must(t, startRun(ctx, s, Run{ID: "r4", ThreadID: "cut-1"}))
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
 )
 
 // ThreadQuery selects threads for SearchThreads and CountThreads. Zero
@@ -36,146 +37,78 @@ type ThreadQuery struct {
 // maxSearchLimit bounds one page of SearchThreads.
 const maxSearchLimit = 1000
 
-// sortColumns are the columns a search may sort by, by SortBy.
-var sortColumns = map[string]string{
-	"":           "t.updated_at",
-	"thread_id":  "t.id",
-	"status":     "t.status",
-	"created_at": "t.created_at",
-	"updated_at": "t.updated_at",
-}
-
 // SearchThreads returns one page of the threads q selects. A query the
 // store cannot run (an unknown sort, a filter that is not a JSON object)
 // fails with ErrInvalid naming the field.
-func (s *SQLite) SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, error) {
-	a := &sqlArgs{}
-	where, err := q.where(a, sqliteJSONEqual)
+func (s *DB) SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, error) {
+	f, err := q.filter()
 	if err != nil {
 		return nil, err
 	}
-	col, order, limit, err := q.page(sortColumns)
-	if err != nil {
-		return nil, err
-	}
-	query := `SELECT t.id, t.created_at, t.updated_at, t.metadata, t.status FROM threads t` + where +
-		` ORDER BY ` + col + ` ` + order + `, t.pk ` + order + ` LIMIT ` + a.add(limit) + ` OFFSET ` + a.add(max(q.Offset, 0))
-	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, query, a.args...)
+	rows, err := s.d.SearchThreads(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("store: search threads: %w", err)
 	}
-	defer rows.Close()
-	return scanThreads(rows)
-}
-
-// page is q's sort column (from columns, by SortBy), its order (ASC or DESC) and its bounded limit,
-// or ErrInvalid naming the field that has none of the allowed values.
-func (q ThreadQuery) page(columns map[string]string) (col, order string, limit int, err error) {
-	col, ok := columns[q.SortBy]
-	if !ok {
-		return "", "", 0, fmt.Errorf("%w: sort_by must be one of thread_id, status, created_at, updated_at, not %q", ErrInvalid, q.SortBy)
+	out := make([]Thread, len(rows))
+	for i, r := range rows {
+		out[i] = threadOf(r)
 	}
-	order = "DESC"
-	switch strings.ToLower(q.SortOrder) {
-	case "", "desc":
-	case "asc":
-		order = "ASC"
-	default:
-		return "", "", 0, fmt.Errorf("%w: sort_order must be asc or desc, not %q", ErrInvalid, q.SortOrder)
-	}
-	limit = q.Limit
-	switch {
-	case limit <= 0:
-		limit = 10
-	case limit > maxSearchLimit:
-		limit = maxSearchLimit
-	}
-	return col, order, limit, nil
+	return out, nil
 }
 
 // CountThreads returns how many threads q selects; Limit, Offset and the
 // sort are ignored.
-func (s *SQLite) CountThreads(ctx context.Context, q ThreadQuery) (int, error) {
-	a := &sqlArgs{}
-	where, err := q.where(a, sqliteJSONEqual)
+func (s *DB) CountThreads(ctx context.Context, q ThreadQuery) (int, error) {
+	q.SortBy, q.SortOrder = "", ""
+	f, err := q.filter()
 	if err != nil {
 		return 0, err
 	}
-	defer s.lockRead()()
-	var n int
-	if err := s.rq.QueryRowContext(ctx, `SELECT count(*) FROM threads t`+where, a.args...).Scan(&n); err != nil {
+	n, err := s.d.CountThreads(ctx, f)
+	if err != nil {
 		return 0, fmt.Errorf("store: count threads: %w", err)
 	}
 	return n, nil
 }
 
-// sqlArgs collects the arguments of a statement and writes their
-// placeholders: ? for SQLite, $1, $2, ... for Postgres.
-type sqlArgs struct {
-	args     []any
-	numbered bool
+// filter checks q and returns it as the database reads it, or ErrInvalid
+// naming the field that has none of the allowed values.
+func (q ThreadQuery) filter() (dialect.ThreadFilter, error) {
+	f := dialect.ThreadFilter{IDs: q.IDs, Status: q.Status, Sort: q.SortBy, Desc: true, Limit: q.Limit, Offset: max(q.Offset, 0)}
+	var err error
+	if f.Metadata, err = jsonFilter("metadata", q.Metadata); err != nil {
+		return f, err
+	}
+	if f.Values, err = jsonFilter("values", q.Values); err != nil {
+		return f, err
+	}
+	switch q.SortBy {
+	case "":
+		f.Sort = "updated_at"
+	case "thread_id", "status", "created_at", "updated_at":
+	default:
+		return f, fmt.Errorf("%w: sort_by must be one of thread_id, status, created_at, updated_at, not %q", ErrInvalid, q.SortBy)
+	}
+	switch strings.ToLower(q.SortOrder) {
+	case "", "desc":
+	case "asc":
+		f.Desc = false
+	default:
+		return f, fmt.Errorf("%w: sort_order must be asc or desc, not %q", ErrInvalid, q.SortOrder)
+	}
+	switch {
+	case f.Limit <= 0:
+		f.Limit = 10
+	case f.Limit > maxSearchLimit:
+		f.Limit = maxSearchLimit
+	}
+	return f, nil
 }
-
-// add appends v and returns its placeholder.
-func (a *sqlArgs) add(v any) string {
-	a.args = append(a.args, v)
-	if a.numbered {
-		return "$" + strconv.Itoa(len(a.args))
-	}
-	return "?"
-}
-
-// jsonFilterSQL writes the condition that the member key of the JSON object
-// in column equals value, compact JSON; a missing member equals null.
-type jsonFilterSQL func(a *sqlArgs, column, key, value string) string
-
-// sqliteJSONEqual compares with json_extract, which gives SQL values for
-// scalars and compact JSON text for objects and arrays, on both sides
-// alike.
-func sqliteJSONEqual(a *sqlArgs, column, key, value string) string {
-	return "json_extract(" + column + ", " + a.add(`$."`+key+`"`) + ") IS json_extract(" + a.add(value) + ", '$')"
-}
-
-// where is q's WHERE clause (with a leading space, or empty); its
-// arguments go to a, and eq writes the conditions of the JSON filters.
-func (q ThreadQuery) where(a *sqlArgs, eq jsonFilterSQL) (string, error) {
-	var conds []string
-	if len(q.IDs) > 0 {
-		marks := make([]string, len(q.IDs))
-		for i, id := range q.IDs {
-			marks[i] = a.add(id)
-		}
-		conds = append(conds, "t.id IN ("+strings.Join(marks, ",")+")")
-	}
-	if q.Status != "" {
-		conds = append(conds, "t.status = "+a.add(q.Status))
-	}
-	for _, f := range []struct {
-		name, column string
-		filter       json.RawMessage
-	}{{"metadata", "t.metadata", q.Metadata}, {"values", "t.state", q.Values}} {
-		members, err := jsonFilter(f.name, f.filter)
-		if err != nil {
-			return "", err
-		}
-		for _, m := range members {
-			conds = append(conds, eq(a, f.column, m.key, m.value))
-		}
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(conds, " AND "), nil
-}
-
-// filterMember is one member of a filter object, its value compact JSON.
-type filterMember struct{ key, value string }
 
 // jsonFilter checks a filter object and returns its members, in key
 // order; each becomes one condition on a column that holds a JSON object:
 // the key's value there must equal the filter's.
-func jsonFilter(name string, filter json.RawMessage) ([]filterMember, error) {
+func jsonFilter(name string, filter json.RawMessage) ([]dialect.Member, error) {
 	filter = bytes.TrimSpace(filter)
 	if len(filter) == 0 || bytes.Equal(filter, []byte("null")) {
 		return nil, nil
@@ -184,7 +117,7 @@ func jsonFilter(name string, filter json.RawMessage) ([]filterMember, error) {
 	if filter[0] != '{' || json.Unmarshal(filter, &members) != nil {
 		return nil, fmt.Errorf("%w: %s must be a JSON object such as {\"user\":\"ann\"}", ErrInvalid, name)
 	}
-	out := make([]filterMember, 0, len(members))
+	out := make([]dialect.Member, 0, len(members))
 	for _, key := range slices.Sorted(maps.Keys(members)) {
 		if strings.ContainsAny(key, "\"\\") || key == "" {
 			return nil, fmt.Errorf("%w: %s key %q cannot be searched: keys must be non-empty and hold no quotes or backslashes", ErrInvalid, name, key)
@@ -193,36 +126,7 @@ func jsonFilter(name string, filter json.RawMessage) ([]filterMember, error) {
 		if err := json.Compact(&compact, members[key]); err != nil {
 			return nil, fmt.Errorf("%w: %s.%s: %v", ErrInvalid, name, key, err)
 		}
-		out = append(out, filterMember{key, compact.String()})
-	}
-	return out, nil
-}
-
-// rowScanner is rows as both stores read them: database/sql's and pgx's
-// alike.
-type rowScanner interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-// scanThreads reads the rows of a thread search (id, created_at,
-// updated_at, metadata, status).
-func scanThreads(rows rowScanner) ([]Thread, error) {
-	out := []Thread{}
-	for rows.Next() {
-		var t Thread
-		var created, updated int64
-		var meta string
-		if err := rows.Scan(&t.ID, &created, &updated, &meta, &t.Status); err != nil {
-			return nil, fmt.Errorf("store: search threads: %w", err)
-		}
-		t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
-		t.Metadata = json.RawMessage(meta)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: search threads: %w", err)
+		out = append(out, dialect.Member{Key: key, Value: compact.String()})
 	}
 	return out, nil
 }

@@ -139,7 +139,7 @@ func TestSearchThreadsOddValues(t *testing.T) {
 // newRunOn starts a run on an existing thread.
 func newRunOn(t testing.TB, s Store, threadID, runID string) {
 	t.Helper()
-	must(t, s.StartRun(context.Background(), Run{ID: runID, ThreadID: threadID, Route: "/support/[tenant]"}))
+	must(t, startRun(context.Background(), s, Run{ID: runID, ThreadID: threadID, Route: "/support/[tenant]"}))
 }
 
 func TestFinishedRuns(t *testing.T) {

@@ -92,7 +92,7 @@ func TestSaveStep(t *testing.T) {
 			t.Errorf("SaveStep after FinishRun = %v, want ErrNotRunning", err)
 		}
 		// The next run continues the thread's step count.
-		must(t, s.StartRun(ctx, Run{ID: "run-2", ThreadID: "th"}))
+		must(t, startRun(ctx, s, Run{ID: "run-2", ThreadID: "th"}))
 		must(t, s.SaveStep(ctx, sampleStep("th", "run-2", 4, 1)))
 		cp, err = s.Latest(ctx, "th")
 		must(t, err)

@@ -2,17 +2,14 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/dawn-go/dawn/internal/store/dialect"
+	"github.com/dawn-go/dawn/internal/store/postgres"
+	"github.com/dawn-go/dawn/internal/store/sqlite"
 )
 
 // Errors callers test with errors.Is. Returned errors wrap them with the
@@ -20,8 +17,8 @@ import (
 var (
 	ErrNotFound = errors.New("not found")
 	ErrExists   = errors.New("already exists")
-	// ErrBusy is returned by StartRun and DeleteThread when the thread
-	// already has a running run.
+	// ErrBusy is returned by BeginRunChecked and DeleteThread when the
+	// thread already has a running run.
 	ErrBusy = errors.New("thread has a run in flight")
 	// ErrNotRunning is returned by SaveStep and FinishRun for a run that has
 	// already finished (or was marked interrupted).
@@ -31,7 +28,14 @@ var (
 	ErrStepOrder = errors.New("step out of order")
 	// ErrInvalid is returned for input the store refuses, such as metadata
 	// that is not a JSON object or an empty id.
-	ErrInvalid = errors.New("invalid input")
+	ErrInvalid = dialect.ErrInvalid
+	// ErrUnavailable means the store could not reach its database: the
+	// connection was refused, cut or timed out, or the database is
+	// shutting down or starting. The request may succeed later; nothing
+	// in the error's message is for clients (it names the database's host
+	// and user), so servers log it and tell clients only that the store
+	// is unavailable.
+	ErrUnavailable = dialect.ErrUnavailable
 )
 
 // Thread statuses.
@@ -51,205 +55,158 @@ const (
 	RunInterrupted = "interrupted"
 )
 
-// errClosed is returned by writes to a closed store.
-var errClosed = errors.New("store: the store is closed")
-
 // MaxIDLen is the longest thread or run id the store accepts, in bytes.
 const MaxIDLen = 256
 
-// busyTimeoutMS is how long a connection waits for another process's write
-// lock before failing with SQLITE_BUSY.
-const busyTimeoutMS = 5000
+// DefaultLease is how long an owner's claim on its runs lasts without being
+// renewed, unless Options says otherwise.
+const DefaultLease = 30 * time.Second
 
-// SQLite is a thread store backed by one SQLite database. It is safe for
-// concurrent use. Writes go through one connection, one transaction at a
-// time, which concurrent writers share (see write); reads use a pool of
-// connections that WAL lets run beside a write.
-type SQLite struct {
-	path string
-	// mu is held for each write transaction, and for ":memory:", whose
-	// reads share the writer connection, for each read as well.
-	mu     sync.Mutex
-	memory bool
-	closed bool      // guarded by mu
-	db     *sql.DB   // pool of exactly one connection: conn
-	conn   *sql.Conn // the writer connection, held for the store's life
-	reader *sql.DB   // read pool; nil for ":memory:"
-	rq     querier   // where reads go: reader, or conn for ":memory:"
-	st     statements
-	packer packer        // compresses event data; guarded by mu
-	ckpt   *checkpointer // nil for ":memory:"
-	clock  atomic.Int64  // last timestamp handed out, Unix nanoseconds
+// Options tune a store opened with OpenWith. The zero value gives Open's
+// defaults.
+type Options struct {
+	// Lease is how long the store's claim on the runs it starts lasts
+	// without renewal; it renews it every Lease/3 while it is open. Once a
+	// lease has expired, any store on the same database may mark the runs
+	// of that owner interrupted. Zero means DefaultLease.
+	Lease time.Duration
+}
 
-	lease     time.Duration
-	leaseTime func() time.Time // the clock of leases: time.Now, but in tests
+// DB is the store over one database. It is safe for concurrent use.
+type DB struct {
+	d     dialect.Database
+	lease time.Duration
+	// private: no other process can open the database (SQLite's
+	// ":memory:"), so there is no lease to keep.
+	private bool
+	clock   atomic.Int64 // last timestamp handed out, Unix nanoseconds
+	// leaseTime is the clock of leases: time.Now, but in tests.
+	leaseTime atomic.Pointer[func() time.Time]
 	own       ownership
-
-	queueMu sync.Mutex
-	queue   []*writeRequest // waiting for a group commit; guarded by queueMu
-
-	fault atomic.Pointer[error] // set by FailWrites
+	// contact is the store's contact with a database reached over a
+	// network (nil for a local one): a store cut off from it judges no
+	// other owner's lease until it has been back a lease term.
+	contact *contact
+	packers packers
+	closed  atomic.Bool
 }
 
-// querier is what reads need; *sql.DB and *sql.Conn both have it.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+var _ Store = (*DB)(nil)
+
+// Open opens the store named by dsn with default options (see OpenWith).
+func Open(dsn string) (Store, error) {
+	return OpenWith(dsn, Options{})
 }
 
-// dsnPragmas are the connection settings of a file database, by role.
-// page_size only matters to a new database, and must come before
-// journal_mode, which creates the file: the driver runs _journal_mode after
-// every _pragma.
-const (
-	writerPragmas = "_txlock=immediate&_pragma=busy_timeout(%[1]d)&_pragma=page_size(%[3]d)" +
-		"&_journal_mode=WAL&_pragma=synchronous(NORMAL)" +
-		"&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%[2]d)"
-	readerPragmas     = "_pragma=busy_timeout(%[1]d)&_pragma=query_only(1)"
-	checkpointPragmas = "_pragma=busy_timeout(%[1]d)&_pragma=synchronous(NORMAL)"
-)
-
-// pageSize is the page size of a new database, in bytes. Each commit
-// writes every page it changed to the WAL, and a step changes a few hundred
-// bytes on each of a few pages, so half SQLite's default page halves what
-// a commit checksums, copies and writes (bench/README.md has the figures).
-// A row bigger than a page still fits: it continues on overflow pages.
-// An existing database keeps the page size it was made with.
-const pageSize = 2048
-
-// walSizeLimit is the size the WAL file is cut back to after the WAL
-// restarts, in bytes.
-const walSizeLimit = 16 << 20
-
-func (s *SQLite) open() error {
-	ctx := context.Background()
-	writerDSN := ":memory:"
-	if !s.memory {
-		if s.path == "" {
-			return fmt.Errorf("%w: empty path (give a file name, or \":memory:\")", ErrInvalid)
-		}
-		if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-			return err
-		}
-		uri, err := fileURI(s.path)
+// OpenWith opens the store named by dsn: a postgres:// or postgresql://
+// URL opens a Postgres database (package postgres), anything else is an
+// SQLite file path or ":memory:" (package sqlite). The store registers
+// itself as an owner in the database and renews its lease while it is
+// open (see Options and RecoverInterrupted), so that several processes
+// can share one database.
+func OpenWith(dsn string, o Options) (Store, error) {
+	if o.Lease < 0 {
+		return nil, fmt.Errorf("store: open %s: %w: lease %v is negative", Redact(dsn), ErrInvalid, o.Lease)
+	}
+	if IsPostgres(dsn) {
+		d, err := postgres.Open(dsn)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		writerDSN = uri + "?" + fmt.Sprintf(writerPragmas, busyTimeoutMS, walSizeLimit, pageSize)
-		if s.reader, err = sql.Open("sqlite", uri+"?"+fmt.Sprintf(readerPragmas, busyTimeoutMS)); err != nil {
-			return err
+		s, err := New(d, o)
+		if err != nil {
+			return nil, err
 		}
-		s.reader.SetMaxOpenConns(readers)
-		s.reader.SetMaxIdleConns(readers)
-		if s.ckpt, err = newCheckpointer(uri + "?" + fmt.Sprintf(checkpointPragmas, busyTimeoutMS)); err != nil {
-			return err
-		}
+		return &sharedDB{DB: s, Notifier: d}, nil
 	}
-	var err error
-	if s.db, err = sql.Open("sqlite", writerDSN); err != nil {
-		return err
-	}
-	s.db.SetMaxOpenConns(1)
-	if s.conn, err = s.db.Conn(ctx); err != nil {
-		return err
-	}
-	s.rq = s.reader
-	if s.memory {
-		s.rq = s.conn
-	}
-	if err := migrate(ctx, s.conn); err != nil {
-		return err
-	}
-	if err := s.st.prepare(ctx, s.conn, s.rq); err != nil {
-		return err
-	}
-	if err := s.register(ctx); err != nil {
-		return err
-	}
-	if s.ckpt != nil {
-		s.ckpt.start()
-	}
-	return nil
-}
-
-// readers is the size of the read pool of a file database.
-const readers = 4
-
-// fileURI turns a file path into an SQLite URI, so that characters such as
-// '?' and '#' in a folder name stay part of the path.
-func fileURI(path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	d, err := sqlite.Open(dsn)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	abs = filepath.ToSlash(abs)
-	if !strings.HasPrefix(abs, "/") {
-		abs = "/" + abs // Windows: C:/x becomes /C:/x
-	}
-	return "file:" + uriEscaper.Replace(abs), nil
+	return New(d, o)
 }
 
-var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-
-// Close closes the database, after any write in flight. Reads in flight
-// may fail, and so does every call after Close. Closing twice is a no-op.
-func (s *SQLite) Close() error {
-	s.release()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
+// New returns the store over d, registered as an owner; closing the store
+// closes d. A database with a method Shared that says false is one
+// process's alone: the store keeps no lease there.
+func New(d dialect.Database, o Options) (*DB, error) {
+	if o.Lease < 0 {
+		return nil, fmt.Errorf("store: open %s: %w: lease %v is negative", d.Path(), ErrInvalid, o.Lease)
 	}
-	s.closed = true
-	s.st.close()
-	return s.closeAll()
+	if o.Lease == 0 {
+		o.Lease = DefaultLease
+	}
+	s := &DB{d: d, lease: o.Lease, packers: make(packers, 8)}
+	if p, ok := d.(interface{ Shared() bool }); ok && !p.Shared() {
+		s.private = true
+	}
+	now := time.Now
+	s.leaseTime.Store(&now)
+	if r, ok := d.(interface{ Remote() bool }); ok && r.Remote() {
+		s.contact = newContact(s.lease, time.Now())
+	}
+	if err := s.register(context.Background()); err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("store: open %s: register the store's owner: %w", d.Path(), err)
+	}
+	return s, nil
 }
 
-// closeAll closes every connection, the writer last: as the last one to
-// close, it checkpoints the WAL into the database file and removes it.
-func (s *SQLite) closeAll() error {
-	var errs []error
-	if s.ckpt != nil {
-		errs = append(errs, s.ckpt.close())
-	}
-	if s.reader != nil {
-		errs = append(errs, s.reader.Close())
-	}
-	if s.conn != nil {
-		errs = append(errs, s.conn.Close())
-	}
-	if s.db != nil {
-		errs = append(errs, s.db.Close())
-	}
-	return errors.Join(errs...)
-}
+// IsPostgres reports whether dsn names a Postgres database rather than an
+// SQLite file.
+func IsPostgres(dsn string) bool { return postgres.IsURL(dsn) }
 
-// Path returns the path the store was opened with.
-func (s *SQLite) Path() string { return s.path }
+// Redact returns a Postgres URL with any password replaced by "xxxxx",
+// for messages and logs; anything else (a file path) as it is.
+func Redact(dsn string) string { return postgres.Redact(dsn) }
+
+// Path names the database for people: the file path, or the Postgres URL
+// without its password.
+func (s *DB) Path() string { return s.d.Path() }
 
 // Stats reports how many threads the store holds and the size of its
-// database in bytes (page_count * page_size, WAL content included).
-func (s *SQLite) Stats(ctx context.Context) (threads int, bytes int64, err error) {
-	if s.memory {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-	}
-	if err := s.rq.QueryRowContext(ctx, "SELECT count(*) FROM threads").Scan(&threads); err != nil {
-		return 0, 0, fmt.Errorf("store: stats: %w", err)
-	}
-	var pages, size int64
-	err = s.rq.QueryRowContext(ctx,
-		"SELECT p.page_count, s.page_size FROM pragma_page_count() p, pragma_page_size() s").Scan(&pages, &size)
+// database in bytes.
+func (s *DB) Stats(ctx context.Context) (threads int, bytes int64, err error) {
+	threads, bytes, err = s.d.Stats(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: stats: %w", err)
 	}
-	return threads, pages * size, nil
+	return threads, bytes, nil
+}
+
+// Lease returns how long the store's lease lasts without renewal.
+func (s *DB) Lease() time.Duration { return s.lease }
+
+// Close ends the store's ownership (no more renewals, and its owner row is
+// removed, so that whatever runs it leaves marked running are recovered by
+// the next store that looks, without waiting for a lease to expire) and
+// closes the database, after any write in flight. Every call after Close
+// fails. Closing twice is a no-op.
+func (s *DB) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return errors.Join(s.release(), s.d.Close())
+}
+
+// FailWrites makes every write transaction fail with err, until
+// FailWrites(nil), where the database offers such a fault-injection point
+// for tests (SQLite's, as when the disk is full); elsewhere it does
+// nothing.
+func (s *DB) FailWrites(err error) {
+	if f, ok := s.d.(interface{ FailWrites(error) }); ok {
+		f.FailWrites(err)
+	}
+}
+
+// write runs fn in one write transaction of the database.
+func (s *DB) write(ctx context.Context, fn func(dialect.Tx) error) error {
+	return s.d.Write(ctx, fn)
 }
 
 // now returns the current time in Unix nanoseconds, strictly increasing
 // across calls so that rows written one after another sort in that order.
-func (s *SQLite) now() int64 {
+func (s *DB) now() int64 {
 	t := time.Now().UnixNano()
 	for {
 		last := s.clock.Load()
@@ -269,21 +226,6 @@ func fromNanos(n int64) time.Time {
 	}
 	return time.Unix(0, n).UTC()
 }
-
-// lockRead is called at the start of a read; the read must call the
-// returned function when done. Only ":memory:" needs the lock: its reads
-// share the writer connection and must not see a write in the middle.
-func (s *SQLite) lockRead() (unlock func()) {
-	if !s.memory {
-		return noUnlock
-	}
-	s.mu.Lock()
-	return s.unlock
-}
-
-func (s *SQLite) unlock() { s.mu.Unlock() }
-
-func noUnlock() {}
 
 // checkID rejects an empty or over-long id; what names it ("thread", "run").
 func checkID(what, id string) error {

@@ -2,13 +2,13 @@ package store
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
 )
 
 // Thread is a conversation thread as the HTTP API shows it.
@@ -20,9 +20,15 @@ type Thread struct {
 	Status    string          `json:"status"`
 }
 
+// threadOf turns a stored thread into a Thread.
+func threadOf(r dialect.ThreadRow) Thread {
+	return Thread{ID: r.ID, CreatedAt: fromNanos(r.CreatedAt), UpdatedAt: fromNanos(r.UpdatedAt),
+		Metadata: json.RawMessage(r.Metadata), Status: r.Status}
+}
+
 // CreateThread creates an idle thread. metadata must be a JSON object, or
 // empty for none. It fails with ErrExists when the id is taken.
-func (s *SQLite) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (Thread, error) {
+func (s *DB) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (Thread, error) {
 	if err := checkID("thread", id); err != nil {
 		return Thread{}, err
 	}
@@ -31,9 +37,10 @@ func (s *SQLite) CreateThread(ctx context.Context, id string, metadata json.RawM
 		return Thread{}, fmt.Errorf("thread %q: metadata: %w", id, err)
 	}
 	now := s.now()
-	err = s.write(ctx, func(ctx context.Context) error {
-		_, err := s.insertThread(ctx, id, now, meta, StatusIdle)
-		if errors.Is(err, errThreadExists) {
+	row := dialect.ThreadRow{ID: id, CreatedAt: now, UpdatedAt: now, Metadata: meta, Status: StatusIdle}
+	err = s.write(ctx, func(tx dialect.Tx) error {
+		_, err := tx.InsertThread(ctx, row)
+		if errors.Is(err, dialect.ErrTaken) {
 			return fmt.Errorf("thread %q: %w", id, ErrExists)
 		}
 		if err != nil {
@@ -44,24 +51,7 @@ func (s *SQLite) CreateThread(ctx context.Context, id string, metadata json.RawM
 	if err != nil {
 		return Thread{}, err
 	}
-	t := fromNanos(now)
-	return Thread{ID: id, CreatedAt: t, UpdatedAt: t, Metadata: json.RawMessage(meta), Status: StatusIdle}, nil
-}
-
-// errThreadExists is insertThread's answer for a thread id that is taken.
-var errThreadExists = errors.New("thread exists")
-
-// insertThread inserts a thread row inside a write transaction and returns
-// its pk, or errThreadExists when the id is taken.
-func (s *SQLite) insertThread(ctx context.Context, id string, now int64, meta, status string) (int64, error) {
-	res, err := s.st.insertThread.ExecContext(ctx, id, now, now, meta, status)
-	if err != nil {
-		return 0, err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return 0, cmp.Or(err, errThreadExists)
-	}
-	return res.LastInsertId()
+	return threadOf(row), nil
 }
 
 // compactObject checks that raw is a JSON object (or empty, meaning {}) and
@@ -82,56 +72,40 @@ func compactObject(raw json.RawMessage) (string, error) {
 }
 
 // GetThread returns the thread with the given id, or ErrNotFound.
-func (s *SQLite) GetThread(ctx context.Context, id string) (Thread, error) {
-	var t Thread
-	var created, updated int64
-	var meta string
-	defer s.lockRead()()
-	err := s.rq.QueryRowContext(ctx,
-		`SELECT created_at, updated_at, metadata, status FROM threads WHERE id = ?`, id).
-		Scan(&created, &updated, &meta, &t.Status)
-	if errors.Is(err, sql.ErrNoRows) {
+func (s *DB) GetThread(ctx context.Context, id string) (Thread, error) {
+	r, err := s.d.Thread(ctx, id)
+	if errors.Is(err, dialect.ErrNoRow) {
 		return Thread{}, fmt.Errorf("thread %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return Thread{}, fmt.Errorf("store: get thread %q: %w", id, err)
 	}
-	t.ID = id
-	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
-	t.Metadata = json.RawMessage(meta)
-	return t, nil
-}
-
-// deleteThreadStatements delete a thread (its pk is the one argument) and
-// everything that belongs to it, children first.
-var deleteThreadStatements = []string{
-	`DELETE FROM history WHERE thread = ?`,
-	`DELETE FROM runs WHERE thread = ?`,
-	`DELETE FROM threads WHERE pk = ?`,
+	return threadOf(r), nil
 }
 
 // DeleteThread deletes a thread with its runs, messages, checkpoint and
 // events. It fails with ErrBusy while the thread has a running run.
-func (s *SQLite) DeleteThread(ctx context.Context, id string) error {
-	return s.write(ctx, func(ctx context.Context) error {
-		var pk int64
-		var running bool
-		err := s.conn.QueryRowContext(ctx, `SELECT pk, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running')
-			FROM threads t WHERE t.id = ?`, id).Scan(&pk, &running)
-		if errors.Is(err, sql.ErrNoRows) {
+func (s *DB) DeleteThread(ctx context.Context, id string) error {
+	return s.write(ctx, func(tx dialect.Tx) error {
+		l, err := tx.LockThread(ctx, id)
+		switch {
+		case errors.Is(err, dialect.ErrNoRow):
 			return fmt.Errorf("thread %q: %w", id, ErrNotFound)
-		}
-		if err != nil {
+		case err != nil:
 			return fmt.Errorf("store: delete thread %q: %w", id, err)
-		}
-		if running {
+		case l.Running:
 			return fmt.Errorf("thread %q: %w: cancel it or wait for it to finish, then delete", id, ErrBusy)
 		}
-		for _, stmt := range deleteThreadStatements {
-			if _, err := s.conn.ExecContext(ctx, stmt, pk); err != nil {
-				return fmt.Errorf("store: delete thread %q: %w", id, err)
-			}
+		if err := tx.DeleteThread(ctx, l.PK); err != nil {
+			return fmt.Errorf("store: delete thread %q: %w", id, err)
 		}
 		return nil
 	})
+}
+
+// threadExists returns nil when the thread exists, an ErrNotFound error
+// when it does not.
+func (s *DB) threadExists(ctx context.Context, id string) error {
+	_, err := s.GetThread(ctx, id)
+	return err
 }

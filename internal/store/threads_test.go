@@ -165,26 +165,6 @@ func TestOpenOddPath(t *testing.T) {
 	}
 }
 
-func TestMigrationsAndVersion(t *testing.T) {
-	list, err := loadMigrations()
-	must(t, err)
-	path := filepath.Join(t.TempDir(), "dawn.db")
-	s := openTest(t, path)
-	var v int
-	must(t, s.rq.QueryRowContext(context.Background(), "PRAGMA user_version").Scan(&v))
-	if v != len(list) {
-		t.Errorf("user_version = %d, want %d", v, len(list))
-	}
-	_, err = s.conn.ExecContext(context.Background(), "PRAGMA user_version = 999")
-	must(t, err)
-	must(t, s.Close())
-
-	_, err = Open(path)
-	if err == nil || !strings.Contains(err.Error(), "newer") || !strings.Contains(err.Error(), path) {
-		t.Errorf("Open of a newer schema = %v, want an error naming the path and the version", err)
-	}
-}
-
 func TestReopenKeepsSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dawn.db")
 	for i := range 3 {
@@ -197,5 +177,17 @@ func TestReopenKeepsSchema(t *testing.T) {
 			t.Errorf("open %d: %d threads, want %d", i, n, i+1)
 		}
 		must(t, s.Close())
+	}
+}
+
+func TestWriteAfterClose(t *testing.T) {
+	for _, k := range kinds {
+		s, err := Open(k.path(t))
+		must(t, err)
+		must(t, s.Close())
+		must(t, s.Close())
+		if _, err := s.CreateThread(context.Background(), "x", nil); err == nil {
+			t.Errorf("%s: CreateThread after Close succeeded", k.name)
+		}
 	}
 }

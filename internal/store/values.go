@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
+	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -14,7 +14,7 @@ import (
 // runs). step must be the thread's previous step + 1. It fails with
 // ErrNotFound for an unknown thread, ErrBusy while a run is in flight and
 // ErrStepOrder when another writer got there first.
-func (s *SQLite) SaveValues(ctx context.Context, threadID string, step int, values thread.State) error {
+func (s *DB) SaveValues(ctx context.Context, threadID string, step int, values thread.State) error {
 	whole, parted, err := splitValues(values)
 	if err != nil {
 		return fmt.Errorf("thread %q: %w: %v", threadID, ErrInvalid, err)
@@ -25,27 +25,23 @@ func (s *SQLite) SaveValues(ctx context.Context, threadID string, step int, valu
 	if err != nil {
 		return fmt.Errorf("thread %q: %w: %v", threadID, ErrInvalid, err)
 	}
-	return s.write(ctx, func(ctx context.Context) error {
-		var pk, prev int64
-		var running bool
-		var meta string
-		err := s.conn.QueryRowContext(ctx, `SELECT pk, step, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'), parts
-			FROM threads t WHERE t.id = ?`, threadID).Scan(&pk, &prev, &running, &meta)
+	return s.write(ctx, func(tx dialect.Tx) error {
+		l, err := tx.LockThread(ctx, threadID)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
+		case errors.Is(err, dialect.ErrNoRow):
 			return fmt.Errorf("thread %q: %w", threadID, ErrNotFound)
 		case err != nil:
 			return fmt.Errorf("store: save values of thread %q: %w", threadID, err)
-		case int64(step) != prev+1:
-			return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", threadID, ErrStepOrder, step, prev)
-		case running:
+		case int64(step) != l.Step+1:
+			return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", threadID, ErrStepOrder, step, l.Step)
+		case l.Running:
 			return fmt.Errorf("thread %q: %w", threadID, ErrBusy)
 		}
-		if meta, err = s.saveParts(ctx, pk, meta, parted); err != nil {
+		meta, err := planParts(ctx, tx, l.PK, l.Parts, parted)
+		if err != nil {
 			return fmt.Errorf("store: save values of thread %q: %w", threadID, err)
 		}
-		now := s.now()
-		_, err = s.conn.ExecContext(ctx, `UPDATE threads SET step = ?, state = ?, parts = ?, checkpoint_at = ?, updated_at = ? WHERE pk = ?`, step, state, meta, now, now, pk)
+		err = tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.PK, Step: int64(step), State: state, Parts: meta, Now: s.now(), ValuesOnly: true})
 		if err != nil {
 			return fmt.Errorf("store: save values of thread %q: %w", threadID, err)
 		}

@@ -28,12 +28,12 @@ const workloadTodos = `{"todos":[` +
 // todos, and the tool_call, tool_result and plan_update events); and the
 // answer step with the end of the run, whose done event holds the whole
 // final state (about 1.2 KB).
-func workloadRun(t testing.TB, s *SQLite, threadID string) {
+func workloadRun(t testing.TB, s *DB, threadID string) {
 	t.Helper()
 	ctx := context.Background()
 	runID := uuid.NewString()
 	callID := "call_" + strings.ReplaceAll(runID[:16], "-", "")
-	cp, err := s.BeginRun(ctx, Run{ID: runID, ThreadID: threadID, Route: "/support/[tenant]"})
+	cp, err := beginRun(ctx, s, Run{ID: runID, ThreadID: threadID, Route: "/support/[tenant]"})
 	must(t, err)
 	var plan struct {
 		Todos json.RawMessage `json:"todos"`

@@ -13,6 +13,7 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -162,4 +163,17 @@ func Temperature(value *yaml.Node) (t *float64, ok bool) {
 		return nil, false
 	}
 	return &f, true
+}
+
+// Duration reads a positive duration written as Go writes them ("30s",
+// "2m", "1m30s"). The error says what to write; the caller names the key.
+func Duration(n *yaml.Node) (time.Duration, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, fmt.Errorf("must be a duration such as 30s or 2m")
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("must be a positive duration such as 30s or 2m, not %q", n.Value)
+	}
+	return d, nil
 }

@@ -9,6 +9,7 @@ export type RouteId =
   | "/onboarding"
   | "/research"
   | "/research/subagents/researcher"
+  | "/scratchpad"
   | "/support/[tenant]";
 
 /** A tool call the model asked for. */
@@ -118,9 +119,11 @@ export type StreamEvent =
   | { id: number; event: "plan_update"; data: PlanUpdateEvent }
   | { id: number; event: "answer_rejected"; data: AnswerRejectedEvent }
   | { id: number; event: "model_call"; data: ModelCallEvent }
-  | { id: number; event: "subagent.chunk"; data: { data: ChunkEvent } & SubagentFields }
-  | { id: number; event: "subagent.tool_call"; data: ToolCallEvent & SubagentFields }
-  | { id: number; event: "subagent.tool_result"; data: ToolResultEvent & SubagentFields }
+  | { id: number; event: "subagent.start"; data: SubagentFields }
+  | { id: number; event: "subagent.message"; data: { chunk: string } & SubagentFields }
+  | { id: number; event: "subagent.tool_call"; data: ToolCallEvent & { tool: string } & SubagentFields }
+  | { id: number; event: "subagent.tool_result"; data: ToolResultEvent & { tool: string } & SubagentFields }
+  | { id: number; event: "subagent.end"; data: ({ final_message: string } | { error: string }) & SubagentFields }
   | { id: number; event: "subagent.plan_update"; data: PlanUpdateEvent & SubagentFields }
   | { id: number; event: "subagent.model_call"; data: ModelCallEvent & SubagentFields }
   | { id: number; event: "done"; data: DoneEvent };
@@ -356,6 +359,110 @@ export interface ResearchSubagentsResearcherInput {
   messages?: InputMessage[];
 }
 
+// Route /scratchpad
+
+/**
+ * ScratchpadEditFileInput is the input of tool editFile on route
+ * /scratchpad.
+ *
+ * Edit a text file of the thread's workspace (a virtual file tree kept with
+ * the conversation) by replacing oldString, copied exactly from the file,
+ * with newString. oldString must occur once, or set replaceAll.
+ */
+export interface ScratchpadEditFileInput {
+  path: string;
+  oldString: string;
+  newString: string;
+  replaceAll?: boolean;
+}
+
+/**
+ * ScratchpadGlobInput is the input of tool glob on route /scratchpad.
+ *
+ * Find the files of the thread's workspace (a virtual file tree kept with
+ * the conversation) whose paths match a glob: * and ? within a name, **
+ * across folders; a pattern without / matches file names at any depth
+ * (*.md).
+ */
+export interface ScratchpadGlobInput {
+  pattern: string;
+}
+
+/**
+ * ScratchpadListDirInput is the input of tool listDir on route /scratchpad.
+ *
+ * List a folder of the thread's workspace (a virtual file tree kept with
+ * the conversation): each entry's name, type (file or dir) and size.
+ * Without path it lists the root.
+ */
+export interface ScratchpadListDirInput {
+  path?: string;
+}
+
+/**
+ * ScratchpadReadFileInput is the input of tool readFile on route
+ * /scratchpad.
+ *
+ * Read a text file of the thread's workspace (a virtual file tree kept with
+ * the conversation). Paths are relative to the workspace root, e.g.
+ * notes/todo.md. offset (0-based) and limit pick lines.
+ */
+export interface ScratchpadReadFileInput {
+  path: string;
+  offset?: number;
+  limit?: number;
+}
+
+/**
+ * ScratchpadWriteFileInput is the input of tool writeFile on route
+ * /scratchpad.
+ *
+ * Write a text file of the thread's workspace (a virtual file tree kept
+ * with the conversation), creating it and its folders or replacing it
+ * whole.
+ */
+export interface ScratchpadWriteFileInput {
+  path: string;
+  content: string;
+}
+
+/**
+ * ScratchpadState is the state of a thread on route /scratchpad, as a run's
+ * final state values hold it.
+ */
+export interface ScratchpadState {
+  /** Messages is the thread's conversation. */
+  messages: Message[];
+  /** Set by capability workspace; a run's input cannot set it. */
+  files?: Record<string, ScratchpadStateFilesValue>;
+}
+
+/**
+ * ScratchpadStateFilesValue is the type of the values of
+ * ScratchpadState.Files.
+ */
+export interface ScratchpadStateFilesValue {
+  content: string;
+  modified_at: string;
+}
+
+/** The tools of route /scratchpad: each tool's input, by tool name. */
+export interface ScratchpadTools {
+  editFile: ScratchpadEditFileInput;
+  glob: ScratchpadGlobInput;
+  listDir: ScratchpadListDirInput;
+  readFile: ScratchpadReadFileInput;
+  writeFile: ScratchpadWriteFileInput;
+}
+
+/**
+ * The input of a run on route /scratchpad: new messages, and values for the
+ * state fields declared in state.yaml.
+ */
+export interface ScratchpadInput {
+  messages?: InputMessage[];
+}
+
 // Route /support/[tenant]
 
 /** The params of route /support/[tenant]. */
@@ -442,6 +549,12 @@ export interface RouteMap {
     tools: ResearchSubagentsResearcherTools;
     state: ResearchSubagentsResearcherState;
     input: ResearchSubagentsResearcherInput;
+  };
+  "/scratchpad": {
+    params: Record<string, never>;
+    tools: ScratchpadTools;
+    state: ScratchpadState;
+    input: ScratchpadInput;
   };
   "/support/[tenant]": {
     params: SupportTenantParams;

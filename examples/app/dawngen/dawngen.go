@@ -30,6 +30,9 @@ const (
 	// /research/subagents/researcher, a subagent of /research: Reads up on one
 	// narrow question and reports findings with sources.
 	RouteResearchSubagentsResearcher = "/research/subagents/researcher"
+	// RouteScratchpad is route /scratchpad: Keeps the user's notes and drafts
+	// as files of its own thread.
+	RouteScratchpad = "/scratchpad"
 	// RouteSupportTenant is route /support/[tenant]: Answers a tenant's
 	// support questions and escalates when needed.
 	RouteSupportTenant = "/support/[tenant]"
@@ -37,7 +40,7 @@ const (
 
 // Routes returns every route id of the app, sorted.
 func Routes() []string {
-	return []string{RouteBlog, RouteOnboarding, RouteResearch, RouteResearchSubagentsResearcher, RouteSupportTenant}
+	return []string{RouteBlog, RouteOnboarding, RouteResearch, RouteResearchSubagentsResearcher, RouteScratchpad, RouteSupportTenant}
 }
 
 // Client is the typed client of this app's run API: the methods of
@@ -302,6 +305,95 @@ func (c *Client) WaitResearchSubagentsResearcher(ctx context.Context, threadID s
 // as they happen.
 func (c *Client) StreamResearchSubagentsResearcher(ctx context.Context, threadID string, input Input) (*EventStream, error) {
 	return c.Client.Stream(ctx, threadID, client.Run{Route: RouteResearchSubagentsResearcher, Input: input})
+}
+
+// Route /scratchpad.
+
+// ScratchpadEditFileInput is the input of tool editFile on route
+// /scratchpad.
+//
+// Edit a text file of the thread's workspace (a virtual file tree kept with
+// the conversation) by replacing oldString, copied exactly from the file,
+// with newString. oldString must occur once, or set replaceAll.
+type ScratchpadEditFileInput struct {
+	Path       string `json:"path"`
+	OldString  string `json:"oldString"`
+	NewString  string `json:"newString"`
+	ReplaceAll bool   `json:"replaceAll,omitempty"`
+}
+
+// ScratchpadGlobInput is the input of tool glob on route /scratchpad.
+//
+// Find the files of the thread's workspace (a virtual file tree kept with
+// the conversation) whose paths match a glob: * and ? within a name, **
+// across folders; a pattern without / matches file names at any depth
+// (*.md).
+type ScratchpadGlobInput struct {
+	Pattern string `json:"pattern"`
+}
+
+// ScratchpadListDirInput is the input of tool listDir on route /scratchpad.
+//
+// List a folder of the thread's workspace (a virtual file tree kept with
+// the conversation): each entry's name, type (file or dir) and size.
+// Without path it lists the root.
+type ScratchpadListDirInput struct {
+	Path string `json:"path,omitempty"`
+}
+
+// ScratchpadReadFileInput is the input of tool readFile on route
+// /scratchpad.
+//
+// Read a text file of the thread's workspace (a virtual file tree kept with
+// the conversation). Paths are relative to the workspace root, e.g.
+// notes/todo.md. offset (0-based) and limit pick lines.
+type ScratchpadReadFileInput struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset,omitempty"`
+	Limit  int64  `json:"limit,omitempty"`
+}
+
+// ScratchpadWriteFileInput is the input of tool writeFile on route
+// /scratchpad.
+//
+// Write a text file of the thread's workspace (a virtual file tree kept
+// with the conversation), creating it and its folders or replacing it
+// whole.
+type ScratchpadWriteFileInput struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// ScratchpadState is the state of a thread on route /scratchpad, as a run's
+// final state values hold it.
+type ScratchpadState struct {
+	// Messages is the thread's conversation.
+	Messages []Message `json:"messages"`
+	// Set by capability workspace; a run's input cannot set it.
+	Files map[string]ScratchpadStateFilesValue `json:"files,omitempty"`
+}
+
+// ScratchpadStateFilesValue is the type of the values of
+// ScratchpadState.Files.
+type ScratchpadStateFilesValue struct {
+	Content    string `json:"content"`
+	ModifiedAt string `json:"modified_at"`
+}
+
+// WaitScratchpad runs route /scratchpad on thread threadID, waits for it to
+// finish and returns its final state.
+func (c *Client) WaitScratchpad(ctx context.Context, threadID string, input Input) (*ScratchpadState, error) {
+	var s ScratchpadState
+	if err := c.Client.WaitState(ctx, threadID, client.Run{Route: RouteScratchpad, Input: input}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// StreamScratchpad runs route /scratchpad on thread threadID and returns
+// its events as they happen.
+func (c *Client) StreamScratchpad(ctx context.Context, threadID string, input Input) (*EventStream, error) {
+	return c.Client.Stream(ctx, threadID, client.Run{Route: RouteScratchpad, Input: input})
 }
 
 // Route /support/[tenant].

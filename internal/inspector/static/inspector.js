@@ -597,19 +597,21 @@
     let parent = st.byKey.get(`${depth - 1}:${d.call_id}`);
     if (!parent) parent = addCall(depth - 1, null, { id: d.call_id, name: d.subagent || 'subagent' });
     parent.subagent = d.subagent || parent.subagent;
-    if (type !== 'chunk' && type !== 'answer_rejected') parent.turnStart = null;
+    const text = type === 'message' || type === 'chunk';
+    if (!text && type !== 'answer_rejected') parent.turnStart = null;
     switch (type) {
-      case 'chunk': // the subagent's answer streams into the call's result
+      case 'message': // the subagent's answer streams into the call's result: {chunk, call_id, ...}
+      case 'chunk': // the same, as runs recorded by earlier releases hold it: {data, call_id, ...}
         if (!parent.streaming) parent.el.out.textContent = '';
         parent.streaming = true;
         if (parent.turnStart == null) parent.turnStart = parent.el.out.textContent.length;
-        parent.el.out.textContent += typeof d.data === 'string' ? d.data : ''; // forwarded: {data, call_id, ...}
+        parent.el.out.textContent += typeof d.chunk === 'string' ? d.chunk : typeof d.data === 'string' ? d.data : '';
         break;
       case 'answer_rejected': // take back the subagent's refused answer
         if (parent.streaming && parent.turnStart != null) parent.el.out.textContent = parent.el.out.textContent.slice(0, parent.turnStart);
         parent.turnStart = null;
         break;
-      case 'tool_call': addCall(depth, parent, d); break;
+      case 'tool_call': addCall(depth, parent, { ...d, name: d.tool || d.name }); break; // Dawn names the tool "tool"
       case 'tool_result': finishCall(depth, d); break;
       case 'model_call': addModelCall(parent, d); break;
       case 'plan_update': parent.subplan = toPlan(d, 'running'); renderPlan(); break;

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -787,51 +789,69 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 		return s.streamLG(c, view, live, after)
 	}
 	r, err := s.host.GetRun(ctx, runID)
-	if err != nil || r.ThreadID != threadID {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.ThreadID != threadID) {
 		return wire.NewError(http.StatusNotFound, "run_not_found", "thread "+threadID+" has no run "+runID)
+	}
+	if err != nil {
+		return err
 	}
 	return s.lgStoredStream(c, view, r, after)
 }
 
 // lgStoredStream streams run r, which does not run here, in the LangGraph
-// dialect from the store: replayed when it ended, and followed to its end
-// as its events commit when it runs on another replica.
+// dialect from the store, a page at a time: replayed when it ended, and
+// followed to its end as its events commit when it runs on another
+// replica.
 func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after int64) error {
 	ctx := c.Request().Context()
 	threadID, runID := r.ThreadID, r.ID
-	events, err := s.host.Events(ctx, runID, 0)
+	head, final, err := s.lgReplayHead(ctx, runID)
 	if err != nil {
 		return err
 	}
-	var final []thread.Message
-	if n := len(events); n > 0 && events[n-1].Type == stream.TypeDone {
-		var d struct {
-			Output json.RawMessage `json:"output"`
-		}
-		_ = json.Unmarshal(events[n-1].Data, &d)
-		final, _, _ = splitValues(d.Output)
-	} else if r.Status == store.RunInterrupted {
-		last := int64(0)
-		if n > 0 {
-			last = events[n-1].ID
-		}
-		events = append(events, stream.Event{ID: max(last, after) + 1, Type: stream.TypeDone, Data: wire.MustJSON(map[string]any{"output": map[string]any{"error": r.Error}})})
-	}
-	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, events)
+	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, head)
+	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),
 	})
-	var src wire.EventSource = wire.Replay(events)
-	if r.Status == store.RunRunning {
-		// Read again from the first event: the follower reads what
-		// commits from now on too, to the run's done event.
-		f := s.host.Follow(runID, 0)
-		defer f.Close()
-		src = f
-	}
-	return s.writeLG(c, src, tr, threadID, runID, after, nil)
+	// Read from the first event: the translator rebuilds the run's parts
+	// from all of them, and the follower reads what commits from now on
+	// too, to the run's done event.
+	f := s.host.Follow(runID, 0)
+	defer f.Close()
+	return s.writeLG(c, f, tr, threadID, runID, after, nil)
 }
+
+// lgReplayHead reads the committed log of run runID once, a page at a
+// time, for what a replay's start needs (see runStart): the events before
+// its first tool call, and its final messages when it has a done event.
+func (s *dialect) lgReplayHead(ctx context.Context, runID string) (head []stream.Event, final []thread.Message, err error) {
+	calls := false
+	for after := int64(0); ; {
+		page, err := s.host.EventsPage(ctx, runID, after, lgHeadPage)
+		if err != nil || len(page) == 0 {
+			return head, final, err
+		}
+		for _, e := range page {
+			calls = calls || e.Type == stream.TypeToolCall
+			if !calls && e.Type == stream.TypeToolResult {
+				head = append(head, e)
+			}
+			if e.Type == stream.TypeDone {
+				var d struct {
+					Output json.RawMessage `json:"output"`
+				}
+				_ = json.Unmarshal(e.Data, &d)
+				final, _, _ = splitValues(d.Output)
+			}
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// lgHeadPage is how many events lgReplayHead reads at once.
+const lgHeadPage = 128
 
 // joinModes reads stream_mode from a query: repeated, one mode, or a JSON
 // list (as the SDK sends a list).
@@ -1079,6 +1099,13 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 			return nil
 		}
 	}
+	if r.Status == store.RunRunning {
+		// Another replica of a shared store runs it: wait for its end
+		// there, by the store.
+		if r, err = s.waitStored(ctx, r); err != nil {
+			return nil // the client left
+		}
+	}
 	if parked(r) {
 		cp, err := s.host.Latest(ctx, r.ThreadID)
 		if err != nil {
@@ -1103,6 +1130,22 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 		return err
 	}
 	return c.JSONBlob(http.StatusOK, lcValues(r.ThreadID, cp.Messages, cp.Values))
+}
+
+// waitStored waits until run r, which does not run here, is no longer
+// running by the store, reading its events from the store as they commit
+// to its end, and returns it as it ended; or ctx's error.
+func (s *dialect) waitStored(ctx context.Context, r store.Run) (store.Run, error) {
+	f := s.host.Follow(r.ID, math.MaxInt64) // no event is read: only the run's end
+	defer f.Close()
+	for {
+		if _, err := f.Next(ctx); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return r, err
+		}
+	}
+	return s.host.GetRun(ctx, r.ID)
 }
 
 // lgCancelRun is POST /threads/:id/runs/:run/cancel?wait=0|1&action=interrupt.

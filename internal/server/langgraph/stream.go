@@ -2,6 +2,7 @@ package langgraph
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -212,19 +213,21 @@ func (t *lgTranslator) event(g *lgGraph, typ string, data json.RawMessage) {
 		var c struct {
 			ID    string          `json:"id"`
 			Name  string          `json:"name"`
+			Tool  string          `json:"tool"` // a subagent's, as Dawn names it
 			Input json.RawMessage `json:"input"`
 		}
 		_ = json.Unmarshal(data, &c)
-		t.toolCall(g, thread.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input})
+		t.toolCall(g, thread.ToolCall{ID: c.ID, Name: cmp.Or(c.Tool, c.Name), Input: c.Input})
 	case stream.TypeToolResult:
 		var r struct {
 			ID     string          `json:"id"`
 			Name   string          `json:"name"`
+			Tool   string          `json:"tool"` // a subagent's, as Dawn names it
 			Output json.RawMessage `json:"output"`
 			Error  string          `json:"error"`
 		}
 		_ = json.Unmarshal(data, &r)
-		t.toolResult(g, r.ID, r.Name, r.Output, r.Error)
+		t.toolResult(g, r.ID, cmp.Or(r.Tool, r.Name), r.Output, r.Error)
 	default:
 		if typ == "plan_update" {
 			planUpdate(g, data)
@@ -459,6 +462,14 @@ func (t *lgTranslator) subagentEvent(e stream.Event) {
 	}
 	_ = json.Unmarshal(e.Data, &who)
 	inner := strings.TrimPrefix(e.Type, stream.SubagentPrefix)
+	switch e.Type {
+	case stream.TypeSubagentStart, stream.TypeSubagentEnd:
+		// The subagent's graph opens with its first part and closes with
+		// the task call's result.
+		return
+	case stream.TypeSubagentMessage:
+		inner = stream.TypeChunk
+	}
 	if !t.subgraphs {
 		switch inner {
 		case stream.TypeChunk, stream.TypeToolCall, stream.TypeToolResult:

@@ -395,3 +395,52 @@ func writeParts(t *testing.T, src wire.EventSource, after int64) []stream.Event 
 func samePart(a, b stream.Event) bool {
 	return a.ID == b.ID && a.Type == b.Type && string(a.Data) == string(b.Data)
 }
+
+// dawnNestedRun is nestedRun as the runner streams it now, in Dawn's
+// subagent shapes: each subagent's events framed by subagent.start and
+// subagent.end, its text as subagent.message {chunk}, its tool calls
+// naming the tool as "tool" alone.
+var dawnNestedRun = []stream.Event{
+	nestedRun[0],
+	{ID: 2, Type: "subagent.start", Data: json.RawMessage(`{"call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	{ID: 3, Type: "subagent.tool_call", Data: json.RawMessage(`{"id":"c2","tool":"task","input":{"subagent":"deep","input":"deeper"},"call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	{ID: 4, Type: "subagent.start", Data: json.RawMessage(`{"call_id":"c2","subagent":"deep","route_id":"/r/subagents/researcher/subagents/deep","depth":2}`)},
+	{ID: 5, Type: "subagent.message", Data: json.RawMessage(`{"chunk":"found","call_id":"c2","subagent":"deep","route_id":"/r/subagents/researcher/subagents/deep","depth":2}`)},
+	{ID: 6, Type: "subagent.plan_update", Data: nestedRun[3].Data},
+	{ID: 7, Type: "subagent.end", Data: json.RawMessage(`{"final_message":"found","call_id":"c2","subagent":"deep","route_id":"/r/subagents/researcher/subagents/deep","depth":2}`)},
+	{ID: 8, Type: "subagent.tool_result", Data: json.RawMessage(`{"id":"c2","tool":"task","output":"found","call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	{ID: 9, Type: "subagent.message", Data: json.RawMessage(`{"chunk":"done","call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	{ID: 10, Type: "subagent.end", Data: json.RawMessage(`{"final_message":"done","call_id":"c1","subagent":"researcher","route_id":"/r/subagents/researcher","depth":1}`)},
+	nestedRun[6], nestedRun[7], nestedRun[8],
+}
+
+// TestTranslatorReadsDawnSubagentEvents: a run streamed in Dawn's
+// subagent shapes gives the LangGraph parts a run in the earlier shapes
+// (which logs recorded before still hold) gives, byte for byte, in every
+// mode: start and end add no part, subagent.message is the subagent's
+// text, and a tool named "tool" is the tool.
+func TestTranslatorReadsDawnSubagentEvents(t *testing.T) {
+	all := map[string]bool{modeValues: true, modeUpdates: true, modeMessagesTuple: true, modeCustom: true}
+	for _, subgraphs := range []bool{true, false} {
+		parts := func(run []stream.Event) []string {
+			tr := newTranslator(&app.App{}, lgRunView{
+				ThreadID: "t", RunID: "r", RouteID: "/r", Modes: all, Subgraphs: subgraphs,
+				Prefix: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}, Fields: thread.State{},
+			})
+			var out []string
+			for _, p := range tr.begin() {
+				out = append(out, p.Type+" "+string(p.Data))
+			}
+			for _, e := range run {
+				for _, p := range tr.feed(e) {
+					out = append(out, p.Type+" "+string(p.Data))
+				}
+			}
+			return out
+		}
+		want, got := parts(nestedRun), parts(dawnNestedRun)
+		if !slices.Equal(got, want) {
+			t.Errorf("subgraphs %v: Dawn's shapes give parts\n%s\nwant\n%s", subgraphs, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

@@ -85,4 +85,7 @@ type Threads interface {
 	FinishedRuns(ctx context.Context, q store.FinishedQuery) ([]store.FinishedRun, error)
 	// Events are a run's saved events after the one with id after.
 	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)
+	// EventsPage is Events with at most limit events, for reading a long
+	// log a page at a time.
+	EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error)
 }

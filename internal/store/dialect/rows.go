@@ -1,0 +1,49 @@
+package dialect
+
+// Rows is a result set as both drivers give it (database/sql's *sql.Rows
+// and pgx's Rows), for the scans the dialects share. The caller closes
+// it.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanAll reads every row of rows with scan.
+func scanAll[T any](rows Rows, scan func(*T) []any) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(scan(&v)...); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// ScanThreads reads rows of id, created_at, updated_at, metadata, status.
+func ScanThreads(rows Rows) ([]ThreadRow, error) {
+	out, err := scanAll(rows, func(t *ThreadRow) []any {
+		return []any{&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status}
+	})
+	if out == nil && err == nil {
+		out = []ThreadRow{}
+	}
+	return out, err
+}
+
+// ScanRuns reads rows of id, thread id, route, status, error, output
+// (NULL gives nil), created_at, updated_at.
+func ScanRuns(rows Rows) ([]RunRow, error) {
+	return scanAll(rows, func(r *RunRow) []any {
+		return []any{&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &r.Output, &r.CreatedAt, &r.UpdatedAt}
+	})
+}
+
+// ScanOwners reads rows of pk, pid, host key, process start, expired.
+func ScanOwners(rows Rows) ([]OwnerRow, error) {
+	return scanAll(rows, func(o *OwnerRow) []any {
+		return []any{&o.PK, &o.PID, &o.HostKey, &o.ProcStart, &o.Expired}
+	})
+}

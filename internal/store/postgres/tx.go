@@ -1,0 +1,251 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
+	"github.com/jackc/pgx/v5"
+)
+
+// tx is a write transaction. Statements whose answer the caller does not
+// need wait in a batch, sent in one round trip before the next read and
+// before the commit: a step's inserts and updates cost one round trip.
+type tx struct {
+	tx pgx.Tx
+	b  *pgx.Batch
+}
+
+var _ dialect.Tx = (*tx)(nil)
+
+// queue adds a statement to the batch.
+func (t *tx) queue(query string, args ...any) { t.b.Queue(query, args...) }
+
+// flush sends the batch.
+func (t *tx) flush(ctx context.Context) error {
+	if t.b.Len() == 0 {
+		return nil
+	}
+	err := t.tx.SendBatch(ctx, t.b).Close()
+	t.b = &pgx.Batch{}
+	return err
+}
+
+// queryRow flushes the batch, then runs a query of one row.
+func (t *tx) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	err := t.tx.QueryRow(ctx, query, args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return dialect.ErrNoRow
+	}
+	return err
+}
+
+func (t *tx) Latest(ctx context.Context, threadID string, each func(dialect.CheckpointRow) error) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	return latest(ctx, t.tx, threadID, each)
+}
+
+const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status)
+	VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING pk`
+
+func (t *tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
+	var pk int64
+	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status}, &pk)
+	if errors.Is(err, dialect.ErrNoRow) {
+		return 0, dialect.ErrTaken
+	}
+	return pk, err
+}
+
+// LockThread locks the thread row and then, in a statement of its own
+// (and so, under READ COMMITTED, a snapshot taken after the lock), asks
+// whether the thread has a running run.
+func (t *tx) LockThread(ctx context.Context, id string) (dialect.ThreadLock, error) {
+	var l dialect.ThreadLock
+	if err := t.queryRow(ctx, `SELECT pk, step, parts FROM threads WHERE id = $1 FOR UPDATE`, []any{id}, &l.PK, &l.Step, &l.Parts); err != nil {
+		return l, err
+	}
+	err := t.queryRow(ctx, `SELECT EXISTS(SELECT 1 FROM runs WHERE thread = $1 AND status = 'running')`, []any{l.PK}, &l.Running)
+	return l, err
+}
+
+func (t *tx) SetThreadStatus(_ context.Context, threadPK int64, status string, now int64) error {
+	t.queue(`UPDATE threads SET status = $1, updated_at = $2 WHERE pk = $3`, status, now, threadPK)
+	return nil
+}
+
+func (t *tx) DeleteThread(_ context.Context, threadPK int64) error {
+	for _, q := range []string{`DELETE FROM history WHERE thread = $1`, `DELETE FROM runs WHERE thread = $1`, `DELETE FROM threads WHERE pk = $1`} {
+		t.queue(q, threadPK)
+	}
+	return nil
+}
+
+// InsertRun runs at once: the partial unique index runs_running is the
+// last word on one run per thread, and its answer is needed now.
+func (t *tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner)
+		VALUES ($1, $2, $3, 'running', $4, $5, $6)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner)
+	switch uniqueViolation(err) {
+	case "":
+		return err
+	case "runs_running":
+		return dialect.ErrRunning
+	default:
+		return dialect.ErrTaken
+	}
+}
+
+func (t *tx) LockRun(ctx context.Context, runID string) (dialect.RunLock, error) {
+	var l dialect.RunLock
+	err := t.queryRow(ctx, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.parts
+		FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = $1 FOR UPDATE`, []any{runID},
+		&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Parts)
+	return l, err
+}
+
+func (t *tx) FinishRun(_ context.Context, runPK int64, status, errText string, output []byte, now int64) error {
+	var out any
+	if output != nil {
+		out = string(output)
+	}
+	t.queue(`UPDATE runs SET status = $1, error = $2, output = $3, updated_at = $4 WHERE pk = $5`, status, errText, out, now, runPK)
+	return nil
+}
+
+func (t *tx) InsertMessages(_ context.Context, threadPK, first int64, data []string) error {
+	for i, d := range data {
+		t.queue(`INSERT INTO history(thread, run, seq, data) VALUES ($1, 0, $2, $3)`, threadPK, first+int64(i), []byte(d))
+	}
+	return nil
+}
+
+func (t *tx) InsertEvent(_ context.Context, threadPK, runPK int64, ev dialect.EventRow) error {
+	t.queue(`INSERT INTO history(thread, run, seq, type, codec, data) VALUES ($1, $2, $3, $4, $5, $6)`,
+		threadPK, runPK, ev.Seq, ev.Type, ev.Codec, bytes.Clone(ev.Data)) // sent later; the caller reuses its buffer
+	return nil
+}
+
+func (t *tx) InsertPart(_ context.Context, threadPK, seq int64, field string, data []byte) error {
+	t.queue(`INSERT INTO history(thread, run, seq, type, data) VALUES ($1, -1, $2, $3, $4)`, threadPK, seq, field, bytes.Clone(data))
+	return nil
+}
+
+func (t *tx) DeleteParts(_ context.Context, threadPK int64, field string) error {
+	t.queue(`DELETE FROM history WHERE thread = $1 AND run = -1 AND type = $2`, threadPK, field)
+	return nil
+}
+
+func (t *tx) SaveCheckpoint(_ context.Context, c dialect.CheckpointWrite) error {
+	if c.ValuesOnly {
+		t.queue(`UPDATE threads SET step = $1, state = $2, parts = $3, checkpoint_at = $4, updated_at = $5 WHERE pk = $6`,
+			c.Step, c.State, c.Parts, c.Now, c.Now, c.ThreadPK)
+		return nil
+	}
+	var status any
+	if c.Status != "" {
+		status = c.Status
+	}
+	t.queue(`UPDATE threads SET step = $1, message_count = $2, run_id = $3, route = $4,
+		state = $5, parts = $6, checkpoint_at = $7, updated_at = $8, status = coalesce($9, status) WHERE pk = $10`,
+		c.Step, c.Messages, c.RunID, c.Route, c.State, c.Parts, c.Now, c.Now, status, c.ThreadPK)
+	return nil
+}
+
+// RunChanged sends the run's id on dialect.ChannelEvents; Postgres
+// delivers it when the transaction commits.
+func (t *tx) RunChanged(_ context.Context, runID string) error {
+	t.queue(`SELECT pg_notify($1, $2)`, dialect.ChannelEvents, runID)
+	return nil
+}
+
+func (t *tx) SetAppValue(_ context.Context, key, value string, now int64) error {
+	t.queue(`INSERT INTO app_values (key, value, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, key, value, now)
+	return nil
+}
+
+// Leases are judged by the database's clock (at is not used): replicas
+// on many machines never compare their own clocks.
+
+func (t *tx) InsertOwner(ctx context.Context, o dialect.Owner, _ time.Time, lease time.Duration) (int64, error) {
+	var pk int64
+	err := t.queryRow(ctx, `INSERT INTO owners(pid, host, expires_at)
+		VALUES ($1, $2, now() + $3 * interval '1 microsecond') RETURNING pk`, []any{o.PID, o.Host, lease.Microseconds()}, &pk)
+	return pk, err
+}
+
+// claimOwner renews the lease a full term, bringing the owner row back if
+// another store removed it (its runs stay interrupted: recovery took them).
+const claimOwner = `INSERT INTO owners(pk, pid, host, expires_at)
+	VALUES ($1, $2, $3, now() + $4 * interval '1 microsecond')
+	ON CONFLICT (pk) DO UPDATE SET expires_at = excluded.expires_at`
+
+func (t *tx) RenewOwner(_ context.Context, pk int64, o dialect.Owner, _ time.Time, lease time.Duration) error {
+	t.queue(claimOwner, pk, o.PID, o.Host, lease.Microseconds())
+	return nil
+}
+
+// Owners never gives a host key: replicas of one database run on many
+// machines, and the lease is the one rule all of them share.
+func (t *tx) Owners(ctx context.Context, self int64, _ time.Time) ([]dialect.OwnerRow, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := t.tx.Query(ctx, `SELECT pk, pid, '', '', expires_at < now() FROM owners WHERE pk != $1`, self)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return dialect.ScanOwners(rows)
+}
+
+func (t *tx) DeleteOwner(_ context.Context, pk int64) error {
+	t.queue(`DELETE FROM owners WHERE pk = $1`, pk)
+	return nil
+}
+
+// InterruptOrphans locks the threads first, in pk order, as every other
+// write locks them first: the thread row, then its run.
+func (t *tx) InterruptOrphans(ctx context.Context, status, threadStatus, errText string, now int64) (int, error) {
+	if err := t.flush(ctx); err != nil {
+		return 0, err
+	}
+	rows, err := t.tx.Query(ctx, `SELECT t.pk, r.pk FROM runs r JOIN threads t ON t.pk = r.thread
+		WHERE r.status = 'running' AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = r.owner)
+		ORDER BY t.pk FOR UPDATE OF t, r`)
+	if err != nil {
+		return 0, err
+	}
+	threads, runs, err := scanPairs(rows)
+	if err != nil || len(runs) == 0 {
+		return 0, err
+	}
+	t.queue(`UPDATE threads SET status = $1, updated_at = $2 WHERE pk = ANY($3)`, threadStatus, now, threads)
+	t.queue(`UPDATE runs SET status = $1, error = $2, updated_at = $3 WHERE pk = ANY($4) AND status = 'running'`,
+		status, errText, now, runs)
+	return len(runs), nil
+}
+
+// scanPairs reads rows of two bigints.
+func scanPairs(rows pgx.Rows) (a, b []int64, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		var x, y int64
+		if err := rows.Scan(&x, &y); err != nil {
+			return nil, nil, err
+		}
+		a, b = append(a, x), append(b, y)
+	}
+	return a, b, rows.Err()
+}

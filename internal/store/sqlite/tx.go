@@ -1,0 +1,203 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// tx is a write transaction on the writer connection: the caller of
+// write holds mu, so nothing else writes meanwhile and no row needs a
+// lock of its own.
+type tx struct{ s *DB }
+
+var _ dialect.Tx = tx{}
+
+func (t tx) Latest(ctx context.Context, threadID string, each func(dialect.CheckpointRow) error) error {
+	return scanLatest(ctx, t.s.st.latestW, threadID, each)
+}
+
+func (t tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
+	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return 0, cmp.Or(err, dialect.ErrTaken)
+	}
+	return res.LastInsertId()
+}
+
+func (t tx) LockThread(ctx context.Context, id string) (dialect.ThreadLock, error) {
+	var l dialect.ThreadLock
+	err := t.s.st.lockThread.QueryRowContext(ctx, id).Scan(&l.PK, &l.Step, &l.Parts, &l.Running)
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, dialect.ErrNoRow
+	}
+	return l, err
+}
+
+func (t tx) SetThreadStatus(ctx context.Context, threadPK int64, status string, now int64) error {
+	_, err := t.s.st.setThread.ExecContext(ctx, status, now, threadPK)
+	return err
+}
+
+// deleteThreadStatements delete a thread (its pk is the one argument) and
+// everything that belongs to it, children first.
+var deleteThreadStatements = []string{
+	`DELETE FROM history WHERE thread = ?`,
+	`DELETE FROM runs WHERE thread = ?`,
+	`DELETE FROM threads WHERE pk = ?`,
+}
+
+func (t tx) DeleteThread(ctx context.Context, threadPK int64) error {
+	for _, stmt := range deleteThreadStatements {
+		if _, err := t.s.conn.ExecContext(ctx, stmt, threadPK); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
+	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner)
+	var e *sqlite.Error
+	if errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+		if strings.Contains(e.Error(), "runs.thread") { // the runs_running index
+			return dialect.ErrRunning
+		}
+		return dialect.ErrTaken
+	}
+	return err
+}
+
+func (t tx) LockRun(ctx context.Context, runID string) (dialect.RunLock, error) {
+	var l dialect.RunLock
+	err := t.s.st.lockRun.QueryRowContext(ctx, runID).Scan(&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Parts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, dialect.ErrNoRow
+	}
+	return l, err
+}
+
+func (t tx) FinishRun(ctx context.Context, runPK int64, status, errText string, output []byte, now int64) error {
+	var out any
+	if output != nil {
+		out = string(output)
+	}
+	_, err := t.s.st.finishRun.ExecContext(ctx, status, errText, out, now, runPK)
+	return err
+}
+
+func (t tx) InsertMessages(ctx context.Context, threadPK, first int64, data []string) error {
+	for i, d := range data {
+		if _, err := t.s.st.insertMessage.ExecContext(ctx, threadPK, first+int64(i), d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InsertEvent stores plain data as TEXT and compressed data as a BLOB.
+func (t tx) InsertEvent(ctx context.Context, threadPK, runPK int64, ev dialect.EventRow) error {
+	var data any = ev.Data
+	if ev.Codec == 0 {
+		data = string(ev.Data)
+	}
+	_, err := t.s.st.insertEvent.ExecContext(ctx, threadPK, runPK, ev.Seq, ev.Type, ev.Codec, data)
+	return err
+}
+
+func (t tx) InsertPart(ctx context.Context, threadPK, seq int64, field string, data []byte) error {
+	_, err := t.s.st.insertPart.ExecContext(ctx, threadPK, seq, field, string(data))
+	return err
+}
+
+func (t tx) DeleteParts(ctx context.Context, threadPK int64, field string) error {
+	_, err := t.s.st.deleteParts.ExecContext(ctx, threadPK, field)
+	return err
+}
+
+func (t tx) SaveCheckpoint(ctx context.Context, c dialect.CheckpointWrite) error {
+	if c.ValuesOnly {
+		_, err := t.s.st.saveValues.ExecContext(ctx, c.Step, c.State, c.Parts, c.Now, c.Now, c.ThreadPK)
+		return err
+	}
+	var status any
+	if c.Status != "" {
+		status = c.Status
+	}
+	_, err := t.s.st.saveCheckpoint.ExecContext(ctx,
+		c.Step, c.Messages, c.RunID, c.Route, c.State, c.Parts, c.Now, c.Now, status, c.ThreadPK)
+	return err
+}
+
+// RunChanged does nothing: no other process follows an SQLite store's
+// runs.
+func (tx) RunChanged(context.Context, string) error { return nil }
+
+func (t tx) SetAppValue(ctx context.Context, key, value string, now int64) error {
+	_, err := t.s.conn.ExecContext(ctx, `INSERT INTO app_values (key, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, key, value, now)
+	return err
+}
+
+// Leases are Unix nanoseconds by the writer's clock: the processes that
+// share a file share a machine.
+
+func (t tx) InsertOwner(ctx context.Context, o dialect.Owner, at time.Time, lease time.Duration) (int64, error) {
+	var pk int64
+	err := t.s.st.insertOwner.QueryRowContext(ctx, o.PID, o.Host, o.HostKey, o.ProcStart, at.UnixNano(), at.UnixNano()+int64(lease)).Scan(&pk)
+	return pk, err
+}
+
+func (t tx) RenewOwner(ctx context.Context, pk int64, o dialect.Owner, at time.Time, lease time.Duration) error {
+	_, err := t.s.st.claimOwner.ExecContext(ctx, pk, o.PID, o.Host, o.HostKey, o.ProcStart, at.UnixNano(), at.UnixNano()+int64(lease))
+	return err
+}
+
+func (t tx) Owners(ctx context.Context, self int64, at time.Time) ([]dialect.OwnerRow, error) {
+	rows, err := t.s.st.owners.QueryContext(ctx, at.UnixNano(), self)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return dialect.ScanOwners(rows)
+}
+
+func (t tx) DeleteOwner(ctx context.Context, pk int64) error {
+	_, err := t.s.st.deleteOwner.ExecContext(ctx, pk)
+	return err
+}
+
+// recoverThreads and recoverRuns are InterruptOrphans' statements: they
+// take the running runs whose owner has no row. Both find the running runs
+// through the runs_running index, which holds only those, and each owner
+// by its pk, so recovery takes as long as there are runs running, whatever
+// the size of the store.
+const (
+	recoverThreads = `UPDATE threads SET status = ?, updated_at = ?
+		WHERE pk IN (SELECT thread FROM runs r WHERE status = 'running'
+			AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = r.owner))`
+	recoverRuns = `UPDATE runs SET status = ?, error = ?, updated_at = ? WHERE status = 'running'
+		AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = runs.owner)`
+)
+
+func (t tx) InterruptOrphans(ctx context.Context, status, threadStatus, errText string, now int64) (int, error) {
+	if _, err := t.s.conn.ExecContext(ctx, recoverThreads, threadStatus, now); err != nil {
+		return 0, err
+	}
+	res, err := t.s.conn.ExecContext(ctx, recoverRuns, status, errText, now)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
