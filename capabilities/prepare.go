@@ -337,6 +337,18 @@ func (p *Prepared) Tool(name string) Tool {
 	return nil
 }
 
+// AppTools returns the names of the route's app tools (registered by the
+// app, not contributed by a capability), in the order of Tools.
+func (p *Prepared) AppTools() []string {
+	var names []string
+	for _, t := range p.Tools {
+		if name := t.Spec().Name; p.owners[name] == nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // Worker returns the route as a worker of a RunStrategy sees it (see
 // WorkerFilter): its prompt, state fields and app tools and, of the
 // capabilities, only the tools a WorkerFilter keeps and the prompt
