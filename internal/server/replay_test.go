@@ -182,8 +182,14 @@ func TestReplayPagesWholeLog(t *testing.T) {
 	if chunks != run.chunks || full[len(full)-1].Type != stream.TypeDone {
 		t.Fatalf("the replay has %d chunks and ends with %s, want %d chunks then done", chunks, full[len(full)-1].Type, run.chunks)
 	}
+	if tail := rejoin(t, run, full[len(full)-1].ID); len(tail) != 0 {
+		t.Errorf("rejoin after the done event: %d events, want none", len(tail))
+	}
 	for _, after := range []int64{1, 300, full[len(full)-2].ID} {
 		tail := rejoin(t, run, after)
+		if len(tail) == 0 {
+			t.Fatalf("rejoin after %d: no events", after)
+		}
 		want := full[after-full[0].ID+1:]
 		if len(tail) != len(want) || tail[0].ID != want[0].ID || string(tail[len(tail)-1].Data) != string(want[len(want)-1].Data) {
 			t.Errorf("after %d: %d events from id %d, want %d from id %d", after, len(tail), tail[0].ID, len(want), want[0].ID)
@@ -200,9 +206,5 @@ func rejoin(t *testing.T, run bigRun, after int64) []stream.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := readSSE(t, resp)
-	if len(events) == 0 {
-		t.Fatalf("rejoin after %d: no events", after)
-	}
-	return events
+	return readSSE(t, resp)
 }
