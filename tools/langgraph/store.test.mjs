@@ -1,8 +1,19 @@
 // The LangGraph SDK's store client against the stock dawn binary: items
-// put, read, searched, listed and deleted through client.store.
+// put, read, searched, listed and deleted through client.store. It needs
+// only DAWN_URL; with DAWN_REPLICA_URL, a second replica on the same
+// Postgres (reliability/store_replicas_test.go), it also checks that an
+// item put through one replica is found through the other.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { client } from "./helpers.mjs";
+import { Client } from "@langchain/langgraph-sdk";
+
+const apiUrl = process.env.DAWN_URL;
+const replicaUrl = process.env.DAWN_REPLICA_URL;
+if (!apiUrl) throw new Error("DAWN_URL is not set: run these tests with `go test ./e2e -run TestLangGraphClients`, which starts the server");
+
+function client(url = apiUrl) {
+  return new Client({ apiUrl: url, callerOptions: { maxRetries: 0 } });
+}
 
 test("store: putItem, getItem, searchItems, listNamespaces, deleteItem", async () => {
   const c = client();
@@ -39,4 +50,15 @@ test("store: putItem, getItem, searchItems, listNamespaces, deleteItem", async (
 
   await assert.rejects(c.store.putItem(["users"], "k", [1, 2]), /HTTP 400.*value: .*JSON object/);
   await assert.rejects(c.store.putItem([], "k", { a: 1 }), /HTTP 400.*namespace/);
+});
+
+test("store: an item put through one replica is found through another", { skip: !replicaUrl && "DAWN_REPLICA_URL is not set" }, async () => {
+  const a = client();
+  const b = client(replicaUrl);
+  await a.store.putItem(["memories", "shared"], "m1", { text: "The deploy window is Friday at noon" });
+  const found = await b.store.searchItems(["memories"], { query: "deploy window" });
+  assert.deepEqual(found.items.map((i) => [i.namespace, i.key, i.value.text]), [[["memories", "shared"], "m1", "The deploy window is Friday at noon"]]);
+  assert.deepEqual((await b.store.listNamespaces({ prefix: ["memories"] })).namespaces, [["memories", "shared"]]);
+  await b.store.deleteItem(["memories", "shared"], "m1");
+  assert.equal(await a.store.getItem(["memories", "shared"], "m1"), null);
 });
