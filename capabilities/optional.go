@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"gopkg.in/yaml.v3"
@@ -230,11 +231,19 @@ type StrategyResult struct {
 
 // WorkerFilter is a marker whose tools a worker keeps. A worker is a fresh
 // agent on a route that runs one step for a RunStrategy: it has the route's
-// prompt, state fields and app tools, but no capability's prompts,
-// transformers or hooks and, unless the capability's WorkerKeeps says so,
-// none of its tools, so the run's own plan does not steer the step.
+// prompt, state fields and app tools, but no capability's transformers or
+// hooks, no capability's prompts unless it is a WorkerPrompter and, unless
+// the capability's WorkerKeeps says so, none of its tools, so the run's own
+// plan does not steer the step.
 type WorkerFilter interface {
 	WorkerKeeps(tool string) bool
+}
+
+// WorkerPrompter is a marker whose prompt fragments a worker keeps, as
+// every agent of a route follows its standing instructions. A worker drops
+// the prompt fragments of every other capability.
+type WorkerPrompter interface {
+	WorkerKeepsPrompts() bool
 }
 
 // MessageMetadata is a marker that stores data of its own on thread
@@ -292,4 +301,28 @@ type ToolSource interface {
 	// connections). The CLI calls it on the registered markers on its way
 	// out.
 	Stop()
+}
+
+type savedToolListsKey struct{}
+
+// WithSavedToolLists marks ctx for a command that only reads an app (dawn
+// routes, check, typegen): a ToolSource may then answer AppTools from a
+// listing it saved before, instead of starting a server to list its tools.
+func WithSavedToolLists(ctx context.Context) context.Context {
+	return context.WithValue(ctx, savedToolListsKey{}, true)
+}
+
+// SavedToolListsOK reports whether ctx allows a saved tool listing (see
+// WithSavedToolLists).
+func SavedToolListsOK(ctx context.Context) bool {
+	ok, _ := ctx.Value(savedToolListsKey{}).(bool)
+	return ok
+}
+
+// RouteDetector is a marker whose files may sit outside the route folder,
+// such as the app folder's AGENTS.md or skills/ (see router.Route.AppDir).
+// Prepare asks DetectRoute in place of Marker.Detect. file is relative to
+// the route folder, or absolute.
+type RouteDetector interface {
+	DetectRoute(route *router.Route) (file string, ok bool)
 }

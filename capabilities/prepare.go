@@ -19,6 +19,15 @@ import (
 // register a tool with this name.
 const ReservedToolName = "task"
 
+// ReservedToolNames are the names of the tools the runtime and Dawn's
+// capabilities provide, or will: an app may register no tool with one of
+// them, so that a capability switched on later never collides with it.
+var ReservedToolNames = []string{
+	"readFile", "writeFile", "editFile", "listDir", "glob",
+	"readSkill", "readSkillFile", "remember", "recall",
+	"readToolOutput", ReservedToolName, "writeTodos",
+}
+
 // AppTool is a tool the app registers in Go, shared by every route or scoped
 // to one route id.
 type AppTool struct {
@@ -65,6 +74,9 @@ type Prepared struct {
 	// owners maps each capability tool's name to the marker that
 	// contributed it; a tool not in it is the app's.
 	owners map[string]Marker
+	// promptOwners holds, for each of Prompts, the marker that
+	// contributed it.
+	promptOwners []Marker
 }
 
 // Input is what Prepare needs besides the route.
@@ -170,8 +182,8 @@ func (b *preparation) appTools() {
 		if (t.Route != "" && t.Route != b.route.ID) || (len(allowed) > 0 && !slices.Contains(allowed, name)) {
 			continue
 		}
-		if name == ReservedToolName {
-			b.fail("", "", "%s is named %q, which is reserved for subagents; rename the tool", t.origin(), ReservedToolName)
+		if slices.Contains(ReservedToolNames, name) {
+			b.fail("", "", "%s is named %q, which is reserved for Dawn's built-in tools (%s); rename the tool", t.origin(), name, strings.Join(ReservedToolNames, ", "))
 			continue
 		}
 		if other, ok := b.userTool(name); ok {
@@ -187,7 +199,7 @@ func (b *preparation) appTools() {
 // its contribution.
 func (b *preparation) marker(ctx context.Context, m Marker) {
 	name := m.Name()
-	file, ok, err := detect(m, b.route.Dir)
+	file, ok, err := detect(m, b.route)
 	if err != nil {
 		b.fail(name, "detect", "%v", err)
 		return
@@ -195,7 +207,10 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	if !ok {
 		return
 	}
-	path := filepath.Join(b.route.Dir, file)
+	path := file
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(b.route.Dir, file)
+	}
 	c, err := load(ctx, m, b.route, path)
 	if err != nil {
 		b.fail(name, "load", "%v", err)
@@ -210,6 +225,9 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	}
 	p := b.p
 	p.Prompts = append(p.Prompts, c.Prompts...)
+	for range c.Prompts {
+		p.promptOwners = append(p.promptOwners, m)
+	}
 	p.Transformers = append(p.Transformers, c.Transformers...)
 	if c.Hooks != nil {
 		p.Hooks = append(p.Hooks, c.Hooks)
@@ -282,13 +300,17 @@ func (b *preparation) toolsList() {
 	}
 }
 
-func detect(m Marker, dir string) (file string, ok bool, err error) {
+func detect(m Marker, route *router.Route) (file string, ok bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	file, ok = m.Detect(dir)
+	if rd, is := m.(RouteDetector); is {
+		file, ok = rd.DetectRoute(route)
+		return file, ok, nil
+	}
+	file, ok = m.Detect(route.Dir)
 	return file, ok, nil
 }
 
@@ -315,12 +337,33 @@ func (p *Prepared) Tool(name string) Tool {
 	return nil
 }
 
+// AppTools returns the names of the route's app tools (registered by the
+// app, not contributed by a capability), in the order of Tools.
+func (p *Prepared) AppTools() []string {
+	var names []string
+	for _, t := range p.Tools {
+		if name := t.Spec().Name; p.owners[name] == nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // Worker returns the route as a worker of a RunStrategy sees it (see
 // WorkerFilter): its prompt, state fields and app tools and, of the
-// capabilities, only the tools a WorkerFilter keeps. p is not changed.
+// capabilities, only the tools a WorkerFilter keeps and the prompt
+// fragments of a WorkerPrompter. p is not changed.
 func (p *Prepared) Worker() *Prepared {
 	w := *p
-	w.Prompts, w.Transformers, w.Hooks, w.Tools = nil, nil, nil, nil
+	w.Prompts, w.Transformers, w.Hooks, w.Tools, w.promptOwners = nil, nil, nil, nil, nil
+	for i, render := range p.Prompts {
+		if i < len(p.promptOwners) {
+			if k, ok := p.promptOwners[i].(WorkerPrompter); ok && k.WorkerKeepsPrompts() {
+				w.Prompts = append(w.Prompts, render)
+				w.promptOwners = append(w.promptOwners, p.promptOwners[i])
+			}
+		}
+	}
 	for _, t := range p.Tools {
 		name := t.Spec().Name
 		if m, owned := p.owners[name]; owned {

@@ -65,7 +65,7 @@ func serveGated(t *testing.T) (api, gates string) {
 	h := apptest.New(t, filepath.Join(repoRoot(t), "examples", "app"), g, apptest.Options{
 		StorePath: filepath.Join(t.TempDir(), "gated.db"),
 		// The example's support route lists lookupAccount; the offline
-		// model never calls it.
+		// model calls it once, after the plan.
 		Tools: dawn.Tools(dawn.RouteTool("/support/[tenant]", "lookupAccount", "Look up a customer's account by email.",
 			func(context.Context, struct {
 				Email string `json:"email"`

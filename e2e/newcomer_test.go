@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -82,6 +83,18 @@ func checkNewApp(t *testing.T, env newcomer, dir string) {
 	body := postRun(t, url+"/threads/demo/runs/wait", `{"route":"/assistant","input":{"messages":[{"role":"user","content":"Count the words of: hello brave new world"}]}}`)
 	if !strings.Contains(body, "Write the answer") {
 		t.Errorf("runs/wait on the new app has no plan.md todos:\n%s", body)
+	}
+	// The offline model calls the app's Go tool with the user's text.
+	var values struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(body), &values); err != nil || len(values.Messages) == 0 {
+		t.Fatalf("runs/wait on the new app answered %s: %v", body, err)
+	}
+	if answer := values.Messages[len(values.Messages)-1].Content; !strings.Contains(answer, `countWords answered "{\"words\":8}"`) {
+		t.Errorf("the offline answer = %q, want it to quote countWords counting 8 words", answer)
 	}
 }
 

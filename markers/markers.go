@@ -13,14 +13,20 @@ import (
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/mcptools"
 	"github.com/dawn-go/dawn/longmemory"
+	"github.com/dawn-go/dawn/memory"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/skills"
 	"github.com/dawn-go/dawn/workspace"
 )
 
 // All returns every capability marker in the fixed order markers run.
+// Standing instructions and skills come first: their prompt fragments do
+// not change from turn to turn, so they sit before those that do.
 func All() []capabilities.Marker {
 	return []capabilities.Marker{
+		memory.Marker(),
+		skills.Marker(),
 		planning.Marker(),
 		harness.Marker(),
 		planfirst.Marker(),

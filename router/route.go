@@ -1,5 +1,10 @@
 package router
 
+import (
+	"path/filepath"
+	"strings"
+)
+
 // Kinds of route.
 const (
 	KindAgent    = "agent"
@@ -77,4 +82,17 @@ type Route struct {
 	// Subagents maps a subagent's name (its folder name) to its route id;
 	// nil when the route has none.
 	Subagents map[string]string
+}
+
+// AppDir returns the app folder the route was found in: Dir without
+// RelDir. A route built by hand with no RelDir gives Dir.
+func (r *Route) AppDir() string {
+	if r.RelDir == "" {
+		return r.Dir
+	}
+	rel := string(filepath.Separator) + filepath.FromSlash(r.RelDir)
+	if dir, ok := strings.CutSuffix(filepath.Clean(r.Dir), rel); ok {
+		return dir
+	}
+	return r.Dir
 }

@@ -149,41 +149,13 @@ const byteOrderMark = "\xef\xbb\xbf"
 // valid until the next call. A line cut off by the end of the stream is
 // discarded, as the rules say.
 func (r *Reader) readLine() ([]byte, error) {
-	if !r.begun {
-		for r.end-r.start < len(byteOrderMark) && r.err == nil {
-			r.fill()
-		}
-		if bytes.HasPrefix(r.buf[r.start:r.end], []byte(byteOrderMark)) {
-			r.start += len(byteOrderMark)
-		}
-		r.begun = true
-	}
-	if r.skipLF {
-		if r.start == r.end && r.err == nil {
-			r.fill()
-		}
-		if r.start < r.end && r.buf[r.start] == '\n' {
-			r.start++
-		}
-		r.skipLF = false
-	}
+	r.skipByteOrderMark()
+	r.skipPendingLF()
 	scanned := 0 // bytes after start known to hold no line end
 	for {
 		rest := r.buf[r.start+scanned : r.end]
 		if i := indexLineEnd(rest); i >= 0 {
-			lineEnd := r.start + scanned + i
-			line := r.buf[r.start:lineEnd]
-			r.start = lineEnd + 1
-			if r.buf[lineEnd] == '\r' {
-				if r.start < r.end {
-					if r.buf[r.start] == '\n' {
-						r.start++
-					}
-				} else {
-					r.skipLF = true
-				}
-			}
-			return line, nil
+			return r.takeLine(r.start + scanned + i), nil
 		}
 		scanned = r.end - r.start
 		if r.err != nil {
@@ -192,6 +164,54 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		r.fill()
 	}
+}
+
+// skipByteOrderMark drops a byte order mark at the start of the stream,
+// once.
+func (r *Reader) skipByteOrderMark() {
+	if r.begun {
+		return
+	}
+	for r.end-r.start < len(byteOrderMark) && r.err == nil {
+		r.fill()
+	}
+	if bytes.HasPrefix(r.buf[r.start:r.end], []byte(byteOrderMark)) {
+		r.start += len(byteOrderMark)
+	}
+	r.begun = true
+}
+
+// skipPendingLF drops the "\n" of a "\r\n" whose "\r" ended the last
+// line at the end of the buffer.
+func (r *Reader) skipPendingLF() {
+	if !r.skipLF {
+		return
+	}
+	if r.start == r.end && r.err == nil {
+		r.fill()
+	}
+	if r.start < r.end && r.buf[r.start] == '\n' {
+		r.start++
+	}
+	r.skipLF = false
+}
+
+// takeLine returns the line from start to lineEnd, the index of its "\r"
+// or "\n", and moves past its terminator: a "\r\n" is one terminator, and
+// a "\r" at the end of the buffer leaves skipLF for the next line.
+func (r *Reader) takeLine(lineEnd int) []byte {
+	line := r.buf[r.start:lineEnd]
+	r.start = lineEnd + 1
+	if r.buf[lineEnd] != '\r' {
+		return line
+	}
+	switch {
+	case r.start == r.end:
+		r.skipLF = true
+	case r.buf[r.start] == '\n':
+		r.start++
+	}
+	return line
 }
 
 // indexLineEnd returns the index of the first "\r" or "\n" in b, or -1.

@@ -74,6 +74,7 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 	ctx = models.WithAttemptObserver(ctx, func(a models.Attempt) {
 		l.emit(stream.New(stream.TypeModelRetry, a.EventData()))
 	})
+	ctx = models.WithAppTools(ctx, l.cfg.Route.AppTools())
 	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state)
 	if err != nil {
 		return nil, stream.Event{}, err

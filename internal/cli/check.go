@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/dawn-go/dawn/capabilities"
 
 	"github.com/dawn-go/dawn/internal/eval"
 	"github.com/spf13/cobra"
@@ -19,7 +20,7 @@ every problem with its file, then warnings, and exits 1 if there was any
 problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := loadApp(cmd.Context(), cfg, dir)
+			a, err := loadApp(capabilities.WithSavedToolLists(cmd.Context()), cfg, dir)
 			out := cmd.OutOrStdout()
 			problems := splitJoined(err)
 			if a != nil && a.Tree != nil {

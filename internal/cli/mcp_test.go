@@ -43,3 +43,36 @@ func TestRoutesShowsMCPServers(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutesReuseSavedMCPListing: dawn routes and check answer from the
+// tool listing a first load saved, without starting the server again
+// (here it could not start: its binary is gone); a serving command would
+// list afresh.
+func TestRoutesReuseSavedMCPListing(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "mcp-server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("building the test MCP server: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"desk/agent.md": "---\ndescription: Desk\ntools: [test_echo]\n---\nYou help.\n",
+		"dawn.yaml":     "mcp:\n  test:\n    command: " + bin + "\n",
+	})
+	run := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := cli.Run(append(args, "--app", dir), cli.Config{Stock: true, Stdout: &stdout, Stderr: &stderr})
+		return code, stdout.String() + stderr.String()
+	}
+	if code, out := run("routes"); code != 0 {
+		t.Fatalf("first routes exited %d:\n%s", code, out)
+	}
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"routes", "check"} {
+		code, out := run(cmd)
+		if code != 0 || (cmd == "routes" && !strings.Contains(out, "tools: test_add, test_echo")) {
+			t.Errorf("%s after the server's binary went: exit %d, want 0 from the saved listing:\n%s", cmd, code, out)
+		}
+	}
+}

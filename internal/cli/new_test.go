@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -62,6 +63,25 @@ func TestNewAppRunsAndPassesItsTest(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), "Write the answer") {
 		t.Fatalf("runs/wait on the new app = %d %s, want 200 with the plan.md todos", resp.StatusCode, data)
 	}
+	// The offline model calls the app's Go tool with the user's text.
+	if answer := lastMessage(t, data); !strings.Contains(answer, `countWords answered "{\"words\":8}"`) {
+		t.Errorf("the offline answer = %q, want it to quote countWords counting 8 words", answer)
+	}
+}
+
+// lastMessage returns the content of the last message of a runs/wait
+// answer.
+func lastMessage(t *testing.T, values []byte) string {
+	t.Helper()
+	var v struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(values, &v); err != nil || len(v.Messages) == 0 {
+		t.Fatalf("runs/wait answered %s: %v", values, err)
+	}
+	return v.Messages[len(v.Messages)-1].Content
 }
 
 // TestNewRefusesAFolderWithFiles keeps dawn new from writing over work.

@@ -22,7 +22,7 @@ With --json it prints a JSON array (id, dir, kind, params, capabilities, and
 for planning the seed todos) for tools to read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := loadApp(cmd.Context(), cfg, dir)
+			a, err := loadApp(capabilities.WithSavedToolLists(cmd.Context()), cfg, dir)
 			if a == nil || a.Tree == nil {
 				return appProblem(err)
 			}

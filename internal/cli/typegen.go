@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/dawn-go/dawn/capabilities"
 	"go/token"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ problems; run dawn check to see them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			a, err := loadApp(cmd.Context(), cfg, dir)
+			a, err := loadApp(capabilities.WithSavedToolLists(cmd.Context()), cfg, dir)
 			if err != nil {
 				for _, p := range splitJoined(err) {
 					fmt.Fprintln(stderr, "error:", p)

@@ -86,8 +86,9 @@ func withoutFenceInfo(text string) string {
 //   - sh made only of curl commands to 127.0.0.1:PORT: examples/app
 //     TestReadmeExamples (run against the example app);
 //   - the README's other sh blocks: e2e TestNewcomerPath;
-//   - readme:stream, readme:agui, readme:langgraph and
-//     readme:langgraph-interrupt markers: the tests that look for them.
+//   - readme:stream, readme:agui, readme:langgraph,
+//     readme:langgraph-interrupt and docs:aimock-fixture markers: the tests
+//     that look for them.
 func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	blocks, err := Blocks(root)
 	if err != nil {
@@ -107,7 +108,7 @@ func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	}
 }
 
-var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt"}
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture"}
 
 // checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
 // checks b.

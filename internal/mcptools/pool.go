@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -153,7 +154,9 @@ func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "dawn", Version: "v0"}, nil)
+	stop := c.sayWhenSlow()
 	s, err := client.Connect(ctx, t, nil)
+	stop()
 	if err != nil {
 		if tail := stderr.String(); tail != "" {
 			err = fmt.Errorf("%w; the server wrote: %s", err, tail)
@@ -198,6 +201,9 @@ func (c *conn) list(ctx context.Context) ([]*mcp.Tool, error) {
 	}
 	live, cached := c.liveLocked(), c.tools
 	c.mu.Unlock()
+	if live == nil && cached == nil && capabilities.SavedToolListsOK(ctx) {
+		cached, _ = savedListing(c.dir, c.server)
+	}
 	if live == nil && cached != nil {
 		return cached, nil
 	}
@@ -224,6 +230,7 @@ func (c *conn) list(ctx context.Context) ([]*mcp.Tool, error) {
 	c.mu.Lock()
 	c.tools = tools
 	c.mu.Unlock()
+	saveListing(c.dir, c.server, tools)
 	return tools, nil
 }
 

@@ -53,6 +53,9 @@
 // # Offline
 //
 // The offline model works through the route's plan one writeTodos call at a
-// time and then answers briefly. It calls a "task" subagent once first when
-// one is offered, and never calls any other tool.
+// time, then calls each of the route's app tools once, in name order, and
+// then answers briefly, quoting what the tools returned. It calls a "task"
+// subagent once first when one is offered. Which tools are the app's, not a
+// capability's, the agent loop tells it with each call's context
+// (WithAppTools); it calls no other tool.
 package models

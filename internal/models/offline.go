@@ -28,13 +28,17 @@ type offlineModel struct{}
 // NewOffline returns the built-in model that needs no network. Per call it
 // (1) hands the user's text to the first subagent once, when a "task" tool is
 // offered; else (2) advances the plan by one step with "writeTodos", when that
-// tool is offered and the plan is not finished; else (3) answers with a short
-// text, streamed in a few chunks. The same messages always give the same
-// answer.
+// tool is offered and the plan is not finished; else (3) calls the next app
+// tool the call offers, in name order, that it has not called since the user
+// last spoke (app tools are those the context names, see WithAppTools), with
+// arguments built from its schema (see argsFromSchema); else (4) answers with
+// a short text quoting each app tool's result, streamed in a few chunks. The
+// same messages always give the same answer.
 func NewOffline() llms.Model { return offlineModel{} }
 
 // GenerateContent answers one model turn: a capability's scripted reply,
-// else the task call, else the next step of the plan, else the answer. The
+// else the task call, else the next step of the plan, else the next app
+// tool call, else the answer. The
 // scripts come from ctx (see WithMarkers).
 func (offlineModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	if err := ctx.Err(); err != nil {
@@ -63,7 +67,11 @@ func (offlineModel) GenerateContent(ctx context.Context, messages []llms.Message
 			return call, nil
 		}
 	}
-	text := offlineAnswer(t, plan, failures >= maxTodoFailures)
+	appTools := appToolsFrom(ctx)
+	if call := t.nextAppTool(nextID, opts.Tools, appTools); call != nil {
+		return call, nil
+	}
+	text := offlineAnswer(t, plan, failures >= maxTodoFailures, t.appToolResults(appTools))
 	if err := streamWords(ctx, opts.StreamingFunc, text); err != nil {
 		return nil, err
 	}
@@ -137,7 +145,7 @@ func findTool(tools []llms.Tool, name string) *llms.FunctionDefinition {
 }
 
 // offlineAnswer is the final text: what was done, and how to get a real model.
-func offlineAnswer(t transcript, plan []item, gaveUp bool) string {
+func offlineAnswer(t transcript, plan []item, gaveUp bool, results []toolResult) string {
 	var b strings.Builder
 	b.WriteString("Offline model: ")
 	input := strconv.Quote(shorten(t.lastUser, 80))
@@ -156,6 +164,7 @@ func offlineAnswer(t transcript, plan []item, gaveUp bool) string {
 	if t.taskCalled && t.taskAnswer != "" {
 		b.WriteString(" The " + strconv.Quote(t.taskSubagent) + " subagent answered: " + strconv.Quote(shorten(t.taskAnswer, 80)) + ".")
 	}
+	b.WriteString(quoteResults(results))
 	b.WriteString(" Set DAWN_MODEL (for example openai:gpt-4o-mini) to use a real model.")
 	return b.String()
 }

@@ -203,19 +203,9 @@ func advancePlan(plan []item) ([]item, bool) {
 // firstEnum returns the first enum value of property prop in a JSON schema
 // given as a map, raw JSON or any value that marshals to one.
 func firstEnum(schema any, prop string) (string, bool) {
-	var raw []byte
-	switch s := schema.(type) {
-	case json.RawMessage:
-		raw = s
-	case []byte:
-		raw = s
-	case string:
-		raw = []byte(s)
-	default:
-		var err error
-		if raw, err = json.Marshal(schema); err != nil {
-			return "", false
-		}
+	raw, ok := schemaJSON(schema)
+	if !ok {
+		return "", false
 	}
 	var parsed struct {
 		Properties map[string]struct {

@@ -24,10 +24,16 @@ func taskToolWith(params any) llms.Tool {
 // final text.
 func offlineLoop(t *testing.T, messages []llms.MessageContent, tools []llms.Tool, answer func(call llms.ToolCall) string) ([]string, string) {
 	t.Helper()
+	return offlineLoopCtx(t, context.Background(), messages, tools, answer)
+}
+
+// offlineLoopCtx is offlineLoop with the context of every model call.
+func offlineLoopCtx(t *testing.T, ctx context.Context, messages []llms.MessageContent, tools []llms.Tool, answer func(call llms.ToolCall) string) ([]string, string) {
+	t.Helper()
 	m := NewOffline()
 	var lists []string
 	for turn := 0; turn < 20; turn++ {
-		resp, err := m.GenerateContent(context.Background(), messages, llms.WithTools(tools))
+		resp, err := m.GenerateContent(ctx, messages, llms.WithTools(tools))
 		if err != nil {
 			t.Fatal(err)
 		}

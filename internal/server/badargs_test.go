@@ -61,80 +61,99 @@ func TestToolCallWithInvalidJSONArguments(t *testing.T) {
 	for _, rt := range routes {
 		for name, args := range badArgs {
 			t.Run(rt.app+"/"+name, func(t *testing.T) {
+				enforced := rt.app == "enforced"
 				dir := supportApp(t)
-				if rt.app == "enforced" {
+				if enforced {
 					dir = enforcedApp(t, "corrections: 1\n", 1)
 				}
-				model := dawntest.Script()
-				for range 2 { // one run on runs/wait, one on runs/stream
-					model.Then(callWithArgs("writeTodos", args))
-					if rt.app == "enforced" {
-						model.CallTool("writeTodos", list(1, 1, false)) // the gate wants the plan done
-					}
-					model.Reply("Sorry, retrying later.")
-				}
-				h := apptest.New(t, dir, model, apptest.Options{})
+				h := apptest.New(t, dir, badArgsModel(args, enforced), apptest.Options{})
 				url := h.Serve(t)
-
-				// runs/wait
-				resp := post(t, url+"/threads/w/runs/wait", runBody(rt.route, "hi"))
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("runs/wait status %d: %s", resp.StatusCode, body)
-				}
-				var waited struct {
-					Messages []thread.Message `json:"messages"`
-				}
-				if err := json.Unmarshal(body, &waited); err != nil {
-					t.Fatalf("runs/wait body: %v in %s", err, body)
-				}
-				checkBadArgsMessages(t, waited.Messages, args)
-				var st struct {
-					Values json.RawMessage `json:"values"`
-				}
-				if code := getJSON(t, url+"/threads/w/state", &st); code != http.StatusOK {
-					t.Fatalf("state status %d", code)
-				}
-				// The state's messages also carry LangChain's type and id
-				// beside Dawn's fields, for the LangGraph dialect.
-				if !jsonEqual(withoutLangChainFields(t, st.Values), body) {
-					t.Fatalf("saved state differs from runs/wait:\nstate %s\nwait  %s", st.Values, body)
-				}
-
-				// runs/stream
-				events := readSSE(t, post(t, url+"/threads/s/runs/stream", runBody(rt.route, "hi")))
-				if last := events[len(events)-1]; last.Type != stream.TypeDone || strings.Contains(string(last.Data), `"error"`) {
-					t.Fatalf("stream ended with %s %s", last.Type, last.Data)
-				}
-				errs := toolErrors(events)
-				if len(errs) != 1 || json.Valid([]byte(args)) != !strings.Contains(errs[0], "not valid JSON") {
-					t.Fatalf("tool errors = %q", errs)
-				}
-				streamed := toolCallInput(t, events, "call_bad")
-				var done struct {
-					Output struct {
-						Messages []thread.Message `json:"messages"`
-					} `json:"output"`
-				}
-				if err := json.Unmarshal(events[len(events)-1].Data, &done); err != nil {
-					t.Fatal(err)
-				}
-				saved := checkBadArgsMessages(t, done.Output.Messages, args)
-				if !jsonEqual(streamed, saved) {
-					t.Fatalf("tool_call input streamed %s, saved %s", streamed, saved)
-				}
-				var state struct {
-					Values struct {
-						Messages []thread.Message `json:"messages"`
-					} `json:"values"`
-				}
-				getJSON(t, url+"/threads/s/state", &state)
-				if got := checkBadArgsMessages(t, state.Values.Messages, args); !jsonEqual(got, streamed) {
-					t.Fatalf("state keeps input %s, stream sent %s", got, streamed)
-				}
+				checkBadArgsWait(t, url, rt.route, args)
+				checkBadArgsStream(t, url, rt.route, args)
 			})
 		}
+	}
+}
+
+// badArgsModel scripts two runs (one on runs/wait, one on runs/stream)
+// that each call writeTodos with args, then answer; on an enforced route
+// the plan is finished first, as the gate wants.
+func badArgsModel(args string, enforced bool) *dawntest.ScriptedModel {
+	model := dawntest.Script()
+	for range 2 {
+		model.Then(callWithArgs("writeTodos", args))
+		if enforced {
+			model.CallTool("writeTodos", list(1, 1, false))
+		}
+		model.Reply("Sorry, retrying later.")
+	}
+	return model
+}
+
+// checkBadArgsWait runs on runs/wait: the answer keeps the bad call, and
+// the saved state is the same.
+func checkBadArgsWait(t *testing.T, url, route, args string) {
+	t.Helper()
+	resp := post(t, url+"/threads/w/runs/wait", runBody(route, "hi"))
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("runs/wait status %d: %s", resp.StatusCode, body)
+	}
+	var waited struct {
+		Messages []thread.Message `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &waited); err != nil {
+		t.Fatalf("runs/wait body: %v in %s", err, body)
+	}
+	checkBadArgsMessages(t, waited.Messages, args)
+	var st struct {
+		Values json.RawMessage `json:"values"`
+	}
+	if code := getJSON(t, url+"/threads/w/state", &st); code != http.StatusOK {
+		t.Fatalf("state status %d", code)
+	}
+	// The state's messages also carry LangChain's type and id beside
+	// Dawn's fields, for the LangGraph dialect.
+	if !jsonEqual(withoutLangChainFields(t, st.Values), body) {
+		t.Fatalf("saved state differs from runs/wait:\nstate %s\nwait  %s", st.Values, body)
+	}
+}
+
+// checkBadArgsStream runs on runs/stream: one tool error, which says
+// "not valid JSON" exactly when args is not, and the call's input is the
+// same on the stream, in the done event and in the saved state.
+func checkBadArgsStream(t *testing.T, url, route, args string) {
+	t.Helper()
+	events := readSSE(t, post(t, url+"/threads/s/runs/stream", runBody(route, "hi")))
+	if last := events[len(events)-1]; last.Type != stream.TypeDone || strings.Contains(string(last.Data), `"error"`) {
+		t.Fatalf("stream ended with %s %s", last.Type, last.Data)
+	}
+	errs := toolErrors(events)
+	if len(errs) != 1 || json.Valid([]byte(args)) != !strings.Contains(errs[0], "not valid JSON") {
+		t.Fatalf("tool errors = %q", errs)
+	}
+	streamed := toolCallInput(t, events, "call_bad")
+	var done struct {
+		Output struct {
+			Messages []thread.Message `json:"messages"`
+		} `json:"output"`
+	}
+	if err := json.Unmarshal(events[len(events)-1].Data, &done); err != nil {
+		t.Fatal(err)
+	}
+	saved := checkBadArgsMessages(t, done.Output.Messages, args)
+	if !jsonEqual(streamed, saved) {
+		t.Fatalf("tool_call input streamed %s, saved %s", streamed, saved)
+	}
+	var state struct {
+		Values struct {
+			Messages []thread.Message `json:"messages"`
+		} `json:"values"`
+	}
+	getJSON(t, url+"/threads/s/state", &state)
+	if got := checkBadArgsMessages(t, state.Values.Messages, args); !jsonEqual(got, streamed) {
+		t.Fatalf("state keeps input %s, stream sent %s", got, streamed)
 	}
 }
 

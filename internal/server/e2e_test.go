@@ -33,6 +33,20 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 	url := h.Serve(t)
 
 	events := readSSE(t, post(t, url+"/threads/t1/runs/stream", runBody("/support/acme", "Help me with my account")))
+	checkPlanStream(t, events)
+	checkFinalState(t, url)
+
+	// Restart: a new server on the same database file sees the same state.
+	h.Store.Close()
+	h2 := apptest.New(t, dir, dawntest.Script(), apptest.Options{StorePath: db})
+	checkFinalState(t, h2.Serve(t))
+}
+
+// checkPlanStream checks the events of TestStreamPlanOverHTTP's run: the
+// types in order with consecutive ids, the first plan_update, and the
+// answer's chunks as bare JSON strings.
+func checkPlanStream(t *testing.T, events []stream.Event) {
+	t.Helper()
 	var types []string
 	for _, e := range events {
 		if e.Type != stream.TypeChunk {
@@ -67,52 +81,49 @@ func TestStreamPlanOverHTTP(t *testing.T) {
 	if answer.String() != "Your account is fine." {
 		t.Errorf("streamed chunks = %q", answer.String())
 	}
+}
 
-	checkState := func(url string) {
-		t.Helper()
-		var st struct {
-			Values struct {
-				Messages []map[string]any `json:"messages"`
-				Todos    []dawntest.Todo  `json:"todos"`
-			} `json:"values"`
-		}
-		if code := getJSON(t, url+"/threads/t1/state", &st); code != http.StatusOK {
-			t.Fatalf("state status %d", code)
-		}
-		if len(st.Values.Todos) != 4 || st.Values.Todos[3].Status != "completed" {
-			t.Fatalf("state todos = %+v", st.Values.Todos)
-		}
-		// user, assistant(call), tool, assistant(call), tool, assistant(answer)
-		if len(st.Values.Messages) != 6 {
-			t.Fatalf("state has %d messages, want 6", len(st.Values.Messages))
-		}
-		// Dawn's shape: {values, next, config, metadata, created_at,
-		// parent_config}, with config naming the thread.
-		var shape map[string]json.RawMessage
-		getJSON(t, url+"/threads/t1/state", &shape)
-		for _, key := range []string{"values", "next", "config", "metadata", "created_at", "parent_config"} {
-			if _, ok := shape[key]; !ok {
-				t.Errorf("state lacks Dawn's %q field: %s", key, mustMarshal(shape))
-			}
-		}
-		var config struct {
-			Configurable struct {
-				ThreadID string `json:"thread_id"`
-			} `json:"configurable"`
-		}
-		if err := json.Unmarshal(shape["config"], &config); err != nil || config.Configurable.ThreadID != "t1" {
-			t.Errorf("state config = %s, want {\"configurable\":{\"thread_id\":\"t1\",...}}", shape["config"])
-		}
-		if string(shape["next"]) != "[]" {
-			t.Errorf("state next = %s, want [] for an idle thread", shape["next"])
+// checkFinalState checks thread t1's state at url after
+// TestStreamPlanOverHTTP's run: every todo done, six messages, and Dawn's
+// shape of the state.
+func checkFinalState(t *testing.T, url string) {
+	t.Helper()
+	var st struct {
+		Values struct {
+			Messages []map[string]any `json:"messages"`
+			Todos    []dawntest.Todo  `json:"todos"`
+		} `json:"values"`
+	}
+	if code := getJSON(t, url+"/threads/t1/state", &st); code != http.StatusOK {
+		t.Fatalf("state status %d", code)
+	}
+	if len(st.Values.Todos) != 4 || st.Values.Todos[3].Status != "completed" {
+		t.Fatalf("state todos = %+v", st.Values.Todos)
+	}
+	// user, assistant(call), tool, assistant(call), tool, assistant(answer)
+	if len(st.Values.Messages) != 6 {
+		t.Fatalf("state has %d messages, want 6", len(st.Values.Messages))
+	}
+	// Dawn's shape: {values, next, config, metadata, created_at,
+	// parent_config}, with config naming the thread.
+	var shape map[string]json.RawMessage
+	getJSON(t, url+"/threads/t1/state", &shape)
+	for _, key := range []string{"values", "next", "config", "metadata", "created_at", "parent_config"} {
+		if _, ok := shape[key]; !ok {
+			t.Errorf("state lacks Dawn's %q field: %s", key, mustMarshal(shape))
 		}
 	}
-	checkState(url)
-
-	// Restart: a new server on the same database file sees the same state.
-	h.Store.Close()
-	h2 := apptest.New(t, dir, dawntest.Script(), apptest.Options{StorePath: db})
-	checkState(h2.Serve(t))
+	var config struct {
+		Configurable struct {
+			ThreadID string `json:"thread_id"`
+		} `json:"configurable"`
+	}
+	if err := json.Unmarshal(shape["config"], &config); err != nil || config.Configurable.ThreadID != "t1" {
+		t.Errorf("state config = %s, want {\"configurable\":{\"thread_id\":\"t1\",...}}", shape["config"])
+	}
+	if string(shape["next"]) != "[]" {
+		t.Errorf("state next = %s, want [] for an idle thread", shape["next"])
+	}
 }
 
 func TestRunWaitReturnsFinalValues(t *testing.T) {

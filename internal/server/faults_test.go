@@ -290,34 +290,9 @@ func TestStartCancelPairsNeverFail(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < pairs; i += workers {
-				var runCode, cancelCode int
-				var runBodyText, cancelBody string
-				var runErr, cancelErr error
-				var pair sync.WaitGroup
-				pair.Add(2)
-				go func() {
-					defer pair.Done()
-					runCode, runBodyText, runErr = do("/threads/"+thread+"/runs/wait", runBody("/plain", "hi"))
-				}()
-				go func() {
-					defer pair.Done()
-					cancelCode, cancelBody, cancelErr = do("/threads/"+thread+"/cancel", "")
-				}()
-				pair.Wait()
-				problem := ""
-				switch {
-				case runErr != nil || cancelErr != nil:
-					problem = fmt.Sprintf("transport: %v %v", runErr, cancelErr)
-				case runCode >= 500 || cancelCode >= 500:
-					problem = fmt.Sprintf("5xx: run %d %s, cancel %d %s", runCode, runBodyText, cancelCode, cancelBody)
-				case cancelCode == http.StatusOK && !(runCode == http.StatusConflict && strings.Contains(runBodyText, `"run_cancelled"`)):
-					problem = fmt.Sprintf("cancel said interrupted, run answered %d %s", runCode, runBodyText)
-				case cancelCode == http.StatusConflict && !(runCode == http.StatusOK && strings.Contains(cancelBody, `"no_run_in_flight"`)):
-					problem = fmt.Sprintf("cancel found no run (%s), run answered %d %s", cancelBody, runCode, runBodyText)
-				case cancelCode != http.StatusOK && cancelCode != http.StatusConflict:
-					problem = fmt.Sprintf("cancel answered %d %s", cancelCode, cancelBody)
-				}
-				if cancelCode == http.StatusOK {
+				o := racePair(do, thread)
+				problem := o.problem()
+				if o.cancel.code == http.StatusOK {
 					cancelled[w]++
 				}
 				if problem != "" {
@@ -336,23 +311,76 @@ func TestStartCancelPairsNeverFail(t *testing.T) {
 	// The store agrees with what the clients were told.
 	total := 0
 	for w := range workers {
-		thread := fmt.Sprintf("pair-%d", w)
-		n := 0
-		for _, s := range runStatuses(t, url, thread) {
-			switch s {
-			case "cancelled":
-				n++
-			case "success":
-			default:
-				t.Fatalf("thread %s has a run with status %s", thread, s)
-			}
-		}
-		if n != cancelled[w] {
-			t.Fatalf("thread %s: %d cancelled runs recorded, %d cancels answered interrupted", thread, n, cancelled[w])
-		}
-		total += n
+		total += checkCancelledRuns(t, url, fmt.Sprintf("pair-%d", w), cancelled[w])
 	}
 	t.Logf("%d pairs, %d runs cancelled", pairs, total)
+}
+
+// answer is one HTTP answer of a start/cancel pair.
+type answer struct {
+	code int
+	body string
+	err  error
+}
+
+// pairOutcome is what a run and a cancel sent at once were answered.
+type pairOutcome struct{ run, cancel answer }
+
+// racePair sends runs/wait and cancel on thread at once.
+func racePair(do func(path, body string) (int, string, error), thread string) pairOutcome {
+	var o pairOutcome
+	var pair sync.WaitGroup
+	pair.Add(2)
+	go func() {
+		defer pair.Done()
+		o.run.code, o.run.body, o.run.err = do("/threads/"+thread+"/runs/wait", runBody("/plain", "hi"))
+	}()
+	go func() {
+		defer pair.Done()
+		o.cancel.code, o.cancel.body, o.cancel.err = do("/threads/"+thread+"/cancel", "")
+	}()
+	pair.Wait()
+	return o
+}
+
+// problem says what is wrong with the pair's answers, or "": a cancel
+// that interrupted must find the run cancelled, a cancel that found no run
+// must find it done, and nothing may fail.
+func (o pairOutcome) problem() string {
+	run, cancel := o.run, o.cancel
+	switch {
+	case run.err != nil || cancel.err != nil:
+		return fmt.Sprintf("transport: %v %v", run.err, cancel.err)
+	case run.code >= 500 || cancel.code >= 500:
+		return fmt.Sprintf("5xx: run %d %s, cancel %d %s", run.code, run.body, cancel.code, cancel.body)
+	case cancel.code == http.StatusOK && !(run.code == http.StatusConflict && strings.Contains(run.body, `"run_cancelled"`)):
+		return fmt.Sprintf("cancel said interrupted, run answered %d %s", run.code, run.body)
+	case cancel.code == http.StatusConflict && !(run.code == http.StatusOK && strings.Contains(cancel.body, `"no_run_in_flight"`)):
+		return fmt.Sprintf("cancel found no run (%s), run answered %d %s", cancel.body, run.code, run.body)
+	case cancel.code != http.StatusOK && cancel.code != http.StatusConflict:
+		return fmt.Sprintf("cancel answered %d %s", cancel.code, cancel.body)
+	}
+	return ""
+}
+
+// checkCancelledRuns checks that thread's runs all succeeded or were
+// cancelled, and that want of them were cancelled; it returns how many.
+func checkCancelledRuns(t *testing.T, url, thread string, want int) int {
+	t.Helper()
+	n := 0
+	for _, s := range runStatuses(t, url, thread) {
+		switch s {
+		case "cancelled":
+			n++
+		case "success":
+		default:
+			t.Fatalf("thread %s has a run with status %s", thread, s)
+		}
+	}
+	if n != want {
+		t.Fatalf("thread %s: %d cancelled runs recorded, %d cancels answered interrupted", thread, n, want)
+	}
+	return n
 }
 
 // planView is the body of GET /threads/:id/plan and the supervisor

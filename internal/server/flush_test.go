@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,20 +68,4 @@ func TestWriteStreamFlushesBursts(t *testing.T) {
 			t.Errorf("%s: 11 events already there took %d flushes, want 2 (headers, then the burst)", tc.name, rec.flushes)
 		}
 	}
-}
-
-// sliceSource is an eventSource over events already at hand.
-type sliceSource struct{ events []stream.Event }
-
-func replay(events []stream.Event) *sliceSource { return &sliceSource{events: events} }
-
-func (s *sliceSource) Ready() bool { return true }
-
-func (s *sliceSource) Next(context.Context) (stream.Event, error) {
-	if len(s.events) == 0 {
-		return stream.Event{}, io.EOF
-	}
-	e := s.events[0]
-	s.events = s.events[1:]
-	return e, nil
 }

@@ -257,13 +257,7 @@ func TestLocalOnly(t *testing.T) {
 					req = newRequest(t, method, srv.URL+"/threads/l/state", "")
 				}
 				req.Header.Set("Content-Type", "text/plain")
-				if tc.host != "" {
-					req.Host = tc.host
-				}
-				if tc.origin != "" {
-					req.Header.Set("Origin", tc.origin)
-				}
-				resp := do(t, req)
+				resp := do(t, asFrom(req, tc.host, tc.origin))
 				if resp.StatusCode != http.StatusForbidden {
 					resp.Body.Close()
 					t.Fatalf("%s: %d, want 403", method, resp.StatusCode)
@@ -286,19 +280,24 @@ func TestLocalOnly(t *testing.T) {
 		{"IPv6 loopback", fmt.Sprintf("[::1]:%d", port), fmt.Sprintf("http://[::1]:%d", port)},
 	}
 	for _, tc := range allowed {
-		req := newRequest(t, http.MethodGet, srv.URL+"/routes", "")
-		if tc.host != "" {
-			req.Host = tc.host
-		}
-		if tc.origin != "" {
-			req.Header.Set("Origin", tc.origin)
-		}
-		resp := do(t, req)
+		resp := do(t, asFrom(newRequest(t, http.MethodGet, srv.URL+"/routes", ""), tc.host, tc.origin))
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: GET /routes: %d, want 200", tc.name, resp.StatusCode)
 		}
 	}
+}
+
+// asFrom returns req sent to host with an Origin header of origin, each
+// when it is not empty.
+func asFrom(req *http.Request, host, origin string) *http.Request {
+	if host != "" {
+		req.Host = host
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	return req
 }
 
 // serveWith serves api with limits the way dawn start does, on a loopback

@@ -59,51 +59,63 @@ func TestSupervisorAcrossReplicas(t *testing.T) {
 			if action == "pause" {
 				// Let the run go on once the pause has reached it on A, so
 				// that it meets the pause at its next step boundary.
-				go func() {
-					deadline := time.Now().Add(30 * time.Second)
-					for time.Now().Before(deadline) {
-						var v struct {
-							PendingSignal string `json:"pending_signal"`
-						}
-						if r, err := http.Get(urlA + "/threads/p/plan"); err == nil {
-							_ = json.NewDecoder(r.Body).Decode(&v)
-							r.Body.Close()
-						}
-						if v.PendingSignal == "pause" {
-							break
-						}
-						time.Sleep(5 * time.Millisecond)
-					}
-					open()
-				}()
+				go openWhenPausePending(urlA, open)
 			}
-			sr := post(t, urlB+"/threads/p/plan/"+action, "")
-			var view struct{ State string }
-			_ = json.NewDecoder(sr.Body).Decode(&view)
-			sr.Body.Close()
 			want := string(map[string]harness.State{"pause": harness.Paused, "cancel": harness.Cancelled}[action])
-			var events []stream.Event
-			if sr.StatusCode == http.StatusAccepted {
-				// The run had not reached the action within the wait (a
-				// loaded machine): it is pending; the plan shows it once
-				// the run ends.
-				events = <-done
-				getJSON(t, urlB+"/threads/p/plan", &view)
-			} else if sr.StatusCode != 200 || view.State != want {
-				open()
-				<-done
-				t.Fatalf("%s on replica B: %d %+v, want 200 (or 202) and the plan %s", action, sr.StatusCode, view, want)
-			} else {
-				events = <-done
-			}
-			if view.State != want {
-				t.Fatalf("%s on replica B: the plan is %s, want %s", action, view.State, want)
+			state, events := signalOnReplica(t, urlB, action, want, done, open)
+			if state != want {
+				t.Fatalf("%s on replica B: the plan is %s, want %s", action, state, want)
 			}
 			if !hasEvent(events, "plan_"+want) || events[len(events)-1].Type != "done" {
 				t.Fatalf("replica A's stream = %v, want plan_%s then done", dawntest.Types(events), want)
 			}
 		})
 	}
+}
+
+// openWhenPausePending calls open once the plan at url has a pending
+// pause, or after 30 seconds.
+func openWhenPausePending(url string, open func()) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var v struct {
+			PendingSignal string `json:"pending_signal"`
+		}
+		if r, err := http.Get(url + "/threads/p/plan"); err == nil {
+			_ = json.NewDecoder(r.Body).Decode(&v)
+			r.Body.Close()
+		}
+		if v.PendingSignal == "pause" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	open()
+}
+
+// signalOnReplica sends action to the plan of thread p on the replica at
+// url, which does not have the run, and returns the plan's state it
+// reports and the run's stream from done. An answer that is neither 200
+// with the plan in state want nor 202 (the run had not reached the action
+// within the wait, on a loaded machine: the plan shows it once the run
+// ends) fails the test.
+func signalOnReplica(t *testing.T, url, action, want string, done <-chan []stream.Event, open func()) (string, []stream.Event) {
+	t.Helper()
+	sr := post(t, url+"/threads/p/plan/"+action, "")
+	var view struct{ State string }
+	_ = json.NewDecoder(sr.Body).Decode(&view)
+	sr.Body.Close()
+	switch {
+	case sr.StatusCode == http.StatusAccepted:
+		events := <-done
+		getJSON(t, url+"/threads/p/plan", &view)
+		return view.State, events
+	case sr.StatusCode != http.StatusOK || view.State != want:
+		open()
+		<-done
+		t.Fatalf("%s on replica B: %d %+v, want 200 (or 202) and the plan %s", action, sr.StatusCode, view, want)
+	}
+	return view.State, <-done
 }
 
 // TestRejoinFollowsRunOnAnotherServer: two servers share one store (a

@@ -141,15 +141,19 @@ test("a support run streams the plan as shared state, tool calls and the answer"
   assert.deepEqual(raw.map((e) => e.type), types);
   raw.forEach(checkWireEvent);
 
-  // Tool calls: the offline model works through the plan with writeTodos.
+  // Tool calls: the offline model works through the plan with writeTodos,
+  // then calls the route's Go tool lookupAccount once, with the user's text.
   const starts = events.filter((e) => e.type === "TOOL_CALL_START");
-  assert.ok(starts.length >= 2, `tool calls: ${types.join(" ")}`);
-  assert.ok(starts.every((e) => e.toolCallName === "writeTodos"));
+  const names = starts.map((e) => e.toolCallName);
+  assert.ok(names.length >= 3, `tool calls: ${types.join(" ")}`);
+  assert.ok(names.slice(0, -1).every((n) => n === "writeTodos"), `tool calls: ${names.join(" ")}`);
+  assert.equal(names.at(-1), "lookupAccount");
   const results = events.filter((e) => e.type === "TOOL_CALL_RESULT");
   assert.deepEqual(results.map((e) => e.toolCallId), starts.map((e) => e.toolCallId));
   const calls = agent.messages.flatMap((m) => m.toolCalls ?? []);
   assert.deepEqual(calls.map((c) => c.id), starts.map((e) => e.toolCallId));
-  assert.ok(calls.every((c) => Array.isArray(JSON.parse(c.function.arguments).todos)));
+  assert.ok(calls.slice(0, -1).every((c) => Array.isArray(JSON.parse(c.function.arguments).todos)));
+  assert.deepEqual(JSON.parse(calls.at(-1).function.arguments), { email: "My invoice is wrong" });
 
   // The answer is an assistant message built from the text events.
   const answer = agent.messages.filter((m) => m.role === "assistant" && m.content).at(-1);

@@ -9,6 +9,7 @@ export type RouteId =
   | "/onboarding"
   | "/research"
   | "/research/subagents/researcher"
+  | "/returns"
   | "/scratchpad"
   | "/support/[tenant]";
 
@@ -359,6 +360,54 @@ export interface ResearchSubagentsResearcherInput {
   messages?: InputMessage[];
 }
 
+// Route /returns
+
+/**
+ * ReturnsReadSkillInput is the input of tool readSkill on route /returns.
+ *
+ * Read a skill's instructions.
+ */
+export interface ReturnsReadSkillInput {
+  /** the skill's name, as the Skills section lists it */
+  name: string;
+}
+
+/**
+ * ReturnsReadSkillFileInput is the input of tool readSkillFile on route
+ * /returns.
+ *
+ * Read a file of a skill's folder, such as one its instructions refer to.
+ */
+export interface ReturnsReadSkillFileInput {
+  /** the skill's name */
+  name: string;
+  /** a file's path inside the skill's folder, such as references/guide.md */
+  path: string;
+}
+
+/**
+ * ReturnsState is the state of a thread on route /returns, as a run's final
+ * state values hold it.
+ */
+export interface ReturnsState {
+  /** Messages is the thread's conversation. */
+  messages: Message[];
+}
+
+/** The tools of route /returns: each tool's input, by tool name. */
+export interface ReturnsTools {
+  readSkill: ReturnsReadSkillInput;
+  readSkillFile: ReturnsReadSkillFileInput;
+}
+
+/**
+ * The input of a run on route /returns: new messages, and values for the
+ * state fields declared in state.yaml.
+ */
+export interface ReturnsInput {
+  messages?: InputMessage[];
+}
+
 // Route /scratchpad
 
 /**
@@ -549,6 +598,12 @@ export interface RouteMap {
     tools: ResearchSubagentsResearcherTools;
     state: ResearchSubagentsResearcherState;
     input: ResearchSubagentsResearcherInput;
+  };
+  "/returns": {
+    params: Record<string, never>;
+    tools: ReturnsTools;
+    state: ReturnsState;
+    input: ReturnsInput;
   };
   "/scratchpad": {
     params: Record<string, never>;

@@ -30,6 +30,9 @@ const (
 	// /research/subagents/researcher, a subagent of /research: Reads up on one
 	// narrow question and reports findings with sources.
 	RouteResearchSubagentsResearcher = "/research/subagents/researcher"
+	// RouteReturns is route /returns: Handles returns and refunds, following
+	// the refunds skill.
+	RouteReturns = "/returns"
 	// RouteScratchpad is route /scratchpad: Keeps the user's notes and drafts
 	// as files of its own thread.
 	RouteScratchpad = "/scratchpad"
@@ -40,7 +43,7 @@ const (
 
 // Routes returns every route id of the app, sorted.
 func Routes() []string {
-	return []string{RouteBlog, RouteOnboarding, RouteResearch, RouteResearchSubagentsResearcher, RouteScratchpad, RouteSupportTenant}
+	return []string{RouteBlog, RouteOnboarding, RouteResearch, RouteResearchSubagentsResearcher, RouteReturns, RouteScratchpad, RouteSupportTenant}
 }
 
 // Client is the typed client of this app's run API: the methods of
@@ -305,6 +308,50 @@ func (c *Client) WaitResearchSubagentsResearcher(ctx context.Context, threadID s
 // as they happen.
 func (c *Client) StreamResearchSubagentsResearcher(ctx context.Context, threadID string, input Input) (*EventStream, error) {
 	return c.Client.Stream(ctx, threadID, client.Run{Route: RouteResearchSubagentsResearcher, Input: input})
+}
+
+// Route /returns.
+
+// ReturnsReadSkillInput is the input of tool readSkill on route /returns.
+//
+// Read a skill's instructions.
+type ReturnsReadSkillInput struct {
+	// the skill's name, as the Skills section lists it
+	Name string `json:"name"`
+}
+
+// ReturnsReadSkillFileInput is the input of tool readSkillFile on route
+// /returns.
+//
+// Read a file of a skill's folder, such as one its instructions refer to.
+type ReturnsReadSkillFileInput struct {
+	// the skill's name
+	Name string `json:"name"`
+	// a file's path inside the skill's folder, such as references/guide.md
+	Path string `json:"path"`
+}
+
+// ReturnsState is the state of a thread on route /returns, as a run's final
+// state values hold it.
+type ReturnsState struct {
+	// Messages is the thread's conversation.
+	Messages []Message `json:"messages"`
+}
+
+// WaitReturns runs route /returns on thread threadID, waits for it to
+// finish and returns its final state.
+func (c *Client) WaitReturns(ctx context.Context, threadID string, input Input) (*ReturnsState, error) {
+	var s ReturnsState
+	if err := c.Client.WaitState(ctx, threadID, client.Run{Route: RouteReturns, Input: input}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// StreamReturns runs route /returns on thread threadID and returns its
+// events as they happen.
+func (c *Client) StreamReturns(ctx context.Context, threadID string, input Input) (*EventStream, error) {
+	return c.Client.Stream(ctx, threadID, client.Run{Route: RouteReturns, Input: input})
 }
 
 // Route /scratchpad.

@@ -1,0 +1,142 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+func toolWith(name string, params any) llms.Tool {
+	return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name, Parameters: params}}
+}
+
+// TestOfflineCallsAppTools checks the rule for app tools: after the plan,
+// each app tool the call offers, once, in name order, with arguments from
+// its schema; capability tools and tools the context does not name are
+// never called; the answer quotes each result.
+func TestOfflineCallsAppTools(t *testing.T) {
+	lookup := toolWith("lookupAccount", json.RawMessage(`{"type":"object","properties":{"tenant":{"type":"string"},"limit":{"type":"integer"},"verbose":{"type":"boolean"}},"required":["tenant","limit"]}`))
+	count := toolWith("countWords", map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}, "required": []string{"text"}})
+	verify := toolWith("verifyPostcondition", nil)
+	tests := []struct {
+		name     string
+		system   string
+		tools    []llms.Tool
+		appTools []string
+		calls    []string // every call after the plan's, as "name args"
+		text     string   // what the answer contains
+	}{
+		{
+			name:     "without a plan, in name order",
+			tools:    []llms.Tool{lookup, count},
+			appTools: []string{"lookupAccount", "countWords"},
+			calls:    []string{`countWords {"text":"Count: a b"}`, `lookupAccount {"limit":0,"tenant":"Count: a b"}`},
+			text:     `received "Count: a b". countWords answered "result of countWords". lookupAccount answered "result of lookupAccount".`,
+		},
+		{
+			name:     "after the plan",
+			system:   "- [pending] Look it up\n",
+			tools:    []llms.Tool{todosToolDef, count},
+			appTools: []string{"countWords"},
+			calls:    []string{`writeTodos`, `writeTodos`, `countWords {"text":"Count: a b"}`},
+			text:     `worked through 1 plan item for "Count: a b". countWords answered "result of countWords".`,
+		},
+		{
+			name:     "capability tools are not app tools",
+			tools:    []llms.Tool{verify, count},
+			appTools: []string{"countWords"},
+			calls:    []string{`countWords {"text":"Count: a b"}`},
+			text:     `countWords answered`,
+		},
+		{
+			name:     "an app tool the call does not offer",
+			tools:    []llms.Tool{lookup},
+			appTools: []string{"countWords"},
+			calls:    nil,
+			text:     `received "Count: a b". Set DAWN_MODEL`,
+		},
+		{
+			name:  "no app tools named",
+			tools: []llms.Tool{lookup, count},
+			calls: nil,
+			text:  `received "Count: a b". Set DAWN_MODEL`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			messages := []llms.MessageContent{
+				llms.TextParts(llms.ChatMessageTypeSystem, tt.system),
+				llms.TextParts(llms.ChatMessageTypeHuman, "Count: a b"),
+			}
+			var calls []string
+			answer := func(call llms.ToolCall) string {
+				if call.FunctionCall.Name == "writeTodos" {
+					calls = append(calls, "writeTodos")
+					return "ok"
+				}
+				calls = append(calls, call.FunctionCall.Name+" "+call.FunctionCall.Arguments)
+				return "result of " + call.FunctionCall.Name
+			}
+			ctx := WithAppTools(context.Background(), tt.appTools)
+			_, text := offlineLoopCtx(t, ctx, messages, tt.tools, answer)
+			if !reflect.DeepEqual(calls, tt.calls) {
+				t.Errorf("calls = %q, want %q", calls, tt.calls)
+			}
+			if !strings.Contains(text, tt.text) {
+				t.Errorf("answer = %q, want it to contain %q", text, tt.text)
+			}
+		})
+	}
+}
+
+// TestOfflineCallsAppToolsEachTurn checks that a new user message calls
+// the app tools again, with the new text.
+func TestOfflineCallsAppToolsEachTurn(t *testing.T) {
+	count := toolWith("countWords", `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
+	ctx := WithAppTools(context.Background(), []string{"countWords"})
+	call := llms.ToolCall{ID: "call_offline_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "countWords", Arguments: `{"text":"one"}`}}
+	messages := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeHuman, "one"),
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call}},
+		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: call.ID, Name: "countWords", Content: `{"words":1}`}}},
+		llms.TextParts(llms.ChatMessageTypeAI, "done"),
+		llms.TextParts(llms.ChatMessageTypeHuman, "two words"),
+	}
+	resp, err := NewOffline().GenerateContent(ctx, messages, llms.WithTools([]llms.Tool{count}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp.Choices[0].ToolCalls
+	if len(got) != 1 || got[0].ID != "call_offline_2" || got[0].FunctionCall.Arguments != `{"text":"two words"}` {
+		t.Errorf("tool calls = %+v, want call_offline_2 countWords with the new text", got)
+	}
+}
+
+func TestArgsFromSchema(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema any
+		want   string
+	}{
+		{"nil", nil, `{}`},
+		{"unreadable", "not json", `{}`},
+		{"no required", `{"type":"object","properties":{"a":{"type":"string"}}}`, `{}`},
+		{"scalars", `{"properties":{"s":{"type":"string"},"n":{"type":"number"},"i":{"type":"integer"},"b":{"type":"boolean"},"x":{}},"required":["s","n","i","b","x"]}`,
+			`{"b":false,"i":0,"n":0,"s":"hi","x":null}`},
+		{"enum first", `{"properties":{"kind":{"type":"string","enum":["a","b"]}},"required":["kind"]}`, `{"kind":"a"}`},
+		{"nullable type", `{"properties":{"s":{"type":["null","string"]}},"required":["s"]}`, `{"s":"hi"}`},
+		{"nested", `{"properties":{"o":{"type":"object","properties":{"t":{"type":"string"},"u":{"type":"string"}},"required":["t"]},"l":{"type":"array"}},"required":["o","l"]}`,
+			`{"l":[],"o":{"t":"hi"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := marshalArgs(argsFromSchema(tt.schema, "hi")); got != tt.want {
+				t.Errorf("args = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
