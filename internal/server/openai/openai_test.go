@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -340,5 +342,69 @@ func TestParked(t *testing.T) {
 	}
 	if ran {
 		t.Error("the tool ran before anyone approved it")
+	}
+}
+
+// usageModel answers "ok", reporting 11 prompt and 7 completion tokens.
+func usageModel() *dawntest.ScriptedModel {
+	return dawntest.Script().Then(func([]llms.MessageContent, llms.CallOptions) (*llms.ContentResponse, error) {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok", StopReason: "stop", GenerationInfo: map[string]any{"PromptTokens": 11, "CompletionTokens": 7}}}}, nil
+	}).Repeat()
+}
+
+// TestUsage: the model's token counts are the completion's usage, and the
+// last chunk's when a stream asks for it.
+func TestUsage(t *testing.T) {
+	h := apptest.New(t, apptest.SupportApp(t), usageModel(), apptest.Options{})
+	url := h.Serve(t)
+	c := decode[struct {
+		Usage *usageBody `json:"usage"`
+	}](t, post(t, url, `{"model":"plain","messages":[{"role":"user","content":"Hi"}]}`), http.StatusOK)
+	want := usageBody{PromptTokens: 11, CompletionTokens: 7, TotalTokens: 18}
+	if c.Usage == nil || *c.Usage != want {
+		t.Errorf("usage = %+v, want %+v", c.Usage, want)
+	}
+	resp := post(t, url, `{"model":"plain","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hi"}]}`)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var datas []string
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			datas = append(datas, d)
+		}
+	}
+	if len(datas) < 2 || datas[len(datas)-1] != "[DONE]" {
+		t.Fatalf("stream = %v", datas)
+	}
+	var last struct {
+		Choices []any      `json:"choices"`
+		Usage   *usageBody `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(datas[len(datas)-2]), &last); err != nil || last.Choices == nil || len(last.Choices) != 0 || last.Usage == nil || *last.Usage != want {
+		t.Errorf("last chunk before [DONE] = %s, want no choices and usage %+v", datas[len(datas)-2], want)
+	}
+}
+
+type usageBody struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// TestAPIKey: with an API key, /v1 takes it as the OpenAI SDKs send it.
+func TestAPIKey(t *testing.T) {
+	h := apptest.New(t, apptest.SupportApp(t), dawntest.Script().Reply("ok"), apptest.Options{})
+	srv := httptest.NewServer(server.New(h.Runs, server.Options{APIKey: "k-1"}))
+	t.Cleanup(srv.Close)
+	body := `{"model":"plain","messages":[{"role":"user","content":"Hi"}]}`
+	if resp := post(t, srv.URL, body); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no key: status %d, want 401", resp.StatusCode)
+	}
+	if resp := post(t, srv.URL, body, "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("wrong key: status %d, want 401", resp.StatusCode)
+	}
+	c := decode[completion](t, post(t, srv.URL, body, "Authorization", "Bearer k-1"), http.StatusOK)
+	if c.Choices[0].Message.Content != "ok" {
+		t.Errorf("answer %+v", c.Choices)
 	}
 }
