@@ -4,15 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/tmc/langchaingo/llms"
@@ -407,4 +410,85 @@ func TestAPIKey(t *testing.T) {
 	if c.Choices[0].Message.Content != "ok" {
 		t.Errorf("answer %+v", c.Choices)
 	}
+}
+
+// TestRunFails: a model that fails is a 502 model_error in OpenAI's shape;
+// in a stream that began, an event holding that error body, and no
+// [DONE].
+func TestRunFails(t *testing.T) {
+	boom := errors.New("provider is down")
+	h := apptest.New(t, apptest.SupportApp(t), dawntest.Script().Fail(boom).Fail(boom), apptest.Options{})
+	url := h.Serve(t)
+	body := `{"model":"plain","messages":[{"role":"user","content":"Hi"}]}`
+	e := decode[oaError](t, post(t, url, body), http.StatusBadGateway).Error
+	if deref(e.Code) != "model_error" || e.Type != "server_error" || !strings.Contains(e.Message, "provider is down") {
+		t.Errorf("error = %+v", e)
+	}
+	resp := post(t, url, strings.Replace(body, `{"model"`, `{"stream":true,"model"`, 1))
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(data)
+	if strings.Contains(text, "[DONE]") || !strings.Contains(text, `data: {"error":{"message":`) || !strings.Contains(text, "provider is down") {
+		t.Errorf("failed stream = %s", text)
+	}
+}
+
+// TestThreadBusy: a request naming a thread whose run is still in flight
+// is the core's 409 run_in_flight, in OpenAI's shape.
+func TestThreadBusy(t *testing.T) {
+	release := make(chan struct{})
+	h := apptest.New(t, apptest.SupportApp(t), dawntest.Script().Wait(release).Reply("first"), apptest.Options{})
+	url := h.Serve(t)
+	body := `{"model":"plain","messages":[{"role":"user","content":"Hi"}]}`
+	first := make(chan *http.Response, 1)
+	go func() { first <- post(t, url, body, "Dawn-Thread-Id", "busy-1") }()
+	waitActive(t, h, "busy-1")
+	e := decode[oaError](t, post(t, url, body, "Dawn-Thread-Id", "busy-1"), http.StatusConflict).Error
+	if deref(e.Code) != "run_in_flight" || e.Type != "invalid_request_error" || e.Message == "" {
+		t.Errorf("error = %+v", e)
+	}
+	close(release)
+	if c := decode[completion](t, <-first, http.StatusOK); c.Choices[0].Message.Content != "first" {
+		t.Errorf("first answer %+v", c.Choices)
+	}
+}
+
+// TestStreamClientLeaves: a client that leaves a stream cancels its run.
+func TestStreamClientLeaves(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	h := apptest.New(t, apptest.SupportApp(t), dawntest.Script().Wait(release).Reply("late"), apptest.Options{})
+	url := h.Serve(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/chat/completions", strings.NewReader(`{"model":"plain","stream":true,"messages":[{"role":"user","content":"Hi"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Dawn-Thread-Id", "leave-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := waitActive(t, h, "leave-1")
+	cancel()
+	resp.Body.Close()
+	select {
+	case <-run.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run went on after its client left")
+	}
+	if !run.Cancelled() {
+		t.Errorf("the run ended with %v, not cancelled", run.Err())
+	}
+}
+
+func waitActive(t *testing.T, h *apptest.Harness, threadID string) *runner.Run {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if r := h.Runs.Active(threadID); r != nil {
+			return r
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no run started on %s", threadID)
+	return nil
 }
