@@ -87,8 +87,8 @@ func withoutFenceInfo(text string) string {
 //     TestReadmeExamples (run against the example app);
 //   - the README's other sh blocks: e2e TestNewcomerPath;
 //   - readme:stream, readme:agui, readme:langgraph,
-//     readme:langgraph-interrupt and docs:aimock-fixture markers: the tests
-//     that look for them;
+//     readme:langgraph-interrupt, docs:aimock-fixture and docs:openai
+//     markers: the tests that look for them;
 //   - the dawn-build marker: internal/deploy TestDocsShowWhatBuildWrites
 //     (every line is in the file the fence names, as dawn build writes it).
 func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
@@ -110,7 +110,7 @@ func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	}
 }
 
-var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "dawn-build"}
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:openai", "dawn-build"}
 
 // checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
 // checks b.

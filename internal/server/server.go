@@ -16,6 +16,7 @@ import (
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
 	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/server/openai"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -57,7 +58,7 @@ type Server struct {
 }
 
 // New returns the API for the runs managed by m: Dawn's wire, and the
-// LangGraph and AG-UI wires mounted on it.
+// LangGraph, AG-UI and OpenAI wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
 	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger}
 	if s.logger == nil {
@@ -66,6 +67,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.host = newHost(s)
 	langgraph.Mount(s.host)
 	agui.Mount(s.host)
+	openai.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
