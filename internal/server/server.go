@@ -15,8 +15,8 @@ import (
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
-	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/server/openai"
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
