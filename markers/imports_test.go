@@ -43,7 +43,7 @@ var (
 	harnesses = []string{"dawntest", "internal/apptest"}
 	// leaves are small helpers any layer may use.
 	leaves = []string{
-		"internal/yamldoc", "internal/gomod", "internal/tokens", "internal/watch", "internal/scaffold",
+		"internal/yamldoc", "internal/gomod", "internal/tokens", "internal/watch", "internal/scaffold", "internal/deploy",
 		"internal/pgtest", "internal/nodetool", "internal/docstext",
 	}
 	// outside drive a built dawn binary or a server from outside: the
