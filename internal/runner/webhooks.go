@@ -15,6 +15,18 @@ type Webhooks interface {
 	Check(ctx context.Context, url string) error
 	// Deliver sends p to url in the background; it must not block.
 	Deliver(url string, p webhook.Payload)
+	// Delivery tells how the webhook of a run went, while it is
+	// remembered.
+	Delivery(runID string) (webhook.Delivery, bool)
+}
+
+// WebhookDelivery tells how the webhook of a run this server ran went;
+// ok is false for a run without one, or one no longer remembered.
+func (m *Manager) WebhookDelivery(runID string) (d webhook.Delivery, ok bool) {
+	if m.webhooks == nil {
+		return d, false
+	}
+	return m.webhooks.Delivery(runID)
 }
 
 // checkWebhook refuses a request whose webhook URL this server cannot or

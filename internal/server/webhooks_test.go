@@ -85,6 +85,14 @@ func TestWebhookRetriesAfter500(t *testing.T) {
 	if d := webhooktest.WaitDelivery(t, s, runID); d.Status != webhook.Delivered || d.Attempts != 2 || d.Code != 200 {
 		t.Fatalf("delivery: %+v", d)
 	}
+	var d webhook.Delivery
+	if code := getJSON(t, url+"/threads/w2/runs/"+runID+"/webhook", &d); code != http.StatusOK || d.Status != webhook.Delivered || d.Attempts != 2 || d.RunID != runID {
+		t.Fatalf("GET webhook: %d %+v", code, d)
+	}
+	var e apiErr
+	if code := getJSON(t, url+"/threads/other/runs/"+runID+"/webhook", &e); code != http.StatusNotFound || e.Error.Kind != "webhook_not_found" {
+		t.Fatalf("GET webhook on another thread: %d %+v", code, e)
+	}
 }
 
 // TestWebhookParkedRunCarriesInterrupts: a run that parks for approval is

@@ -50,8 +50,9 @@ type Payload struct {
 
 // Delivery is how a run's webhook went.
 type Delivery struct {
-	RunID string `json:"run_id"`
-	URL   string `json:"url"`
+	RunID    string `json:"run_id"`
+	ThreadID string `json:"thread_id"`
+	URL      string `json:"url"`
 	// Status is delivering, delivered or failed (after every attempt).
 	Status   string `json:"status"`
 	Attempts int    `json:"attempts"`
@@ -166,7 +167,7 @@ func Verify(secret, body []byte, header string) bool {
 
 // Deliver sends p to url in the background; it never blocks.
 func (s *Sender) Deliver(url string, p Payload) {
-	d := &Delivery{RunID: p.RunID, URL: url, Status: Delivering}
+	d := &Delivery{RunID: p.RunID, ThreadID: p.ThreadID, URL: url, Status: Delivering}
 	s.mu.Lock()
 	s.deliveries[p.RunID] = d
 	s.order = append(s.order, p.RunID)
