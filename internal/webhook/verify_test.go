@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/internal/webhook"
@@ -41,5 +44,26 @@ func TestReceiverVerifies(t *testing.T) {
 	s.Deliver(srv.URL, webhook.Payload{RunID: "r1", ThreadID: "t1", Status: "success"})
 	if !<-results {
 		t.Fatal("the docs' receiver does not verify a signed POST, or verifies it under another secret")
+	}
+}
+
+// TestDocsVerifierIsThisOne: the Go block of docs/webhooks.md is
+// verifyDawnWebhook as this file has it, so the docs show code that runs.
+func TestDocsVerifierIsThisOne(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "webhooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("verify_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(string(doc), "```go\n")
+	if len(parts) != 2 {
+		t.Fatalf("docs/webhooks.md has %d Go blocks, want 1", len(parts)-1)
+	}
+	block, _, _ := strings.Cut(parts[1], "```")
+	if !strings.Contains(string(src), block) {
+		t.Fatalf("the Go block of docs/webhooks.md is not in verify_test.go:\n%s", block)
 	}
 }
