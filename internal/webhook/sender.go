@@ -176,6 +176,15 @@ func (s *Sender) Deliver(url string, p Payload) {
 		s.order = s.order[1:]
 	}
 	s.mu.Unlock()
+	select {
+	case <-s.quit:
+		s.mu.Lock()
+		d.Status, d.Error = Failed, "the server was stopping"
+		s.mu.Unlock()
+		s.log.Error("webhook failed: the server was stopping", "run", p.RunID, "url", url)
+		return
+	default:
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
