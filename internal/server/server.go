@@ -13,6 +13,7 @@ import (
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
+	"github.com/dawn-go/dawn/internal/server/mcp"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -54,7 +55,7 @@ type Server struct {
 }
 
 // New returns the API for the runs managed by m: Dawn's wire, and the
-// LangGraph and AG-UI wires mounted on it.
+// LangGraph, AG-UI and MCP wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
 	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger}
 	if s.logger == nil {
@@ -63,6 +64,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.host = newHost(s)
 	langgraph.Mount(s.host)
 	agui.Mount(s.host)
+	mcp.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
