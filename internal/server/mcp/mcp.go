@@ -35,7 +35,7 @@ func Mount(h wire.Host) {
 	e.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
 		s, _ := e.current()
 		return s
-	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: false, Logger: h.Logger()})
+	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: false})
 	if _, err := e.current(); err != nil {
 		h.Logger().Error("MCP endpoint", "error", err)
 	}
@@ -62,7 +62,7 @@ func (e *endpoint) current() (*sdk.Server, error) {
 		return e.server, e.err
 	}
 	tools, err := toolsOf(a)
-	s := sdk.NewServer(&sdk.Implementation{Name: "dawn", Version: "1"}, &sdk.ServerOptions{Logger: e.host.Logger()})
+	s := sdk.NewServer(&sdk.Implementation{Name: "dawn", Version: "1"}, nil)
 	for _, t := range tools {
 		s.AddTool(&sdk.Tool{Name: t.name, Description: t.description(), InputSchema: t.schema}, e.call(t))
 	}
