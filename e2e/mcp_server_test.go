@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +47,38 @@ func TestMCPServerClients(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`(?m)^ℹ pass (\d+)`).FindSubmatch(out); m == nil || string(m[1]) != "4" {
 		t.Fatalf("node --test did not pass the 4 MCP client tests")
+	}
+	checkDocsCopied(t, filepath.Join(repoRoot(t), "docs", "mcp-server.md"), "<!-- docs:mcp-client -->", filepath.Join(dir, "server.test.mjs"))
+}
+
+// checkDocsCopied checks that each code block after marker in doc is a
+// copy of lines of src, up to each line's indentation.
+func checkDocsCopied(t *testing.T, doc, marker, src string) {
+	t.Helper()
+	text, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dedent := func(s string) string {
+		var b strings.Builder
+		for line := range strings.Lines(s) {
+			b.WriteString(strings.TrimLeft(line, " \t"))
+		}
+		return b.String()
+	}
+	parts := strings.Split(string(text), marker+"\n")[1:]
+	if len(parts) == 0 {
+		t.Fatalf("%s has no %s block", doc, marker)
+	}
+	for _, part := range parts {
+		_, rest, _ := strings.Cut(part, "\n") // the fence line
+		block, _, _ := strings.Cut(rest, "```")
+		if !strings.Contains(dedent(string(code)), dedent(block)) {
+			t.Errorf("%s: this block is not in %s:\n%s", doc, src, block)
+		}
 	}
 }

@@ -227,7 +227,9 @@ func TestProgressCarriesPlanUpdates(t *testing.T) {
 		}
 		total := len(got)
 		mu.Unlock()
-		done := slices.ContainsFunc(plans, func(p string) bool { return strings.Contains(p, `{"content":"Write the final response","status":"completed"}`) })
+		done := slices.ContainsFunc(plans, func(p string) bool {
+			return strings.Contains(p, `{"content":"Write the final response","status":"completed"}`)
+		})
 		if done {
 			return
 		}
