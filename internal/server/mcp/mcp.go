@@ -35,7 +35,18 @@ func Mount(h wire.Host) {
 	e.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
 		s, _ := e.current()
 		return s
-	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: false})
+	}, &sdk.StreamableHTTPOptions{
+		Stateless: true,
+		// The call's context ends with the request, so a client that
+		// leaves cancels its run.
+		PropagateRequestCancellation: true,
+		// The core's middleware already bounds the body (limits.body_bytes
+		// in dawn.yaml) and guards the API (the API key; dawn dev's host
+		// and origin checks): the SDK's own localhost check would refuse
+		// a proxy on the same machine that keeps the public Host header.
+		MaxRequestBodyBytes:        -1,
+		DisableLocalhostProtection: true,
+	})
 	if _, err := e.current(); err != nil {
 		h.Logger().Error("MCP endpoint", "error", err)
 	}

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,11 +13,13 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/server"
 	dawnmcp "github.com/dawn-go/dawn/internal/server/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmc/langchaingo/llms"
 )
 
 const apiKey = "test-key"
@@ -25,7 +28,13 @@ const apiKey = "test-key"
 // loopback, and returns its base URL.
 func serve(t *testing.T, dir string, tools ...capabilities.AppTool) string {
 	t.Helper()
-	h := apptest.New(t, dir, models.NewOffline(), apptest.Options{Tools: tools})
+	return serveModel(t, dir, models.NewOffline(), tools...)
+}
+
+// serveModel is serve on model.
+func serveModel(t *testing.T, dir string, model llms.Model, tools ...capabilities.AppTool) string {
+	t.Helper()
+	h := apptest.New(t, dir, model, apptest.Options{Tools: tools})
 	srv := httptest.NewServer(server.New(h.Runs, server.Options{APIKey: apiKey}))
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -335,5 +344,83 @@ func TestToolNameCollisionNamesBothRoutes(t *testing.T) {
 	body := string(raw[:n])
 	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, "/a/b") || !strings.Contains(body, "/a_b") {
 		t.Fatalf("POST /mcp with colliding tool names = %d %s; want 500 naming both routes", resp.StatusCode, body)
+	}
+}
+
+func TestCancelledCallCancelsItsRun(t *testing.T) {
+	dir := apptest.WriteApp(t, map[string]string{"plain/agent.md": "No plan here."})
+	hold := make(chan struct{})
+	defer close(hold)
+	model := dawntest.Script().Wait(hold).Reply("too late")
+	base := serveModel(t, dir, model)
+	s := connect(t, base, nil)
+
+	req, _ := http.NewRequest(http.MethodPost, base+"/threads", strings.NewReader(`{"thread_id":"held"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("creating the thread: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "plain", Arguments: map[string]any{"message": "wait", "thread_id": "held"}})
+		errc <- err
+	}()
+	status := func() string {
+		req, _ := http.NewRequest(http.MethodGet, base+"/threads/held/runs", nil)
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var runs []struct {
+			Status string `json:"status"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&runs)
+		if len(runs) == 0 {
+			return ""
+		}
+		return runs[0].Status
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for status() != "running" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the call's run did not start: status %q", status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-errc
+	for st := status(); st == "running"; st = status() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run of a cancelled call is still %q", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServedBehindAProxy: a reverse proxy on the same machine that keeps
+// the public Host header reaches /mcp, as it reaches the rest of the API.
+func TestServedBehindAProxy(t *testing.T) {
+	dir := apptest.WriteApp(t, map[string]string{"plain/agent.md": "No plan here."})
+	base := serve(t, dir)
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Host = "agents.example.com"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"name":"plain"`) {
+		t.Fatalf("tools/list with Host agents.example.com = %d %s; want the tools", resp.StatusCode, body)
 	}
 }
