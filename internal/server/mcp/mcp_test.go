@@ -195,6 +195,10 @@ func TestCallToolFillsParamsAndState(t *testing.T) {
 	if st["priority"] != "high" {
 		t.Fatalf("structured state = %v, want priority high", st)
 	}
+	spaced := callTool(t, s, &sdk.CallToolParams{Name: "support_tenant", Arguments: map[string]any{"message": "hi", "tenant": "acme corp?"}})
+	if spaced.IsError {
+		t.Fatalf("a tenant with a space and '?': %s", text(spaced))
+	}
 	bad := callTool(t, s, &sdk.CallToolParams{Name: "support_tenant", Arguments: map[string]any{"message": "hi", "tenant": "a/b"}})
 	if !bad.IsError || !strings.Contains(text(bad), "tenant") {
 		t.Fatalf("tenant with a slash = %v %q; want an error naming tenant", bad.IsError, text(bad))

@@ -43,7 +43,10 @@ func ToolName(id string) string {
 			name[i] = '_'
 		}
 	}
-	if len(name) > 128 {
+	switch {
+	case len(name) == 0:
+		return "index"
+	case len(name) > 128:
 		name = name[:128]
 	}
 	return string(name)
