@@ -53,6 +53,14 @@ type Store interface {
 	SetAppValues(ctx context.Context, values map[string]json.RawMessage) error
 	AppValues(ctx context.Context) (thread.State, error)
 
+	// PutItem, GetItem, DeleteItem, SearchItems and ListNamespaces keep
+	// the key-value store of the LangGraph Store API, across threads.
+	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error
+	GetItem(ctx context.Context, namespace []string, key string) (Item, error)
+	DeleteItem(ctx context.Context, namespace []string, key string) error
+	SearchItems(ctx context.Context, q ItemQuery) ([]Item, error)
+	ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, error)
+
 	// Path names the database for people: the file path, or the
 	// Postgres URL without its password.
 	Path() string

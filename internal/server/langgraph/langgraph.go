@@ -52,6 +52,7 @@ func Mount(h wire.Host) {
 	h.Add(http.MethodGet, "/threads/:id", s.getThread)
 	h.Add(http.MethodGet, "/threads/:id/state", s.lgGetState)
 	s.routeLangGraph(h)
+	s.routeStore(h)
 }
 
 // routeLangGraph adds the endpoints only the LangGraph dialect has. markLG

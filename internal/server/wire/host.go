@@ -20,6 +20,7 @@ type Host interface {
 	Mux
 	Runs
 	Threads
+	Items
 	// Logger is the server's logger.
 	Logger() *slog.Logger
 }
@@ -88,4 +89,14 @@ type Threads interface {
 	// EventsPage is Events with at most limit events, for reading a long
 	// log a page at a time.
 	EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error)
+}
+
+// Items is the key-value store of items across threads (store.Store's
+// methods of those names), which the LangGraph Store API serves.
+type Items interface {
+	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error
+	GetItem(ctx context.Context, namespace []string, key string) (store.Item, error)
+	DeleteItem(ctx context.Context, namespace []string, key string) error
+	SearchItems(ctx context.Context, q store.ItemQuery) ([]store.Item, error)
+	ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][]string, error)
 }

@@ -69,6 +69,14 @@ type Reader interface {
 	CountThreads(ctx context.Context, f ThreadFilter) (int, error)
 	FinishedRuns(ctx context.Context, f FinishedFilter, each func(FinishedRow) error) error
 	AppValues(ctx context.Context, each func(key, value string) error) error
+	// Item reads one item of the key-value store, or ErrNoRow.
+	Item(ctx context.Context, namespace, key string) (ItemRow, error)
+	// Items reads the items whose namespace begins with prefix, newest
+	// update first.
+	Items(ctx context.Context, prefix string, each func(ItemRow) error) error
+	// ItemNamespaces reads each namespace that begins with prefix and
+	// holds an item, once.
+	ItemNamespaces(ctx context.Context, prefix string, each func(namespace string) error) error
 }
 
 // Tx is a write transaction. Writes to one thread take turns: LockThread
@@ -101,6 +109,12 @@ type Tx interface {
 	// other process can follow).
 	RunChanged(ctx context.Context, runID string) error
 	SetAppValue(ctx context.Context, key, value string, now int64) error
+	// PutItem inserts an item or replaces the value of the item with its
+	// namespace and key, keeping that item's CreatedAt.
+	PutItem(ctx context.Context, it ItemRow) error
+	// DeleteItem deletes an item; deleting one that is not there is no
+	// error.
+	DeleteItem(ctx context.Context, namespace, key string) error
 
 	// InsertOwner registers an owner whose lease runs from at for lease
 	// and returns its pk; RenewOwner pushes it a full lease from at,
@@ -123,6 +137,14 @@ type ThreadRow struct {
 	ID                   string
 	CreatedAt, UpdatedAt int64
 	Metadata, Status     string
+}
+
+// ItemRow is an item of the key-value store (the LangGraph Store API):
+// Namespace is the store's encoding of its labels (see store.Item), Value
+// a JSON object, times Unix nanoseconds.
+type ItemRow struct {
+	Namespace, Key, Value string
+	CreatedAt, UpdatedAt  int64
 }
 
 // ThreadLock is what a write reads of the thread it locked.
