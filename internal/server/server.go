@@ -15,6 +15,7 @@ import (
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
+	"github.com/dawn-go/dawn/internal/server/mcp"
 	"github.com/dawn-go/dawn/internal/server/openai"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
@@ -58,7 +59,7 @@ type Server struct {
 }
 
 // New returns the API for the runs managed by m: Dawn's wire, and the
-// LangGraph, AG-UI and OpenAI wires mounted on it.
+// LangGraph, AG-UI, OpenAI and MCP wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
 	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger}
 	if s.logger == nil {
@@ -68,6 +69,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	langgraph.Mount(s.host)
 	agui.Mount(s.host)
 	openai.Mount(s.host)
+	mcp.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
