@@ -171,6 +171,7 @@ func TestDocsCodeIsReal(t *testing.T) {
 		"capabilities.md": filepath.Join(root, "e2e", "testdata", "greeter"),
 		"client.md":       root,
 		"store.md":        root,
+		"webhooks.md":     root,
 	} {
 		text, err := os.ReadFile(filepath.Join(root, "docs", doc))
 		if err != nil {

@@ -91,6 +91,23 @@ func curlCalls(t *testing.T, text string) []curlCall {
 	return calls
 }
 
+// runnableShell is every sh block of the docs that is not marked
+// <!-- not run: … -->, as fenced text for curlCalls.
+func runnableShell(t *testing.T) string {
+	t.Helper()
+	blocks, err := docstext.Blocks("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, block := range blocks {
+		if block.Lang == "sh" && !strings.HasPrefix(block.Marker, "not run:") {
+			b.WriteString("```sh\n" + block.Text + "```\n")
+		}
+	}
+	return b.String()
+}
+
 // TestReadmeExamples runs every curl command in the README, in order,
 // against the example app with the offline model, and checks the SSE lines
 // the README shows against the real stream.
@@ -98,7 +115,7 @@ func TestReadmeExamples(t *testing.T) {
 	text := readme(t)
 	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
 	base := h.URL
-	calls := curlCalls(t, text)
+	calls := curlCalls(t, runnableShell(t))
 	if len(calls) < 5 {
 		t.Fatalf("found %d curl commands in the README; the parser is broken", len(calls))
 	}

@@ -58,7 +58,7 @@ func TestDocsVerifierIsThisOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := strings.Split(string(doc), "```go\n")
+	parts := strings.Split(string(doc), "```go internal/webhook/verify_test.go\n")
 	if len(parts) != 2 {
 		t.Fatalf("docs/webhooks.md has %d Go blocks, want 1", len(parts)-1)
 	}
