@@ -48,7 +48,7 @@ var (
 	}
 	// outside drive a built dawn binary or a server from outside: the
 	// example app, the load tool, the end-to-end and reliability checks.
-	outside = []string{"examples/app", "examples/app/dawngen", "bench", "e2e", "reliability"}
+	outside = []string{"examples/app", "examples/app/dawngen", "bench", "e2e", "e2e/newcomer", "reliability"}
 )
 
 // layering is the import rule of every package: each row's packages may

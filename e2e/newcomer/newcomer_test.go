@@ -1,7 +1,12 @@
-package e2e
+// Package newcomer follows the README on a fresh copy of the checkout, as a
+// new user on a new machine would. It is a package of its own so that its
+// slow first build has its own test timeout and runs beside the other
+// end-to-end tests.
+package newcomer
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -10,11 +15,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/devserver"
+	"github.com/dawn-go/dawn/internal/nodetool"
 )
 
 // The commands of the README's newcomer path, as it prints them: the test
@@ -34,6 +41,9 @@ const (
 func TestNewcomerPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("downloads every module into an empty cache and builds from scratch")
+	}
+	if raceEnabled {
+		t.Skip("runs in the plain test pass: the programs it builds are not under the race detector")
 	}
 	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
 	if err != nil {
@@ -227,4 +237,25 @@ func copyCheckout(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func repoRoot(t *testing.T) string { return nodetool.RepoRoot(t) }
+
+// lockedBuffer is a buffer a process's output goes to while the test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package newcomer
+
+const raceEnabled = false
