@@ -56,6 +56,24 @@ func TestDocsSpeakToUsers(t *testing.T) {
 	}
 }
 
+// TestEveryPageIsLinked: every page of docs/ is reachable from the
+// README's links, so none is written and then lost.
+func TestEveryPageIsLinked(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		if !strings.Contains(string(readme), "](docs/"+filepath.Base(p)+")") {
+			t.Errorf("docs/%s is not linked from the README's Documentation section", filepath.Base(p))
+		}
+	}
+}
+
 // withoutFenceInfo drops the info strings of code fences ("go
 // examples/app/typegen_test.go" names the file a block is copied from,
 // which a rendered page does not show).
