@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/gomod"
 	"github.com/dawn-go/dawn/internal/scaffold"
@@ -64,4 +70,92 @@ func routeTools(t *testing.T, data []byte, route string) []string {
 		}
 	}
 	return nil
+}
+
+// TestStockBinaryRunsEveryCommandInTheApp: check, typegen, run and start of
+// the stock binary on a `dawn new` app all run in the app's own binary:
+// check passes (the tool is known), typegen writes the tool's input type,
+// run calls the tool through the offline model, and start serves the route
+// with it.
+func TestStockBinaryRunsEveryCommandInTheApp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the app's binary")
+	}
+	root, ok := gomod.Root(".")
+	if !ok {
+		t.Fatal("no go.mod above the test")
+	}
+	t.Setenv("GOFLAGS", "-mod=mod")
+	dir := filepath.Join(t.TempDir(), "hello")
+	if _, err := scaffold.Write(dir, scaffold.Options{Replace: root}); err != nil {
+		t.Fatal(err)
+	}
+	appDir := filepath.Join(dir, "app")
+	stock := func(args ...string) (string, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := Run(args, Config{Stock: true, Stdout: &stdout, Stderr: &stderr}); code != ExitOK {
+			t.Fatalf("stock dawn %s exited %d:\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	if _, stderr := stock("check", "--app", appDir); strings.Contains(stderr, "countWords") {
+		t.Errorf("check warns about the app's own tool:\n%s", stderr)
+	}
+	stock("typegen", "--app", appDir)
+	gen, err := os.ReadFile(filepath.Join(appDir, "dawngen", "dawngen.go"))
+	if err != nil || !strings.Contains(string(gen), "CountWords") {
+		t.Errorf("typegen did not write the countWords input type (%v)", err)
+	}
+	if stdout, _ := stock("run", "/assistant", "--app", appDir, "--input", "Count the words of: hello brave new world", "--plain"); !strings.Contains(stdout, "countWords") {
+		t.Errorf("run did not call countWords through the offline model:\n%s", stdout)
+	}
+	checkStartServesTool(t, root, appDir)
+}
+
+// checkStartServesTool starts the stock binary's start on appDir and checks
+// GET /routes lists countWords for /assistant.
+func checkStartServesTool(t *testing.T, root, appDir string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dawn")
+	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd", "dawn")).CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/dawn: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "start", "--app", appDir, "--host", "127.0.0.1", "--port", "0")
+	cmd.Env = append(os.Environ(), "DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"), "DAWN_API_KEY=", "DAWN_MODEL=")
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var ready struct {
+				Msg, URL string
+			}
+			if json.Unmarshal(sc.Bytes(), &ready) == nil && ready.Msg == "dawn server ready" {
+				url <- ready.URL
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-url:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("stock dawn start on the app printed no ready line within 3 minutes")
+	}
+	resp, err := http.Get(base + "/routes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "countWords") {
+		t.Errorf("GET /routes of the stock binary's start does not list countWords:\n%s", body)
+	}
 }
