@@ -173,9 +173,16 @@ func (s *DB) CountCrons(ctx context.Context, q CronQuery) (int, error) {
 	return n, nil
 }
 
+// ErrClosed is returned by DueCrons once the store is closed: a
+// scheduler stops on it.
+var ErrClosed = dialect.ErrClosed
+
 // DueCrons returns the enabled crons whose next tick is at or before at,
 // earliest first, at most limit of them.
 func (s *DB) DueCrons(ctx context.Context, at time.Time, limit int) ([]Cron, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	return s.crons(ctx, dialect.CronFilter{DueBy: nanos(at), Sort: "next_run_date", Limit: limit})
 }
 
