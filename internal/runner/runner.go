@@ -427,6 +427,10 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	<-done
 }
 
+// Stopped is closed once Shutdown has finished: what runs beside the
+// runner, such as a scheduler of crons, stops with it.
+func (m *Manager) Stopped() <-chan struct{} { return m.quit }
+
 // stopRetrying makes a last attempt to record the ends of runs the store
 // could not record, and stops retrying them in the background.
 func (m *Manager) stopRetrying() {

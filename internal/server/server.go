@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
@@ -51,6 +52,8 @@ type Server struct {
 	logger *slog.Logger
 	// host is what the wires mount on and read runs and threads through.
 	host *host
+	// cronOpts configure the scheduler of crons (see cronOptions).
+	cronOpts crons.Options
 }
 
 // New returns the API for the runs managed by m: Dawn's wire, and the
@@ -60,9 +63,11 @@ func New(m *runner.Manager, opts Options) *Server {
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
+	s.cronOpts = cronOptions(opts.Env, s.logger)
 	s.host = newHost(s)
 	langgraph.Mount(s.host)
 	agui.Mount(s.host)
+	s.startCrons()
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
