@@ -87,8 +87,8 @@ func withoutFenceInfo(text string) string {
 //     TestReadmeExamples (run against the example app);
 //   - the README's other sh blocks: e2e TestNewcomerPath;
 //   - readme:stream, readme:agui, readme:langgraph,
-//     readme:langgraph-interrupt and docs:aimock-fixture markers: the tests
-//     that look for them.
+//     readme:langgraph-interrupt, docs:aimock-fixture and docs:crons
+//     markers: the tests that look for them.
 func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	blocks, err := Blocks(root)
 	if err != nil {
@@ -108,7 +108,7 @@ func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	}
 }
 
-var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture"}
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:crons"}
 
 // checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
 // checks b.

@@ -55,9 +55,23 @@ test("crons: createForThread fires on its thread; search, count, update and dele
 
 test("crons: create runs on a new thread each tick, in a time zone; bad schedules are refused", async () => {
   const c = client();
-  const made = await c.crons.create("/support/acme", { schedule: "30 9 * * 1-5", input: ask, onRunCompleted: "keep" });
+  // docs:crons begin
+  const made = await c.crons.create("/support/acme", {
+    schedule: "30 9 * * 1-5", // 09:30 UTC, Monday to Friday
+    input: { messages: [{ type: "human", content: "Help me with my account" }] },
+    onRunCompleted: "keep", // keep each run's new thread
+  });
+  const mine = await c.crons.search({ assistantId: "/support/acme" });
+  const count = await c.crons.count({ assistantId: "/support/acme" });
+  const paused = await c.crons.update(made.cron_id, { enabled: false });
+  await c.crons.delete(made.cron_id);
+  // docs:crons end
   assert.equal(made.thread_id, null);
   assert.equal(made.on_run_completed, "keep");
+  assert.equal(new Date(made.next_run_date).getUTCHours(), 9);
+  assert.ok(mine.some((x) => x.cron_id === made.cron_id));
+  assert.equal(count, mine.length);
+  assert.equal(paused.enabled, false);
   // The SDK sends no time zone; the request body's timezone sets one.
   const res = await fetch(`${apiUrl}/runs/crons`, {
     method: "POST",
@@ -71,10 +85,9 @@ test("crons: create runs on a new thread each tick, in a time zone; bad schedule
   const next = new Date(cron.next_run_date);
   assert.ok([7, 8].includes(next.getUTCHours()) && next.getUTCMinutes() === 30, cron.next_run_date);
   assert.ok(next.getUTCDay() >= 1 && next.getUTCDay() <= 5, cron.next_run_date);
-  const listed = await c.crons.search({ assistantId: "/support/acme", sortBy: "created_at", sortOrder: "desc", limit: 2 });
-  assert.deepEqual(listed.map((x) => x.cron_id), [cron.cron_id, made.cron_id]);
+  const listed = await c.crons.search({ assistantId: "/support/acme", sortBy: "created_at", sortOrder: "desc", limit: 1 });
+  assert.deepEqual(listed.map((x) => x.cron_id), [cron.cron_id]);
   await c.crons.delete(cron.cron_id);
-  await c.crons.delete(made.cron_id);
 
   await assert.rejects(c.crons.create("/support/acme", { schedule: "every monday", input: ask }), /HTTP 400.*five fields/);
   await assert.rejects(c.crons.create("/nowhere", { schedule: "0 9 * * *", input: ask }), /HTTP 404.*assistant_not_found/);
