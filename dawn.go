@@ -105,6 +105,19 @@ func Param(ctx context.Context, name string) string {
 	return inv.Params[name]
 }
 
+// Store returns the app's key-value store for the current tool call: JSON
+// objects under a namespace and a key, kept in the app's store (SQLite or
+// Postgres) across threads and replicas, and served to clients as the
+// LangGraph Store API (see docs/store.md). It is nil outside a tool call
+// that a run hosts.
+func Store(ctx context.Context) capabilities.ItemStore {
+	inv, ok := capabilities.InvocationFrom(ctx)
+	if !ok {
+		return nil
+	}
+	return inv.Items
+}
+
 // Tools returns the tools opts register, as app.Load and dawntest take
 // them, so a test can load the app with the same tools its main passes to
 // Main.

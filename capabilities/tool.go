@@ -67,6 +67,8 @@ type Invocation struct {
 	// it is nil in subagents, in the agents it runs, and in a call no run
 	// hosts.
 	Steps StepRunner
+	// Items is the app's key-value store, or nil in a call no run hosts.
+	Items ItemStore
 }
 
 // Result is what a tool call produced.

@@ -170,6 +170,7 @@ func TestDocsCodeIsReal(t *testing.T) {
 	for doc, base := range map[string]string{
 		"capabilities.md": filepath.Join(root, "e2e", "testdata", "greeter"),
 		"client.md":       root,
+		"store.md":        root,
 	} {
 		text, err := os.ReadFile(filepath.Join(root, "docs", doc))
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/mcptools"
+	"github.com/dawn-go/dawn/longmemory"
 	"github.com/dawn-go/dawn/memory"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
@@ -32,5 +33,6 @@ func All() []capabilities.Marker {
 		mcptools.Marker(),
 		approval.Marker(),
 		workspace.Marker(),
+		longmemory.Marker(),
 	}
 }

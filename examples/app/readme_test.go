@@ -39,7 +39,8 @@ type curlCall struct {
 }
 
 var (
-	curlURL  = regexp.MustCompile(`http://127\.0\.0\.1:PORT(\S+)`)
+	curlURL  = regexp.MustCompile(`http://127\.0\.0\.1:PORT([^\s'"]+)`)
+	curlVerb = regexp.MustCompile(`-X ([A-Z]+)`)
 	curlBody = regexp.MustCompile(`-d '([^']*)'`)
 )
 
@@ -77,7 +78,9 @@ func curlCalls(t *testing.T, text string) []curlCall {
 			t.Fatalf("README curl command without a http://127.0.0.1:PORT URL: %s", c)
 		}
 		call := curlCall{method: http.MethodGet, path: u[1]}
-		if strings.Contains(c, "-X POST") || strings.Contains(c, " -d ") {
+		if v := curlVerb.FindStringSubmatch(c); v != nil {
+			call.method = v[1]
+		} else if strings.Contains(c, " -d ") {
 			call.method = http.MethodPost
 		}
 		if b := curlBody.FindStringSubmatch(c); b != nil {

@@ -41,3 +41,5 @@ func (h *testHost) Subagent(parent *capabilities.Prepared, name string) (*capabi
 func (h *testHost) App() thread.State { return nil }
 
 func (h *testHost) Steps() capabilities.StepRunner { return h.steps }
+
+func (h *testHost) Items() capabilities.ItemStore { return nil }

@@ -98,6 +98,8 @@ type Host interface {
 	App() thread.State
 	// Steps is lent to the route's tools as Invocation.Steps, or nil.
 	Steps() capabilities.StepRunner
+	// Items is lent to every tool as Invocation.Items, or nil.
+	Items() capabilities.ItemStore
 }
 
 // Tracer opens spans around tool calls and subagent runs. Each method

@@ -159,8 +159,8 @@ func (t *taskTool) names() []string {
 // Delegate returns the Host of a run that parent delegates work to, such
 // as a subagent: its events reach parent forwarded as who
 // (stream.Forward), it saves nothing (the delegating run keeps what it
-// needs), takes no signal and lends no steps, and its own subagents and
-// the app's values come from parent.
+// needs), takes no signal and lends no steps, and its own subagents, the
+// app's values and the key-value store come from parent.
 func Delegate(parent Host, who stream.Subagent) Host {
 	return delegated{parent: parent, who: who}
 }
@@ -183,3 +183,5 @@ func (d delegated) Subagent(parent *capabilities.Prepared, name string) (*capabi
 func (d delegated) App() thread.State { return d.parent.App() }
 
 func (delegated) Steps() capabilities.StepRunner { return nil }
+
+func (d delegated) Items() capabilities.ItemStore { return d.parent.Items() }

@@ -140,7 +140,7 @@ func TestPlanFirstSection(t *testing.T) {
 func TestEvalSection(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"dawn.yaml": "eval:\n  judge_model: openai:gpt-4o-mini\n", "a/agent.md": "A"})
-	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true})
+	a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}

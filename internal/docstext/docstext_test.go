@@ -87,8 +87,10 @@ func withoutFenceInfo(text string) string {
 //     TestReadmeExamples (run against the example app);
 //   - the README's other sh blocks: e2e TestNewcomerPath;
 //   - readme:stream, readme:agui, readme:langgraph,
-//     readme:langgraph-interrupt, docs:aimock-fixture and docs:crons
-//     markers: the tests that look for them.
+//     readme:langgraph-interrupt, docs:aimock-fixture, docs:openai and
+//     docs:crons markers: the tests that look for them;
+//   - the dawn-build marker: internal/deploy TestDocsShowWhatBuildWrites
+//     (every line is in the file the fence names, as dawn build writes it).
 func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	blocks, err := Blocks(root)
 	if err != nil {
@@ -108,7 +110,7 @@ func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	}
 }
 
-var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:crons"}
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:openai", "docs:crons", "dawn-build"}
 
 // checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
 // checks b.
@@ -119,7 +121,7 @@ func checked(b Block) bool {
 	case b.Lang == "go", b.Lang == "markdown", b.Lang == "md", b.Lang == "yaml", strings.HasPrefix(b.Marker, "eval case:"):
 		return true
 	case strings.HasPrefix(b.Lang, "go "):
-		return slices.Contains([]string{"capabilities.md", "client.md"}, filepath.Base(b.File))
+		return slices.Contains([]string{"capabilities.md", "client.md", "store.md"}, filepath.Base(b.File))
 	case b.Lang == "json":
 		return strings.Contains(b.Text, `"steps"`)
 	case b.Lang == "sh" && filepath.Base(b.File) == "README.md" && b.Marker == "":

@@ -68,6 +68,9 @@ func (h *loopHost) App() thread.State { return h.app() }
 // Steps returns the run's step runner for the route's tools.
 func (h *loopHost) Steps() capabilities.StepRunner { return h.steps }
 
+// Items returns the store's key-value store for the route's tools.
+func (h *loopHost) Items() capabilities.ItemStore { return items{h.m.store} }
+
 // appValues returns the app-wide values for run's hooks, read from the
 // store the first time a hook asks. A store that cannot read them gives
 // none: a tool a person allowed "always" then asks again, which is safe.

@@ -290,12 +290,32 @@ func (f *Follower) fill(ctx context.Context) error {
 	case len(events) > 0:
 		f.buf = events
 	case f.ended != nil:
+		seen, err := f.doneSeen(ctx)
+		if err != nil {
+			return err
+		}
 		f.finished = true
-		f.buf = []stream.Event{InterruptedDone(*f.ended, f.after)}
+		if !seen {
+			f.buf = []stream.Event{InterruptedDone(*f.ended, f.after)}
+		}
 	default:
 		return waitWake(ctx, f.wake)
 	}
 	return nil
+}
+
+// doneSeen reports whether the ended run's log has its done event at
+// f.after, the last id the reader has: then there is nothing to add, where
+// a log that a crash cut off before its done gets one.
+func (f *Follower) doneSeen(ctx context.Context) (bool, error) {
+	if f.after <= 0 {
+		return false, nil
+	}
+	last, err := f.m.store.EventsPage(ctx, f.runID, f.after-1, 1)
+	if err != nil {
+		return false, err
+	}
+	return len(last) == 1 && last[0].ID == f.after && last[0].Type == stream.TypeDone, nil
 }
 
 // Close ends the follower's subscription. Next calls it at the end.

@@ -431,6 +431,14 @@ func (m *Manager) Shutdown(ctx context.Context) {
 // runner, such as a scheduler of crons, stops with it.
 func (m *Manager) Stopped() <-chan struct{} { return m.quit }
 
+// Draining reports whether Shutdown has begun: the manager takes no new
+// runs while the ones in flight finish.
+func (m *Manager) Draining() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closing
+}
+
 // stopRetrying makes a last attempt to record the ends of runs the store
 // could not record, and stops retrying them in the background.
 func (m *Manager) stopRetrying() {

@@ -8,6 +8,7 @@
 //
 // The other wires are packages of their own, mounted by New through the
 // wire.Host the core offers: the LangGraph Agent Server dialect
-// (internal/server/langgraph) and AG-UI (internal/server/agui). It owns
+// (internal/server/langgraph), AG-UI (internal/server/agui) and the
+// OpenAI-compatible API (internal/server/openai). It owns
 // HTTP only; runs are the runner's business.
 package server

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -8,12 +9,15 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
+	"github.com/dawn-go/dawn/internal/server/openai"
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -22,7 +26,7 @@ import (
 type Options struct {
 	// APIKey, when set, is required as "Authorization: Bearer KEY" (or
 	// "X-Api-Key: KEY", as the LangGraph SDK sends it) on every endpoint but
-	// /healthz.
+	// /healthz and /readyz (probes send no key).
 	APIKey string
 	// CORSOrigins lists origins allowed to call the API from a browser,
 	// like "https://app.example.com" (see ParseOrigins); empty turns CORS
@@ -57,7 +61,7 @@ type Server struct {
 }
 
 // New returns the API for the runs managed by m: Dawn's wire, and the
-// LangGraph and AG-UI wires mounted on it.
+// LangGraph, AG-UI and OpenAI wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
 	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger}
 	if s.logger == nil {
@@ -68,6 +72,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	langgraph.Mount(s.host)
 	agui.Mount(s.host)
 	s.startCrons()
+	openai.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -85,6 +90,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.Use(s.limitBody)
 
 	s.handle(http.MethodGet, "/healthz", s.health)
+	s.handle(http.MethodGet, "/readyz", s.ready)
 	s.handle(http.MethodGet, "/routes", s.listRoutes)
 	s.handle(http.MethodPost, "/threads", s.createThread)
 	s.handle(http.MethodDelete, "/threads/:id", s.deleteThread)
@@ -152,7 +158,7 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 	want := []byte("Bearer " + s.opts.APIKey)
 	return func(c echo.Context) error {
-		if c.Request().URL.Path == "/healthz" || c.Request().Method == http.MethodOptions {
+		if p := c.Request().URL.Path; p == "/healthz" || p == "/readyz" || c.Request().Method == http.MethodOptions {
 			return next(c)
 		}
 		got := []byte(c.Request().Header.Get("Authorization"))
@@ -220,6 +226,34 @@ func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func (s *Server) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// readyProbeTimeout bounds the store query /readyz makes: a probe that
+// waits longer than a load balancer's check is as good as a failure.
+const readyProbeTimeout = 2 * time.Second
+
+// ready answers /readyz: 200 when the store answers a cheap query and the
+// server is not draining, 503 otherwise, so that a load balancer or
+// Kubernetes sends new requests elsewhere while the database is cut off or
+// runs finish after SIGTERM. /healthz stays 200 in both cases: the process
+// is alive and must not be restarted for them.
+func (s *Server) ready(c echo.Context) error {
+	if s.runs.Draining() {
+		ae := newError(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down: runs in flight are finishing and new ones go to other replicas")
+		ae.RetryAfter = 1
+		return ae
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), readyProbeTimeout)
+	defer cancel()
+	// A thread id no thread has: the answer is ErrNotFound from a store
+	// that answers, so the query touches one index and no rows.
+	if _, err := s.runs.Store().GetThread(ctx, "readyz-probe"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if !errors.Is(err, store.ErrUnavailable) {
+			err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
+		return err
+	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 }
 

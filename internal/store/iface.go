@@ -64,6 +64,14 @@ type Store interface {
 	DueCrons(ctx context.Context, at time.Time, limit int) ([]Cron, error)
 	ClaimCronTick(ctx context.Context, id string, tick, next time.Time) (bool, error)
 
+	// PutItem, GetItem, DeleteItem, SearchItems and ListNamespaces keep
+	// the key-value store of the LangGraph Store API, across threads.
+	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error
+	GetItem(ctx context.Context, namespace []string, key string) (Item, error)
+	DeleteItem(ctx context.Context, namespace []string, key string) error
+	SearchItems(ctx context.Context, q ItemQuery) ([]Item, error)
+	ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, error)
+
 	// Path names the database for people: the file path, or the
 	// Postgres URL without its password.
 	Path() string

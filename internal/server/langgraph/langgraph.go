@@ -54,6 +54,7 @@ func Mount(h wire.Host) {
 	s.routeLangGraph(h)
 	s.routeCrons(h)
 	h.StartCrons(s)
+	s.routeStore(h)
 }
 
 // routeLangGraph adds the endpoints only the LangGraph dialect has. markLG

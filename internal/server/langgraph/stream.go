@@ -103,9 +103,12 @@ type lgGraph struct {
 	fields  thread.State
 	changed thread.State // fields changed since the last update
 	ai      int          // index of the model message being built; -1 if none
-	calls   int          // tool calls of that message
-	results int          // tool results seen for them
-	tools   []lcMessage  // the tool messages of the current tools step
+	// text is that message's content so far: chunks are appended here,
+	// not to a string copied whole on every chunk.
+	text    strings.Builder
+	calls   int         // tool calls of that message
+	results int         // tool results seen for them
+	tools   []lcMessage // the tool messages of the current tools step
 	step    int
 	// reported is set once the model step's tools step was reported: a
 	// state change after that is reported on its own, as the tools
@@ -196,13 +199,18 @@ func (t *lgTranslator) feed(e stream.Event) []stream.Event {
 // emit adds a part of mode named name for graph g, if the mode was asked
 // for (and, for a subagent, subgraphs were).
 func (t *lgTranslator) emit(g *lgGraph, mode, name string, data any) {
-	if !t.modes[mode] || (g.ns != "" && !t.subgraphs) {
+	if !t.wants(g, mode) {
 		return
 	}
 	if g.ns != "" {
 		name += "|" + g.ns
 	}
 	t.out = append(t.out, stream.Event{Type: name, Data: wire.MustJSON(data)})
+}
+
+// wants reports whether parts of mode are sent for graph g.
+func (t *lgTranslator) wants(g *lgGraph, mode string) bool {
+	return t.modes[mode] && (g.ns == "" || t.subgraphs)
 }
 
 func (t *lgTranslator) event(g *lgGraph, typ string, data json.RawMessage) {
@@ -273,6 +281,7 @@ func (t *lgTranslator) openAI(g *lgGraph) {
 	g.reported = false
 	g.msgs = append(g.msgs, lcMessage{Type: "ai", Role: thread.RoleAssistant, ID: messageID(t.threadID, g.ns, len(g.msgs))})
 	g.ai = len(g.msgs) - 1
+	g.text.Reset()
 }
 
 func (t *lgTranslator) chunk(g *lgGraph, text string) {
@@ -281,12 +290,18 @@ func (t *lgTranslator) chunk(g *lgGraph, text string) {
 		t.openAI(g)
 	}
 	m := &g.msgs[g.ai]
-	m.Content += text
+	g.text.WriteString(text)
+	m.Content = g.text.String() // shares the builder's bytes: no copy
 	t.emit(g, modeMessagesTuple, modeMessages, []any{aiChunk(m.ID, text, nil), t.meta(g, nodeAgent)})
 	if first {
 		t.emit(g, modeMessages, "messages/metadata", map[string]any{m.ID: map[string]any{"metadata": t.meta(g, nodeAgent)}})
 	}
-	t.emit(g, modeMessages, "messages/partial", []any{lcDict(*m)})
+	if t.wants(g, modeMessages) {
+		// LangGraph's messages mode sends the whole message so far on
+		// every chunk: its cost grows with the answer's square by design,
+		// so it is built only for a client that asked for it.
+		t.emit(g, modeMessages, "messages/partial", []any{lcDict(*m)})
+	}
 }
 
 func (t *lgTranslator) toolCall(g *lgGraph, c thread.ToolCall) {

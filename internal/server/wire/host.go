@@ -22,6 +22,7 @@ type Host interface {
 	Runs
 	Threads
 	Crons
+	Items
 	// Logger is the server's logger.
 	Logger() *slog.Logger
 }
@@ -106,4 +107,14 @@ type Crons interface {
 	// StartCrons makes s the starter of every tick's run; a server
 	// whose wires give none fires no crons.
 	StartCrons(s crons.Starter)
+}
+
+// Items is the key-value store of items across threads (store.Store's
+// methods of those names), which the LangGraph Store API serves.
+type Items interface {
+	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error
+	GetItem(ctx context.Context, namespace []string, key string) (store.Item, error)
+	DeleteItem(ctx context.Context, namespace []string, key string) error
+	SearchItems(ctx context.Context, q store.ItemQuery) ([]store.Item, error)
+	ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][]string, error)
 }

@@ -73,6 +73,15 @@ type Reader interface {
 	// f's page.
 	Crons(ctx context.Context, f CronFilter) ([]CronRow, error)
 	CountCrons(ctx context.Context, f CronFilter) (int, error)
+
+	// Item reads one item of the key-value store, or ErrNoRow.
+	Item(ctx context.Context, namespace, key string) (ItemRow, error)
+	// Items reads the items whose namespace begins with prefix, newest
+	// update first.
+	Items(ctx context.Context, prefix string, each func(ItemRow) error) error
+	// ItemNamespaces reads each namespace that begins with prefix and
+	// holds an item, once.
+	ItemNamespaces(ctx context.Context, prefix string, each func(namespace string) error) error
 }
 
 // Tx is a write transaction. Writes to one thread take turns: LockThread
@@ -105,6 +114,12 @@ type Tx interface {
 	// other process can follow).
 	RunChanged(ctx context.Context, runID string) error
 	SetAppValue(ctx context.Context, key, value string, now int64) error
+	// PutItem inserts an item or replaces the value of the item with its
+	// namespace and key, keeping that item's CreatedAt.
+	PutItem(ctx context.Context, it ItemRow) error
+	// DeleteItem deletes an item; deleting one that is not there is no
+	// error.
+	DeleteItem(ctx context.Context, namespace, key string) error
 
 	// InsertCron inserts a cron, or ErrTaken. Cron reads one for an
 	// update, holding it until commit, or ErrNoRow; UpdateCron writes
@@ -139,6 +154,14 @@ type ThreadRow struct {
 	ID                   string
 	CreatedAt, UpdatedAt int64
 	Metadata, Status     string
+}
+
+// ItemRow is an item of the key-value store (the LangGraph Store API):
+// Namespace is the store's encoding of its labels (see store.Item), Value
+// a JSON object, times Unix nanoseconds.
+type ItemRow struct {
+	Namespace, Key, Value string
+	CreatedAt, UpdatedAt  int64
 }
 
 // ThreadLock is what a write reads of the thread it locked.

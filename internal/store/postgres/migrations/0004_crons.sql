@@ -1,5 +1,5 @@
--- 0003: crons, runs started on a schedule (see the SQLite migration
--- 0006_crons.sql): a server owns a tick by moving next_run_at forward
+-- 0004: crons, runs started on a schedule (see the SQLite migration
+-- 0007_crons.sql): a server owns a tick by moving next_run_at forward
 -- with a conditional UPDATE.
 CREATE TABLE crons (
 	id               text PRIMARY KEY,

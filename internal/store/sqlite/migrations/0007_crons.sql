@@ -1,4 +1,4 @@
--- 0006: crons, runs started on a schedule. next_run_at is the tick the
+-- 0007: crons, runs started on a schedule. next_run_at is the tick the
 -- cron fires at next (Unix nanoseconds; 0 once it has ended): a server
 -- owns a tick by moving it forward with a conditional UPDATE, so each
 -- tick fires once however many servers share the database.

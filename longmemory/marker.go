@@ -1,0 +1,120 @@
+package longmemory
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/yamldoc"
+	"github.com/dawn-go/dawn/router"
+	"gopkg.in/yaml.v3"
+)
+
+// Name is the capability's name.
+const Name = "long_term_memory"
+
+// Key is the agent.md front matter key that switches the capability on.
+const Key = "memory"
+
+// agentFile is the route's agent.md, where the key is written.
+const agentFile = "agent.md"
+
+// example is the settings' shape, for error messages.
+const example = `memory: true, or memory: {recall_limit: 5}`
+
+// defaultLimit is how many memories recall returns when neither the model
+// nor agent.md says.
+const defaultLimit = 5
+
+// maxLimit bounds what recall returns in one call.
+const maxLimit = 50
+
+// Marker returns the long-term memory capability.
+func Marker() capabilities.Marker { return marker{} }
+
+type marker struct{}
+
+func (marker) Name() string { return Name }
+
+// FrontMatterKeys claims the memory key of agent.md
+// (capabilities.FrontMatterSection).
+func (marker) FrontMatterKeys() []string { return []string{Key} }
+
+// Detect finds routes whose agent.md sets memory: to anything but false
+// or null.
+func (marker) Detect(dir string) (string, bool) {
+	file := filepath.Join(dir, agentFile)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", false
+	}
+	a, err := router.ParseAgentWith(file, data, router.Claims{Any: true})
+	if err != nil {
+		return "", false
+	}
+	n := a.Sections[Key]
+	if n == nil || yamldoc.IsNull(n) {
+		return "", false
+	}
+	var b bool
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
+		return agentFile, b
+	}
+	return agentFile, true
+}
+
+// Settings are a route's memory settings as agent.md writes them.
+type Settings struct {
+	// RecallLimit is how many memories recall returns by default.
+	RecallLimit int `json:"recall_limit"`
+}
+
+// ParseSettings reads the memory section of agent.md: true, or a mapping
+// {recall_limit}. An error says what to write.
+func ParseSettings(n *yaml.Node) (Settings, error) {
+	s := Settings{RecallLimit: defaultLimit}
+	n = yamldoc.Resolve(n)
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!bool" {
+			return s, nil
+		}
+	case yaml.MappingNode:
+		for k, v := range yamldoc.Pairs(n) {
+			if k.Value != "recall_limit" {
+				return s, fmt.Errorf("%s: unknown key %q; the allowed key is recall_limit, like %s", Key, k.Value, example)
+			}
+			if v.Decode(&s.RecallLimit) != nil || s.RecallLimit < 1 || s.RecallLimit > maxLimit {
+				return s, fmt.Errorf("%s.recall_limit must be a whole number from 1 to %d, like %s", Key, maxLimit, example)
+			}
+		}
+		return s, nil
+	}
+	return s, fmt.Errorf("front matter key %q must be %s", Key, example)
+}
+
+func (marker) Load(_ context.Context, route *router.Route, _ string) (*capabilities.Contribution, error) {
+	n := route.Agent.Sections[Key]
+	if n == nil {
+		return nil, fmt.Errorf("%s: front matter key %q is missing", route.Agent.File, Key)
+	}
+	s, err := ParseSettings(n)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %v", route.Agent.File, n.Line+1, err)
+	}
+	ns := Namespace(route.ID)
+	return &capabilities.Contribution{
+		Tools:   []capabilities.Tool{rememberTool(ns), recallTool(ns, s.RecallLimit)},
+		Details: map[string]any{"namespace": ns, "recall_limit": s.RecallLimit},
+	}, nil
+}
+
+// Namespace is the store namespace of a route's memories: ["memories",
+// the route id], with each period of the id written %2E (a namespace
+// label holds no periods).
+func Namespace(routeID string) []string {
+	return []string{"memories", strings.ReplaceAll(routeID, ".", "%2E")}
+}
