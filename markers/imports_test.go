@@ -32,7 +32,7 @@ var (
 	runtime = []string{
 		"internal/runner/...", "internal/agent/...", "internal/server/...", "internal/store/...", "internal/app",
 		"internal/models", "internal/devserver", "internal/inspector", "internal/telemetry", "internal/routeprompt",
-		"internal/planview", "internal/eval", "internal/crons", "typegen",
+		"internal/planview", "internal/eval", "internal/webhook/...", "internal/crons", "typegen",
 	}
 	// client is the public HTTP client of the run API.
 	client = []string{"client"}
@@ -43,7 +43,7 @@ var (
 	harnesses = []string{"dawntest", "internal/apptest"}
 	// leaves are small helpers any layer may use.
 	leaves = []string{
-		"internal/yamldoc", "internal/gomod", "internal/tokens", "internal/watch", "internal/scaffold",
+		"internal/yamldoc", "internal/gomod", "internal/tokens", "internal/watch", "internal/scaffold", "internal/deploy",
 		"internal/pgtest", "internal/nodetool", "internal/docstext",
 	}
 	// outside drive a built dawn binary or a server from outside: the

@@ -39,6 +39,9 @@ type Config struct {
 	Tools Tools
 	// Eval configures dawn eval.
 	Eval Eval
+	// Webhooks configures the POSTs run requests ask for (webhooks: in
+	// dawn.yaml).
+	Webhooks Webhooks
 	// Markers are the capability markers, each ConfigSection configured
 	// from its dawn.yaml keys. Routes are prepared with them, and the
 	// runtime finds capabilities' optional interfaces on them.
@@ -193,7 +196,7 @@ type configParser struct {
 	errs    []error
 }
 
-var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection}
+var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection}
 
 func (p *configParser) hostKey(key string) bool {
 	if slices.Contains(hostKeys, key) {
@@ -254,6 +257,8 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 			c.Tools = p.tools(val)
 		case k == evalSection:
 			p.eval(val, &c.Eval)
+		case k == webhooksSection:
+			c.Webhooks = p.webhooks(val)
 		case p.owner[k] != 0:
 			claim(k, val)
 		default:
@@ -377,7 +382,7 @@ func (p *configParser) eval(section *yaml.Node, e *Eval) {
 
 // allowed lists the top-level keys for an error message.
 func (p *configParser) allowed() string {
-	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)"}
+	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)"}
 	for _, k := range p.claimed {
 		if !strings.HasPrefix(k, limitsSection+".") {
 			keys = append(keys, k)

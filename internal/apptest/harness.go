@@ -52,6 +52,8 @@ type Options struct {
 	Telemetry *telemetry.Telemetry
 	// MaxRuns caps the runs in flight (runner.Options.MaxRuns); 0: no cap.
 	MaxRuns int
+	// Webhooks sends the POSTs run requests ask for; nil refuses them.
+	Webhooks runner.Webhooks
 }
 
 // New loads the app in dir and returns a harness whose routes all run on
@@ -79,7 +81,7 @@ func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 	if factory == nil {
 		factory = func(string) (llms.Model, error) { return model, nil }
 	}
-	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }, Telemetry: opts.Telemetry, MaxRuns: opts.MaxRuns})
+	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }, Telemetry: opts.Telemetry, MaxRuns: opts.MaxRuns, Webhooks: opts.Webhooks})
 	return &Harness{App: a, Store: st, Runs: runs, API: server.New(runs, server.Options{})}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/telemetry"
+	"github.com/dawn-go/dawn/internal/webhook"
 )
 
 // stack is a running app: its store, runs and HTTP API.
@@ -30,6 +31,8 @@ type stack struct {
 	telemetryShutdown func(context.Context) error
 	// telemetryOn says OpenTelemetry export is configured.
 	telemetryOn bool
+	// webhooks sends the POSTs run requests ask for.
+	webhooks *webhook.Sender
 }
 
 // openStack opens the app's store, marks the runs of processes that are
@@ -68,7 +71,11 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 		return nil, fmt.Errorf("OpenTelemetry: %w", err)
 	}
 	s.telemetryShutdown, s.telemetryOn = shutdown, tel != nil
-	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger, Telemetry: tel, MaxRuns: maxRuns})
+	if s.webhooks, err = newWebhooks(a.Config.Webhooks, cfg.Env, logger); err != nil {
+		st.Close()
+		return nil, err
+	}
+	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger, Telemetry: tel, MaxRuns: maxRuns, Webhooks: s.webhooks})
 	opts.Env, opts.Logger = cfg.Env, logger
 	s.api = server.New(s.runs, opts)
 	return s, nil
@@ -168,6 +175,7 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	s.runs.Shutdown(shutdownCtx)
+	s.webhooks.Close(shutdownCtx)
 	httpCtx, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
 	if err := srv.Shutdown(httpCtx); err != nil {

@@ -162,6 +162,7 @@ func (x *execution) outcome() {
 func (x *execution) recordEnd() {
 	run, m := x.run, x.m
 	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: doneData(run.output)}
+	status, errText := x.status, x.errText // as the webhook reports it
 	if run.interrupts != nil {
 		done.Data = doneData(x.record)
 	}
@@ -174,6 +175,7 @@ func (x *execution) recordEnd() {
 			text := "the last step could not be saved: " + errorText(err)
 			run.output = mustJSON(map[string]string{"error": text})
 			done.Data = doneData(run.output)
+			status, errText = store.RunError, text
 			m.finishStore(run, store.RunError, text, run.output, x.journal.unsaved(done))
 		}
 	} else {
@@ -184,4 +186,5 @@ func (x *execution) recordEnd() {
 	run.Log.Publish(done)
 	run.Log.Close()
 	close(run.done)
+	m.notify(run, status, errText)
 }

@@ -45,6 +45,8 @@ type ResumeRequest struct {
 	Answers []capabilities.Answer
 	// Stream asks the model to stream text as "chunk" events.
 	Stream bool
+	// Webhook is a URL the run is POSTed to when it ends or parks again.
+	Webhook string
 }
 
 // Resume answers the thread's pending interrupts and starts the run that
@@ -55,7 +57,7 @@ func (m *Manager) Resume(ctx context.Context, req ResumeRequest) (*Run, error) {
 	if req.Answers == nil {
 		req.Answers = []capabilities.Answer{}
 	}
-	return m.start(ctx, Request{ThreadID: req.ThreadID, Route: req.Route, Stream: req.Stream}, req.Answers)
+	return m.start(ctx, Request{ThreadID: req.ThreadID, Route: req.Route, Stream: req.Stream, Webhook: req.Webhook}, req.Answers)
 }
 
 // resolve checks answers against the pending interrupts of cp and asks the

@@ -42,6 +42,8 @@ type Run struct {
 	trace     *runTrace // nil when telemetry is off
 	// interrupts parked the run; set before done is closed
 	interrupts []capabilities.Interrupt
+	// webhook is the URL the run's end is POSTed to, or "".
+	webhook string
 }
 
 // Interrupts are the interrupts the run parked on, or nil. Valid after

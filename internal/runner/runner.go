@@ -54,6 +54,7 @@ type Manager struct {
 
 	newModel ModelFactory
 	tel      *telemetry.Telemetry
+	webhooks Webhooks
 	modelsMu sync.Mutex
 	models   map[string]llms.Model
 
@@ -88,12 +89,15 @@ type Options struct {
 	// MaxRuns caps the runs in flight at once; Start refuses more with
 	// ErrOverloaded. 0 means no cap.
 	MaxRuns int
+	// Webhooks sends the POSTs run requests ask for; nil refuses requests
+	// that carry a webhook.
+	Webhooks Webhooks
 }
 
 // New returns a Manager running routes of a on st.
 func New(st store.Store, a *app.App, opts Options) *Manager {
 	m := &Manager{
-		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, tel: opts.Telemetry, maxRuns: max(opts.MaxRuns, 0),
+		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, tel: opts.Telemetry, webhooks: opts.Webhooks, maxRuns: max(opts.MaxRuns, 0),
 		models: map[string]llms.Model{}, active: map[string]*Run{},
 		unrecorded: map[string]runEnd{}, quit: make(chan struct{}),
 	}
@@ -159,6 +163,8 @@ type Request struct {
 	// keyed by each strategy's RunOption: {"plan_first": "preview"} plans
 	// without executing.
 	Options map[string]string
+	// Webhook is a URL the run is POSTed to when it ends or parks.
+	Webhook string
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -194,6 +200,9 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		return nil, err
 	}
 	adm := &admission{a: a, p: prepared, threadID: req.ThreadID, answers: answers}
+	if err := m.checkWebhook(ctx, req.Webhook); err != nil {
+		return nil, err
+	}
 	if answers == nil { // a resume goes on as the parked run went
 		if err := m.checkInput(a, req); err != nil {
 			return nil, err
@@ -211,7 +220,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// The run can be cancelled from the moment it is registered: its
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
-	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel}
+	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook}
 	if err := m.reserve(run); err != nil {
 		cancel()
 		return nil, err

@@ -80,6 +80,10 @@ func (h *host) ParseSchedule(schedule, timezone string) (crons.Schedule, error) 
 
 func (h *host) StartCrons(s crons.Starter) { h.cronStarter = s }
 
+func (h *host) CheckWebhook(ctx context.Context, url string) error {
+	return h.s.runs.CheckWebhook(ctx, url)
+}
+
 func (h *host) App() *app.App { return h.s.runs.App() }
 
 func (h *host) Start(ctx context.Context, req runner.Request) (*runner.Run, error) {

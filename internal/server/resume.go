@@ -18,6 +18,8 @@ import (
 type resumeBody struct {
 	Route  string              `json:"route"`
 	Resume []wire.ResumeAnswer `json:"resume"`
+	// Webhook is a URL the continued run is POSTed to when it ends.
+	Webhook string `json:"webhook"`
 }
 
 const resumeExample = `{"route":"/ops","resume":[{"interruptId":"perm-…","status":"resolved","payload":"once"}]}`
@@ -53,7 +55,7 @@ func (s *Server) resume(c echo.Context) error {
 	for _, a := range body.Resume {
 		answers = append(answers, a.Answer())
 	}
-	run, err := s.runs.Resume(c.Request().Context(), runner.ResumeRequest{ThreadID: id, Route: body.Route, Answers: answers, Stream: true})
+	run, err := s.runs.Resume(c.Request().Context(), runner.ResumeRequest{ThreadID: id, Route: body.Route, Answers: answers, Stream: true, Webhook: body.Webhook})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ type runBody struct {
 	// AssistantID is accepted as a synonym of Route.
 	AssistantID string   `json:"assistant_id"`
 	Input       runInput `json:"input"`
+	// Webhook is a URL the run is POSTed to when it ends or parks.
+	Webhook string `json:"webhook"`
 	// fields are all the body's top-level fields, where the run strategies'
 	// options are found (capabilities.RunStrategy's RunOption, such as
 	// plan_first: "off", "auto", "always" or "preview").
@@ -83,7 +85,7 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
 	if err != nil {
 		return runner.Request{}, err
 	}
-	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts}
+	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts, Webhook: body.Webhook}
 	for _, m := range body.Input.Messages {
 		role := m.Role
 		switch {

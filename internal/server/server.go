@@ -98,6 +98,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.handle(http.MethodPost, "/threads/:id/runs/wait", s.runWait)
 	s.handle(http.MethodPost, "/threads/:id/runs/stream", s.runStream)
 	s.handle(http.MethodGet, "/threads/:id/runs/:run/stream", s.joinStream)
+	s.handle(http.MethodGet, "/threads/:id/runs/:run/webhook", s.webhookDelivery)
 	s.handle(http.MethodPost, "/threads/:id/cancel", s.cancel)
 	s.mountCapabilities()
 	s.handle(http.MethodPost, "/threads/:id/resume", s.resume)

@@ -101,7 +101,7 @@ func (s *dialect) splitCron(c echo.Context) (lgCronSettings, map[string]json.Raw
 
 // checkPayload checks a cron's run request as a run on a thread would be
 // checked, and returns it as stored with its assistant_id.
-func (s *dialect) checkPayload(fields map[string]json.RawMessage) (json.RawMessage, string, error) {
+func (s *dialect) checkPayload(ctx context.Context, fields map[string]json.RawMessage) (json.RawMessage, string, error) {
 	payload, err := json.Marshal(fields)
 	if err != nil {
 		return nil, "", err
@@ -114,6 +114,9 @@ func (s *dialect) checkPayload(fields map[string]json.RawMessage) (json.RawMessa
 		return nil, "", wire.BadBody("command is not supported in a cron: a cron starts runs with input")
 	}
 	if _, _, err := s.lgRunOf(body, uuid.NewString()); err != nil {
+		return nil, "", err
+	}
+	if err := s.host.CheckWebhook(ctx, body.Webhook); err != nil {
 		return nil, "", err
 	}
 	return payload, body.AssistantID, nil
@@ -173,7 +176,7 @@ func (s *dialect) createCron(onThread bool) echo.HandlerFunc {
 		if cron.EndTime, err = endTime(set.EndTime); err != nil {
 			return err
 		}
-		if cron.Payload, cron.AssistantID, err = s.checkPayload(fields); err != nil {
+		if cron.Payload, cron.AssistantID, err = s.checkPayload(ctx, fields); err != nil {
 			return err
 		}
 		cron.Metadata = fields["metadata"]
@@ -273,9 +276,9 @@ func (s *dialect) updateCron(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	updated, err := s.host.UpdateCron(c.Request().Context(), c.Param("cron"), func(cr *store.Cron) error {
-		return s.changeCron(cr, set, fields, end, now)
+	now, ctx := time.Now(), c.Request().Context()
+	updated, err := s.host.UpdateCron(ctx, c.Param("cron"), func(cr *store.Cron) error {
+		return s.changeCron(ctx, cr, set, fields, end, now)
 	})
 	if err != nil {
 		return err
@@ -284,7 +287,7 @@ func (s *dialect) updateCron(c echo.Context) error {
 }
 
 // changeCron applies an update to a stored cron.
-func (s *dialect) changeCron(cr *store.Cron, set lgCronSettings, fields map[string]json.RawMessage, end, now time.Time) error {
+func (s *dialect) changeCron(ctx context.Context, cr *store.Cron, set lgCronSettings, fields map[string]json.RawMessage, end, now time.Time) error {
 	retime := false
 	if set.Schedule != nil {
 		cr.Schedule, retime = *set.Schedule, true
@@ -311,7 +314,7 @@ func (s *dialect) changeCron(cr *store.Cron, set lgCronSettings, fields map[stri
 			payload[k] = v
 		}
 		var err error
-		if cr.Payload, cr.AssistantID, err = s.checkPayload(payload); err != nil {
+		if cr.Payload, cr.AssistantID, err = s.checkPayload(ctx, payload); err != nil {
 			return err
 		}
 		if m, ok := fields["metadata"]; ok {

@@ -246,7 +246,7 @@ func (s *dialect) startResume(ctx context.Context, run *lgRun, req runner.Reques
 	// The run starts from the parked state with its interrupts answered,
 	// as the runner starts it.
 	delete(run.start.Fields, capabilities.InterruptsKey)
-	started, err := s.host.Resume(ctx, runner.ResumeRequest{ThreadID: run.ThreadID, Route: req.Route, Answers: answers, Stream: req.Stream})
+	started, err := s.host.Resume(ctx, runner.ResumeRequest{ThreadID: run.ThreadID, Route: req.Route, Answers: answers, Stream: req.Stream, Webhook: req.Webhook})
 	if err != nil {
 		var re *runner.ResumeError
 		if errors.As(err, &re) {

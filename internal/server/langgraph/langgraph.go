@@ -339,8 +339,6 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 	switch {
 	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
 		return fail(wire.BadBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
-	case body.Webhook != "":
-		return fail(wire.BadBody("webhook is not supported"))
 	case body.AfterSeconds > 0:
 		return fail(wire.BadBody("after_seconds is not supported: start the run when it should run"))
 	}
@@ -395,7 +393,7 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 	if err != nil {
 		return fail(err)
 	}
-	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts}
+	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts, Webhook: body.Webhook}
 	return run, req, nil
 }
 

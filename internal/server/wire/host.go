@@ -104,6 +104,9 @@ type Crons interface {
 	CountCrons(ctx context.Context, q store.CronQuery) (int, error)
 	// ParseSchedule reads a cron's schedule as the scheduler does.
 	ParseSchedule(schedule, timezone string) (crons.Schedule, error)
+	// CheckWebhook checks a cron's webhook URL as a run request's is
+	// checked when its run starts.
+	CheckWebhook(ctx context.Context, url string) error
 	// StartCrons makes s the starter of every tick's run; a server
 	// whose wires give none fires no crons.
 	StartCrons(s crons.Starter)

@@ -1,0 +1,20 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// webhookDelivery is GET /threads/:id/runs/:run/webhook: how the webhook
+// of a run went (delivering, delivered, failed), as this server remembers
+// it. The record lives in memory: a restart, or another replica, does not
+// know it, and the server log keeps every delivery's outcome.
+func (s *Server) webhookDelivery(c echo.Context) error {
+	id, runID := c.Param("id"), c.Param("run")
+	d, ok := s.runs.WebhookDelivery(runID)
+	if !ok || d.ThreadID != id {
+		return newError(http.StatusNotFound, "webhook_not_found", "this server has no webhook delivery of run "+runID+" on thread "+id+": the run asked for none, ran on another server, or ran before this server started")
+	}
+	return c.JSON(http.StatusOK, d)
+}
