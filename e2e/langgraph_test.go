@@ -38,7 +38,10 @@ func TestLangGraphClients(t *testing.T) {
 		t.Fatal("npm installed tools/langgraph but node is not on PATH")
 	}
 	bin := buildDawn(t)
-	url := startDawn(t, bin, filepath.Join(repoRoot(t), "examples", "app"), "DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"), "DAWN_MODEL=", "DAWN_API_KEY=")
+	url := startDawn(t, bin, filepath.Join(repoRoot(t), "examples", "app"), "DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"), "DAWN_MODEL=", "DAWN_API_KEY=",
+		// Crons tick by the second here (a test-only setting), and the
+		// scheduler looks every 100ms.
+		"DAWN_CRON_SECONDS=1", "DAWN_CRON_INTERVAL=100ms")
 	gated, gates := serveGated(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -105,8 +105,8 @@ func withoutFenceInfo(text string) string {
 //     TestReadmeExamples (run against the example app);
 //   - the README's other sh blocks: e2e TestNewcomerPath;
 //   - readme:stream, readme:agui, readme:langgraph,
-//     readme:langgraph-interrupt, docs:aimock-fixture, docs:openai and docs:mcp-client
-//     markers: the tests that look for them;
+//     readme:langgraph-interrupt, docs:aimock-fixture, docs:openai,
+//     docs:mcp-client and docs:crons markers: the tests that look for them;
 //   - the dawn-build marker: internal/deploy TestDocsShowWhatBuildWrites
 //     (every line is in the file the fence names, as dawn build writes it).
 func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
@@ -128,7 +128,7 @@ func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	}
 }
 
-var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:openai", "docs:mcp-client", "dawn-build"}
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:openai", "docs:mcp-client", "docs:crons", "dawn-build"}
 
 // checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
 // checks b.

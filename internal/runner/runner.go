@@ -436,6 +436,10 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	<-done
 }
 
+// Stopped is closed once Shutdown has finished: what runs beside the
+// runner, such as a scheduler of crons, stops with it.
+func (m *Manager) Stopped() <-chan struct{} { return m.quit }
+
 // Draining reports whether Shutdown has begun: the manager takes no new
 // runs while the ones in flight finish.
 func (m *Manager) Draining() bool {

@@ -32,6 +32,13 @@ func (m *Manager) WebhookDelivery(runID string) (d webhook.Delivery, ok bool) {
 // checkWebhook refuses a request whose webhook URL this server cannot or
 // will not POST to.
 func (m *Manager) checkWebhook(ctx context.Context, url string) error {
+	return m.CheckWebhook(ctx, url)
+}
+
+// CheckWebhook checks a webhook URL as a run request's is checked, for a
+// request that starts runs later (a cron): nil for "", an *InputError
+// saying what is wrong otherwise.
+func (m *Manager) CheckWebhook(ctx context.Context, url string) error {
 	if url == "" {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
@@ -28,6 +29,8 @@ type host struct {
 	intercepts map[string][]echo.MiddlewareFunc
 	// exposed are the response headers the wires let a browser page read.
 	exposed []string
+	// cronStarter starts the runs of cron ticks, given by a wire.
+	cronStarter crons.Starter
 }
 
 type wireRoute struct {
@@ -69,6 +72,16 @@ func (h *host) mountWires() {
 	for _, r := range h.adds {
 		h.s.echo.Add(r.method, r.path, r.h, r.m...)
 	}
+}
+
+func (h *host) ParseSchedule(schedule, timezone string) (crons.Schedule, error) {
+	return crons.Parse(schedule, timezone, h.s.cronOpts.Seconds)
+}
+
+func (h *host) StartCrons(s crons.Starter) { h.cronStarter = s }
+
+func (h *host) CheckWebhook(ctx context.Context, url string) error {
+	return h.s.runs.CheckWebhook(ctx, url)
 }
 
 func (h *host) App() *app.App { return h.s.runs.App() }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
@@ -56,6 +57,8 @@ type Server struct {
 	logger *slog.Logger
 	// host is what the wires mount on and read runs and threads through.
 	host *host
+	// cronOpts configure the scheduler of crons (see cronOptions).
+	cronOpts crons.Options
 }
 
 // New returns the API for the runs managed by m: Dawn's wire, and the
@@ -65,9 +68,11 @@ func New(m *runner.Manager, opts Options) *Server {
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
+	s.cronOpts = cronOptions(opts.Env, s.logger)
 	s.host = newHost(s)
 	langgraph.Mount(s.host)
 	agui.Mount(s.host)
+	s.startCrons()
 	openai.Mount(s.host)
 	mcp.Mount(s.host)
 	e := s.echo

@@ -53,6 +53,17 @@ type Store interface {
 	SetAppValues(ctx context.Context, values map[string]json.RawMessage) error
 	AppValues(ctx context.Context) (thread.State, error)
 
+	// CreateCron, UpdateCron, DeleteCron, SearchCrons and CountCrons keep
+	// crons; DueCrons and ClaimCronTick are how a scheduler finds a due
+	// tick and owns it, once across every process on the database.
+	CreateCron(ctx context.Context, c Cron) (Cron, error)
+	UpdateCron(ctx context.Context, id string, change func(*Cron) error) (Cron, error)
+	DeleteCron(ctx context.Context, id string) error
+	SearchCrons(ctx context.Context, q CronQuery) ([]Cron, error)
+	CountCrons(ctx context.Context, q CronQuery) (int, error)
+	DueCrons(ctx context.Context, at time.Time, limit int) ([]Cron, error)
+	ClaimCronTick(ctx context.Context, id string, tick, next time.Time) (bool, error)
+
 	// PutItem, GetItem, DeleteItem, SearchItems and ListNamespaces keep
 	// the key-value store of the LangGraph Store API, across threads.
 	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error

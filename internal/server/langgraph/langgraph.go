@@ -52,6 +52,8 @@ func Mount(h wire.Host) {
 	h.Add(http.MethodGet, "/threads/:id", s.getThread)
 	h.Add(http.MethodGet, "/threads/:id/state", s.lgGetState)
 	s.routeLangGraph(h)
+	s.routeCrons(h)
+	h.StartCrons(s)
 	s.routeStore(h)
 }
 
@@ -326,7 +328,14 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 	if err := wire.Decode(c, &body); err != nil {
 		return nil, runner.Request{}, body, err
 	}
-	fail := func(err error) (*lgRun, runner.Request, lgRunBody, error) { return nil, runner.Request{}, body, err }
+	run, req, err := s.lgRunOf(body, threadID)
+	return run, req, body, err
+}
+
+// lgRunOf checks a LangGraph run request for thread threadID and returns
+// the run to remember and the runner's request.
+func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Request, error) {
+	fail := func(err error) (*lgRun, runner.Request, error) { return nil, runner.Request{}, err }
 	switch {
 	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
 		return fail(wire.BadBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
@@ -385,7 +394,7 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 		return fail(err)
 	}
 	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts, Webhook: body.Webhook}
-	return run, req, body, nil
+	return run, req, nil
 }
 
 func oneOf(field, value string, allowed ...string) error {

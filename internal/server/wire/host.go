@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
@@ -20,6 +21,7 @@ type Host interface {
 	Mux
 	Runs
 	Threads
+	Crons
 	Items
 	// Logger is the server's logger.
 	Logger() *slog.Logger
@@ -89,6 +91,25 @@ type Threads interface {
 	// EventsPage is Events with at most limit events, for reading a long
 	// log a page at a time.
 	EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error)
+}
+
+// Crons keeps crons (store.Store's methods of those names) and runs them:
+// the server's scheduler fires each due tick once across replicas and
+// starts its run through the Starter a wire gives it.
+type Crons interface {
+	CreateCron(ctx context.Context, c store.Cron) (store.Cron, error)
+	UpdateCron(ctx context.Context, id string, change func(*store.Cron) error) (store.Cron, error)
+	DeleteCron(ctx context.Context, id string) error
+	SearchCrons(ctx context.Context, q store.CronQuery) ([]store.Cron, error)
+	CountCrons(ctx context.Context, q store.CronQuery) (int, error)
+	// ParseSchedule reads a cron's schedule as the scheduler does.
+	ParseSchedule(schedule, timezone string) (crons.Schedule, error)
+	// CheckWebhook checks a cron's webhook URL as a run request's is
+	// checked when its run starts.
+	CheckWebhook(ctx context.Context, url string) error
+	// StartCrons makes s the starter of every tick's run; a server
+	// whose wires give none fires no crons.
+	StartCrons(s crons.Starter)
 }
 
 // Items is the key-value store of items across threads (store.Store's

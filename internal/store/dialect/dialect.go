@@ -69,6 +69,11 @@ type Reader interface {
 	CountThreads(ctx context.Context, f ThreadFilter) (int, error)
 	FinishedRuns(ctx context.Context, f FinishedFilter, each func(FinishedRow) error) error
 	AppValues(ctx context.Context, each func(key, value string) error) error
+	// Crons reads the crons f selects; CountCrons counts them, ignoring
+	// f's page.
+	Crons(ctx context.Context, f CronFilter) ([]CronRow, error)
+	CountCrons(ctx context.Context, f CronFilter) (int, error)
+
 	// Item reads one item of the key-value store, or ErrNoRow.
 	Item(ctx context.Context, namespace, key string) (ItemRow, error)
 	// Items reads the items whose namespace begins with prefix, newest
@@ -115,6 +120,18 @@ type Tx interface {
 	// DeleteItem deletes an item; deleting one that is not there is no
 	// error.
 	DeleteItem(ctx context.Context, namespace, key string) error
+
+	// InsertCron inserts a cron, or ErrTaken. Cron reads one for an
+	// update, holding it until commit, or ErrNoRow; UpdateCron writes
+	// back every field but ID and CreatedAt; DeleteCron deletes one, or
+	// ErrNoRow.
+	InsertCron(ctx context.Context, c CronRow) error
+	Cron(ctx context.Context, id string) (CronRow, error)
+	UpdateCron(ctx context.Context, c CronRow) error
+	DeleteCron(ctx context.Context, id string) error
+	// ClaimCron moves a cron's next tick from at to next, only if it
+	// still is at: the one writer that sees true owns tick at.
+	ClaimCron(ctx context.Context, id string, at, next, now int64) (bool, error)
 
 	// InsertOwner registers an owner whose lease runs from at for lease
 	// and returns its pk; RenewOwner pushes it a full lease from at,
