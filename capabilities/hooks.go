@@ -1,6 +1,7 @@
 package capabilities
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/dawn-go/dawn/stream"
@@ -22,6 +23,11 @@ type Hooks struct {
 	// Refusal as its result. Not called for a call whose interrupt was
 	// just answered.
 	BeforeTool func(s thread.State, call thread.ToolCall, app thread.State) Effect
+	// BeforeToolCtx is BeforeTool for a hook that reads the app's store
+	// to decide: ctx carries the call's Invocation (InvocationFrom), whose
+	// Items is the store, or nil where the run lends none. It runs after
+	// BeforeTool, when the hooks set both.
+	BeforeToolCtx func(ctx context.Context, s thread.State, call thread.ToolCall, app thread.State) Effect
 	// Resolve turns a person's answer to an interrupt this hook's route
 	// raised into what the answer does (see Resolution): what the held-back
 	// call does, or, for an interrupt raised after call ran (in.After),

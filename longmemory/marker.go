@@ -23,7 +23,7 @@ const Key = "memory"
 const agentFile = "agent.md"
 
 // example is the settings' shape, for error messages.
-const example = `memory: true, or memory: {recall_limit: 5}`
+const example = `memory: true, or memory: {recall_limit: 5, approve_replace: true}`
 
 // defaultLimit is how many memories recall returns when neither the model
 // nor agent.md says.
@@ -70,10 +70,13 @@ func (marker) Detect(dir string) (string, bool) {
 type Settings struct {
 	// RecallLimit is how many memories recall returns by default.
 	RecallLimit int `json:"recall_limit"`
+	// ApproveReplace holds a remember that would replace a memory kept
+	// under the same key for a person's decision (interrupt kind memory).
+	ApproveReplace bool `json:"approve_replace,omitempty"`
 }
 
 // ParseSettings reads the memory section of agent.md: true, or a mapping
-// {recall_limit}. An error says what to write.
+// {recall_limit, approve_replace}. An error says what to write.
 func ParseSettings(n *yaml.Node) (Settings, error) {
 	s := Settings{RecallLimit: defaultLimit}
 	n = yamldoc.Resolve(n)
@@ -84,16 +87,29 @@ func ParseSettings(n *yaml.Node) (Settings, error) {
 		}
 	case yaml.MappingNode:
 		for k, v := range yamldoc.Pairs(n) {
-			if k.Value != "recall_limit" {
-				return s, fmt.Errorf("%s: unknown key %q; the allowed key is recall_limit, like %s", Key, k.Value, example)
-			}
-			if v.Decode(&s.RecallLimit) != nil || s.RecallLimit < 1 || s.RecallLimit > maxLimit {
-				return s, fmt.Errorf("%s.recall_limit must be a whole number from 1 to %d, like %s", Key, maxLimit, example)
+			if err := s.set(k.Value, yamldoc.Resolve(v)); err != nil {
+				return s, err
 			}
 		}
 		return s, nil
 	}
 	return s, fmt.Errorf("front matter key %q must be %s", Key, example)
+}
+
+func (s *Settings) set(key string, v *yaml.Node) error {
+	switch key {
+	case "recall_limit":
+		if v.Decode(&s.RecallLimit) != nil || s.RecallLimit < 1 || s.RecallLimit > maxLimit {
+			return fmt.Errorf("%s.recall_limit must be a whole number from 1 to %d, like %s", Key, maxLimit, example)
+		}
+	case "approve_replace":
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" || v.Decode(&s.ApproveReplace) != nil {
+			return fmt.Errorf("%s.approve_replace must be true or false, like %s", Key, example)
+		}
+	default:
+		return fmt.Errorf("%s: unknown key %q; the allowed keys are recall_limit and approve_replace, like %s", Key, key, example)
+	}
+	return nil
 }
 
 func (marker) Load(_ context.Context, route *router.Route, _ string) (*capabilities.Contribution, error) {
@@ -106,10 +122,17 @@ func (marker) Load(_ context.Context, route *router.Route, _ string) (*capabilit
 		return nil, fmt.Errorf("%s:%d: %v", route.Agent.File, n.Line+1, err)
 	}
 	ns := Namespace(route.ID)
-	return &capabilities.Contribution{
+	details := map[string]any{"namespace": ns, "recall_limit": s.RecallLimit}
+	c := &capabilities.Contribution{
 		Tools:   []capabilities.Tool{rememberTool(ns), recallTool(ns, s.RecallLimit)},
-		Details: map[string]any{"namespace": ns, "recall_limit": s.RecallLimit},
-	}, nil
+		Details: details,
+	}
+	if s.ApproveReplace {
+		details["approve_replace"] = true
+		g := gate{ns: ns}
+		c.Hooks = &capabilities.Hooks{BeforeToolCtx: g.beforeTool, Resolve: g.resolve}
+	}
+	return c, nil
 }
 
 // Namespace is the store namespace of a route's memories: ["memories",

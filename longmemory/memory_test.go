@@ -126,7 +126,10 @@ func TestParseSettings(t *testing.T) {
 		{"{recall_limit: 7}", 7, ""},
 		{"{recall_limit: 0}", 0, "recall_limit must be a whole number from 1 to 50"},
 		{"{recall_limit: many}", 0, "recall_limit must be a whole number"},
-		{"{limit: 3}", 0, `unknown key "limit"`},
+		{"{limit: 3}", 0, `unknown key "limit"; the allowed keys are recall_limit and approve_replace`},
+		{"{approve_replace: true}", 5, ""},
+		{"{approve_replace: yes please}", 0, "memory.approve_replace must be true or false"},
+		{"{approve_replace: [true]}", 0, "memory.approve_replace must be true or false"},
 		{"everything", 0, `front matter key "memory" must be memory: true`},
 	} {
 		var doc yaml.Node

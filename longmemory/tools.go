@@ -28,6 +28,21 @@ type rememberOut struct {
 	Replaced bool   `json:"replaced"`
 }
 
+// parse returns the memory's key (the one given, or one made from the
+// text) and its text, or an error for the model.
+func (in rememberIn) parse() (key, text string, err error) {
+	text = strings.TrimSpace(in.Text)
+	if text == "" || len(text) > maxText {
+		return "", "", fmt.Errorf("text must hold the fact to remember, at most %d bytes", maxText)
+	}
+	key = strings.TrimSpace(in.Key)
+	if key == "" {
+		sum := sha256.Sum256([]byte(strings.ToLower(text)))
+		key = "m-" + hex.EncodeToString(sum[:6])
+	}
+	return key, text, nil
+}
+
 // memory is a memory's value in the store.
 type memory struct {
 	Text string `json:"text"`
@@ -37,18 +52,13 @@ func rememberTool(ns []string) capabilities.Tool {
 	return capabilities.Func("remember",
 		"Remember a fact for later conversations of this agent (a preference, a decision, a name). Later threads find it with recall.",
 		func(ctx context.Context, in rememberIn) (rememberOut, error) {
-			text := strings.TrimSpace(in.Text)
-			if text == "" || len(text) > maxText {
-				return rememberOut{}, fmt.Errorf("text must hold the fact to remember, at most %d bytes", maxText)
+			key, text, err := in.parse()
+			if err != nil {
+				return rememberOut{}, err
 			}
 			st := items(ctx)
 			if st == nil {
 				return rememberOut{}, errNoStore
-			}
-			key := strings.TrimSpace(in.Key)
-			if key == "" {
-				sum := sha256.Sum256([]byte(strings.ToLower(text)))
-				key = "m-" + hex.EncodeToString(sum[:6])
 			}
 			_, replaced, err := st.Get(ctx, ns, key)
 			if err != nil {

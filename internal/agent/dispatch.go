@@ -50,7 +50,7 @@ func (l *loop) runCalls(ctx context.Context, calls []thread.ToolCall, bad []erro
 // place), the tool's state update, and after (the AfterTool hooks, the
 // tool_result event and the transformers).
 func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error) (*thread.Message, []capabilities.Interrupt, error) {
-	c, refusal, held, err := l.admit(c, badArgs)
+	c, refusal, held, err := l.admit(ctx, c, badArgs)
 	if err != nil || held != nil {
 		return nil, held, err
 	}
@@ -84,7 +84,7 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error) (
 // says. Any other call with JSON arguments goes to the BeforeTool hooks,
 // which may hold it back (held) or refuse it (refusal is what the model
 // gets in its place).
-func (l *loop) admit(c thread.ToolCall, badArgs error) (_ thread.ToolCall, refusal *string, held []capabilities.Interrupt, err error) {
+func (l *loop) admit(ctx context.Context, c thread.ToolCall, badArgs error) (_ thread.ToolCall, refusal *string, held []capabilities.Interrupt, err error) {
 	if r, ok := l.cfg.Resolved[c.ID]; ok {
 		if l.state, err = l.resolutionUpdate(l.state, r); err != nil {
 			return c, nil, nil, err
@@ -100,7 +100,7 @@ func (l *loop) admit(c thread.ToolCall, badArgs error) (_ thread.ToolCall, refus
 	if badArgs != nil {
 		return c, nil, nil, nil
 	}
-	in, refusal, err := l.beforeTool(c)
+	in, refusal, err := l.beforeTool(ctx, c)
 	if err != nil || in == nil {
 		return c, refusal, nil, err
 	}
@@ -109,30 +109,50 @@ func (l *loop) admit(c thread.ToolCall, badArgs error) (_ thread.ToolCall, refus
 
 // beforeTool asks the BeforeTool hooks about c. It returns the interrupt
 // that holds c back, or the refusal the model gets in c's place.
-func (l *loop) beforeTool(c thread.ToolCall) (in *capabilities.Interrupt, refusal *string, err error) {
+func (l *loop) beforeTool(ctx context.Context, c thread.ToolCall) (in *capabilities.Interrupt, refusal *string, err error) {
 	for _, h := range l.hooks {
-		if h.BeforeTool == nil {
-			continue
-		}
-		eff := h.BeforeTool(l.state, c, l.host.App())
-		if l.state, err = l.effect(l.state, eff); err != nil {
-			return nil, nil, err
-		}
-		switch {
-		case eff.Interrupt != nil && !l.cfg.Park:
-			// Nobody saves this run's state, so it cannot park: the call
-			// is refused and the model adapts.
-			text := fmt.Sprintf("tool %q needs a person's approval, which cannot be asked for here; do the task without it or say that it needs approval", c.Name)
-			return nil, &text, nil
-		case eff.Interrupt != nil:
-			in := raised(*eff.Interrupt, c.ID)
-			return &in, nil, nil
-		case eff.Refuse:
-			text := eff.Refusal
-			return nil, &text, nil
+		for _, ask := range l.befores(h) {
+			eff := ask(ctx, l.state, c, l.host.App())
+			if l.state, err = l.effect(l.state, eff); err != nil {
+				return nil, nil, err
+			}
+			switch {
+			case eff.Interrupt != nil && !l.cfg.Park:
+				// Nobody saves this run's state, so it cannot park: the
+				// call is refused and the model adapts.
+				text := fmt.Sprintf("tool %q needs a person's approval, which cannot be asked for here; do the task without it or say that it needs approval", c.Name)
+				return nil, &text, nil
+			case eff.Interrupt != nil:
+				in := raised(*eff.Interrupt, c.ID)
+				return &in, nil, nil
+			case eff.Refuse:
+				text := eff.Refusal
+				return nil, &text, nil
+			}
 		}
 	}
 	return nil, nil, nil
+}
+
+// before is a BeforeTool hook of either form.
+type before func(ctx context.Context, s thread.State, c thread.ToolCall, app thread.State) capabilities.Effect
+
+// befores returns h's BeforeTool hooks in the order they run: BeforeTool,
+// then BeforeToolCtx, which gets the call's Invocation in its context.
+func (l *loop) befores(h *capabilities.Hooks) []before {
+	var out []before
+	if h.BeforeTool != nil {
+		out = append(out, func(_ context.Context, s thread.State, c thread.ToolCall, app thread.State) capabilities.Effect {
+			return h.BeforeTool(s, c, app)
+		})
+	}
+	if h.BeforeToolCtx != nil {
+		out = append(out, func(ctx context.Context, s thread.State, c thread.ToolCall, app thread.State) capabilities.Effect {
+			inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: s, Items: l.host.Items()}
+			return h.BeforeToolCtx(capabilities.WithInvocation(ctx, inv), s, c, app)
+		})
+	}
+	return out
 }
 
 // raised is a hook's interrupt as the run parks with it: of the interrupt

@@ -1,0 +1,111 @@
+package longmemory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/google/uuid"
+)
+
+// Kind is the kind of the interrupts the capability raises.
+const Kind = "memory"
+
+// Decisions a resume payload may carry, as a JSON string or as
+// {"decision": …}.
+const (
+	Approve = "approve"
+	Reject  = "reject"
+)
+
+// Detail is the detail of a "memory" interrupt.
+type Detail struct {
+	// Key is the key of the memory the call would replace.
+	Key string `json:"key"`
+	// OldText is the memory kept under Key now.
+	OldText string `json:"oldText"`
+	// NewText is what the call would keep in its place.
+	NewText string `json:"newText"`
+}
+
+// gate holds back remember calls that would replace a memory of its
+// namespace.
+type gate struct{ ns []string }
+
+// beforeTool parks a remember whose key already holds a memory with other
+// text. A remember of a new key, or of the text already kept, runs.
+func (g gate) beforeTool(ctx context.Context, _ thread.State, call thread.ToolCall, _ thread.State) capabilities.Effect {
+	if call.Name != "remember" {
+		return capabilities.Effect{}
+	}
+	var in rememberIn
+	if json.Unmarshal(call.Input, &in) != nil {
+		return capabilities.Effect{} // the tool refuses its input itself
+	}
+	key, text, err := in.parse()
+	st := items(ctx)
+	if err != nil || st == nil {
+		return capabilities.Effect{} // the tool says what is wrong
+	}
+	old, found, err := st.Get(ctx, g.ns, key)
+	if err != nil {
+		return capabilities.Effect{Refuse: true, Refusal: fmt.Sprintf("could not check whether memory %q exists (%v); try again later", key, err)}
+	}
+	if !found {
+		return capabilities.Effect{}
+	}
+	var m memory
+	_ = json.Unmarshal(old.Value, &m)
+	if m.Text == text {
+		return capabilities.Effect{}
+	}
+	detail, _ := json.Marshal(Detail{Key: key, OldText: m.Text, NewText: text})
+	return capabilities.Effect{Interrupt: &capabilities.Interrupt{ID: "memory-" + uuid.NewString(), Kind: Kind, Detail: detail}}
+}
+
+const decisions = `"approve" or "reject" (or {"decision": "approve"})`
+
+// resolve answers a "memory" interrupt: approve lets the write replace
+// the memory, reject (or a cancel) writes nothing and tells the model.
+func (g gate) resolve(_ thread.State, in capabilities.Interrupt, _ thread.ToolCall, a capabilities.Answer) (capabilities.Resolution, bool, error) {
+	if in.Kind != Kind {
+		return capabilities.Resolution{}, false, nil
+	}
+	var d Detail
+	_ = json.Unmarshal(in.Detail, &d)
+	rejected := capabilities.Resolution{Refusal: fmt.Sprintf("a person refused replacing memory %q; it keeps its old text. Do not replace it again for this request; go on without it or tell the user", d.Key)}
+	if a.Status == capabilities.AnswerCancelled {
+		return rejected, true, nil
+	}
+	word, err := decision(a.Payload)
+	if err != nil {
+		return capabilities.Resolution{}, true, err
+	}
+	switch word {
+	case Approve:
+		return capabilities.Resolution{Run: true}, true, nil
+	case Reject:
+		return rejected, true, nil
+	}
+	return capabilities.Resolution{}, true, fmt.Errorf("payload %q is not a decision on a memory interrupt; send %s", word, decisions)
+}
+
+// decision reads a payload: a JSON string or {"decision": string}.
+func decision(payload json.RawMessage) (string, error) {
+	var word string
+	if err := json.Unmarshal(payload, &word); err == nil {
+		return word, nil
+	}
+	var obj struct {
+		Decision string `json:"decision"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil {
+		return "", fmt.Errorf("payload is not a decision (%v); send %s", err, decisions)
+	}
+	return obj.Decision, nil
+}
