@@ -126,7 +126,8 @@ type balancer struct {
 
 // haproxyConfig is round robin without stickiness; a replica leaves the
 // rotation while /readyz fails; a request whose connection a replica
-// refused (it is down) is sent to another one.
+// refused (it is down) is sent to another one. Each answer names the
+// replica that gave it in a Dawn-Replica header.
 const haproxyConfig = `global
     stats socket %s mode 600 level admin
 
@@ -148,6 +149,7 @@ backend dawn
     option httpchk GET /readyz
     http-check expect status 200
     default-server inter 200ms fall 1 rise 1
+    http-response set-header Dawn-Replica %%s
 `
 
 // startBalancer starts the replicas and HAProxy, or skips the test when
