@@ -45,3 +45,28 @@ func TestScratchpadKeepsFiles(t *testing.T) {
 		t.Fatalf("publishing did not ask: %s (%s)", last.Data, strings.Join(dawntest.Types(res.Events), ","))
 	}
 }
+
+// TestScratchpadHasItsSkill: /scratchpad uses a skill beside its
+// workspace: the model reads the skill and its reference, then writes a
+// file, on one route.
+func TestScratchpadHasItsSkill(t *testing.T) {
+	model := dawntest.Script().
+		CallTool("readSkill", map[string]string{"name": "house-style"}).
+		CallTool("readSkillFile", map[string]string{"name": "house-style", "path": "references/words.md"}).
+		CallTool("writeFile", map[string]string{"path": "drafts/note.md", "content": "# Note\n"}).
+		Reply("Drafted in the house style.")
+	srv := dawntest.New(t, ".", model, dawntest.Options{Tools: appTools(), StorePath: t.TempDir() + "/dawn.db"})
+	res := srv.Run(t, "s2", "/scratchpad", "draft a note")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	var results []string
+	for _, e := range res.Events {
+		if e.Type == "tool_result" {
+			results = append(results, string(e.Data))
+		}
+	}
+	if len(results) != 3 || !strings.Contains(results[0], "Start with a level-one heading") || !strings.Contains(results[1], "utilize") || strings.Contains(results[2], `"error"`) {
+		t.Fatalf("tool results = %q, want the skill, its reference and the written file", results)
+	}
+}

@@ -463,6 +463,30 @@ export interface ScratchpadReadFileInput {
 }
 
 /**
+ * ScratchpadReadSkillInput is the input of tool readSkill on route
+ * /scratchpad.
+ *
+ * Read a skill's instructions.
+ */
+export interface ScratchpadReadSkillInput {
+  /** the skill's name, as the Skills section lists it */
+  name: string;
+}
+
+/**
+ * ScratchpadReadSkillFileInput is the input of tool readSkillFile on route
+ * /scratchpad.
+ *
+ * Read a file of a skill's folder, such as one its instructions refer to.
+ */
+export interface ScratchpadReadSkillFileInput {
+  /** the skill's name */
+  name: string;
+  /** a file's path inside the skill's folder, such as references/guide.md */
+  path: string;
+}
+
+/**
  * ScratchpadWriteFileInput is the input of tool writeFile on route
  * /scratchpad.
  *
@@ -501,6 +525,8 @@ export interface ScratchpadTools {
   glob: ScratchpadGlobInput;
   listDir: ScratchpadListDirInput;
   readFile: ScratchpadReadFileInput;
+  readSkill: ScratchpadReadSkillInput;
+  readSkillFile: ScratchpadReadSkillFileInput;
   writeFile: ScratchpadWriteFileInput;
 }
 

@@ -400,6 +400,26 @@ type ScratchpadReadFileInput struct {
 	Limit  int64  `json:"limit,omitempty"`
 }
 
+// ScratchpadReadSkillInput is the input of tool readSkill on route
+// /scratchpad.
+//
+// Read a skill's instructions.
+type ScratchpadReadSkillInput struct {
+	// the skill's name, as the Skills section lists it
+	Name string `json:"name"`
+}
+
+// ScratchpadReadSkillFileInput is the input of tool readSkillFile on route
+// /scratchpad.
+//
+// Read a file of a skill's folder, such as one its instructions refer to.
+type ScratchpadReadSkillFileInput struct {
+	// the skill's name
+	Name string `json:"name"`
+	// a file's path inside the skill's folder, such as references/guide.md
+	Path string `json:"path"`
+}
+
 // ScratchpadWriteFileInput is the input of tool writeFile on route
 // /scratchpad.
 //
