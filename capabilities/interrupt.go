@@ -1,7 +1,9 @@
 package capabilities
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -169,4 +171,23 @@ func PendingInterrupts(s thread.State) ([]Interrupt, error) {
 		return nil, err
 	}
 	return list, nil
+}
+
+// DecisionWord reads a person's answer to an interrupt whose decisions are
+// words: a JSON string ("once") or an object {"decision": "once"} with no
+// other field. want, such as `"once" or "deny"`, is named in the error.
+func DecisionWord(payload json.RawMessage, want string) (string, error) {
+	var word string
+	if err := json.Unmarshal(payload, &word); err == nil {
+		return word, nil
+	}
+	var obj struct {
+		Decision string `json:"decision"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil {
+		return "", fmt.Errorf("payload is not a decision (%v); send %s", err, want)
+	}
+	return obj.Decision, nil
 }

@@ -1,7 +1,6 @@
 package longmemory
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -80,7 +79,7 @@ func (g gate) resolve(_ thread.State, in capabilities.Interrupt, _ thread.ToolCa
 	if a.Status == capabilities.AnswerCancelled {
 		return rejected, true, nil
 	}
-	word, err := decision(a.Payload)
+	word, err := capabilities.DecisionWord(a.Payload, decisions)
 	if err != nil {
 		return capabilities.Resolution{}, true, err
 	}
@@ -91,21 +90,4 @@ func (g gate) resolve(_ thread.State, in capabilities.Interrupt, _ thread.ToolCa
 		return rejected, true, nil
 	}
 	return capabilities.Resolution{}, true, fmt.Errorf("payload %q is not a decision on a memory interrupt; send %s", word, decisions)
-}
-
-// decision reads a payload: a JSON string or {"decision": string}.
-func decision(payload json.RawMessage) (string, error) {
-	var word string
-	if err := json.Unmarshal(payload, &word); err == nil {
-		return word, nil
-	}
-	var obj struct {
-		Decision string `json:"decision"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&obj); err != nil {
-		return "", fmt.Errorf("payload is not a decision (%v); send %s", err, decisions)
-	}
-	return obj.Decision, nil
 }

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -101,7 +100,7 @@ func (sp *space) resolve(_ thread.State, in capabilities.Interrupt, call thread.
 	if a.Status == capabilities.AnswerCancelled {
 		return denied, true, nil
 	}
-	word, err := decision(a.Payload)
+	word, err := capabilities.DecisionWord(a.Payload, decisions)
 	if err != nil {
 		return capabilities.Resolution{}, true, err
 	}
@@ -114,21 +113,4 @@ func (sp *space) resolve(_ thread.State, in capabilities.Interrupt, call thread.
 		return denied, true, nil
 	}
 	return capabilities.Resolution{}, true, fmt.Errorf("payload %q is not a decision on a path interrupt; send %s", word, decisions)
-}
-
-// decision reads a payload: a JSON string or {"decision": string}.
-func decision(payload json.RawMessage) (string, error) {
-	var word string
-	if err := json.Unmarshal(payload, &word); err == nil {
-		return word, nil
-	}
-	var obj struct {
-		Decision string `json:"decision"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&obj); err != nil {
-		return "", fmt.Errorf("payload is not a decision (%v); send %s", err, decisions)
-	}
-	return obj.Decision, nil
 }
