@@ -3,8 +3,6 @@ package longmemory
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
@@ -18,9 +16,6 @@ const Name = "long_term_memory"
 
 // Key is the agent.md front matter key that switches the capability on.
 const Key = "memory"
-
-// agentFile is the route's agent.md, where the key is written.
-const agentFile = "agent.md"
 
 // example is the settings' shape, for error messages.
 const example = `memory: true, or memory: {recall_limit: 5, approve_replace: true}`
@@ -45,26 +40,7 @@ func (marker) FrontMatterKeys() []string { return []string{Key} }
 
 // Detect finds routes whose agent.md sets memory: to anything but false
 // or null.
-func (marker) Detect(dir string) (string, bool) {
-	file := filepath.Join(dir, agentFile)
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return "", false
-	}
-	a, err := router.ParseAgentWith(file, data, router.Claims{Any: true})
-	if err != nil {
-		return "", false
-	}
-	n := a.Sections[Key]
-	if n == nil || yamldoc.IsNull(n) {
-		return "", false
-	}
-	var b bool
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
-		return agentFile, b
-	}
-	return agentFile, true
-}
+func (marker) Detect(dir string) (string, bool) { return capabilities.FrontMatterOn(dir, Key) }
 
 // Settings are a route's memory settings as agent.md writes them.
 type Settings struct {

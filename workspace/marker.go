@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -24,9 +23,6 @@ const Key = "workspace"
 // Thread is the value of Key for the thread's virtual tree.
 const Thread = "thread"
 
-// agentFile is the route's agent.md, where the key is written.
-const agentFile = "agent.md"
-
 // example is the settings' shape, for error messages.
 const example = `workspace: thread, workspace: _files (a folder), or workspace: {dir: _files, approve: ["*.go"]}`
 
@@ -41,32 +37,9 @@ func (marker) Name() string { return Name }
 // (capabilities.FrontMatterSection).
 func (marker) FrontMatterKeys() []string { return []string{Key} }
 
-// Detect finds routes whose agent.md sets workspace: to anything but false
-// or null.
-func (marker) Detect(dir string) (string, bool) {
-	file := filepath.Join(dir, agentFile)
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return "", false
-	}
-	a, err := router.ParseAgentWith(file, data, router.Claims{Any: true})
-	if err != nil {
-		return "", false
-	}
-	return agentFile, on(a.Sections[Key])
-}
-
-// on reports whether the section switches the capability on.
-func on(n *yaml.Node) bool {
-	if n == nil || yamldoc.IsNull(n) {
-		return false
-	}
-	var b bool
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
-		return b
-	}
-	return true
-}
+// Detect finds routes whose agent.md sets workspace: to anything but
+// false or null.
+func (marker) Detect(dir string) (string, bool) { return capabilities.FrontMatterOn(dir, Key) }
 
 // Settings are a route's workspace settings as agent.md writes them.
 type Settings struct {
