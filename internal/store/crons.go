@@ -220,25 +220,11 @@ func (s *DB) crons(ctx context.Context, f dialect.CronFilter) ([]Cron, error) {
 func (q CronQuery) filter() (dialect.CronFilter, error) {
 	f := dialect.CronFilter{AssistantID: q.AssistantID, ThreadID: q.ThreadID, Enabled: q.Enabled,
 		Sort: q.SortBy, Limit: q.Limit, Offset: max(q.Offset, 0)}
-	switch q.SortBy {
-	case "":
-		f.Sort = "created_at"
-	case "cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date":
-	default:
-		return f, fmt.Errorf("%w: sort_by must be one of cron_id, assistant_id, thread_id, created_at, updated_at, next_run_date, not %q", ErrInvalid, q.SortBy)
-	}
-	switch strings.ToLower(q.SortOrder) {
-	case "", "asc":
-	case "desc":
-		f.Desc = true
-	default:
-		return f, fmt.Errorf("%w: sort_order must be asc or desc, not %q", ErrInvalid, q.SortOrder)
-	}
-	switch {
-	case f.Limit <= 0:
-		f.Limit = 10
-	case f.Limit > maxSearchLimit:
-		f.Limit = maxSearchLimit
+	var err error
+	f.Sort, f.Desc, f.Limit, err = order{by: q.SortBy, dir: q.SortOrder, limit: q.Limit}.check(
+		[]string{"cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"}, "created_at", false)
+	if err != nil {
+		return f, err
 	}
 	return f, nil
 }

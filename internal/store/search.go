@@ -82,27 +82,48 @@ func (q ThreadQuery) filter() (dialect.ThreadFilter, error) {
 	if f.Values, err = jsonFilter("values", q.Values); err != nil {
 		return f, err
 	}
-	switch q.SortBy {
-	case "":
-		f.Sort = "updated_at"
-	case "thread_id", "status", "created_at", "updated_at":
-	default:
-		return f, fmt.Errorf("%w: sort_by must be one of thread_id, status, created_at, updated_at, not %q", ErrInvalid, q.SortBy)
-	}
-	switch strings.ToLower(q.SortOrder) {
-	case "", "desc":
-	case "asc":
-		f.Desc = false
-	default:
-		return f, fmt.Errorf("%w: sort_order must be asc or desc, not %q", ErrInvalid, q.SortOrder)
-	}
-	switch {
-	case f.Limit <= 0:
-		f.Limit = 10
-	case f.Limit > maxSearchLimit:
-		f.Limit = maxSearchLimit
+	f.Sort, f.Desc, f.Limit, err = order{by: q.SortBy, dir: q.SortOrder, limit: q.Limit}.check(
+		[]string{"thread_id", "status", "created_at", "updated_at"}, "updated_at", true)
+	if err != nil {
+		return f, err
 	}
 	return f, nil
+}
+
+// order is a search's sort_by, sort_order and limit as a client sent them.
+type order struct {
+	by, dir string
+	limit   int
+}
+
+// check returns the column to sort by (one of fields, else byDefault when
+// none is asked), whether descending (else desc), and the limit bounded to
+// 1..maxSearchLimit (10 when none is asked); ErrInvalid names a bad field.
+func (o order) check(fields []string, byDefault string, desc bool) (string, bool, int, error) {
+	by := o.by
+	switch {
+	case by == "":
+		by = byDefault
+	case !slices.Contains(fields, by):
+		return "", false, 0, fmt.Errorf("%w: sort_by must be one of %s, not %q", ErrInvalid, strings.Join(fields, ", "), o.by)
+	}
+	switch strings.ToLower(o.dir) {
+	case "":
+	case "asc":
+		desc = false
+	case "desc":
+		desc = true
+	default:
+		return "", false, 0, fmt.Errorf("%w: sort_order must be asc or desc, not %q", ErrInvalid, o.dir)
+	}
+	limit := o.limit
+	switch {
+	case limit <= 0:
+		limit = 10
+	case limit > maxSearchLimit:
+		limit = maxSearchLimit
+	}
+	return by, desc, limit, nil
 }
 
 // jsonFilter checks a filter object and returns its members, in key
