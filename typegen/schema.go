@@ -49,6 +49,29 @@ func parseSchema(raw []byte) (*schema, error) {
 	return s, nil
 }
 
+// readProperties reads a schema's properties object, in its order.
+func (s *schema) readProperties(raw json.RawMessage, depth int) {
+	props, _ := orderedMembers(raw)
+	for _, p := range props {
+		s.properties = append(s.properties, property{name: p.key, schema: readSchema(p.value, depth+1)})
+	}
+}
+
+// readDefs reads the definitions under key ("$defs" or "definitions"),
+// keyed by the reference that names each ("#/$defs/name").
+func (s *schema) readDefs(key string, raw json.RawMessage, depth int) {
+	defs, ok := orderedMembers(raw)
+	if !ok {
+		return
+	}
+	if s.defs == nil {
+		s.defs = map[string]*schema{}
+	}
+	for _, d := range defs {
+		s.defs["#/"+key+"/"+d.key] = readSchema(d.value, depth+1)
+	}
+}
+
 // maxSchemaDepth stops absurdly nested schemas from using deep recursion.
 const maxSchemaDepth = 64
 
@@ -68,13 +91,7 @@ func readSchema(raw json.RawMessage, depth int) *schema {
 		case "type":
 			s.types = readTypes(m.value)
 		case "properties":
-			props, ok := orderedMembers(m.value)
-			if !ok {
-				continue
-			}
-			for _, p := range props {
-				s.properties = append(s.properties, property{name: p.key, schema: readSchema(p.value, depth+1)})
-			}
+			s.readProperties(m.value, depth)
 		case "required":
 			_ = json.Unmarshal(m.value, &s.required)
 		case "items":
@@ -96,16 +113,7 @@ func readSchema(raw json.RawMessage, depth int) *schema {
 		case "$ref":
 			_ = json.Unmarshal(m.value, &s.ref)
 		case "$defs", "definitions":
-			defs, ok := orderedMembers(m.value)
-			if !ok {
-				continue
-			}
-			if s.defs == nil {
-				s.defs = map[string]*schema{}
-			}
-			for _, d := range defs {
-				s.defs["#/"+m.key+"/"+d.key] = readSchema(d.value, depth+1)
-			}
+			s.readDefs(m.key, m.value, depth)
 		case "oneOf", "anyOf":
 			s.anyOf = readSchemaList(m.value, depth)
 		case "allOf":
