@@ -105,6 +105,16 @@ func Param(ctx context.Context, name string) string {
 	return inv.Params[name]
 }
 
+// Identity is who sent the request a run serves (see docs/auth.md).
+type Identity = capabilities.Identity
+
+// IdentityFrom returns the identity of the caller whose request started
+// the current run, for a tool call; ok is false when the server has no
+// authentication.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	return capabilities.IdentityFrom(ctx)
+}
+
 // Store returns the app's key-value store for the current tool call: JSON
 // objects under a namespace and a key, kept in the app's store (SQLite or
 // Postgres) across threads and replicas, and served to clients as the
