@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/agent"
