@@ -13,7 +13,7 @@ import (
 // when, and how it ended.
 type AuditEntry struct {
 	// ID orders the entries; the store assigns it.
-	ID int64 `json:"id"`
+	ID int64     `json:"id"`
 	At time.Time `json:"at"`
 	// Action is what was done: "approval", "cancel", "delete", "signal".
 	Action   string `json:"action"`
