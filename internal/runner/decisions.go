@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -108,4 +109,34 @@ func rememberedFor(stored thread.State, user string) thread.State {
 		}
 	}
 	return out
+}
+
+// Audit appends e to the audit log with the identity ctx carries. An
+// entry the store cannot keep is logged: the action it records has
+// already happened.
+func (m *Manager) Audit(ctx context.Context, e store.AuditEntry) {
+	if id, ok := capabilities.IdentityFrom(ctx); ok {
+		e.User, e.Service = id.User, id.Service
+	}
+	if e.At.IsZero() {
+		e.At = time.Now().UTC()
+	}
+	if err := m.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
+		m.logger.Error("cannot append to the audit log", "action", e.Action, "thread", e.ThreadID, "user", e.User, "err", err)
+	}
+}
+
+// auditDecisions appends one approval entry per answer of adm's resume.
+func (m *Manager) auditDecisions(ctx context.Context, threadID string, adm *admission) {
+	kinds := map[string]capabilities.Interrupt{}
+	for _, in := range adm.pending {
+		kinds[in.ID] = in
+	}
+	for _, a := range adm.answers {
+		detail := map[string]any{"interruptId": a.InterruptID, "kind": kinds[a.InterruptID].Kind, "status": a.Status}
+		if len(a.Payload) > 0 {
+			detail["payload"] = a.Payload
+		}
+		m.Audit(ctx, store.AuditEntry{Action: "approval", ThreadID: threadID, Outcome: a.Status, Detail: mustJSON(detail)})
+	}
 }

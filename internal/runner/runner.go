@@ -336,6 +336,7 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 		m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil)
 		return nil, err
 	}
+	m.auditDecisions(ctx, run.ThreadID, adm)
 	return values, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/capabilities"
@@ -120,5 +121,75 @@ func TestAlwaysIsPerUser(t *testing.T) {
 	}
 	if id := interruptOf(readSSE(t, authed(t, http.MethodPost, url+"/threads/b1/runs/stream", bob, runBody("/ops", "ship")))); id == "" {
 		t.Errorf("bob's call ran on alice's always")
+	}
+}
+
+// TestAuditAndApprovalsOverHTTP: approvals, cancels and deletes are in
+// the audit log with who did them, which only the service credential
+// reads (403 for a user), a page at a time; a user lists and revokes their
+// own "always", and is asked again after revoking it.
+func TestAuditAndApprovalsOverHTTP(t *testing.T) {
+	dir, release := opsApp(t)
+	url := serveOps(t, dir, filepath.Join(t.TempDir(), "dawn.db"), release)
+	alice := authtest.HS256(t, jwtSecret, authtest.Claims("alice", "", "dawn"))
+	bob := authtest.HS256(t, jwtSecret, authtest.Claims("bob", "", "dawn"))
+	id := interruptOf(readSSE(t, authed(t, http.MethodPost, url+"/threads/x1/runs/stream", alice, runBody("/ops", "ship"))))
+	readSSE(t, authed(t, http.MethodPost, url+"/threads/x1/resume", alice, `{"route":"/ops","resume":[{"interruptId":"`+id+`","status":"resolved","payload":"always"}]}`))
+	authed(t, http.MethodPost, url+"/threads/x1/cancel", bob, "").Body.Close()
+	authed(t, http.MethodDelete, url+"/threads/x1", alice, "").Body.Close()
+
+	var list struct {
+		Approvals []struct{ Key, User string } `json:"approvals"`
+	}
+	getAs := func(token, path string, v any) int {
+		resp := authed(t, http.MethodGet, url+path, token, "")
+		defer resp.Body.Close()
+		if v != nil {
+			_ = json.NewDecoder(resp.Body).Decode(v)
+		}
+		return resp.StatusCode
+	}
+	if getAs(alice, "/approvals", &list); len(list.Approvals) != 1 || list.Approvals[0].Key != "approval.always.release" || list.Approvals[0].User != "alice" {
+		t.Fatalf("alice's approvals = %+v", list.Approvals)
+	}
+	list.Approvals = nil
+	if getAs(bob, "/approvals", &list); len(list.Approvals) != 0 {
+		t.Fatalf("bob sees %+v", list.Approvals)
+	}
+	if resp := authed(t, http.MethodDelete, url+"/approvals/approval.always.release?user=alice", bob, ""); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("bob revoking alice's always: %d, want 404", resp.StatusCode)
+	}
+	if resp := authed(t, http.MethodDelete, url+"/approvals/approval.always.release", alice, ""); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("alice revoking her always: %d", resp.StatusCode)
+	}
+	if id := interruptOf(readSSE(t, authed(t, http.MethodPost, url+"/threads/x2/runs/stream", alice, runBody("/ops", "ship")))); id == "" {
+		t.Errorf("alice was not asked again after revoking her always")
+	}
+
+	if code := getAs(alice, "/audit", nil); code != http.StatusForbidden {
+		t.Fatalf("GET /audit as a user: %d, want 403", code)
+	}
+	var page struct {
+		Entries []struct {
+			ID                    int64
+			Action, User, Outcome string
+			ThreadID              string `json:"thread_id"`
+		} `json:"entries"`
+		Next *int64 `json:"next"`
+	}
+	if code := getAs("svc", "/audit?limit=2", &page); code != http.StatusOK || len(page.Entries) != 2 || page.Next == nil {
+		t.Fatalf("GET /audit?limit=2: %d %+v", code, page)
+	}
+	first := page.Entries
+	page.Entries, page.Next = nil, nil
+	getAs("svc", fmt.Sprintf("/audit?after=%d", first[1].ID), &page)
+	all := append(first, page.Entries...)
+	var got []string
+	for _, e := range all {
+		got = append(got, e.Action+":"+e.User+":"+e.Outcome+":"+e.ThreadID)
+	}
+	want := []string{"approval:alice:resolved:x1", "cancel:bob:no_run_in_flight:x1", "delete:alice:ok:x1", "revoke:bob:approval_not_found:", "revoke:alice:ok:"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("audit log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

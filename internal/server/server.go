@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"strings"
@@ -64,6 +65,9 @@ type Server struct {
 	// auth names who sends each request; nil or disabled attaches no
 	// identity.
 	auth *auth.Authenticator
+	// audited maps "METHOD path" to the action the audit log records for
+	// the endpoint's calls (see auditCalls).
+	audited map[string]string
 	// cronOpts configure the scheduler of crons (see cronOptions).
 	cronOpts crons.Options
 }
@@ -71,7 +75,7 @@ type Server struct {
 // New returns the API for the runs managed by m: Dawn's wire, and the
 // LangGraph, AG-UI, OpenAI and MCP wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
-	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger}
+	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger, audited: maps.Clone(defaultAudited)}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
@@ -98,6 +102,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	if s.auth.Enabled() {
 		e.Use(s.authenticate)
 	}
+	e.Use(s.auditCalls)
 	e.Use(s.requireJSON)
 	e.Use(s.limitBody)
 
@@ -114,6 +119,9 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.handle(http.MethodPost, "/threads/:id/cancel", s.cancel)
 	s.mountCapabilities()
 	s.handle(http.MethodPost, "/threads/:id/resume", s.resume)
+	s.handle(http.MethodGet, "/audit", s.listAudit)
+	s.handle(http.MethodGet, "/approvals", s.listApprovals)
+	s.handle(http.MethodDelete, "/approvals/:key", s.revokeApproval)
 	s.host.mountWires()
 	return s
 }
@@ -129,7 +137,11 @@ func (s *Server) mountCapabilities() {
 			continue
 		}
 		for _, rt := range hr.ThreadRoutes(s.runs) {
-			s.echo.Add(rt.Method, "/threads/:id/"+strings.TrimPrefix(rt.Path, "/"), threadRoute(rt))
+			path := "/threads/:id/" + strings.TrimPrefix(rt.Path, "/")
+			s.echo.Add(rt.Method, path, threadRoute(rt))
+			if rt.Method != http.MethodGet && rt.Method != http.MethodHead {
+				s.audited[rt.Method+" "+path] = "signal"
+			}
 		}
 	}
 }
