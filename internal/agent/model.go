@@ -19,8 +19,8 @@ import (
 // SystemPrompt is the route's prompt, rendered as a template with params
 // and state when it uses template syntax, followed by every capability
 // fragment rendered from state.
-func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thread.State) (string, error) {
-	prompt, err := routeprompt.Prompt(p.Route, params, state)
+func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thread.State, user string) (string, error) {
+	prompt, err := routeprompt.Prompt(p.Route, params, state, user)
 	if err != nil {
 		return "", err
 	}
@@ -75,7 +75,7 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 		l.emit(stream.New(stream.TypeModelRetry, a.EventData()))
 	})
 	ctx = models.WithAppTools(ctx, l.cfg.Route.AppTools())
-	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state)
+	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state, userOf(ctx))
 	if err != nil {
 		return nil, stream.Event{}, err
 	}

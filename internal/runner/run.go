@@ -18,6 +18,10 @@ type Run struct {
 	Model    string
 	// Log holds the run's events; it is closed after "done".
 	Log *stream.Log
+	// user names the user whose request started the run, when the server's
+	// authentication names users: the "always" decisions its hooks see
+	// and keep are theirs (see scopeRemembered).
+	user string
 
 	// cancel ends the run's context. It is set before the run is
 	// registered as the thread's run in flight, so whoever finds the run

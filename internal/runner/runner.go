@@ -9,6 +9,7 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/agent"
@@ -221,6 +222,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook}
+	run.user = userOf(ctx)
 	if err := m.reserve(run); err != nil {
 		cancel()
 		return nil, err
@@ -325,14 +327,16 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 	}
 	delete(values, capabilities.InterruptsKey)
 	delete(values, capabilities.StrategyKey)
+	values[capabilities.DecisionsKey] = recordDecisions(ctx, values[capabilities.DecisionsKey], adm, time.Now())
 	remember := map[string]json.RawMessage{}
 	for _, r := range adm.resolved {
 		maps.Copy(remember, r.Remember)
 	}
-	if err := m.store.SetAppValues(ctx, remember); err != nil {
+	if err := m.store.SetAppValues(ctx, scopeRemembered(ctx, remember)); err != nil {
 		m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil)
 		return nil, err
 	}
+	m.auditDecisions(ctx, run.ThreadID, adm)
 	return values, nil
 }
 

@@ -52,6 +52,13 @@ type Store interface {
 	// threads, such as a person's "always allow this tool".
 	SetAppValues(ctx context.Context, values map[string]json.RawMessage) error
 	AppValues(ctx context.Context) (thread.State, error)
+	// DeleteAppValues deletes app values, such as a revoked "always".
+	DeleteAppValues(ctx context.Context, keys []string) error
+
+	// AppendAudit and Audit keep the audit log: who answered, cancelled,
+	// deleted or signalled what, and when.
+	AppendAudit(ctx context.Context, e AuditEntry) error
+	Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
 
 	// CreateCron, UpdateCron, DeleteCron, SearchCrons and CountCrons keep
 	// crons; DueCrons and ClaimCronTick are how a scheduler finds a due

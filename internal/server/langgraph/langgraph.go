@@ -329,6 +329,9 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 		return nil, runner.Request{}, body, err
 	}
 	run, req, err := s.lgRunOf(body, threadID)
+	if run != nil {
+		run.Kwargs["config"] = authConfig(c.Request().Context(), body.Config)
+	}
 	return run, req, body, err
 }
 

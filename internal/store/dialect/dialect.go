@@ -54,6 +54,7 @@ type Database interface {
 // Reader is what the store reads outside a write transaction. Each call
 // reads one consistent snapshot.
 type Reader interface {
+	AuditReader
 	Thread(ctx context.Context, id string) (ThreadRow, error)
 	// Runs returns the runs whose id (byThread false) or thread id
 	// (byThread true) is id, newest first.
@@ -87,6 +88,7 @@ type Reader interface {
 // Tx is a write transaction. Writes to one thread take turns: LockThread
 // and LockRun hold the thread against every other writer until commit.
 type Tx interface {
+	AuditWriter
 	// Latest is Reader.Latest inside the transaction.
 	Latest(ctx context.Context, threadID string, each func(CheckpointRow) error) error
 	// InsertThread inserts a thread and returns its pk, or ErrTaken.
