@@ -41,10 +41,10 @@ type Cron struct {
 type CronQuery struct {
 	AssistantID, ThreadID string
 	// Owner, when not "", keeps the crons that user owns.
-	Owner string
-	Enabled               *bool
-	SortBy, SortOrder     string
-	Limit, Offset         int
+	Owner             string
+	Enabled           *bool
+	SortBy, SortOrder string
+	Limit, Offset     int
 }
 
 func cronOf(r dialect.CronRow) Cron {
