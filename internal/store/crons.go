@@ -40,8 +40,9 @@ type Cron struct {
 // 1000.
 type CronQuery struct {
 	AssistantID, ThreadID string
-	// Owner, when not "", keeps the crons that user owns.
-	Owner             string
+	// ID, when not "", keeps the cron with that id; Owner, when not "",
+	// the crons that user owns.
+	ID, Owner         string
 	Enabled           *bool
 	SortBy, SortOrder string
 	Limit, Offset     int
@@ -223,7 +224,7 @@ func (s *DB) crons(ctx context.Context, f dialect.CronFilter) ([]Cron, error) {
 
 // filter checks q, or fails with ErrInvalid naming the field.
 func (q CronQuery) filter() (dialect.CronFilter, error) {
-	f := dialect.CronFilter{AssistantID: q.AssistantID, ThreadID: q.ThreadID, Owner: q.Owner, Enabled: q.Enabled,
+	f := dialect.CronFilter{ID: q.ID, AssistantID: q.AssistantID, ThreadID: q.ThreadID, Owner: q.Owner, Enabled: q.Enabled,
 		Sort: q.SortBy, Limit: q.Limit, Offset: max(q.Offset, 0)}
 	var err error
 	f.Sort, f.Desc, f.Limit, err = order{by: q.SortBy, dir: q.SortOrder, limit: q.Limit}.check(

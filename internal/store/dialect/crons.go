@@ -24,8 +24,9 @@ type CronRow struct {
 // CronFilter is a checked cron search: every field is valid.
 type CronFilter struct {
 	AssistantID, ThreadID string
-	// Owner, when not "", keeps the crons that user owns.
-	Owner string
+	// ID, when not "", keeps the cron with that id; Owner, when not "",
+	// the crons that user owns.
+	ID, Owner string
 	// Enabled, when not nil, keeps the crons whose enabled flag it holds.
 	Enabled *bool
 	// DueBy, when above 0, keeps the enabled crons whose next tick is at
@@ -58,6 +59,9 @@ func CronWhere(a *Args, f CronFilter) string {
 	}
 	if f.ThreadID != "" {
 		conds = append(conds, "thread_id = "+a.Add(f.ThreadID))
+	}
+	if f.ID != "" {
+		conds = append(conds, "id = "+a.Add(f.ID))
 	}
 	if f.Owner != "" {
 		conds = append(conds, "owner = "+a.Add(f.Owner))
