@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/auth"
+	"github.com/dawn-go/dawn/internal/auth/authtest"
 	"github.com/dawn-go/dawn/internal/pgtest"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -155,27 +156,51 @@ func lgRunBody(message string) string {
 	return `{"assistant_id":"job","input":{"messages":[{"role":"user","content":"` + message + `"}]}}`
 }
 
-// asUsers is the test's authentication: X-Test-User names the caller's
-// user, X-Test-Service makes it the service credential.
-func asUsers(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Header.Get("X-Test-Service") != "":
-			r = r.WithContext(capabilities.WithIdentity(r.Context(), capabilities.Identity{Service: true}))
-		case r.Header.Get("X-Test-User") != "":
-			r = r.WithContext(capabilities.WithIdentity(r.Context(), capabilities.Identity{User: r.Header.Get("X-Test-User")}))
-		}
-		next.ServeHTTP(w, r)
+// serviceKey is the matrix's service credential (DAWN_API_KEY).
+const serviceKey = "matrix-service-key"
+
+// credentials are the real tokens of ann and bob, and the service key,
+// that the servers of one matrix run verify.
+type credentials struct {
+	auth   *auth.Authenticator
+	tokens map[string]string
+}
+
+// newCredentials configures authentication by kind: "hs256", JWTs signed
+// with a shared secret, or "rs256", JWTs signed with a key the test
+// publishes as a JWKS over loopback.
+func newCredentials(t *testing.T, kind string) credentials {
+	t.Helper()
+	const secret = "matrix-secret-of-at-least-32-bytes!"
+	cfg := auth.JWT{SecretEnv: "MATRIX_JWT_SECRET", Audience: "dawn"}
+	sign := func(user string) string { return authtest.HS256(t, secret, authtest.Claims(user, "", "dawn")) }
+	if kind == "rs256" {
+		jwks := authtest.NewJWKS(t)
+		cfg = auth.JWT{JWKSURL: jwks.URL, Audience: "dawn"}
+		sign = func(user string) string { return jwks.Sign(t, authtest.Claims(user, "", "dawn")) }
+	}
+	a, err := auth.New(t.Context(), auth.Options{
+		Config: auth.Config{JWT: &cfg}, APIKey: serviceKey,
+		Env: func(k string) string {
+			if k == "MATRIX_JWT_SECRET" {
+				return secret
+			}
+			return ""
+		},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return credentials{auth: a, tokens: map[string]string{"ann": sign("ann"), "bob": sign("bob"), "service": serviceKey}}
 }
 
 // ownerServers starts the matrix's servers: one on SQLite, or two
 // replicas on one Postgres database; ann and bob reach them through
 // urls(user, i), which alternates replicas.
-func ownerServers(t *testing.T, replicas bool) (urls func(user string, i int) string, routes []string) {
+func ownerServers(t *testing.T, replicas bool, creds credentials) (urls func(user string, i int) string, routes []string) {
 	dir := ownerApp(t)
 	model := dawntest.Script().Then(writeThenReply).Repeat()
-	var opts apptest.Options
+	opts := apptest.Options{Auth: creds.auth}
 	n := 1
 	if replicas {
 		opts.StorePath = pgtest.Database(t)
@@ -184,7 +209,7 @@ func ownerServers(t *testing.T, replicas bool) (urls func(user string, i int) st
 	var bases []string
 	for range n {
 		h := apptest.New(t, dir, model, opts)
-		srv := httptest.NewServer(asUsers(h.API))
+		srv := httptest.NewServer(h.API)
 		t.Cleanup(srv.Close)
 		bases = append(bases, srv.URL)
 		if routes == nil {
@@ -202,28 +227,32 @@ func ownerServers(t *testing.T, replicas bool) (urls func(user string, i int) st
 }
 
 // TestOwnershipMatrix runs the matrix on SQLite and on two replicas of
-// one Postgres database.
+// one Postgres database, with users named by HS256 JWTs and by RS256
+// JWTs whose key the test serves as a JWKS.
 func TestOwnershipMatrix(t *testing.T) {
 	for _, replicas := range []bool{false, true} {
-		name := "sqlite"
-		if replicas {
-			name = "postgres-replicas"
-		}
-		t.Run(name, func(t *testing.T) {
-			urls, routes := ownerServers(t, replicas)
-			checkClassified(t, routes)
-			for _, surface := range []string{"dawn", "langgraph", "agui"} {
-				t.Run(surface, func(t *testing.T) {
-					m := &matrix{t: t, urls: urls, thread: surface + "-ann-" + name}
-					m.createOn(surface)
-					m.endpoints()
-					m.searches()
-					m.crons()
-					m.items()
-					m.last()
-				})
+		for _, kind := range []string{"hs256", "rs256"} {
+			name := "sqlite-" + kind
+			if replicas {
+				name = "postgres-replicas-" + kind
 			}
-		})
+			t.Run(name, func(t *testing.T) {
+				creds := newCredentials(t, kind)
+				urls, routes := ownerServers(t, replicas, creds)
+				checkClassified(t, routes)
+				for _, surface := range []string{"dawn", "langgraph", "agui"} {
+					t.Run(surface, func(t *testing.T) {
+						m := &matrix{t: t, urls: urls, tokens: creds.tokens, thread: surface + "-ann-" + name}
+						m.createOn(surface)
+						m.endpoints()
+						m.searches()
+						m.crons()
+						m.items()
+						m.last()
+					})
+				}
+			})
+		}
 	}
 }
 
@@ -268,6 +297,8 @@ type matrix struct {
 	cron        string
 	calls       int
 	missing     int
+	// tokens are each user's credential ("service": the service key).
+	tokens map[string]string
 }
 
 // do sends c as user, with ids filled in for thread; it returns the
@@ -285,7 +316,7 @@ func (m *matrix) do(user string, c ownerCall, thread, run, cron string) (int, st
 	if c.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("X-Test-User", user)
+	req.Header.Set("Authorization", "Bearer "+m.tokens[user])
 	for k, v := range c.header {
 		req.Header.Set(k, fill.Replace(v))
 	}
@@ -458,7 +489,7 @@ func (m *matrix) searches() {
 	// The service credential sees both.
 	req, _ := http.NewRequest("POST", m.urls("ann", 0)+"/threads/count", strings.NewReader(`{}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Test-Service", "1")
+	req.Header.Set("Authorization", "Bearer "+m.tokens["service"])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
