@@ -18,6 +18,7 @@ import (
 	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/auth/authtest"
 	"github.com/dawn-go/dawn/internal/pgtest"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -248,6 +249,7 @@ func TestOwnershipMatrix(t *testing.T) {
 						m.searches()
 						m.crons()
 						m.items()
+						m.mcp()
 						m.last()
 					})
 				}
@@ -569,6 +571,57 @@ func (m *matrix) items() {
 			t.Errorf("ann's %s: %s, want her namespace as she named it", c.path, body)
 		}
 	}
+}
+
+// bearer adds a credential to every request of an MCP client.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// mcp checks the MCP wire's thread_id argument: bob's call on ann's
+// thread fails as a call on a thread that does not exist; ann's goes on
+// her thread.
+func (m *matrix) mcp() {
+	t := m.t
+	call := func(user, threadID string) *sdk.CallToolResult {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c := sdk.NewClient(&sdk.Implementation{Name: "matrix", Version: "1"}, nil)
+		tr := &sdk.StreamableClientTransport{Endpoint: m.urls(user, m.calls) + "/mcp", HTTPClient: &http.Client{Transport: bearer(m.tokens[user])}}
+		s, err := c.Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatalf("MCP as %s: %v", user, err)
+		}
+		defer s.Close()
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "job", Arguments: map[string]any{"message": "again", "thread_id": threadID}})
+		if err != nil {
+			t.Fatalf("MCP call as %s: %v", user, err)
+		}
+		return res
+	}
+	text := func(res *sdk.CallToolResult) string {
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+	got, want := call("bob", m.thread), call("bob", "no-such-mcp-thread")
+	if !got.IsError || strings.ReplaceAll(text(got), m.thread, "{thread}") != strings.ReplaceAll(text(want), "no-such-mcp-thread", "{thread}") {
+		t.Errorf("MCP call as bob on ann's thread: error %v %q; want what a missing thread gets: %q", got.IsError, text(got), text(want))
+	}
+	m.waitIdle()
+	if res := call("ann", m.thread); res.IsError {
+		t.Errorf("MCP call as ann on her thread: %q", text(res))
+	}
+	m.waitIdle()
 }
 
 // last runs the endpoints that delete, bob first.
