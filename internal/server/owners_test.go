@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dawn-go/dawn"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/auth"
@@ -143,14 +144,25 @@ func ownerApp(t *testing.T) string {
 }
 
 // writeThenReply is every run's model: it writes notes.md into the
-// thread's workspace, then replies.
+// thread's workspace and calls noteCaller, then replies.
 func writeThenReply(msgs []llms.MessageContent, _ llms.CallOptions) (*llms.ContentResponse, error) {
 	if len(msgs) > 0 && msgs[len(msgs)-1].Role == llms.ChatMessageTypeTool {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "done", StopReason: "stop"}}}, nil
 	}
-	call := llms.ToolCall{ID: "call-write", Type: "function", FunctionCall: &llms.FunctionCall{Name: "writeFile", Arguments: `{"path":"notes.md","content":"hello"}`}}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{StopReason: "tool_calls", ToolCalls: []llms.ToolCall{call}, FuncCall: call.FunctionCall}}}, nil
+	calls := []llms.ToolCall{
+		{ID: "call-write", Type: "function", FunctionCall: &llms.FunctionCall{Name: "writeFile", Arguments: `{"path":"notes.md","content":"hello"}`}},
+		{ID: "call-remember", Type: "function", FunctionCall: &llms.FunctionCall{Name: "noteCaller", Arguments: `{}`}},
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{StopReason: "tool_calls", ToolCalls: calls, FuncCall: calls[0].FunctionCall}}}, nil
 }
+
+// rememberTool keeps, in the item store, the user the run acts for under
+// ["tool-notes"] "last": each user's runs write their own item.
+var rememberTool = dawn.Tools(dawn.Tool("noteCaller", "Remember who asked.", func(ctx context.Context, _ struct{}) (string, error) {
+	id, _ := dawn.IdentityFrom(ctx)
+	value, _ := json.Marshal(map[string]string{"by": id.User})
+	return "ok", dawn.Store(ctx).Put(ctx, []string{"tool-notes"}, "last", value)
+}))
 
 // lgRunBody is a LangGraph run request on the "job" assistant.
 func lgRunBody(message string) string {
@@ -201,7 +213,7 @@ func newCredentials(t *testing.T, kind string) credentials {
 func ownerServers(t *testing.T, replicas bool, creds credentials) (urls func(user string, i int) string, routes []string) {
 	dir := ownerApp(t)
 	model := dawntest.Script().Then(writeThenReply).Repeat()
-	opts := apptest.Options{Auth: creds.auth}
+	opts := apptest.Options{Auth: creds.auth, Tools: rememberTool}
 	n := 1
 	if replicas {
 		opts.StorePath = pgtest.Database(t)
@@ -560,14 +572,19 @@ func (m *matrix) items() {
 	if status != wantStatus || body != want || strings.Contains(body, "ann") {
 		t.Errorf("bob reading ann's item: %d %s, want what a missing item gets: %d %s", status, body, wantStatus, want)
 	}
+	// A tool's items are the user's the run acts for: ann's runs wrote
+	// hers, which she reads under the namespace the tool named.
+	if got := m.mustStatus("ann", ownerCall{method: "GET", path: "/store/items?namespace=tool-notes&key=last"}, 200); !strings.Contains(got, `"by":"ann"`) || !strings.Contains(got, `"namespace":["tool-notes"]`) {
+		t.Errorf("ann's tool item: %s, want the one her runs wrote", got)
+	}
 	for _, c := range []ownerCall{
 		{method: "POST", path: "/store/items/search", body: `{"namespace_prefix":["notes"]}`},
 		{method: "POST", path: "/store/namespaces", body: `{}`},
 	} {
-		if body := m.mustStatus("bob", c, 200); strings.Contains(body, "notes") || strings.Contains(body, "ann") {
+		if body := m.mustStatus("bob", c, 200); strings.Contains(body, `["notes"]`) || strings.Contains(body, "ann") {
 			t.Errorf("bob's %s holds ann's items: %s", c.path, body)
 		}
-		if body := m.mustStatus("ann", c, 200); !strings.Contains(body, "notes") || strings.Contains(body, "users") {
+		if body := m.mustStatus("ann", c, 200); !strings.Contains(body, `["notes"]`) || strings.Contains(body, "users") {
 			t.Errorf("ann's %s: %s, want her namespace as she named it", c.path, body)
 		}
 	}
