@@ -15,6 +15,7 @@ import (
 	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/internal/ownership"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/telemetry"
 	"github.com/dawn-go/dawn/stream"
@@ -345,7 +346,10 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 // store transaction.
 func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, check func(store.Checkpoint) error) (store.Checkpoint, error) {
 	defer m.storeTimer("begin_run")()
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}, check)
+	// The caller's user owns a thread the run creates; another user's
+	// thread is not found (ownership.Owner: "" checks nothing).
+	owner, _ := ownership.Owner(ctx)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

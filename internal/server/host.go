@@ -56,21 +56,23 @@ func (h *host) Intercept(method, path string, mw echo.MiddlewareFunc) {
 
 func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers...) }
 
-// handle serves method and path with Dawn's handler fn, behind the wires'
-// intercepts of it (the first intercept sees the request first).
-func (s *Server) handle(method, path string, fn echo.HandlerFunc) {
+// handle serves method and path with Dawn's handler fn, behind the route
+// middleware m, the wires' intercepts of it (the first intercept sees the
+// request first) and the owner check (guardThread).
+func (s *Server) handle(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	fn = s.guardThread(path, fn)
 	mws := s.host.intercepts[method+" "+path]
 	for i := len(mws) - 1; i >= 0; i-- {
 		fn = mws[i](fn)
 	}
-	s.echo.Add(method, path, fn)
+	s.echo.Add(method, path, fn, m...)
 }
 
 // mountWires mounts the wires' own endpoints, in the order they added
 // them.
 func (h *host) mountWires() {
 	for _, r := range h.adds {
-		h.s.echo.Add(r.method, r.path, r.h, r.m...)
+		h.s.echo.Add(r.method, r.path, h.s.guardThread(r.path, r.h), r.m...)
 	}
 }
 
@@ -78,21 +80,11 @@ func (h *host) ParseSchedule(schedule, timezone string) (crons.Schedule, error) 
 	return crons.Parse(schedule, timezone, h.s.cronOpts.Seconds)
 }
 
-func (h *host) StartCrons(s crons.Starter) { h.cronStarter = s }
-
 func (h *host) CheckWebhook(ctx context.Context, url string) error {
 	return h.s.runs.CheckWebhook(ctx, url)
 }
 
 func (h *host) App() *app.App { return h.s.runs.App() }
-
-func (h *host) Start(ctx context.Context, req runner.Request) (*runner.Run, error) {
-	return h.s.runs.Start(ctx, req)
-}
-
-func (h *host) Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Run, error) {
-	return h.s.runs.Resume(ctx, req)
-}
 
 func (h *host) Active(threadID string) *runner.Run { return h.s.runs.Active(threadID) }
 

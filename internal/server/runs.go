@@ -106,7 +106,7 @@ func (s *Server) runWait(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := s.runs.Start(c.Request().Context(), req)
+	run, err := s.host.Start(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (s *Server) runStream(c echo.Context) error {
 		return err
 	}
 	req.Stream = true
-	run, err := s.runs.Start(c.Request().Context(), req)
+	run, err := s.host.Start(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}
@@ -158,12 +158,18 @@ func (s *Server) joinStream(c echo.Context) error {
 	}
 	r, err := s.host.GetRun(c.Request().Context(), runID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.ThreadID != id) {
-		return newError(http.StatusNotFound, "run_not_found", "thread "+id+" has no run "+runID)
+		return runNotFoundOf(c)
 	}
 	if err != nil {
 		return err
 	}
 	return s.followRemote(c, runID, after)
+}
+
+// runNotFoundOf is the 404 of a run the thread in c's path does not
+// have.
+func runNotFoundOf(c echo.Context) error {
+	return newError(http.StatusNotFound, "run_not_found", "thread "+c.Param("id")+" has no run "+c.Param("run"))
 }
 
 // readySource is an eventSource that can tell whether its next event is

@@ -20,6 +20,10 @@ import (
 // run on a thread (ErrBusy), whichever process asks.
 type Store interface {
 	CreateThread(ctx context.Context, id string, metadata json.RawMessage) (Thread, error)
+	// CreateOwnedThread is CreateThread for a thread that belongs to
+	// owner: searches for owner find it (ThreadQuery.Owner), and a run
+	// for another user never adopts it (Run.Owner).
+	CreateOwnedThread(ctx context.Context, owner, id string, metadata json.RawMessage) (Thread, error)
 	GetThread(ctx context.Context, id string) (Thread, error)
 	DeleteThread(ctx context.Context, id string) error
 

@@ -19,6 +19,12 @@ type Run struct {
 	Error                string
 	Output               json.RawMessage // nil until the run finishes with one
 	CreatedAt, UpdatedAt time.Time
+	// Owner, when not "", is the user the run acts for: a thread the run
+	// creates belongs to them, and a thread that belongs to anyone else
+	// is not theirs to run on (ErrNotFound, as if it did not exist). ""
+	// checks nothing and creates a thread that belongs to no user. It is
+	// not stored with the run: a run belongs to its thread's owner.
+	Owner string
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -31,7 +37,9 @@ type Run struct {
 // the state no other writer can change meanwhile, whether the run may
 // start. It fails with ErrBusy when the thread already has a running run,
 // and ErrExists when the run id is taken. r.Status and the times are set
-// by the store.
+// by the store. With r.Owner set, it fails with ErrNotFound when the
+// thread exists and belongs to someone else: the check runs on the locked
+// thread, so a thread another user creates meanwhile is never adopted.
 func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error) {
 	if err := checkID("run", r.ID); err != nil {
 		return Checkpoint{}, err
@@ -60,13 +68,16 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, renewed int64, err error) {
 	now := s.now()
 	// A new thread is inserted busy, with its run: nothing to read.
-	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusBusy})
+	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusBusy, Owner: r.Owner})
 	fresh := err == nil
 	switch {
 	case errors.Is(err, dialect.ErrTaken):
 		l, err := tx.LockThread(ctx, r.ThreadID)
 		if err != nil {
 			return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
+		}
+		if r.Owner != "" && l.Owner != r.Owner {
+			return cp, 0, fmt.Errorf("thread %q: %w", r.ThreadID, ErrNotFound)
 		}
 		if l.Running {
 			return cp, 0, busyError(r.ThreadID)

@@ -77,17 +77,17 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 	h.Add(http.MethodPost, "/threads/:id/history", s.threadHistory, markLG)
 	h.Add(http.MethodGet, "/threads/:id/stream", s.lgThreadStream, markLG)
 
-	h.Add(http.MethodPost, "/threads/:id/runs", s.lgCreateRun, markLG)
+	h.Add(http.MethodPost, "/threads/:id/runs", s.lgCreateRun, markLG, wire.NotFoundAs(func(c echo.Context) error { return noThread(c.Param("id")) }))
 	h.Add(http.MethodGet, "/threads/:id/runs/:run", s.lgGetRun, markLG)
 	h.Add(http.MethodGet, "/threads/:id/runs/:run/join", s.lgJoinRun, markLG)
 	h.Add(http.MethodPost, "/threads/:id/runs/:run/cancel", s.lgCancelRun, markLG)
 
 	// What Dawn does not do answers with why, not a bare 404 or 405.
-	h.Add(http.MethodPatch, "/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"), markLG)
-	h.Add(http.MethodPost, "/threads/:id/copy", unsupported("threads cannot be copied"), markLG)
-	h.Add(http.MethodPost, "/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"), markLG)
-	h.Add(http.MethodPatch, "/threads/:id/state", unsupported("checkpoint metadata cannot be changed"), markLG)
-	h.Add(http.MethodDelete, "/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"), markLG)
+	addUnsupported(h, http.MethodPatch, "/threads/:id", "a thread's metadata is set when it is created and cannot be changed")
+	addUnsupported(h, http.MethodPost, "/threads/:id/copy", "threads cannot be copied")
+	addUnsupported(h, http.MethodPost, "/threads/:id/state", "a thread's state changes only through runs; start a run with the input")
+	addUnsupported(h, http.MethodPatch, "/threads/:id/state", "checkpoint metadata cannot be changed")
+	addUnsupported(h, http.MethodDelete, "/threads/:id/runs/:run", "a run cannot be deleted on its own; delete its thread")
 	h.Add(http.MethodPost, "/runs/batch", unsupported("batches of runs are not supported; start each run"), markLG)
 
 	h.Add(http.MethodPost, "/runs", s.lgStateless(statelessBackground), markLG)
@@ -114,6 +114,14 @@ func unsupported(why string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		return wire.NewError(http.StatusMethodNotAllowed, "not_supported", c.Request().Method+" "+c.Path()+" is not supported: "+why)
 	}
+}
+
+// addUnsupported mounts an unsupported call on a thread: its answer is
+// the same whether the thread is the caller's, another user's or none
+// (wire.NotFoundAs), so that it tells nothing of whose the thread is.
+func addUnsupported(h wire.Mux, method, path, why string) {
+	u := unsupported(why)
+	h.Add(method, path, u, markLG, wire.NotFoundAs(u))
 }
 
 // byDialect serves a run request with lg when its body names assistant_id
@@ -464,6 +472,12 @@ func withParams(r *router.Route, path string, sources ...map[string]any) string 
 // startLG starts a LangGraph run on its thread: it applies if_not_exists,
 // the checkpoint to continue from and multitask_strategy, then starts the
 // run and remembers it.
+// noThread is the 404 of a run request on a thread that does not exist
+// and is not to be created.
+func noThread(id string) error {
+	return wire.NewError(http.StatusNotFound, "thread_not_found", "thread "+id+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
+}
+
 func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, error) {
 	if err := wire.CheckThreadID(run.ThreadID); err != nil {
 		return nil, err
@@ -476,7 +490,7 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		if body.IfNotExists != "create" {
-			return nil, wire.NewError(http.StatusNotFound, "thread_not_found", "thread "+run.ThreadID+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
+			return nil, noThread(run.ThreadID)
 		}
 	} else if err != nil {
 		return nil, err

@@ -156,6 +156,8 @@ type ThreadRow struct {
 	ID                   string
 	CreatedAt, UpdatedAt int64
 	Metadata, Status     string
+	// Owner is the user the thread belongs to, "" for none.
+	Owner string
 }
 
 // ItemRow is an item of the key-value store (the LangGraph Store API):
@@ -171,6 +173,8 @@ type ThreadLock struct {
 	PK, Step int64
 	Parts    string
 	Running  bool
+	// Owner is the thread's owner, "" for none.
+	Owner string
 }
 
 // RunRow is a run as stored; Output is nil for NULL.

@@ -22,10 +22,11 @@ func scanAll[T any](rows Rows, scan func(*T) []any) ([]T, error) {
 	return out, rows.Err()
 }
 
-// ScanThreads reads rows of id, created_at, updated_at, metadata, status.
+// ScanThreads reads rows of id, created_at, updated_at, metadata, status,
+// owner.
 func ScanThreads(rows Rows) ([]ThreadRow, error) {
 	out, err := scanAll(rows, func(t *ThreadRow) []any {
-		return []any{&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status}
+		return []any{&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner}
 	})
 	if out == nil && err == nil {
 		out = []ThreadRow{}

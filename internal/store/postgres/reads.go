@@ -16,8 +16,8 @@ type querier interface {
 // Thread reads a thread, or dialect.ErrNoRow.
 func (s *DB) Thread(ctx context.Context, id string) (dialect.ThreadRow, error) {
 	t := dialect.ThreadRow{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT created_at, updated_at, metadata, status FROM threads WHERE id = $1`, id).
-		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status)
+	err := s.pool.QueryRow(ctx, `SELECT created_at, updated_at, metadata, status, owner FROM threads WHERE id = $1`, id).
+		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return t, dialect.ErrNoRow
 	}

@@ -52,12 +52,12 @@ func (t *tx) Latest(ctx context.Context, threadID string, each func(dialect.Chec
 	return latest(ctx, t.tx, threadID, each)
 }
 
-const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status)
-	VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING pk`
+const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner)
+	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING pk`
 
 func (t *tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
 	var pk int64
-	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status}, &pk)
+	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner}, &pk)
 	if errors.Is(err, dialect.ErrNoRow) {
 		return 0, dialect.ErrTaken
 	}
@@ -69,7 +69,7 @@ func (t *tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, err
 // whether the thread has a running run.
 func (t *tx) LockThread(ctx context.Context, id string) (dialect.ThreadLock, error) {
 	var l dialect.ThreadLock
-	if err := t.queryRow(ctx, `SELECT pk, step, parts FROM threads WHERE id = $1 FOR UPDATE`, []any{id}, &l.PK, &l.Step, &l.Parts); err != nil {
+	if err := t.queryRow(ctx, `SELECT pk, step, parts, owner FROM threads WHERE id = $1 FOR UPDATE`, []any{id}, &l.PK, &l.Step, &l.Parts, &l.Owner); err != nil {
 		return l, err
 	}
 	err := t.queryRow(ctx, `SELECT EXISTS(SELECT 1 FROM runs WHERE thread = $1 AND status = 'running')`, []any{l.PK}, &l.Running)

@@ -42,9 +42,9 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		// No row changed means the id is taken; else the new rowid is the
 		// thread's pk. (Not RETURNING: SQLite buffers returned rows in an
 		// ephemeral table, which costs more than the insert.)
-		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`},
-		{writer, &st.lockThread, `SELECT pk, step, parts, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running')
+		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`},
+		{writer, &st.lockThread, `SELECT pk, step, parts, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'), owner
 			FROM threads t WHERE t.id = ?`},
 		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
 		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner)

@@ -25,7 +25,7 @@ func (t tx) Latest(ctx context.Context, threadID string, each func(dialect.Check
 }
 
 func (t tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
-	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status)
+	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner)
 	if err != nil {
 		return 0, err
 	}
@@ -37,7 +37,7 @@ func (t tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, erro
 
 func (t tx) LockThread(ctx context.Context, id string) (dialect.ThreadLock, error) {
 	var l dialect.ThreadLock
-	err := t.s.st.lockThread.QueryRowContext(ctx, id).Scan(&l.PK, &l.Step, &l.Parts, &l.Running)
+	err := t.s.st.lockThread.QueryRowContext(ctx, id).Scan(&l.PK, &l.Step, &l.Parts, &l.Running, &l.Owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, dialect.ErrNoRow
 	}
