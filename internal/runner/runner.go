@@ -265,6 +265,8 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		cfg.Tracer = m.tel
 	}
 	runCtx = m.startTrace(runCtx, run)
+	// The thread's requests share a provider prompt cache.
+	runCtx = models.WithPromptCacheKey(runCtx, run.ThreadID)
 	go func() {
 		defer m.release(run)
 		defer cancel()
