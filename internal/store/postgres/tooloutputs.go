@@ -11,7 +11,7 @@ import (
 // ToolOutput reads a page of a stored tool output, or dialect.ErrNoRow.
 func (s *DB) ToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (dialect.ToolOutputRow, error) {
 	o := dialect.ToolOutputRow{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT o.tool, substring(o.data from $1::bigint + 1 for $2::bigint), octet_length(o.data) FROM tool_outputs o
+	err := s.pool.QueryRow(ctx, `SELECT o.tool, substring(o.data from ($1::bigint + 1)::int for least($2::bigint, 2147483647)::int), octet_length(o.data) FROM tool_outputs o
 		JOIN threads t ON t.pk = o.thread WHERE t.id = $3 AND o.id = $4`, offset, limit, threadID, id).Scan(&o.Tool, &o.Data, &o.Total)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return o, dialect.ErrNoRow
