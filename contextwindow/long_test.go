@@ -10,9 +10,10 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
-	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/tokens"
 	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -137,8 +138,36 @@ func longApp(t *testing.T, context string) string {
 	})
 }
 
-// estimate is the request's input tokens as the runtime estimates them.
-func estimate(r request) int { return agent.ByteEstimate{}.EstimateTokens(r.msgs, r.tools) }
+// estimate is the request's input tokens as the runtime estimates them
+// (the scripted model runs as "offline", counted at four bytes a token).
+func estimate(r request) int {
+	var system string
+	var msgs []thread.Message
+	for i, m := range r.msgs {
+		if i == 0 && m.Role == llms.ChatMessageTypeSystem {
+			system = fmt.Sprint(m.Parts[0])
+			continue
+		}
+		msgs = append(msgs, threadMessage(m))
+	}
+	return tokens.EstimateMessages("offline", system, msgs, r.tools)
+}
+
+// threadMessage is a request's message as the thread holds it.
+func threadMessage(m llms.MessageContent) thread.Message {
+	var out thread.Message
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case llms.TextContent:
+			out.Content += p.Text
+		case llms.ToolCall:
+			out.ToolCalls = append(out.ToolCalls, thread.ToolCall{ID: p.ID, Name: p.FunctionCall.Name, Input: json.RawMessage(p.FunctionCall.Arguments)})
+		case llms.ToolCallResponse:
+			out.Name, out.Content = p.Name, p.Content
+		}
+	}
+	return out
+}
 
 // TestLongThreadStaysUnderBudget: a thread of 330 turns with a few KB of
 // tool output each, under max_input_tokens 8000, keeps every model request

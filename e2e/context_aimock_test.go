@@ -6,23 +6,31 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	tokencount "github.com/dawn-go/dawn/internal/tokens"
+	"github.com/dawn-go/dawn/thread"
 )
 
 // contextBudget is the route's context.max_input_tokens.
 const contextBudget = 1500
 
 // estimateTokens is a chat request's input tokens as Dawn estimates them
-// (agent.ByteEstimate): four tokens a message and one per four bytes of
-// each text, tool call and tool result.
+// for the route's model (tokens.EstimateMessages).
 func estimateTokens(r chatRequest) int {
-	n := 0
-	for _, m := range r.Messages {
-		n += 4 + len(m.text())/4
-		for _, c := range m.ToolCalls {
-			n += (len(c.ID) + len(c.Function.Name) + len(c.Function.Arguments)) / 4
+	var system string
+	var msgs []thread.Message
+	for i, m := range r.Messages {
+		if i == 0 && m.Role == "system" {
+			system = m.text()
+			continue
 		}
+		tm := thread.Message{Role: m.Role, Content: m.text()}
+		for _, c := range m.ToolCalls {
+			tm.ToolCalls = append(tm.ToolCalls, thread.ToolCall{ID: c.ID, Name: c.Function.Name, Input: json.RawMessage(c.Function.Arguments)})
+		}
+		msgs = append(msgs, tm)
 	}
-	return n
+	return tokencount.EstimateMessages("openai:gpt-4o-mini", system, msgs, nil)
 }
 
 // TestAimockContextCompaction runs the stock dawn binary on a route with

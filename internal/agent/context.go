@@ -2,97 +2,25 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/tokens"
 	"github.com/dawn-go/dawn/thread"
-	"github.com/tmc/langchaingo/llms"
 )
 
-// TokenEstimator estimates the input tokens of a model request: its
-// messages, the system prompt among them, and its tool list.
-type TokenEstimator interface {
-	EstimateTokens(msgs []llms.MessageContent, tools []llms.Tool) int
-}
-
-// ByteEstimate is the TokenEstimator a run uses when its Config names
-// none: a token per four bytes of each message's text, tool calls and
-// tool results, and of each tool's name, description and schema, plus a
-// few tokens of framing per message and tool. It knows no tokenizer, so it
-// is an estimate: close for English prose and JSON, high for text in
-// scripts whose characters take several bytes.
-type ByteEstimate struct{}
-
-// EstimateTokens implements TokenEstimator.
-func (ByteEstimate) EstimateTokens(msgs []llms.MessageContent, tools []llms.Tool) int {
-	const perMessage, perTool = 4, 8
-	n := 0
-	for _, m := range msgs {
-		n += perMessage
-		for _, p := range m.Parts {
-			n += partBytes(p) / 4
-		}
-	}
-	for _, t := range tools {
-		n += perTool
-		if f := t.Function; f != nil {
-			n += (len(f.Name) + len(f.Description) + len(schemaText(f.Parameters))) / 4
-		}
-	}
-	return n
-}
-
-// partBytes is the size of a message part's text as a provider sends it.
-func partBytes(p llms.ContentPart) int {
-	switch p := p.(type) {
-	case llms.TextContent:
-		return len(p.Text)
-	case llms.ToolCall:
-		if p.FunctionCall == nil {
-			return len(p.ID)
-		}
-		return len(p.ID) + len(p.FunctionCall.Name) + len(p.FunctionCall.Arguments)
-	case llms.ToolCallResponse:
-		return len(p.ToolCallID) + len(p.Name) + len(p.Content)
-	}
-	return 0
-}
-
-// schemaText is a tool's parameter schema as the provider sends it.
-func schemaText(v any) string {
-	switch s := v.(type) {
-	case nil:
-		return ""
-	case json.RawMessage:
-		return string(s)
-	case []byte:
-		return string(s)
-	case string:
-		return s
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// estimator is the run's TokenEstimator.
-func (l *loop) estimator() TokenEstimator {
-	if l.cfg.Tokens != nil {
-		return l.cfg.Tokens
-	}
-	return ByteEstimate{}
-}
-
 // requestTokens estimates the input tokens of a model call that sends
-// msgs with the run's system prompt for state and its tools.
+// msgs with the run's system prompt for state and its tools (see
+// tokens.EstimateMessages: the model's tokenizer where Go has one, else
+// four bytes a token).
 func (l *loop) requestTokens(msgs []thread.Message, state thread.State) int {
 	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state)
 	if err != nil {
 		system = ""
 	}
-	return l.estimator().EstimateTokens(toLLM(system, msgs), l.defs)
+	return tokens.EstimateMessages(l.cfg.ModelName, system, msgs, l.defs)
 }
 
 // modelView is the conversation the turn's model call sends: the

@@ -74,9 +74,6 @@ type Config struct {
 	// asks another model (a summary model); nil reaches none. Subagents
 	// inherit it.
 	Models func(spec string) (llms.Model, error)
-	// Tokens estimates the input tokens of a request for the hooks; nil
-	// uses ByteEstimate. Subagents inherit it.
-	Tokens TokenEstimator
 	// Outputs keeps large tool outputs with the run's thread, lent to
 	// hooks and tools as capabilities.Invocation.Outputs; nil where the
 	// run has no store. Subagents inherit it.

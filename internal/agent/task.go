@@ -100,7 +100,6 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 		ToolTimeout:    l.cfg.ToolTimeout,
 		Park:           l.cfg.Park,
 		Models:         l.cfg.Models,
-		Tokens:         l.cfg.Tokens,
 		Outputs:        l.cfg.Outputs,
 	}
 	if l.cfg.Tracer != nil {
