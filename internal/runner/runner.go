@@ -260,6 +260,8 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		ToolTimeout:    a.Config.Tools.Timeout,
 		Resolved:       adm.resolved,
 		Park:           true,
+		Models:         m.Model,
+		Outputs:        toolOutputs{m.store, req.ThreadID},
 	}
 	if m.tel != nil {
 		cfg.Tracer = m.tel

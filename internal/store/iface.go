@@ -83,6 +83,12 @@ type Store interface {
 	SearchItems(ctx context.Context, q ItemQuery) ([]Item, error)
 	ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, error)
 
+	// PutToolOutput and ReadToolOutput keep the tool outputs too large to
+	// show a model whole with their thread, read a page at a time;
+	// DeleteThread deletes them.
+	PutToolOutput(ctx context.Context, threadID, id, tool string, data []byte) error
+	ReadToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutput, error)
+
 	// Path names the database for people: the file path, or the
 	// Postgres URL without its password.
 	Path() string

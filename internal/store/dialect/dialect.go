@@ -83,6 +83,11 @@ type Reader interface {
 	// ItemNamespaces reads each namespace that begins with prefix and
 	// holds an item, once.
 	ItemNamespaces(ctx context.Context, prefix string, each func(namespace string) error) error
+
+	// ToolOutput reads at most limit bytes from byte offset of the tool
+	// output id of thread threadID, with its tool and whole size, or
+	// ErrNoRow.
+	ToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutputRow, error)
 }
 
 // Tx is a write transaction. Writes to one thread take turns: LockThread
@@ -122,6 +127,9 @@ type Tx interface {
 	// DeleteItem deletes an item; deleting one that is not there is no
 	// error.
 	DeleteItem(ctx context.Context, namespace, key string) error
+	// InsertToolOutput keeps a tool output with its thread, or ErrTaken
+	// when the thread has one under its id. DeleteThread deletes it.
+	InsertToolOutput(ctx context.Context, threadPK int64, o ToolOutputRow, now int64) error
 
 	// InsertCron inserts a cron, or ErrTaken. Cron reads one for an
 	// update, holding it until commit, or ErrNoRow; UpdateCron writes
@@ -158,6 +166,14 @@ type ThreadRow struct {
 	Metadata, Status     string
 	// Owner is the user the thread belongs to, "" for none.
 	Owner string
+}
+
+// ToolOutputRow is a stored tool output, or a page of one: Data is the
+// bytes read, Total the whole output's size.
+type ToolOutputRow struct {
+	ID, Tool string
+	Data     []byte
+	Total    int64
 }
 
 // ItemRow is an item of the key-value store (the LangGraph Store API):

@@ -53,6 +53,7 @@ func (t tx) SetThreadStatus(ctx context.Context, threadPK int64, status string, 
 // everything that belongs to it, children first.
 var deleteThreadStatements = []string{
 	`DELETE FROM history WHERE thread = ?`,
+	`DELETE FROM tool_outputs WHERE thread = ?`,
 	`DELETE FROM runs WHERE thread = ?`,
 	`DELETE FROM threads WHERE pk = ?`,
 }
