@@ -54,6 +54,7 @@ func (t tx) SetThreadStatus(ctx context.Context, threadPK int64, status string, 
 var deleteThreadStatements = []string{
 	`DELETE FROM history WHERE thread = ?`,
 	`DELETE FROM runs WHERE thread = ?`,
+	`DELETE FROM queued_runs WHERE thread = ?`,
 	`DELETE FROM threads WHERE pk = ?`,
 }
 
