@@ -44,6 +44,8 @@ type Run struct {
 	interrupts []capabilities.Interrupt
 	// webhook is the URL the run's end is POSTed to, or "".
 	webhook string
+	// queued says the run starts a queued run of its id.
+	queued bool
 }
 
 // Interrupts are the interrupts the run parked on, or nil. Valid after

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -165,6 +166,10 @@ type Request struct {
 	Options map[string]string
 	// Webhook is a URL the run is POSTed to when it ends or parks.
 	Webhook string
+
+	// queuedID is the id of the queued run this request starts (see
+	// Enqueue), or "".
+	queuedID string
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -220,7 +225,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// The run can be cancelled from the moment it is registered: its
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
-	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook}
+	run := &Run{ID: cmp.Or(req.queuedID, uuid.NewString()), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, queued: req.queuedID != ""}
 	if err := m.reserve(run); err != nil {
 		cancel()
 		return nil, err
@@ -263,6 +268,8 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	}
 	runCtx = m.startTrace(runCtx, run)
 	go func() {
+		// Once the thread is free, the next of its queue may start.
+		defer m.wakeQueue(run.ThreadID)
 		defer m.release(run)
 		defer cancel()
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
@@ -341,7 +348,7 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 // store transaction.
 func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, check func(store.Checkpoint) error) (store.Checkpoint, error) {
 	defer m.storeTimer("begin_run")()
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Queued: run.queued}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

@@ -41,6 +41,9 @@ type Store interface {
 	QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, error)
 	DequeueRun(ctx context.Context, runID string) error
 	FailQueued(ctx context.Context, runID, errText string) error
+	// DiscardRun rolls a running run back to the checkpoint it started
+	// from, deleting it (multitask_strategy "rollback").
+	DiscardRun(ctx context.Context, runID string, base Checkpoint) error
 
 	SaveStep(ctx context.Context, st Step) error
 	Latest(ctx context.Context, threadID string) (Checkpoint, error)

@@ -1,9 +1,13 @@
 package store
 
 import (
+	"strings"
+
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dawn-go/dawn/stream"
+	"github.com/dawn-go/dawn/thread"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +119,55 @@ func TestQueueStartsOnce(t *testing.T) {
 		must(t, s.DeleteThread(ctx, "th"))
 		if _, err := s.GetRun(ctx, "q2"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("a queued run of a deleted thread: %v", err)
+		}
+	})
+}
+
+// TestDiscardRun: a run rolled back leaves the thread as it was before
+// it (messages, values, a large field kept in parts), its run and events
+// gone, and the thread takes the next run.
+func TestDiscardRun(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		user := func(text string) thread.Message { return thread.Message{Role: thread.RoleUser, Content: text} }
+		big := json.RawMessage(`[` + strings.Repeat(`{"content":"a long item of a plan","status":"pending"},`, 200) + `{"content":"last","status":"pending"}]`)
+		newRun(t, s, "th", "r1")
+		must(t, s.SaveStep(ctx, Step{ThreadID: "th", RunID: "r1", Route: "/chat", Step: 1,
+			Append: []thread.Message{user("one"), {Role: thread.RoleAssistant, Content: "answer one"}}, Values: thread.State{"todos": big},
+			Finish: &Finish{Status: RunSuccess}}))
+		base, err := s.BeginRunChecked(ctx, Run{ID: "r2", ThreadID: "th", Route: "/chat"}, nil)
+		must(t, err)
+		ev := stream.Event{ID: 1, Type: "chunk", Data: json.RawMessage(`"x"`)}
+		must(t, s.SaveStep(ctx, Step{ThreadID: "th", RunID: "r2", Route: "/chat", Step: 2,
+			Append: []thread.Message{user("two"), {Role: thread.RoleAssistant, Content: "answer two"}}, Values: thread.State{"todos": json.RawMessage(`[]`), "mood": json.RawMessage(`"x"`)},
+			Events: []stream.Event{ev}}))
+		must(t, s.DiscardRun(ctx, "r2", base))
+		cp, err := s.Latest(ctx, "th")
+		must(t, err)
+		if len(cp.Messages) != 2 || cp.Messages[1].Content != "answer one" || len(cp.Values) != 1 || !jsonEqual(t, cp.Values["todos"], big) || cp.RunID != "r1" {
+			t.Fatalf("after the rollback: %d messages, values %s, run %s", len(cp.Messages), cp.Values, cp.RunID)
+		}
+		if _, err := s.GetRun(ctx, "r2"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("the rolled back run: %v, want ErrNotFound", err)
+		}
+		if evs, err := s.Events(ctx, "r2", 0); !errors.Is(err, ErrNotFound) || len(evs) != 0 {
+			t.Fatalf("events of the rolled back run: %v %v", evs, err)
+		}
+		if err := s.DiscardRun(ctx, "r1", base); !errors.Is(err, ErrNotRunning) {
+			t.Fatalf("rolling back an ended run: %v", err)
+		}
+		th, err := s.GetThread(ctx, "th")
+		must(t, err)
+		if th.Status != StatusIdle {
+			t.Fatalf("thread status %s", th.Status)
+		}
+		next, err := s.BeginRunChecked(ctx, Run{ID: "r3", ThreadID: "th", Route: "/chat"}, nil)
+		must(t, err)
+		must(t, s.SaveStep(ctx, Step{ThreadID: "th", RunID: "r3", Route: "/chat", Step: next.Step + 1, Append: []thread.Message{user("three")}, Values: next.Values}))
+		cp, err = s.Latest(ctx, "th")
+		must(t, err)
+		if len(cp.Messages) != 3 || cp.Messages[2].Content != "three" {
+			t.Fatalf("the next run's messages: %+v", cp.Messages)
 		}
 	})
 }

@@ -135,6 +135,9 @@ type Tx interface {
 	// DeleteQueued deletes a queued run and returns it with its ThreadPK,
 	// or ErrNoRow.
 	DeleteQueued(ctx context.Context, id string) (QueuedRow, error)
+	// DiscardRun deletes a run, its events and the thread's messages
+	// from number fromMessage on (a rollback).
+	DiscardRun(ctx context.Context, threadPK, runPK, fromMessage int64) error
 	// InsertEndedRun inserts a run that has already ended with status,
 	// such as a queued run that could not start.
 	InsertEndedRun(ctx context.Context, r NewRun, status, errText string) error

@@ -57,3 +57,9 @@ func (t *tx) InsertEndedRun(ctx context.Context, r dialect.NewRun, status, errTe
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, r.ID, r.ThreadPK, r.Route, status, errText, r.Now, r.Now, r.Owner)
 	return err
 }
+
+func (t *tx) DiscardRun(_ context.Context, threadPK, runPK, fromMessage int64) error {
+	t.queue(`DELETE FROM history WHERE thread = $1 AND (run = $2 OR (run = 0 AND seq >= $3))`, threadPK, runPK, fromMessage)
+	t.queue(`DELETE FROM runs WHERE pk = $1`, runPK)
+	return nil
+}

@@ -74,3 +74,11 @@ func (t tx) InsertEndedRun(ctx context.Context, r dialect.NewRun, status, errTex
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.ThreadPK, r.Route, status, errText, r.Now, r.Now, r.Owner)
 	return err
 }
+
+func (t tx) DiscardRun(ctx context.Context, threadPK, runPK, fromMessage int64) error {
+	if _, err := t.s.conn.ExecContext(ctx, `DELETE FROM history WHERE thread = ? AND (run = ? OR (run = 0 AND seq >= ?))`, threadPK, runPK, fromMessage); err != nil {
+		return err
+	}
+	_, err := t.s.conn.ExecContext(ctx, `DELETE FROM runs WHERE pk = ?`, runPK)
+	return err
+}
