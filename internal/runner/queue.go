@@ -67,8 +67,9 @@ func (m *Manager) Enqueue(ctx context.Context, req Request, notBefore time.Time)
 	return q.Run(), nil
 }
 
-// Dequeue cancels a queued run that has not started: it leaves the queue.
-// It fails with store.ErrNotFound when the run is not queued.
+// Dequeue cancels a queued run that has not started: it leaves the queue
+// and is recorded as cancelled. It fails with store.ErrNotFound when the
+// run is not queued.
 func (m *Manager) Dequeue(ctx context.Context, runID string) error {
 	return m.store.DequeueRun(ctx, runID)
 }

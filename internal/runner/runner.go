@@ -190,6 +190,19 @@ func (m *Manager) Cancel(threadID string) (run *Run, ok bool) {
 	return r, r.requestCancel("")
 }
 
+// Rollback stops the run in flight on threadID as Cancel does, and has it
+// discard what it saved: the thread's state goes back to the checkpoint
+// the run started from, and the run is deleted (multitask_strategy
+// "rollback"). It returns the run, or nil when there is none; ok is false
+// when its outcome was already decided.
+func (m *Manager) Rollback(threadID string) (run *Run, ok bool) {
+	r := m.Active(threadID)
+	if r == nil {
+		return nil, false
+	}
+	return r, r.requestRollback()
+}
+
 // Start validates req, reserves the thread and starts the run on its own
 // goroutine. The run does not depend on ctx: a client that goes away does
 // not stop it.

@@ -105,17 +105,12 @@ func (s *DB) QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, erro
 	return queuedOf(rows), nil
 }
 
-// DequeueRun removes a queued run that has not started: a cancel. It
+// DequeueRun cancels a queued run that has not started: it leaves the
+// queue and becomes a run that ended RunCancelled without running. It
 // fails with ErrNotFound when the run is not queued (it has started, or
 // never was).
 func (s *DB) DequeueRun(ctx context.Context, runID string) error {
-	return s.write(ctx, func(tx dialect.Tx) error {
-		_, err := tx.DeleteQueued(ctx, runID)
-		if errors.Is(err, dialect.ErrNoRow) {
-			return fmt.Errorf("queued run %q: %w", runID, ErrNotFound)
-		}
-		return err
-	})
+	return s.endQueued(ctx, runID, RunCancelled, "cancelled before it started")
 }
 
 // FailQueued ends a queued run that cannot start (its route is gone, its
@@ -123,15 +118,21 @@ func (s *DB) DequeueRun(ctx context.Context, runID string) error {
 // and becomes a run that ended with RunError and errText. It fails with
 // ErrNotFound when the run is not queued.
 func (s *DB) FailQueued(ctx context.Context, runID, errText string) error {
+	return s.endQueued(ctx, runID, RunError, errText)
+}
+
+// endQueued takes a queued run out of the queue and records it as a run
+// that ended with status and errText.
+func (s *DB) endQueued(ctx context.Context, runID, status, errText string) error {
 	return s.write(ctx, func(tx dialect.Tx) error {
 		q, err := tx.DeleteQueued(ctx, runID)
 		if errors.Is(err, dialect.ErrNoRow) {
 			return fmt.Errorf("queued run %q: %w", runID, ErrNotFound)
 		}
 		if err != nil {
-			return fmt.Errorf("store: fail queued run %q: %w", runID, err)
+			return fmt.Errorf("store: end queued run %q: %w", runID, err)
 		}
-		return tx.InsertEndedRun(ctx, dialect.NewRun{ID: runID, ThreadPK: q.ThreadPK, Route: q.Route, Owner: s.own.pk, Now: s.now()}, RunError, errText)
+		return tx.InsertEndedRun(ctx, dialect.NewRun{ID: runID, ThreadPK: q.ThreadPK, Route: q.Route, Owner: s.own.pk, Now: s.now()}, status, errText)
 	})
 }
 

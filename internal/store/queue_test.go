@@ -57,6 +57,9 @@ func TestQueueKeepsOrder(t *testing.T) {
 		if err := s.DequeueRun(ctx, "q2"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("cancel q2 twice: %v", err)
 		}
+		if r, err := s.GetRun(ctx, "q2"); err != nil || r.Status != RunCancelled {
+			t.Fatalf("a cancelled queued run: %+v %v", r, err)
+		}
 		must(t, s.FinishRun(ctx, "r0", RunSuccess, "", nil, nil))
 		for _, want := range []string{"q1", "q3"} {
 			due, err := s.DueRuns(ctx, "", time.Now(), 10)
