@@ -125,7 +125,7 @@ func (m *Manager) startDue(ctx context.Context, threadID string) {
 	due, err := m.store.DueRuns(ctx, threadID, time.Now(), dueBatch)
 	if err != nil {
 		if ctx.Err() == nil && !m.Draining() {
-			m.logger.Warn("cannot read the queued runs; trying again shortly", "err", err)
+			m.logger.Debug("cannot read the queued runs; trying again shortly", "err", err)
 		}
 		return
 	}
