@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -167,6 +168,10 @@ type Request struct {
 	Options map[string]string
 	// Webhook is a URL the run is POSTed to when it ends or parks.
 	Webhook string
+
+	// queuedID is the id of the queued run this request starts (see
+	// Enqueue), or "".
+	queuedID string
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -185,6 +190,19 @@ func (m *Manager) Cancel(threadID string) (run *Run, ok bool) {
 		return nil, false
 	}
 	return r, r.requestCancel("")
+}
+
+// Rollback stops the run in flight on threadID as Cancel does, and has it
+// discard what it saved: the thread's state goes back to the checkpoint
+// the run started from, and the run is deleted (multitask_strategy
+// "rollback"). It returns the run, or nil when there is none; ok is false
+// when its outcome was already decided.
+func (m *Manager) Rollback(threadID string) (run *Run, ok bool) {
+	r := m.Active(threadID)
+	if r == nil {
+		return nil, false
+	}
+	return r, r.requestRollback()
 }
 
 // Start validates req, reserves the thread and starts the run on its own
@@ -222,7 +240,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// The run can be cancelled from the moment it is registered: its
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
-	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook}
+	run := &Run{ID: cmp.Or(req.queuedID, uuid.NewString()), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, queued: req.queuedID != ""}
 	run.user = userOf(ctx)
 	if err := m.reserve(run); err != nil {
 		cancel()
@@ -270,6 +288,8 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// The thread's requests share a provider prompt cache.
 	runCtx = models.WithPromptCacheKey(runCtx, run.ThreadID)
 	go func() {
+		// Once the thread is free, the next of its queue may start.
+		defer m.wakeQueue(run.ThreadID)
 		defer m.release(run)
 		defer cancel()
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
@@ -353,7 +373,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
@@ -97,6 +98,21 @@ func (h *host) RemoteRun(ctx context.Context, threadID string) (store.Run, bool)
 func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
 	return h.s.stopRemote(ctx, r, wait)
 }
+
+func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
+	run, queued, err := h.s.admit(ctx, req, strategy, at)
+	return run, queued, queuedError(err)
+}
+
+func (h *host) ClearThread(ctx context.Context, threadID string, rollback bool) error {
+	return h.s.clearThread(ctx, threadID, rollback)
+}
+
+func (h *host) AwaitStart(ctx context.Context, runID string) (store.Run, error) {
+	return h.s.runs.AwaitStart(ctx, runID)
+}
+
+func (h *host) Dequeue(ctx context.Context, runID string) error { return h.s.runs.Dequeue(ctx, runID) }
 
 func (h *host) Follow(runID string, after int64) *runner.Follower {
 	return h.s.runs.Follow(runID, after)

@@ -37,6 +37,18 @@ type Store interface {
 	Runs(ctx context.Context, threadID string) ([]Run, error)
 	RecoverInterrupted(ctx context.Context) (int, error)
 
+	// EnqueueRun, DueRuns, QueuedRuns, DequeueRun and FailQueued keep the
+	// queued runs of threads (see QueuedRun); BeginRunChecked starts one
+	// (Run.Queued), once across every process on the database.
+	EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun, error)
+	DueRuns(ctx context.Context, threadID string, at time.Time, limit int) ([]QueuedRun, error)
+	QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, error)
+	DequeueRun(ctx context.Context, runID string) error
+	FailQueued(ctx context.Context, runID, errText string) error
+	// DiscardRun rolls a running run back to the checkpoint it started
+	// from, deleting it (multitask_strategy "rollback").
+	DiscardRun(ctx context.Context, runID string, base Checkpoint) error
+
 	SaveStep(ctx context.Context, st Step) error
 	Latest(ctx context.Context, threadID string) (Checkpoint, error)
 	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)

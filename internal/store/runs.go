@@ -25,6 +25,9 @@ type Run struct {
 	// checks nothing and creates a thread that belongs to no user. It is
 	// not stored with the run: a run belongs to its thread's owner.
 	Owner string
+	// Queued says, to BeginRunChecked, that the run is the queued run of
+	// its id, which leaves the queue in the transaction that starts it.
+	Queued bool
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -36,7 +39,8 @@ type Run struct {
 // have created included, and is returned as it is: the caller decides, on
 // the state no other writer can change meanwhile, whether the run may
 // start. It fails with ErrBusy when the thread already has a running run,
-// and ErrExists when the run id is taken. r.Status and the times are set
+// ErrExists when the run id is taken, and, for a queued run (r.Queued),
+// ErrNotFound when it is no longer queued. r.Status and the times are set
 // by the store. With r.Owner set, it fails with ErrNotFound when the
 // thread exists and belongs to someone else: the check runs on the locked
 // thread, so a thread another user creates meanwhile is never adopted.
@@ -85,6 +89,11 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, re
 		threadPK = l.PK
 	case err != nil:
 		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
+	}
+	if r.Queued {
+		if err := dequeue(ctx, tx, r.ID); err != nil {
+			return cp, 0, err
+		}
 	}
 	if renewed, err = s.insertRun(ctx, tx, r, threadPK, now); err != nil {
 		return cp, 0, err
@@ -199,26 +208,34 @@ func (s *DB) GetRun(ctx context.Context, runID string) (Run, error) {
 		return Run{}, fmt.Errorf("store: get run %q: %w", runID, err)
 	}
 	if len(rows) == 0 {
-		return Run{}, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+		return s.queuedRun(ctx, runID)
 	}
 	return runOf(rows[0]), nil
 }
 
-// Runs returns the runs of a thread, newest first. It fails with
+// Runs returns the runs of a thread, newest first: its queued runs
+// (RunPending, the last to start first), then the others. It fails with
 // ErrNotFound when the thread does not exist.
 func (s *DB) Runs(ctx context.Context, threadID string) ([]Run, error) {
+	queued, err := s.QueuedRuns(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.d.Runs(ctx, threadID, true)
 	if err != nil {
 		return nil, fmt.Errorf("store: runs of thread %q: %w", threadID, err)
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(queued) == 0 {
 		if err := s.threadExists(ctx, threadID); err != nil {
 			return nil, err
 		}
 	}
-	runs := make([]Run, len(rows))
-	for i, r := range rows {
-		runs[i] = runOf(r)
+	runs := make([]Run, 0, len(queued)+len(rows))
+	for i := len(queued) - 1; i >= 0; i-- {
+		runs = append(runs, queued[i].Run())
+	}
+	for _, r := range rows {
+		runs = append(runs, runOf(r))
 	}
 	return runs, nil
 }

@@ -350,10 +350,10 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 	switch {
 	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
 		return fail(wire.BadBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
-	case body.AfterSeconds > 0:
-		return fail(wire.BadBody("after_seconds is not supported: start the run when it should run"))
+	case body.AfterSeconds < 0:
+		return fail(wire.BadBody("after_seconds must be 0 or more seconds to wait before the run starts"))
 	}
-	if err := oneOf("multitask_strategy", body.MultitaskStrategy, "reject", "interrupt"); err != nil {
+	if err := oneOf("multitask_strategy", body.MultitaskStrategy, "reject", "interrupt", "rollback", "enqueue"); err != nil {
 		return fail(err)
 	}
 	if err := oneOf("if_not_exists", body.IfNotExists, "reject", "create"); err != nil {
@@ -398,7 +398,8 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 		run.Kwargs["command"] = map[string]json.RawMessage{"resume": resume}
 	}
 	if run.Multitask == "" {
-		run.Multitask = "reject"
+		// LangGraph's default: a run sent while another runs waits for it.
+		run.Multitask = "enqueue"
 	}
 	opts, err := s.host.RunOptions(body.fields)
 	if err != nil {
@@ -417,11 +418,7 @@ func oneOf(field, value string, allowed ...string) error {
 			return nil
 		}
 	}
-	msg := field + " must be one of " + strings.Join(allowed, ", ") + ", not " + strconv.Quote(value)
-	if field == "multitask_strategy" && (value == "enqueue" || value == "rollback") {
-		msg = "multitask_strategy " + value + " is not supported: a Dawn thread runs one run at a time; use reject, or interrupt to cancel the run in flight first"
-	}
-	return wire.BadBody(msg)
+	return wire.BadBody(field + " must be one of " + strings.Join(allowed, ", ") + ", not " + strconv.Quote(value))
 }
 
 func sortedModes(modes map[string]bool) []string {
@@ -470,80 +467,93 @@ func withParams(r *router.Route, path string, sources ...map[string]any) string 
 }
 
 // startLG starts a LangGraph run on its thread: it applies if_not_exists,
-// the checkpoint to continue from and multitask_strategy, then starts the
-// run and remembers it.
 // noThread is the 404 of a run request on a thread that does not exist
 // and is not to be created.
 func noThread(id string) error {
 	return wire.NewError(http.StatusNotFound, "thread_not_found", "thread "+id+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
 }
 
-func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, error) {
+// startLG starts a LangGraph run on its thread: it applies if_not_exists,
+// the checkpoint to continue from, multitask_strategy and after_seconds,
+// then starts the run, or queues it, and remembers it. It returns the run
+// started here, or else the queued run (pending).
+func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, store.Run, error) {
+	fail := func(err error) (*runner.Run, store.Run, error) { return nil, store.Run{}, err }
 	if err := wire.CheckThreadID(run.ThreadID); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	_, err := s.host.GetThread(ctx, run.ThreadID)
 	if errors.Is(err, store.ErrNotFound) && run.resume != nil && body.IfNotExists == "create" {
 		// A thread yet to be created has no interrupt to answer: it is
 		// not created.
-		return nil, wire.NewError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" does not exist, so no interrupt is pending on it: command.resume answers the interrupts of a thread whose run parked")
+		return fail(wire.NewError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" does not exist, so no interrupt is pending on it: command.resume answers the interrupts of a thread whose run parked"))
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		if body.IfNotExists != "create" {
-			return nil, noThread(run.ThreadID)
+			return fail(noThread(run.ThreadID))
 		}
 	} else if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if want := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID); want != "" {
 		head, err := s.headCheckpointID(ctx, run.ThreadID)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		if want != head {
-			return nil, wire.BadBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head)
+			return fail(wire.BadBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head))
 		}
 	}
 	if run.resume != nil {
 		// A parked thread has no run in flight to cancel.
 		started, err := s.startResume(ctx, run, req)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
-		return s.remember(run, started), nil
+		return s.remember(run, started), store.Run{}, nil
 	}
-	if run.Multitask == "interrupt" {
-		if err := s.interruptInFlight(ctx, run.ThreadID); err != nil {
-			return nil, err
+	strategy := run.Multitask
+	if strategy == "interrupt" || strategy == "rollback" {
+		if err := s.host.ClearThread(ctx, run.ThreadID, strategy == "rollback"); err != nil {
+			return fail(err)
 		}
+		strategy = "reject"
+	}
+	var at time.Time
+	if body.AfterSeconds > 0 {
+		at = time.Now().Add(time.Duration(body.AfterSeconds * float64(time.Second)))
 	}
 	// What the run starts from, read before it starts: after, its first
 	// step may already be saved.
 	run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
-	started, err := s.host.Start(ctx, req)
-	if err != nil {
-		return nil, lgPending(err)
+	started, queued, err := s.host.Admit(ctx, req, strategy, at)
+	switch {
+	case err != nil:
+		return fail(lgPending(err))
+	case started == nil:
+		// Read when it starts: the thread moves on meanwhile.
+		run.start = nil
+		run.RunID = queued.ID
+		kept := *run
+		kept.resume = nil
+		s.known.put(&kept)
+		return nil, queued, nil
 	}
-	return s.remember(run, started), nil
+	return s.remember(run, started), store.Run{}, nil
 }
 
-// interruptInFlight stops the run in flight on a thread, here or on
-// another replica of a shared store, and waits for its end: what
-// multitask_strategy "interrupt" does before the new run starts.
-func (s *dialect) interruptInFlight(ctx context.Context, threadID string) error {
-	if active := s.host.Active(threadID); active != nil {
-		s.host.Cancel(threadID)
-		select {
-		case <-active.Done():
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+// awaitLG waits until queued run r has started and returns it live when
+// it runs here, or nil when another replica has it or it has ended; now
+// is how the store has it then.
+func (s *dialect) awaitLG(ctx context.Context, r store.Run) (live *runner.Run, now store.Run, err error) {
+	now, err = s.host.AwaitStart(ctx, r.ID)
+	if err != nil {
+		return nil, now, err
 	}
-	if remote, ok := s.host.RemoteRun(ctx, threadID); ok {
-		return s.host.StopRemote(ctx, remote, true)
+	if run := s.host.Active(r.ThreadID); run != nil && run.ID == r.ID {
+		return run, now, nil
 	}
-	return nil
+	return nil, now, nil
 }
 
 // remember keeps what the calls that later name a started run need.
@@ -600,11 +610,32 @@ func (s *dialect) lgRunStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	started, err := s.startLG(c.Request().Context(), run, req, body)
+	started, queued, err := s.startLG(c.Request().Context(), run, req, body)
 	if err != nil {
 		return err
 	}
+	if started == nil {
+		return s.streamQueued(c, run, queued)
+	}
 	return s.streamLG(c, run, started, 0)
+}
+
+// streamQueued streams a queued run once it has started: live when it
+// runs here, else from the store.
+func (s *dialect) streamQueued(c echo.Context, run *lgRun, queued store.Run) error {
+	live, now, err := s.awaitLG(c.Request().Context(), queued)
+	switch {
+	case err != nil:
+		if c.Request().Context().Err() != nil {
+			return nil // the client left; the run stays queued
+		}
+		return err
+	case live != nil:
+		return s.streamLG(c, run, live, 0)
+	}
+	view := *run
+	view.OnDisconnect = ""
+	return s.lgStoredStream(c, &view, now, 0)
 }
 
 // streamLG streams a live run in the LangGraph dialect from after the
@@ -820,6 +851,20 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.Status == store.RunPending {
+		live, now, err := s.awaitLG(ctx, r)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil // the client left; the run stays queued
+			}
+			return err
+		case live != nil:
+			view.RouteID = live.RouteID
+			return s.streamLG(c, view, live, after)
+		}
+		r = now
+	}
 	return s.lgStoredStream(c, view, r, after)
 }
 
@@ -937,9 +982,13 @@ func (s *dialect) lgRunWait(c echo.Context) error {
 		return err
 	}
 	req.Stream = false
-	started, err := s.startLG(c.Request().Context(), run, req, body)
+	started, queued, err := s.startLG(c.Request().Context(), run, req, body)
 	if err != nil {
 		return err
+	}
+	if started == nil {
+		setRunHeaders(c, queued.ThreadID, queued.ID)
+		return s.joinResult(c, queued)
 	}
 	return s.waitLG(c, run.ThreadID, started)
 }
@@ -996,6 +1045,7 @@ type lgRunObject struct {
 
 // lgStatuses maps the store's run statuses to LangGraph's.
 var lgStatuses = map[string]string{
+	store.RunPending:     "pending",
 	store.RunRunning:     "running",
 	store.RunSuccess:     "success",
 	store.RunError:       "error",
@@ -1039,9 +1089,12 @@ func (s *dialect) lgCreateRun(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	started, err := s.startLG(ctx, run, req, body)
+	started, queued, err := s.startLG(ctx, run, req, body)
 	if err != nil {
 		return err
+	}
+	if started == nil {
+		return s.answerRun(c, run.ThreadID, queued.ID)
 	}
 	return s.answerRun(c, run.ThreadID, started.ID)
 }
@@ -1111,10 +1164,26 @@ func (s *dialect) lgListRuns(c echo.Context) error {
 // lgJoinRun is GET /threads/:id/runs/:run/join: it waits for the run to
 // end and answers with the thread's state values then.
 func (s *dialect) lgJoinRun(c echo.Context) error {
-	ctx := c.Request().Context()
 	r, err := s.threadRun(c)
 	if err != nil {
 		return err
+	}
+	return s.joinResult(c, r)
+}
+
+// joinResult waits for run r to end (to start first, when it is queued)
+// and answers with the thread's state values then.
+func (s *dialect) joinResult(c echo.Context, r store.Run) error {
+	ctx := c.Request().Context()
+	if r.Status == store.RunPending {
+		now, err := s.host.AwaitStart(ctx, r.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // the client left; the run stays queued
+			}
+			return err
+		}
+		r = now
 	}
 	if live := s.host.Active(r.ThreadID); live != nil && live.ID == r.ID {
 		select {
@@ -1127,7 +1196,13 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 	if r.Status == store.RunRunning {
 		// Another replica of a shared store runs it: wait for its end
 		// there, by the store.
+		var err error
 		if r, err = s.waitStored(ctx, r); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				// Rolled back by a newer run: the thread's state is
+				// what it was before it.
+				return s.answerResult(c, r.ThreadID, json.RawMessage(`{"cancelled":true}`))
+			}
 			return nil // the client left
 		}
 	}
@@ -1186,6 +1261,17 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 	default:
 		return wire.BadBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
 	}
+	if r.Status == store.RunPending {
+		// Queued: it leaves the queue and never runs.
+		err := s.host.Dequeue(c.Request().Context(), r.ID)
+		if !errors.Is(err, store.ErrNotFound) {
+			if err != nil {
+				return err
+			}
+			return s.answerRun(c, r.ThreadID, r.ID)
+		}
+		// It started meanwhile: cancel it as a running run.
+	}
 	wait := c.QueryParam("wait") == "1" || c.QueryParam("wait") == "true"
 	live := s.host.Active(r.ThreadID)
 	if live == nil || live.ID != r.ID {
@@ -1230,9 +1316,20 @@ func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 			req.Stream = false
 		}
 		body.IfNotExists = "create"
-		started, err := s.startLG(c.Request().Context(), run, req, body)
+		started, queued, err := s.startLG(c.Request().Context(), run, req, body)
 		if err != nil {
 			return err
+		}
+		if started == nil {
+			// A delayed run: the thread is kept, as a background run's.
+			switch kind {
+			case statelessStream:
+				return s.streamQueued(c, run, queued)
+			case statelessWait:
+				setRunHeaders(c, threadID, queued.ID)
+				return s.joinResult(c, queued)
+			}
+			return s.answerRun(c, threadID, queued.ID)
 		}
 		if body.OnCompletion != "keep" {
 			go func() {

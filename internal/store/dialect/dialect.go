@@ -70,6 +70,14 @@ type Reader interface {
 	CountThreads(ctx context.Context, f ThreadFilter) (int, error)
 	FinishedRuns(ctx context.Context, f FinishedFilter, each func(FinishedRow) error) error
 	AppValues(ctx context.Context, each func(key, value string) error) error
+	// QueuedRows reads the queued run whose id (byThread false) or the queued
+	// runs whose thread id (byThread true) is id, in the order the queue
+	// takes them.
+	QueuedRows(ctx context.Context, id string, byThread bool) ([]QueuedRow, error)
+	// DueQueued reads the head of each thread's queue that is due at at
+	// and whose thread has no running run, oldest first, at most limit;
+	// threadID, when not empty, keeps to that thread.
+	DueQueued(ctx context.Context, threadID string, at int64, limit int) ([]QueuedRow, error)
 	// Crons reads the crons f selects; CountCrons counts them, ignoring
 	// f's page.
 	Crons(ctx context.Context, f CronFilter) ([]CronRow, error)
@@ -130,6 +138,19 @@ type Tx interface {
 	// InsertToolOutput keeps a tool output with its thread, or ErrTaken
 	// when the thread has one under its id. DeleteThread deletes it.
 	InsertToolOutput(ctx context.Context, threadPK int64, o ToolOutputRow, now int64) error
+
+	// InsertQueued inserts a queued run (ErrTaken when its id is used)
+	// and returns how many queued runs its thread holds with it.
+	InsertQueued(ctx context.Context, q QueuedRow) (int, error)
+	// DeleteQueued deletes a queued run and returns it with its ThreadPK,
+	// or ErrNoRow.
+	DeleteQueued(ctx context.Context, id string) (QueuedRow, error)
+	// DiscardRun deletes a run, its events and the thread's messages
+	// from number fromMessage on (a rollback).
+	DiscardRun(ctx context.Context, threadPK, runPK, fromMessage int64) error
+	// InsertEndedRun inserts a run that has already ended with status,
+	// such as a queued run that could not start.
+	InsertEndedRun(ctx context.Context, r NewRun, status, errText string) error
 
 	// InsertCron inserts a cron, or ErrTaken. Cron reads one for an
 	// update, holding it until commit, or ErrNoRow; UpdateCron writes

@@ -55,6 +55,7 @@ var deleteThreadStatements = []string{
 	`DELETE FROM history WHERE thread = ?`,
 	`DELETE FROM tool_outputs WHERE thread = ?`,
 	`DELETE FROM runs WHERE thread = ?`,
+	`DELETE FROM queued_runs WHERE thread = ?`,
 	`DELETE FROM threads WHERE pk = ?`,
 }
 
