@@ -42,6 +42,8 @@ type Config struct {
 	// Webhooks configures the POSTs run requests ask for (webhooks: in
 	// dawn.yaml).
 	Webhooks Webhooks
+	// Runs holds the settings of runs (runs: in dawn.yaml).
+	Runs Runs
 	// Markers are the capability markers, each ConfigSection configured
 	// from its dawn.yaml keys. Routes are prepared with them, and the
 	// runtime finds capabilities' optional interfaces on them.
@@ -196,7 +198,7 @@ type configParser struct {
 	errs    []error
 }
 
-var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection}
+var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection, runsSection}
 
 func (p *configParser) hostKey(key string) bool {
 	if slices.Contains(hostKeys, key) {
@@ -259,6 +261,8 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 			p.eval(val, &c.Eval)
 		case k == webhooksSection:
 			c.Webhooks = p.webhooks(val)
+		case k == runsSection:
+			c.Runs = p.runs(val)
 		case p.owner[k] != 0:
 			claim(k, val)
 		default:
@@ -382,7 +386,7 @@ func (p *configParser) eval(section *yaml.Node, e *Eval) {
 
 // allowed lists the top-level keys for an error message.
 func (p *configParser) allowed() string {
-	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)"}
+	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", runsSection + " (continue_orphans)"}
 	for _, k := range p.claimed {
 		if !strings.HasPrefix(k, limitsSection+".") {
 			keys = append(keys, k)

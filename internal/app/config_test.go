@@ -67,7 +67,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		m    sectionMarker
 		want string
 	}{
-		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), widget`},
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), runs (continue_orphans), widget`},
 		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
 		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
 		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
@@ -84,6 +84,9 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"eval: 3\n", m, `dawn.yaml:1: eval must be a mapping, such as eval: {judge_model: openai:gpt-4o-mini}`},
 		{"eval:\n  judge: x\n", m, `dawn.yaml:2: field eval.judge not found; allowed keys in eval: judge_model`},
 		{"eval:\n  judge_model: [a]\n", m, `dawn.yaml:2: judge_model must be text`},
+		{"runs: true\n", m, `dawn.yaml:1: runs must be a mapping, like runs: {continue_orphans: true}`},
+		{"runs:\n  continue_orphans: maybe\n", m, `dawn.yaml:2: runs.continue_orphans must be true or false, not "maybe"`},
+		{"runs:\n  continue: true\n", m, `dawn.yaml:2: field runs.continue not found; allowed keys in runs: continue_orphans`},
 		{"", sectionMarker{keys: []string{"model"}}, `capability "section" claims dawn.yaml key "model", which the app or another capability already reads`},
 	}
 	for _, tc := range cases {
@@ -146,5 +149,21 @@ func TestEvalSection(t *testing.T) {
 	}
 	if a.Config.Eval.JudgeModel != "openai:gpt-4o-mini" {
 		t.Errorf("Eval.JudgeModel = %q, want openai:gpt-4o-mini", a.Config.Eval.JudgeModel)
+	}
+}
+
+// TestRunsSection: runs.continue_orphans reaches Config.Runs; without the
+// section it is off.
+func TestRunsSection(t *testing.T) {
+	for yaml, want := range map[string]bool{"runs:\n  continue_orphans: true\n": true, "runs: {continue_orphans: false}\n": false, "model: offline\n": false} {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": yaml, "a/agent.md": "A"})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Config.Runs.ContinueOrphans != want {
+			t.Errorf("%q: Runs.ContinueOrphans = %v, want %v", yaml, a.Config.Runs.ContinueOrphans, want)
+		}
 	}
 }
