@@ -19,6 +19,10 @@ type Run struct {
 	Error                string
 	Output               json.RawMessage // nil until the run finishes with one
 	CreatedAt, UpdatedAt time.Time
+	// Request is what the run was started with, as its starter encoded
+	// it, kept so that another server can continue the run (see
+	// ClaimOrphans); nil keeps none. Only ClaimOrphans returns it.
+	Request json.RawMessage
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -38,6 +42,9 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 	}
 	if err := checkID("thread", r.ThreadID); err != nil {
 		return Checkpoint{}, err
+	}
+	if len(r.Request) > 0 && !json.Valid(r.Request) {
+		return Checkpoint{}, fmt.Errorf("run %q: %w: request is not valid JSON", r.ID, ErrInvalid)
 	}
 	var cp Checkpoint
 	var renewed int64
@@ -94,7 +101,7 @@ func (s *DB) insertRun(ctx context.Context, tx dialect.Tx, r Run, threadPK, now 
 	if err != nil {
 		return 0, fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
-	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now})
+	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request)})
 	switch {
 	case errors.Is(err, dialect.ErrRunning):
 		return 0, busyError(r.ThreadID)
