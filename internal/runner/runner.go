@@ -221,6 +221,9 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook}
+	if a.Config.Runs.ContinueOrphans && answers == nil && adm.strat == nil {
+		run.request = encodeRequest(req)
+	}
 	if err := m.reserve(run); err != nil {
 		cancel()
 		return nil, err
@@ -243,24 +246,8 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	if err != nil {
 		return m.abort(run, err)
 	}
-	limits := a.Config.Limits.WithDefaults()
-	cfg := agent.Config{
-		Route:          prepared,
-		Params:         params,
-		Model:          model,
-		ModelName:      spec,
-		AppMaxTurns:    limits.MaxTurns,
-		AppTemperature: a.Config.Temperature,
-		Stream:         req.Stream,
-		MaxDepth:       limits.SubagentDepth,
-		MaxToolOutput:  limits.ToolOutputBytes,
-		ToolTimeout:    a.Config.Tools.Timeout,
-		Resolved:       adm.resolved,
-		Park:           true,
-	}
-	if m.tel != nil {
-		cfg.Tracer = m.tel
-	}
+	cfg := m.agentConfig(a, prepared, params, model, spec, req.Stream)
+	cfg.Resolved = adm.resolved
 	runCtx = m.startTrace(runCtx, run)
 	go func() {
 		defer m.release(run)
@@ -268,6 +255,30 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
 	}()
 	return run, nil
+}
+
+// agentConfig is the agent loop's configuration for a run of route p with
+// params on model (named spec): the app's limits and settings.
+func (m *Manager) agentConfig(a *app.App, p *capabilities.Prepared, params map[string]string, model llms.Model, spec string, streamText bool) agent.Config {
+	limits := a.Config.Limits.WithDefaults()
+	cfg := agent.Config{
+		Route:          p,
+		Params:         params,
+		Model:          model,
+		ModelName:      spec,
+		AppMaxTurns:    limits.MaxTurns,
+		AppTemperature: a.Config.Temperature,
+		Stream:         streamText,
+		MaxDepth:       limits.SubagentDepth,
+		MaxToolOutput:  limits.ToolOutputBytes,
+		ToolTimeout:    a.Config.Tools.Timeout,
+		Park:           true,
+		RecordStarted:  a.Config.Runs.ContinueOrphans,
+	}
+	if m.tel != nil {
+		cfg.Tracer = m.tel
+	}
+	return cfg
 }
 
 // reserve registers run as its thread's run in flight, unless the manager
@@ -341,7 +352,7 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 // store transaction.
 func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, check func(store.Checkpoint) error) (store.Checkpoint, error) {
 	defer m.storeTimer("begin_run")()
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Request: run.request}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}
