@@ -53,6 +53,12 @@ type Run struct {
 	// rollback says the cancel that stopped the run asked for its steps
 	// to be discarded (multitask_strategy "rollback"); guarded by mu.
 	rollback bool
+	// request is the request kept with the run so that another server can
+	// continue it (see ContinueOrphans); nil keeps none.
+	request []byte
+	// stored is the id of the last event the store held when this server
+	// took over the run (see ContinueOrphans); 0 for a run started here.
+	stored int64
 }
 
 // Interrupts are the interrupts the run parked on, or nil. Valid after

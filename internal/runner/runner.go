@@ -242,6 +242,9 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: cmp.Or(req.queuedID, uuid.NewString()), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, queued: req.queuedID != ""}
 	run.user = userOf(ctx)
+	if a.Config.Runs.ContinueOrphans && answers == nil && adm.strat == nil {
+		run.request = encodeRequest(req, ctx)
+	}
 	if err := m.reserve(run); err != nil {
 		cancel()
 		return nil, err
@@ -264,26 +267,8 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	if err != nil {
 		return m.abort(run, err)
 	}
-	limits := a.Config.Limits.WithDefaults()
-	cfg := agent.Config{
-		Route:          prepared,
-		Params:         params,
-		Model:          model,
-		ModelName:      spec,
-		AppMaxTurns:    limits.MaxTurns,
-		AppTemperature: a.Config.Temperature,
-		Stream:         req.Stream,
-		MaxDepth:       limits.SubagentDepth,
-		MaxToolOutput:  limits.ToolOutputBytes,
-		ToolTimeout:    a.Config.Tools.Timeout,
-		Resolved:       adm.resolved,
-		Park:           true,
-		Models:         m.Model,
-		Outputs:        toolOutputs{m.store, req.ThreadID},
-	}
-	if m.tel != nil {
-		cfg.Tracer = m.tel
-	}
+	cfg := m.agentConfig(a, prepared, params, model, spec, req.Stream, req.ThreadID)
+	cfg.Resolved = adm.resolved
 	runCtx = m.startTrace(runCtx, run)
 	// The thread's requests share a provider prompt cache.
 	runCtx = models.WithPromptCacheKey(runCtx, run.ThreadID)
@@ -295,6 +280,32 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
 	}()
 	return run, nil
+}
+
+// agentConfig is the agent loop's configuration for a run of route p with
+// params on model (named spec): the app's limits and settings.
+func (m *Manager) agentConfig(a *app.App, p *capabilities.Prepared, params map[string]string, model llms.Model, spec string, streamText bool, threadID string) agent.Config {
+	limits := a.Config.Limits.WithDefaults()
+	cfg := agent.Config{
+		Route:          p,
+		Params:         params,
+		Model:          model,
+		ModelName:      spec,
+		AppMaxTurns:    limits.MaxTurns,
+		AppTemperature: a.Config.Temperature,
+		Stream:         streamText,
+		MaxDepth:       limits.SubagentDepth,
+		MaxToolOutput:  limits.ToolOutputBytes,
+		ToolTimeout:    a.Config.Tools.Timeout,
+		Park:           true,
+		RecordStarted:  a.Config.Runs.ContinueOrphans,
+		Models:         m.Model,
+		Outputs:        toolOutputs{m.store, threadID},
+	}
+	if m.tel != nil {
+		cfg.Tracer = m.tel
+	}
+	return cfg
 }
 
 // reserve registers run as its thread's run in flight, unless the manager
@@ -373,7 +384,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

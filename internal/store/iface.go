@@ -36,6 +36,10 @@ type Store interface {
 	GetRun(ctx context.Context, runID string) (Run, error)
 	Runs(ctx context.Context, threadID string) ([]Run, error)
 	RecoverInterrupted(ctx context.Context) (int, error)
+	// ClaimOrphans is RecoverInterrupted that first takes over, for the
+	// caller to continue, the runs of gone owners that kept their
+	// request; each such run goes to one store however many ask.
+	ClaimOrphans(ctx context.Context) (claimed []Run, interrupted int, err error)
 
 	// EnqueueRun, DueRuns, QueuedRuns, DequeueRun and FailQueued keep the
 	// queued runs of threads (see QueuedRun); BeginRunChecked starts one

@@ -28,6 +28,10 @@ type Run struct {
 	// Queued says, to BeginRunChecked, that the run is the queued run of
 	// its id, which leaves the queue in the transaction that starts it.
 	Queued bool
+	// Request is what the run was started with, as its starter encoded
+	// it, kept so that another server can continue the run (see
+	// ClaimOrphans); nil keeps none. Only ClaimOrphans returns it.
+	Request json.RawMessage
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -50,6 +54,9 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 	}
 	if err := checkID("thread", r.ThreadID); err != nil {
 		return Checkpoint{}, err
+	}
+	if len(r.Request) > 0 && !json.Valid(r.Request) {
+		return Checkpoint{}, fmt.Errorf("run %q: %w: request is not valid JSON", r.ID, ErrInvalid)
 	}
 	var cp Checkpoint
 	var renewed int64
@@ -114,7 +121,7 @@ func (s *DB) insertRun(ctx context.Context, tx dialect.Tx, r Run, threadPK, now 
 	if err != nil {
 		return 0, fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
-	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now})
+	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request)})
 	switch {
 	case errors.Is(err, dialect.ErrRunning):
 		return 0, busyError(r.ThreadID)

@@ -178,6 +178,21 @@ type Tx interface {
 	// whose owner has no row, gives their threads threadStatus, and says
 	// how many runs it ended.
 	InterruptOrphans(ctx context.Context, status, threadStatus, errText string, now int64) (int, error)
+	// OrphanRuns locks and reads the running runs that kept their request
+	// and whose owner has no row; ClaimRuns makes owner their owner.
+	// Recovery claims, in one transaction, those whose owner it judged
+	// gone, before InterruptOrphans ends the rest.
+	OrphanRuns(ctx context.Context) ([]OrphanRun, error)
+	ClaimRuns(ctx context.Context, runPKs []int64, owner, now int64) error
+}
+
+// OrphanRun is a running run whose owner has no row, with the request it
+// was started with.
+type OrphanRun struct {
+	PK, Owner            int64
+	ID, ThreadID, Route  string
+	Request              string
+	CreatedAt, UpdatedAt int64
 }
 
 // ThreadRow is a thread as stored. Times are Unix nanoseconds.
@@ -228,6 +243,9 @@ type NewRun struct {
 	Route    string
 	Owner    int64
 	Now      int64
+	// Request is the JSON request the run was started with, or "" to
+	// keep none (NULL).
+	Request string
 }
 
 // RunLock is what a step or a run's end reads of its run and thread.

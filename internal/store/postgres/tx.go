@@ -94,8 +94,12 @@ func (t *tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner)
-		VALUES ($1, $2, $3, 'running', $4, $5, $6)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner)
+	var request *string
+	if r.Request != "" {
+		request = &r.Request
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request)
+		VALUES ($1, $2, $3, 'running', $4, $5, $6, $7)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, request)
 	switch uniqueViolation(err) {
 	case "":
 		return err
@@ -248,4 +252,38 @@ func scanPairs(rows pgx.Rows) (a, b []int64, err error) {
 		a, b = append(a, x), append(b, y)
 	}
 	return a, b, rows.Err()
+}
+
+// OrphanRuns locks the threads and runs it reads, threads first in pk
+// order as InterruptOrphans does: a second store claiming at once waits,
+// and then reads each run with the owner the first one gave it.
+func (t *tx) OrphanRuns(ctx context.Context) ([]dialect.OrphanRun, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := t.tx.Query(ctx, `SELECT r.pk, r.owner, r.id, t.id, r.route, r.request, r.created_at, r.updated_at
+		FROM runs r JOIN threads t ON t.pk = r.thread
+		WHERE r.status = 'running' AND r.request IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = r.owner)
+		ORDER BY t.pk FOR UPDATE OF t, r`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []dialect.OrphanRun
+	for rows.Next() {
+		var o dialect.OrphanRun
+		if err := rows.Scan(&o.PK, &o.Owner, &o.ID, &o.ThreadID, &o.Route, &o.Request, &o.CreatedAt, &o.UpdatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) ClaimRuns(_ context.Context, runPKs []int64, owner, now int64) error {
+	if len(runPKs) > 0 {
+		t.queue(`UPDATE runs SET owner = $1, updated_at = $2 WHERE pk = ANY($3) AND status = 'running'`, owner, now, runPKs)
+	}
+	return nil
 }

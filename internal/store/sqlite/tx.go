@@ -69,7 +69,7 @@ func (t tx) DeleteThread(ctx context.Context, threadPK int64) error {
 }
 
 func (t tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
-	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner)
+	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, nullText(r.Request))
 	var e *sqlite.Error
 	if errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 		if strings.Contains(e.Error(), "runs.thread") { // the runs_running index
@@ -202,4 +202,49 @@ func (t tx) InterruptOrphans(ctx context.Context, status, threadStatus, errText 
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// nullText is s, or NULL when s is empty.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// orphanRuns is OrphanRuns' query: the running runs that kept their
+// request and whose owner has no row, found through the runs_running
+// index as recovery's statements are.
+const orphanRuns = `SELECT r.pk, r.owner, r.id, t.id, r.route, r.request, r.created_at, r.updated_at
+	FROM runs r JOIN threads t ON t.pk = r.thread
+	WHERE r.status = 'running' AND r.request IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = r.owner)
+	ORDER BY r.pk`
+
+// OrphanRuns needs no lock of its own: the write transaction holds the
+// database.
+func (t tx) OrphanRuns(ctx context.Context) ([]dialect.OrphanRun, error) {
+	rows, err := t.s.conn.QueryContext(ctx, orphanRuns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []dialect.OrphanRun
+	for rows.Next() {
+		var o dialect.OrphanRun
+		if err := rows.Scan(&o.PK, &o.Owner, &o.ID, &o.ThreadID, &o.Route, &o.Request, &o.CreatedAt, &o.UpdatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+func (t tx) ClaimRuns(ctx context.Context, runPKs []int64, owner, now int64) error {
+	for _, pk := range runPKs {
+		if _, err := t.s.conn.ExecContext(ctx, `UPDATE runs SET owner = ?, updated_at = ? WHERE pk = ? AND status = 'running'`, owner, now, pk); err != nil {
+			return err
+		}
+	}
+	return nil
 }
