@@ -13,13 +13,33 @@ import (
 	"github.com/dawn-go/dawn/thread"
 )
 
-// Checkpoint is a thread's state after its latest completed step.
+// Checkpoint is a thread's state after one of its steps: the latest (see
+// Latest), or a kept one (see History).
 type Checkpoint struct {
-	ThreadID  string
-	RunID     string           // run that wrote it; "" when none
-	Route     string           // route id of that run
-	Step      int              // 0 when the thread has no checkpoint yet
-	Messages  []thread.Message // every message of the thread, in order
+	ThreadID string
+	RunID    string // run that wrote it; "" when none
+	Route    string // route id of that run
+	// Step is the thread's highest step, which the next step follows
+	// (Latest), or the checkpoint's own step (History); 0 when the
+	// thread has no checkpoint yet.
+	Step int
+	// Head is the step whose state this is: Step, unless a run started a
+	// new branch from an earlier checkpoint. ID names it (see
+	// CheckpointID); "" when the thread has no checkpoint yet.
+	Head int
+	ID   string
+	// ParentID is the checkpoint before it, "" for none; Source says
+	// what made it: "loop" (a step of a run), "update" (a state update)
+	// or "input" (a thread created with its state). Set by History.
+	ParentID, Source string
+	Messages         []thread.Message // every message of its branch, in order
+	// Origins are the branch keys the messages are stored under, one per
+	// message, or nil when all are 0 (a thread never forked): a message
+	// is named by its origin and its index.
+	Origins []int64
+	// CopyOf is the thread this one was copied from, whose names its
+	// messages keep; "" when it is no copy.
+	CopyOf    string
 	Values    thread.State
 	UpdatedAt time.Time
 }
@@ -71,7 +91,7 @@ func (s *DB) SaveStep(ctx context.Context, st Step) error {
 // saveStep is SaveStep's writes, once its run's row is checked.
 func (s *DB) saveStep(ctx context.Context, tx dialect.Tx, st Step, in *stepInput, l dialect.RunLock) error {
 	now := s.now()
-	if err := tx.InsertMessages(ctx, l.ThreadPK, l.Messages, in.messages); err != nil {
+	if err := tx.InsertMessages(ctx, l.ThreadPK, l.Branch, l.Messages, in.messages); err != nil {
 		return fmt.Errorf("messages: %w", err)
 	}
 	meta, err := planParts(ctx, tx, l.ThreadPK, l.Parts, in.parted)
@@ -79,6 +99,7 @@ func (s *DB) saveStep(ctx context.Context, tx dialect.Tx, st Step, in *stepInput
 		return err
 	}
 	err = tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.ThreadPK, Step: int64(st.Step),
+		Parent: l.Head, Branch: l.Branch, Source: SourceLoop,
 		Messages: l.Messages + int64(len(in.messages)), RunID: st.RunID, Route: st.Route,
 		State: in.state, Parts: meta, Status: in.threadStatus, Now: now})
 	if err != nil {
@@ -148,7 +169,10 @@ type checkpointReader struct {
 func (c *checkpointReader) row(r dialect.CheckpointRow) error {
 	switch r.Kind {
 	case 0:
-		c.cp.RunID, c.cp.Route, c.cp.Step = r.RunID, r.Route, int(r.Seq)
+		c.cp.RunID, c.cp.Route, c.cp.Step, c.cp.Head, c.cp.CopyOf = r.RunID, r.Route, int(r.Seq), int(r.Head), r.CopyOf
+		if r.Head > 0 {
+			c.cp.ID = CheckpointID(c.cp.ThreadID, c.cp.Head)
+		}
 		c.cp.UpdatedAt = fromNanos(r.Updated)
 		c.cp.Values = thread.State{}
 		if r.Text != "{}" {
@@ -159,6 +183,12 @@ func (c *checkpointReader) row(r dialect.CheckpointRow) error {
 		c.meta = string(r.Data)
 		c.cp.Messages = make([]thread.Message, 0, r.Count)
 	case 1:
+		if r.Branch != 0 && c.cp.Origins == nil {
+			c.cp.Origins = make([]int64, len(c.cp.Messages), cap(c.cp.Messages))
+		}
+		if c.cp.Origins != nil {
+			c.cp.Origins = append(c.cp.Origins, r.Branch)
+		}
 		c.cp.Messages = append(c.cp.Messages, thread.Message{})
 		// UnmarshalJSON directly: json.Unmarshal would check the whole
 		// message once more before handing it over.
