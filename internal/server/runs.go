@@ -24,6 +24,9 @@ type runBody struct {
 	Input       runInput `json:"input"`
 	// Webhook is a URL the run is POSTed to when it ends or parks.
 	Webhook string `json:"webhook"`
+	// CheckpointID is a checkpoint of the thread (GET
+	// /threads/:id/history) to start from: a new branch of it.
+	CheckpointID string `json:"checkpoint_id"`
 	// fields are all the body's top-level fields, where the run strategies'
 	// options are found (capabilities.RunStrategy's RunOption, such as
 	// plan_first: "off", "auto", "always" or "preview").
@@ -85,7 +88,7 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
 	if err != nil {
 		return runner.Request{}, err
 	}
-	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts, Webhook: body.Webhook}
+	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts, Webhook: body.Webhook, Checkpoint: body.CheckpointID}
 	for _, m := range body.Input.Messages {
 		role := m.Role
 		switch {

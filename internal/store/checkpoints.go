@@ -224,7 +224,7 @@ func (r *historyReader) checkpoint(m dialect.CheckpointMeta) (Checkpoint, error)
 		ID: CheckpointID(r.threadID, int(m.Step)), Source: m.Source,
 		Messages:  slices.Clip(b.messages[:m.Messages]),
 		Values:    thread.State{},
-		UpdatedAt: fromNanos(m.CreatedAt), CopyOf: m.CopyOf,
+		UpdatedAt: fromNanos(m.CreatedAt), CopyOf: m.CopyOf, Branch: m.Branch,
 	}
 	if m.Parent > 0 {
 		cp.ParentID = CheckpointID(r.threadID, int(m.Parent))

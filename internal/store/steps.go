@@ -37,6 +37,8 @@ type Checkpoint struct {
 	// message, or nil when all are 0 (a thread never forked): a message
 	// is named by its origin and its index.
 	Origins []int64
+	// Branch is the key of the branch new messages go to (see Origins).
+	Branch int64
 	// CopyOf is the thread this one was copied from, whose names its
 	// messages keep; "" when it is no copy.
 	CopyOf    string
@@ -170,6 +172,7 @@ func (c *checkpointReader) row(r dialect.CheckpointRow) error {
 	switch r.Kind {
 	case 0:
 		c.cp.RunID, c.cp.Route, c.cp.Step, c.cp.Head, c.cp.CopyOf = r.RunID, r.Route, int(r.Seq), int(r.Head), r.CopyOf
+		c.cp.Branch = r.Branch
 		if r.Head > 0 {
 			c.cp.ID = CheckpointID(c.cp.ThreadID, c.cp.Head)
 		}
