@@ -259,7 +259,7 @@ func (s *DB) fork(ctx context.Context, tx dialect.Tx, threadID string, l dialect
 	if err != nil {
 		return err
 	}
-	segs, err := tx.Segments(ctx, l.PK, m.Branch)
+	segs, err := tx.Segments(ctx, threadID, m.Branch)
 	if err != nil {
 		return err
 	}

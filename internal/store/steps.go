@@ -144,6 +144,8 @@ func (s *DB) Latest(ctx context.Context, threadID string) (Checkpoint, error) {
 // write transaction.
 type checkpointSource interface {
 	Latest(ctx context.Context, threadID string, each func(dialect.CheckpointRow) error) error
+	Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error)
+	Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error
 }
 
 // latest reads a thread's checkpoint from src.
@@ -158,7 +160,52 @@ func latest(ctx context.Context, src checkpointSource, threadID string) (Checkpo
 	if err := joinParts(c.cp.Values, c.meta, c.parts); err != nil {
 		return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
 	}
+	if c.cp.Branch != 0 {
+		if err := c.inherit(ctx, src); err != nil {
+			return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
+		}
+	}
 	return c.cp, nil
+}
+
+// inherit puts before the messages of a forked branch those it shares
+// with the branches it came from, read from the segments it inherits.
+// Those rows never change, so a read apart from the head's sees what the
+// head says.
+func (c *checkpointReader) inherit(ctx context.Context, src checkpointSource) error {
+	segs, err := src.Segments(ctx, c.cp.ThreadID, c.cp.Branch)
+	if err != nil {
+		return err
+	}
+	var msgs []thread.Message
+	var origins []int64
+	for _, sg := range segs {
+		if sg.Lo >= sg.Hi {
+			continue
+		}
+		err := src.Messages(ctx, c.cp.ThreadID, sg.Key, sg.Lo, sg.Hi, func(seq int64, data []byte) error {
+			var m thread.Message
+			if err := m.UnmarshalJSON(data); err != nil {
+				return fmt.Errorf("message %d: %w", seq, err)
+			}
+			msgs = append(msgs, m)
+			origins = append(origins, sg.Key)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	own := c.cp.Messages
+	if len(own) > 0 && c.cp.Origins == nil {
+		c.cp.Origins = make([]int64, len(own)) // the branch's own rows are under its key
+		for i := range own {
+			c.cp.Origins[i] = c.cp.Branch
+		}
+	}
+	c.cp.Messages = append(msgs, own...)
+	c.cp.Origins = append(origins, c.cp.Origins...)
+	return nil
 }
 
 // checkpointReader builds a checkpoint from its rows.

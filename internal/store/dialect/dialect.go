@@ -60,7 +60,9 @@ type Reader interface {
 	Runs(ctx context.Context, id string, byThread bool) ([]RunRow, error)
 	RunExists(ctx context.Context, id string) (bool, error)
 	// Latest reads a thread's checkpoint, head row first (see
-	// CheckpointRow); no row at all means no such thread.
+	// CheckpointRow); no row at all means no such thread. The messages
+	// are those of the head's branch only: a forked branch's inherited
+	// ones are read with Segments and Messages.
 	Latest(ctx context.Context, threadID string, each func(CheckpointRow) error) error
 	// Events reads a run's events with seq above after, in seq order, at
 	// most limit of them (0: all).
@@ -124,8 +126,9 @@ type Tx interface {
 	SaveCheckpoint(ctx context.Context, c CheckpointWrite) error
 	// Checkpoint reads one kept checkpoint, or ErrNoRow.
 	Checkpoint(ctx context.Context, threadPK, step int64) (CheckpointMeta, error)
-	// Segments is Reader.Segments by thread pk, in the transaction.
-	Segments(ctx context.Context, threadPK, branch int64) ([]Segment, error)
+	// Segments and Messages are Reader's, in the transaction.
+	Segments(ctx context.Context, threadID string, branch int64) ([]Segment, error)
+	Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error
 	// NewBranch records a new branch of a thread that inherits segs, and
 	// returns its key: one below every key the thread used, and -2 at
 	// most (0 is the first branch, -1 holds parts).

@@ -50,18 +50,14 @@ func (s *DB) RunExists(ctx context.Context, id string) (bool, error) {
 
 // latestQuery reads a thread's checkpoint: the head row, then the
 // messages, then the parts, in one statement and so one snapshot.
-// Messages are the head's branch, and the segments it inherits when it
-// was forked (see the SQLite dialect's latestQuery).
+// Messages are the head's branch's own (see the SQLite dialect's
+// latestQuery).
 const latestQuery = `SELECT 0 AS kind, t.step AS seq, t.message_count, t.checkpoint_at, t.run_id, t.route, t.state, convert_to(t.parts, 'UTF8'),
 		t.head, t.branch, t.copy_of
 	FROM threads t WHERE t.id = $1
 	UNION ALL
 	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data, NULL, m.run, NULL
 	FROM threads t JOIN history m ON m.thread = t.pk AND m.run = t.branch AND m.seq < t.message_count WHERE t.id = $1
-	UNION ALL
-	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data, NULL, m.run, NULL
-	FROM threads t JOIN branches b ON b.thread = t.pk AND b.branch = t.branch
-	JOIN history m ON m.thread = t.pk AND m.run = b.key AND m.seq >= b.lo AND m.seq < b.hi AND m.seq < t.message_count WHERE t.id = $1
 	UNION ALL
 	SELECT 2, p.seq, NULL, NULL, NULL, NULL, p.type, p.data, NULL, NULL, NULL
 	FROM threads t JOIN history p ON p.thread = t.pk AND p.run = -1 WHERE t.id = $1
@@ -250,7 +246,11 @@ func (s *DB) Checkpoints(ctx context.Context, threadID string, f dialect.Checkpo
 
 // Segments reads the segments a branch inherits.
 func (s *DB) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
-	rows, err := s.pool.Query(ctx, `SELECT b.key, b.lo, b.hi FROM threads t JOIN branches b ON b.thread = t.pk
+	return segments(ctx, s.pool, threadID, branch)
+}
+
+func segments(ctx context.Context, q querier, threadID string, branch int64) ([]dialect.Segment, error) {
+	rows, err := q.Query(ctx, `SELECT b.key, b.lo, b.hi FROM threads t JOIN branches b ON b.thread = t.pk
 		WHERE t.id = $1 AND b.branch = $2 ORDER BY b.lo`, threadID, branch)
 	if err != nil {
 		return nil, err
@@ -261,7 +261,11 @@ func (s *DB) Segments(ctx context.Context, threadID string, branch int64) ([]dia
 
 // Messages reads the message rows of a key in a range of seq.
 func (s *DB) Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
-	rows, err := s.pool.Query(ctx, `SELECT m.seq, m.data FROM threads t JOIN history m ON m.thread = t.pk
+	return messages(ctx, s.pool, threadID, key, lo, hi, each)
+}
+
+func messages(ctx context.Context, q querier, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	rows, err := q.Query(ctx, `SELECT m.seq, m.data FROM threads t JOIN history m ON m.thread = t.pk
 		WHERE t.id = $1 AND m.run = $2 AND m.seq >= $3 AND m.seq < $4 ORDER BY m.seq`, threadID, key, lo, hi)
 	if err != nil {
 		return err

@@ -189,16 +189,18 @@ func (t *tx) Checkpoint(ctx context.Context, threadPK, step int64) (dialect.Chec
 	return *found, nil
 }
 
-func (t *tx) Segments(ctx context.Context, threadPK, branch int64) ([]dialect.Segment, error) {
+func (t *tx) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
 	if err := t.flush(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := t.tx.Query(ctx, `SELECT key, lo, hi FROM branches WHERE thread = $1 AND branch = $2 ORDER BY lo`, threadPK, branch)
-	if err != nil {
-		return nil, err
+	return segments(ctx, t.tx, threadID, branch)
+}
+
+func (t *tx) Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	if err := t.flush(ctx); err != nil {
+		return err
 	}
-	defer rows.Close()
-	return dialect.ScanSegments(rows)
+	return messages(ctx, t.tx, threadID, key, lo, hi, each)
 }
 
 // NewBranch also records an empty segment of the new key itself, so that

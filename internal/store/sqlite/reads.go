@@ -222,7 +222,11 @@ func (s *DB) Checkpoints(ctx context.Context, threadID string, f dialect.Checkpo
 // Segments reads the segments a branch inherits.
 func (s *DB) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, `SELECT b.key, b.lo, b.hi FROM threads t JOIN branches b ON b.thread = t.pk
+	return segments(ctx, s.rq, threadID, branch)
+}
+
+func segments(ctx context.Context, q querier, threadID string, branch int64) ([]dialect.Segment, error) {
+	rows, err := q.QueryContext(ctx, `SELECT b.key, b.lo, b.hi FROM threads t JOIN branches b ON b.thread = t.pk
 		WHERE t.id = ? AND b.branch = ? ORDER BY b.lo`, threadID, branch)
 	if err != nil {
 		return nil, err
@@ -234,7 +238,11 @@ func (s *DB) Segments(ctx context.Context, threadID string, branch int64) ([]dia
 // Messages reads the message rows of a key in a range of seq.
 func (s *DB) Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, `SELECT m.seq, m.data FROM threads t JOIN history m ON m.thread = t.pk
+	return messages(ctx, s.rq, threadID, key, lo, hi, each)
+}
+
+func messages(ctx context.Context, q querier, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	rows, err := q.QueryContext(ctx, `SELECT m.seq, m.data FROM threads t JOIN history m ON m.thread = t.pk
 		WHERE t.id = ? AND m.run = ? AND m.seq >= ? AND m.seq < ? ORDER BY m.seq`, threadID, key, lo, hi)
 	if err != nil {
 		return err

@@ -165,13 +165,12 @@ func (t tx) Checkpoint(ctx context.Context, threadPK, step int64) (dialect.Check
 	return *found, nil
 }
 
-func (t tx) Segments(ctx context.Context, threadPK, branch int64) ([]dialect.Segment, error) {
-	rows, err := t.s.conn.QueryContext(ctx, `SELECT key, lo, hi FROM branches WHERE thread = ? AND branch = ? ORDER BY lo`, threadPK, branch)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return dialect.ScanSegments(rows)
+func (t tx) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
+	return segments(ctx, t.s.conn, threadID, branch)
+}
+
+func (t tx) Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	return messages(ctx, t.s.conn, threadID, key, lo, hi, each)
 }
 
 // NewBranch also records an empty segment of the new key itself, so that
