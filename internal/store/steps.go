@@ -196,15 +196,11 @@ func (c *checkpointReader) inherit(ctx context.Context, src checkpointSource) er
 			return err
 		}
 	}
-	own := c.cp.Messages
-	if len(own) > 0 && c.cp.Origins == nil {
-		c.cp.Origins = make([]int64, len(own)) // the branch's own rows are under its key
-		for i := range own {
-			c.cp.Origins[i] = c.cp.Branch
-		}
+	for range c.cp.Messages {
+		origins = append(origins, c.cp.Branch) // the branch's own rows are under its key
 	}
-	c.cp.Messages = append(msgs, own...)
-	c.cp.Origins = append(origins, c.cp.Origins...)
+	c.cp.Messages = append(msgs, c.cp.Messages...)
+	c.cp.Origins = origins
 	return nil
 }
 
@@ -233,12 +229,6 @@ func (c *checkpointReader) row(r dialect.CheckpointRow) error {
 		c.meta = string(r.Data)
 		c.cp.Messages = make([]thread.Message, 0, r.Count)
 	case 1:
-		if r.Branch != 0 && c.cp.Origins == nil {
-			c.cp.Origins = make([]int64, len(c.cp.Messages), cap(c.cp.Messages))
-		}
-		if c.cp.Origins != nil {
-			c.cp.Origins = append(c.cp.Origins, r.Branch)
-		}
 		c.cp.Messages = append(c.cp.Messages, thread.Message{})
 		// UnmarshalJSON directly: json.Unmarshal would check the whole
 		// message once more before handing it over.

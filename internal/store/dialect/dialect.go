@@ -230,8 +230,8 @@ type RunLock struct {
 
 // CheckpointRow is one row of a checkpoint: Kind 0 is the head (Seq the
 // step, Count the message count, Updated, RunID, Route, Text the state,
-// Data the parts metadata, Head, Branch and CopyOf), kind 1 a message (Seq, Data,
-// and Branch the key it is stored under) and kind 2 a part of a state
+// Data the parts metadata, Head, Branch and CopyOf), kind 1 a message of
+// the head's branch (Seq, Data) and kind 2 a part of a state
 // field (Seq, Text the field, Data). Data is valid only during the
 // callback.
 type CheckpointRow struct {

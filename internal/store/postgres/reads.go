@@ -56,7 +56,7 @@ const latestQuery = `SELECT 0 AS kind, t.step AS seq, t.message_count, t.checkpo
 		t.head, t.branch, t.copy_of
 	FROM threads t WHERE t.id = $1
 	UNION ALL
-	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data, NULL, m.run, NULL
+	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data, NULL, NULL, NULL
 	FROM threads t JOIN history m ON m.thread = t.pk AND m.run = t.branch AND m.seq < t.message_count WHERE t.id = $1
 	UNION ALL
 	SELECT 2, p.seq, NULL, NULL, NULL, NULL, p.type, p.data, NULL, NULL, NULL

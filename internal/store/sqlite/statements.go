@@ -94,14 +94,14 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 // latestQuery reads a thread's latest checkpoint. Its rows are the head
 // (kind 0: step, message count, time, run, route, state, parts, head,
 // branch, copy_of), the messages of the head's branch that the checkpoint
-// covers (kind 1: seq, data and the branch key), and the parts of its
+// covers (kind 1: seq and data), and the parts of its
 // state fields (kind 2: seq, field name and data), in that order and by
 // seq: SQLite merges the three, each read in order from its index. The
 // messages a forked branch inherits are read apart (see Segments).
 const latestQuery = `SELECT 0, t.step, t.message_count, t.checkpoint_at, t.run_id, t.route, t.state, t.parts, t.head, t.branch, t.copy_of
 	FROM threads t WHERE t.id = ?1
 	UNION ALL
-	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data, NULL, m.run, NULL
+	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data, NULL, NULL, NULL
 	FROM threads t JOIN history m ON m.thread = t.pk AND m.run = t.branch AND m.seq < t.message_count WHERE t.id = ?1
 	UNION ALL
 	SELECT 2, p.seq, NULL, NULL, NULL, NULL, p.type, p.data, NULL, NULL, NULL

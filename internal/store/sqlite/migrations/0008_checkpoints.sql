@@ -26,8 +26,11 @@ ALTER TABLE threads ADD COLUMN branch INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE threads ADD COLUMN copy_of TEXT NOT NULL DEFAULT '';
 UPDATE threads SET head = step;
 
+--
+-- checkpoints is keyed by (thread, step) WITHOUT ROWID: one b-tree, so a
+-- step writes one more row on one page rather than a row and an index
+-- entry on two.
 CREATE TABLE checkpoints (
-	pk            INTEGER PRIMARY KEY,
 	thread        INTEGER NOT NULL, -- threads.pk
 	step          INTEGER NOT NULL,
 	parent        INTEGER NOT NULL, -- step of the parent checkpoint; 0 for none
@@ -38,9 +41,9 @@ CREATE TABLE checkpoints (
 	source        TEXT NOT NULL, -- loop, update, fork or input
 	state         TEXT NOT NULL,
 	parts         TEXT NOT NULL,
-	created_at    INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX checkpoints_by_step ON checkpoints(thread, step);
+	created_at    INTEGER NOT NULL,
+	PRIMARY KEY (thread, step)
+) WITHOUT ROWID;
 
 -- The latest checkpoint of every existing thread.
 INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
