@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dawn-go/dawn/capabilities"
+
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/google/uuid"
 )
@@ -52,7 +54,11 @@ func (m *Manager) Enqueue(ctx context.Context, req Request, notBefore time.Time)
 		return store.Run{}, ErrShuttingDown
 	}
 	req.queuedID = ""
-	body, err := json.Marshal(req)
+	kept := queuedRequest{Request: req}
+	if id, ok := capabilities.IdentityFrom(ctx); ok {
+		kept.Identity = &id
+	}
+	body, err := json.Marshal(kept)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("thread %s: the run cannot be queued: %w", req.ThreadID, err)
 	}
@@ -140,19 +146,32 @@ func (m *Manager) startDue(ctx context.Context, threadID string) {
 // (its route is gone, its thread waits for a person, its request is
 // refused) ends with an error that says why.
 func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) {
-	var req Request
-	if err := json.Unmarshal(q.Request, &req); err != nil {
+	var kept queuedRequest
+	if err := json.Unmarshal(q.Request, &kept); err != nil {
 		m.failQueued(ctx, q, fmt.Errorf("the queued request cannot be read: %w", err))
 		return
 	}
+	req := kept.Request
 	req.queuedID = q.ID
-	_, err := m.start(ctx, req, nil)
+	runCtx := ctx
+	if kept.Identity != nil {
+		// The run acts for the caller who queued it.
+		runCtx = capabilities.WithIdentity(ctx, *kept.Identity)
+	}
+	_, err := m.start(runCtx, req, nil)
 	switch {
 	case err == nil, errors.Is(err, ErrBusy), errors.Is(err, ErrOverloaded), errors.Is(err, ErrShuttingDown),
 		errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrUnavailable), ctx.Err() != nil:
 		return
 	}
 	m.failQueued(ctx, q, err)
+}
+
+// queuedRequest is a queued run's request as the store keeps it, with the
+// caller who queued it, whom the run acts for once it starts.
+type queuedRequest struct {
+	Request
+	Identity *capabilities.Identity `json:"identity,omitempty"`
 }
 
 // failQueued ends queued run q with err.

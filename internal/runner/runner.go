@@ -172,6 +172,9 @@ type Request struct {
 	// queuedID is the id of the queued run this request starts (see
 	// Enqueue), or "".
 	queuedID string
+	// Checkpoint, when set, is a kept checkpoint of the thread to start
+	// from: the thread starts a new branch there (store.Run.Checkpoint).
+	Checkpoint string
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -259,7 +262,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// in the transaction that starts it: a refused request writes nothing.
 	// The store calls use the request's context, not the run's: a cancel
 	// that comes now stops the run once it starts, and is recorded so.
-	cp, err := m.prepareThread(ctx, run, prepared, adm.check)
+	cp, err := m.prepareThread(ctx, run, prepared, req.Checkpoint, adm.check)
 	if err != nil {
 		return m.abort(run, err)
 	}
@@ -377,14 +380,14 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 }
 
 // prepareThread creates the thread if it is missing, records the run as
-// running and loads the latest checkpoint, which check accepts, in one
-// store transaction.
-func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, check func(store.Checkpoint) error) (store.Checkpoint, error) {
+// running, starts a branch from checkpoint from when set, and loads the
+// latest checkpoint, which check accepts, in one store transaction.
+func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, from string, check func(store.Checkpoint) error) (store.Checkpoint, error) {
 	defer m.storeTimer("begin_run")()
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Checkpoint: from}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

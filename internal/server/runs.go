@@ -31,6 +31,9 @@ type runBody struct {
 	// AfterSeconds delays the run: it is queued and starts that long
 	// from now, once the thread is free.
 	AfterSeconds float64 `json:"after_seconds"`
+	// CheckpointID is a checkpoint of the thread (GET
+	// /threads/:id/history) to start from: a new branch of it.
+	CheckpointID string `json:"checkpoint_id"`
 	// fields are all the body's top-level fields, where the run strategies'
 	// options are found (capabilities.RunStrategy's RunOption, such as
 	// plan_first: "off", "auto", "always" or "preview").
@@ -112,7 +115,7 @@ func (s *Server) parseRunBody(c echo.Context) (runner.Request, runBody, error) {
 	if err != nil {
 		return runner.Request{}, body, err
 	}
-	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts, Webhook: body.Webhook}
+	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts, Webhook: body.Webhook, Checkpoint: body.CheckpointID}
 	for _, m := range body.Input.Messages {
 		role := m.Role
 		switch {

@@ -61,6 +61,14 @@ type Store interface {
 	EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error)
 	SaveValues(ctx context.Context, threadID string, step int, values thread.State) error
 
+	// History and CheckpointAt read a thread's kept checkpoints, one per
+	// step of every branch; UpdateState keeps a new one outside any run;
+	// CopyThread copies a thread's state and history to a new id.
+	History(ctx context.Context, threadID string, q HistoryQuery) ([]Checkpoint, error)
+	CheckpointAt(ctx context.Context, threadID, id string) (Checkpoint, error)
+	UpdateState(ctx context.Context, u StateUpdate) (Checkpoint, error)
+	CopyThread(ctx context.Context, fromID, toID string) (Thread, error)
+
 	// SearchThreads and CountThreads select threads by id, status,
 	// metadata and state values; FinishedRuns lists a thread's successful
 	// runs, the checkpoints the LangGraph dialect's history shows.

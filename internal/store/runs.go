@@ -14,7 +14,11 @@ import (
 
 // Run is one run of an agent route on a thread.
 type Run struct {
-	ID, ThreadID, Route  string
+	ID, ThreadID, Route string
+	// Checkpoint, when set as a run begins, is the kept checkpoint the run
+	// starts from: the thread starts a new branch there (see
+	// BeginRunChecked). Runs does not report it.
+	Checkpoint           string
 	Status               string
 	Error                string
 	Output               json.RawMessage // nil until the run finishes with one
@@ -44,10 +48,16 @@ type Run struct {
 // the state no other writer can change meanwhile, whether the run may
 // start. It fails with ErrBusy when the thread already has a running run,
 // ErrExists when the run id is taken, and, for a queued run (r.Queued),
-// ErrNotFound when it is no longer queued. r.Status and the times are set
-// by the store. With r.Owner set, it fails with ErrNotFound when the
-// thread exists and belongs to someone else: the check runs on the locked
-// thread, so a thread another user creates meanwhile is never adopted.
+// ErrNotFound when it is no longer queued. With r.Owner set, it fails with
+// ErrNotFound when the thread exists and belongs to someone else: the
+// check runs on the locked thread, so a thread another user creates
+// meanwhile is never adopted.
+//
+// With r.Checkpoint set to a kept checkpoint other than the latest, the
+// thread starts a new branch from it first: that checkpoint's state
+// becomes the thread's latest, and the branch it was on stays in the
+// history. It fails with ErrNotFound when the thread has no such
+// checkpoint. r.Status and the times are set by the store.
 func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error) {
 	if err := checkID("run", r.ID); err != nil {
 		return Checkpoint{}, err
@@ -81,9 +91,10 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, re
 	// A new thread is inserted busy, with its run: nothing to read.
 	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusBusy, Owner: r.Owner})
 	fresh := err == nil
+	var l dialect.ThreadLock
 	switch {
 	case errors.Is(err, dialect.ErrTaken):
-		l, err := tx.LockThread(ctx, r.ThreadID)
+		l, err = tx.LockThread(ctx, r.ThreadID)
 		if err != nil {
 			return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
 		}
@@ -102,11 +113,19 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, re
 			return cp, 0, err
 		}
 	}
+	if fresh && r.Checkpoint != "" {
+		return cp, 0, checkpointNotFound(r.ThreadID, r.Checkpoint)
+	}
 	if renewed, err = s.insertRun(ctx, tx, r, threadPK, now); err != nil {
 		return cp, 0, err
 	}
 	if fresh {
 		return Checkpoint{ThreadID: r.ThreadID, Messages: []thread.Message{}, Values: thread.State{}}, renewed, nil
+	}
+	if r.Checkpoint != "" {
+		if err := s.fork(ctx, tx, r.ThreadID, l, r.Checkpoint); err != nil {
+			return cp, 0, err
+		}
 	}
 	if err := tx.SetThreadStatus(ctx, threadPK, StatusBusy, now); err != nil {
 		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)

@@ -2,7 +2,6 @@ package langgraph
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +50,7 @@ func Mount(h wire.Host) {
 	h.Intercept(http.MethodGet, "/threads/:id/runs/:run/stream", joinDialect(s.lgJoinStream))
 	h.Add(http.MethodGet, "/threads/:id", s.getThread)
 	h.Add(http.MethodGet, "/threads/:id/state", s.lgGetState)
+	h.Add(http.MethodGet, "/threads/:id/history", s.getHistory)
 	s.routeLangGraph(h)
 	s.routeCrons(h)
 	h.StartCrons(s)
@@ -84,8 +84,8 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 
 	// What Dawn does not do answers with why, not a bare 404 or 405.
 	addUnsupported(h, http.MethodPatch, "/threads/:id", "a thread's metadata is set when it is created and cannot be changed")
-	addUnsupported(h, http.MethodPost, "/threads/:id/copy", "threads cannot be copied")
-	addUnsupported(h, http.MethodPost, "/threads/:id/state", "a thread's state changes only through runs; start a run with the input")
+	h.Add(http.MethodPost, "/threads/:id/copy", s.copyThread, markLG)
+	h.Add(http.MethodPost, "/threads/:id/state", s.updateState, markLG)
 	addUnsupported(h, http.MethodPatch, "/threads/:id/state", "checkpoint metadata cannot be changed")
 	addUnsupported(h, http.MethodDelete, "/threads/:id/runs/:run", "a run cannot be deleted on its own; delete its thread")
 	h.Add(http.MethodPost, "/runs/batch", unsupported("batches of runs are not supported; start each run"), markLG)
@@ -187,12 +187,13 @@ func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
 			ThreadID   string          `json:"thread_id"`
 			IfExists   string          `json:"if_exists"`
 			Supersteps json.RawMessage `json:"supersteps"`
+			GraphID    string          `json:"graph_id"`
 			TTL        json.RawMessage `json:"ttl"`
 		}
 		_ = json.Unmarshal(data, &body)
 		switch {
 		case !isNull(body.Supersteps):
-			return wire.BadBody("supersteps is not supported: create the thread, then start a run with the input")
+			return s.createWithSupersteps(c, dawn, body.Supersteps, body.GraphID)
 		case !isNull(body.TTL):
 			return wire.BadBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")
 		case body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing":
@@ -495,14 +496,8 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 	} else if err != nil {
 		return fail(err)
 	}
-	if want := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID); want != "" {
-		head, err := s.headCheckpointID(ctx, run.ThreadID)
-		if err != nil {
-			return fail(err)
-		}
-		if want != head {
-			return fail(wire.BadBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head))
-		}
+	if err := s.commandUpdate(ctx, run, &req, body); err != nil {
+		return fail(err)
 	}
 	if run.resume != nil {
 		// A parked thread has no run in flight to cancel.
@@ -528,6 +523,8 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 	run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
 	started, queued, err := s.host.Admit(ctx, req, strategy, at)
 	switch {
+	case err != nil && req.Checkpoint != "" && errors.Is(err, store.ErrNotFound):
+		return fail(updateError(run.ThreadID, req.Checkpoint, err))
 	case err != nil:
 		return fail(lgPending(err))
 	case started == nil:
@@ -538,6 +535,12 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		kept.resume = nil
 		s.known.put(&kept)
 		return nil, queued, nil
+	}
+	if req.Checkpoint != "" {
+		// The run's messages go to the branch its start made.
+		if cp, err := s.host.Latest(ctx, run.ThreadID); err == nil {
+			run.start.Names.branch = cp.Branch
+		}
 	}
 	return s.remember(run, started), store.Run{}, nil
 }
@@ -570,6 +573,7 @@ func (s *dialect) remember(run *lgRun, started *runner.Run) *runner.Run {
 type lgStart struct {
 	Prefix []thread.Message
 	Fields thread.State
+	Names  messageNames
 }
 
 // threadStart reads what a run of req on a thread would start from now:
@@ -579,8 +583,12 @@ func (s *dialect) threadStart(ctx context.Context, threadID, routeID string, req
 	if p, ok := s.host.App().Routes[routeID]; ok {
 		start.Fields = p.InitialState()
 	}
-	if cp, err := s.host.Latest(ctx, threadID); err == nil {
-		start.Prefix = cp.Messages
+	cp, err := s.host.Latest(ctx, threadID)
+	if req.Checkpoint != "" && req.Checkpoint != cp.ID {
+		cp, err = s.host.CheckpointAt(ctx, threadID, req.Checkpoint)
+	}
+	if err == nil {
+		start.Prefix, start.Names = cp.Messages, namesOf(cp)
 		for k, v := range cp.Values {
 			start.Fields[k] = v
 		}
@@ -643,14 +651,16 @@ func (s *dialect) streamQueued(c echo.Context, run *lgRun, queued store.Run) err
 func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after int64) error {
 	var prefix []thread.Message
 	var fields thread.State
+	var names messageNames
 	if run.start != nil {
-		prefix, fields = run.start.Prefix, run.start.Fields
+		prefix, fields, names = run.start.Prefix, run.start.Fields, run.start.Names
 	} else {
 		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
+		names = s.threadNames(c.Request().Context(), run.ThreadID)
 	}
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, Modes: run.Modes, Subgraphs: run.Subgraphs,
-		Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID),
+		Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID), Names: names,
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
@@ -883,7 +893,7 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
-		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),
+		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
 	})
 	// Read from the first event: the translator rebuilds the run's parts
 	// from all of them, and the follower reads what commits from now on
@@ -1021,7 +1031,7 @@ func (s *dialect) answerResult(c echo.Context, threadID string, output json.RawM
 			if err != nil {
 				return err
 			}
-			return c.JSONBlob(http.StatusOK, lcValues(threadID, cp.Messages, cp.Values))
+			return c.JSONBlob(http.StatusOK, lcCheckpointValues(cp))
 		}
 	}
 	return c.JSONBlob(http.StatusOK, withInterrupts(stateOutput(threadID, output)))
@@ -1211,7 +1221,7 @@ func (s *dialect) joinResult(c echo.Context, r store.Run) error {
 		if err != nil {
 			return err
 		}
-		return c.JSONBlob(http.StatusOK, withInterrupts(lcValues(r.ThreadID, cp.Messages, cp.Values)))
+		return c.JSONBlob(http.StatusOK, withInterrupts(lcCheckpointValues(cp)))
 	}
 	if r.Status == store.RunError || r.Status == store.RunInterrupted {
 		return s.answerResult(c, r.ThreadID, wire.MustJSON(map[string]string{"error": r.Error}))
@@ -1229,7 +1239,7 @@ func (s *dialect) joinResult(c echo.Context, r store.Run) error {
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(http.StatusOK, lcValues(r.ThreadID, cp.Messages, cp.Values))
+	return c.JSONBlob(http.StatusOK, lcCheckpointValues(cp))
 }
 
 // waitStored waits until run r, which does not run here, is no longer
@@ -1399,7 +1409,7 @@ func (s *dialect) searchThreads(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out = append(out, lgThread{Thread: t, Values: lcValues(t.ID, cp.Messages, cp.Values), Interrupts: threadInterrupts(t.ID, cp.Values)})
+		out = append(out, lgThread{Thread: t, Values: lcCheckpointValues(cp), Interrupts: threadInterrupts(t.ID, cp.Values)})
 	}
 	return c.JSON(http.StatusOK, out)
 }

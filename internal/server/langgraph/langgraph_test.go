@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/store"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -201,7 +202,7 @@ func TestLangGraphStreamMatchesState(t *testing.T) {
 	if !bytes.Equal(state.Values, values[len(values)-1].Data) {
 		t.Errorf("state values\n%s\nare not the last values part\n%s", state.Values, values[len(values)-1].Data)
 	}
-	if state.Checkpoint.CheckpointID != meta.RunID || state.Checkpoint.RunID != meta.RunID || state.Checkpoint.Step != 3 {
+	if state.Checkpoint.CheckpointID != store.CheckpointID("lg1", 3) || state.Checkpoint.RunID != meta.RunID || state.Checkpoint.Step != 3 {
 		t.Errorf("checkpoint = %+v, want the run's end at step 3", state.Checkpoint)
 	}
 }
@@ -382,7 +383,7 @@ func TestLangGraphBadRuns(t *testing.T) {
 		{"image", `{"assistant_id":"/plain","input":{"messages":[{"type":"human","content":[{"type":"image_url"}]}]}}`, "invalid_body", "text only", 400},
 		{"ai input", `{"assistant_id":"/plain","input":{"messages":[{"type":"ai","content":"x"}]}}`, "invalid_input", "must be user or system", 400},
 		{"no thread", lgBody("/plain", "hi", nil), "thread_not_found", "if_not_exists", 404},
-		{"old checkpoint", lgBody("/plain", "hi", map[string]any{"checkpoint_id": "nope"}), "invalid_body", "latest", 400},
+		{"unknown checkpoint", lgBody("/plain", "hi", map[string]any{"checkpoint_id": "nope"}), "checkpoint_not_found", "has no checkpoint", 404},
 		{"metadata", lgBody("/plain", "hi", map[string]any{"metadata": []int{1}}), "invalid_body", "metadata must be a JSON object", 400},
 	}
 	for _, tt := range tests {

@@ -102,6 +102,13 @@ type Threads interface {
 	// Runs are a thread's runs, newest first.
 	Runs(ctx context.Context, threadID string) ([]store.Run, error)
 	FinishedRuns(ctx context.Context, q store.FinishedQuery) ([]store.FinishedRun, error)
+	// History and CheckpointAt read a thread's kept checkpoints;
+	// UpdateState keeps a new one outside any run; CopyThread copies a
+	// thread's state and history to a new id.
+	History(ctx context.Context, threadID string, q store.HistoryQuery) ([]store.Checkpoint, error)
+	CheckpointAt(ctx context.Context, threadID, id string) (store.Checkpoint, error)
+	UpdateState(ctx context.Context, u store.StateUpdate) (store.Checkpoint, error)
+	CopyThread(ctx context.Context, fromID, toID string) (store.Thread, error)
 	// Events are a run's saved events after the one with id after.
 	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)
 	// EventsPage is Events with at most limit events, for reading a long
