@@ -124,4 +124,3 @@ func testClaim(t *testing.T, c claimers) {
 	must(t, winner.SaveStep(ctx, sampleStep("t1", "kept", 2, 4)))
 	must(t, winner.FinishRun(ctx, "kept", RunSuccess, "", json.RawMessage(`{"answer":"ok"}`), nil))
 }
-
