@@ -147,6 +147,20 @@ func TestPromptsStayCacheable(t *testing.T) {
 	if len(reqs) != cacheTurns+1 {
 		t.Fatalf("aimock got %d requests, want %d", len(reqs), cacheTurns+1)
 	}
+	// The previous request, but for its last message (the state block),
+	// begins each request.
+	for i := 1; i < len(reqs); i++ {
+		prev, req := reqs[i-1].Messages, reqs[i].Messages
+		prefix := prev[:len(prev)-1]
+		if len(req) <= len(prefix) {
+			t.Fatalf("request %d has %d messages, the previous one %d", i, len(req), len(prev))
+		}
+		for j, m := range prefix {
+			if !bytes.Equal(m, req[j]) {
+				t.Fatalf("request %d differs from request %d at message %d:\n%s\nthen\n%s", i, i-1, j, m, req[j])
+			}
+		}
+	}
 	for i, req := range reqs {
 		if req.PromptCacheKey != thread {
 			t.Errorf("request %d: prompt_cache_key %q, want the thread id %q", i, req.PromptCacheKey, thread)
@@ -155,23 +169,10 @@ func TestPromptsStayCacheable(t *testing.T) {
 		if block == "" {
 			t.Fatalf("request %d does not end with the state block: %s", i, req.Messages[len(req.Messages)-1])
 		}
-		if i < cacheTurns-1 && !strings.Contains(block, fmt.Sprintf("- [in_progress] Step %d", i)) && i > 0 {
+		if i > 0 && i < cacheTurns-1 && !strings.Contains(block, fmt.Sprintf("- [in_progress] Step %d", i)) {
 			t.Errorf("request %d: the state block does not show the plan the last turn wrote:\n%s", i, block)
 		}
-		if i == 0 {
-			continue
-		}
-		prev := reqs[i-1].Messages
-		prefix := prev[:len(prev)-1]
-		if len(req.Messages) <= len(prefix) {
-			t.Fatalf("request %d has %d messages, the previous one %d", i, len(req.Messages), len(prev))
-		}
-		for j, m := range prefix {
-			if !bytes.Equal(m, req.Messages[j]) {
-				t.Fatalf("request %d differs from request %d at message %d:\n%s\nthen\n%s", i, i-1, j, m, req.Messages[j])
-			}
-		}
-		if stateBlock(reqs[i-1]) == block && i < cacheTurns {
+		if i > 0 && i < cacheTurns && stateBlock(reqs[i-1]) == block {
 			t.Errorf("request %d: the state block did not change after a plan change", i)
 		}
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/tokens"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -39,4 +40,26 @@ func (l *loop) checkWindow(system, block string, msgs []thread.Message) error {
 		return nil
 	}
 	return &ContextWindowError{Route: l.cfg.Route.Route.ID, Model: l.cfg.ModelName, Estimated: est, Window: window}
+}
+
+// FixedTokens estimates the input tokens every request of route p to
+// model carries before any conversation: the system prompt and the state
+// block rendered from a new thread's state, and the tool definitions (the
+// task tool included when the route has subagents). A route prompt whose
+// template cannot render without a request's params is counted as written.
+func FixedTokens(p *capabilities.Prepared, model string) int {
+	state := p.InitialState()
+	system, err := SystemPrompt(p, nil, state)
+	if err != nil {
+		system = p.Route.Agent.Prompt
+	}
+	tools := p.Tools
+	if len(p.Route.Subagents) > 0 {
+		tools = append(tools[:len(tools):len(tools)], newTaskTool(p.Route.Subagents))
+	}
+	n := tokens.EstimateMessages(model, system, nil, toolDefs(tools))
+	if block := StateBlock(p, state); block != "" {
+		n += tokens.EstimateText(model, block) + 3
+	}
+	return n
 }
