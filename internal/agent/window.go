@@ -8,6 +8,10 @@ import (
 	"github.com/dawn-go/dawn/thread"
 )
 
+// messageOverhead is the tokens the state block's message adds besides
+// its text, as tokens counts every message.
+const messageOverhead = 3
+
 // ContextWindowError is a model request that would not fit the model's
 // context window: it is refused before it is sent, instead of the
 // provider's 400.
@@ -29,12 +33,12 @@ func (e *ContextWindowError) Error() string {
 // is not checked.
 func (l *loop) checkWindow(system, block string, msgs []thread.Message) error {
 	window, ok := tokens.Window(l.cfg.ModelName)
-	if !ok {
-		return nil
+	if !ok || tokens.UpperBound(system, msgs, l.defs)+len(block)+messageOverhead <= window {
+		return nil // most requests: far under the window, not counted
 	}
 	est := tokens.EstimateMessages(l.cfg.ModelName, system, msgs, l.defs)
 	if block != "" {
-		est += tokens.EstimateText(l.cfg.ModelName, block) + 3
+		est += tokens.EstimateText(l.cfg.ModelName, block) + messageOverhead
 	}
 	if est <= window {
 		return nil
@@ -59,7 +63,7 @@ func FixedTokens(p *capabilities.Prepared, model string) int {
 	}
 	n := tokens.EstimateMessages(model, system, nil, toolDefs(tools))
 	if block := StateBlock(p, state); block != "" {
-		n += tokens.EstimateText(model, block) + 3
+		n += tokens.EstimateText(model, block) + messageOverhead
 	}
 	return n
 }
