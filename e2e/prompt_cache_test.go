@@ -120,25 +120,8 @@ func TestPromptsStayCacheable(t *testing.T) {
 	const thread = "cache-thread"
 	var calls, plans int
 	for _, user := range []string{cacheFirstUser, cacheNextUser} {
-		body, _ := json.Marshal(map[string]any{"route": "/work", "input": map[string]any{"messages": []map[string]string{{"role": "user", "content": user}}}})
-		for _, e := range readEvents(t, postJSON(t, url+"/threads/"+thread+"/runs/stream", string(body))) {
-			switch e.Type {
-			case stream.TypeModelCall:
-				calls++
-				var d struct {
-					Cached *int `json:"cached_input_tokens"`
-				}
-				if err := json.Unmarshal(e.Data, &d); err != nil || d.Cached == nil || *d.Cached != cacheCached {
-					t.Errorf("model_call %s: want cached_input_tokens %d", e.Data, cacheCached)
-				}
-			case "plan_update":
-				plans++
-			case stream.TypeDone:
-				if strings.Contains(string(e.Data), "error") {
-					t.Fatalf("run %q failed: %s", user, e.Data)
-				}
-			}
-		}
+		c, p := cacheRun(t, url, thread, user)
+		calls, plans = calls+c, plans+p
 	}
 	if calls != cacheTurns+1 || plans != cacheTurns-1 {
 		t.Fatalf("%d model calls and %d plan updates, want %d and %d", calls, plans, cacheTurns+1, cacheTurns-1)
@@ -147,8 +130,14 @@ func TestPromptsStayCacheable(t *testing.T) {
 	if len(reqs) != cacheTurns+1 {
 		t.Fatalf("aimock got %d requests, want %d", len(reqs), cacheTurns+1)
 	}
-	// The previous request, but for its last message (the state block),
-	// begins each request.
+	checkPrefixes(t, reqs)
+	checkStateBlocks(t, reqs, thread)
+}
+
+// checkPrefixes checks that the previous request, but for its last message
+// (the state block), begins each request.
+func checkPrefixes(t *testing.T, reqs []journalRequest) {
+	t.Helper()
 	for i := 1; i < len(reqs); i++ {
 		prev, req := reqs[i-1].Messages, reqs[i].Messages
 		prefix := prev[:len(prev)-1]
@@ -161,6 +150,13 @@ func TestPromptsStayCacheable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkStateBlocks checks that each request carries thread as its
+// prompt_cache_key and ends with a state block that shows the plan the
+// previous turn wrote.
+func checkStateBlocks(t *testing.T, reqs []journalRequest, thread string) {
+	t.Helper()
 	for i, req := range reqs {
 		if req.PromptCacheKey != thread {
 			t.Errorf("request %d: prompt_cache_key %q, want the thread id %q", i, req.PromptCacheKey, thread)
@@ -176,4 +172,31 @@ func TestPromptsStayCacheable(t *testing.T) {
 			t.Errorf("request %d: the state block did not change after a plan change", i)
 		}
 	}
+}
+
+// cacheRun runs user's message on thread and returns the run's model
+// calls and plan updates; every model_call must report the cached tokens
+// aimock returned.
+func cacheRun(t *testing.T, url, thread, user string) (calls, plans int) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"route": "/work", "input": map[string]any{"messages": []map[string]string{{"role": "user", "content": user}}}})
+	for _, e := range readEvents(t, postJSON(t, url+"/threads/"+thread+"/runs/stream", string(body))) {
+		switch e.Type {
+		case stream.TypeModelCall:
+			calls++
+			var d struct {
+				Cached *int `json:"cached_input_tokens"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil || d.Cached == nil || *d.Cached != cacheCached {
+				t.Errorf("model_call %s: want cached_input_tokens %d", e.Data, cacheCached)
+			}
+		case "plan_update":
+			plans++
+		case stream.TypeDone:
+			if strings.Contains(string(e.Data), "error") {
+				t.Fatalf("run %q failed: %s", user, e.Data)
+			}
+		}
+	}
+	return calls, plans
 }
