@@ -53,6 +53,9 @@ type options struct {
 	diamond     bool
 	stepLatency time.Duration
 	parallel    string
+	// cache mode: the cached-prefix share over one long thread (cache.go).
+	cache      bool
+	cacheTurns int
 }
 
 func parseFlags(args []string) (options, error) {
@@ -96,6 +99,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.diamond, "diamond", false, "run the plan-first diamond instead (A → B∥C → D, see Plan-first diamond): wall time per --parallel setting over --repeat rounds")
 	fs.DurationVar(&o.stepLatency, "step-latency", time.Second, "with --diamond: how long the mock model takes to answer each step")
 	fs.StringVar(&o.parallel, "parallel", "1,2", "with --diamond: the plan-first parallel settings to time, comma-separated (2 is the route's default)")
+	fs.BoolVar(&o.cache, "cache", false, "run the cached-prefix scenario instead: one thread of --cache-turns turns that each change the plan; the share of each model request's input tokens that begins the previous request")
+	fs.IntVar(&o.cacheTurns, "cache-turns", 50, "with --cache: user turns in the thread")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -105,7 +110,7 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q; every setting is a flag (see -h)", fs.Arg(0))
 	}
-	for name, v := range map[string]int{"runs": o.runs, "concurrency": o.concurrency, "stream-runs": o.streamRuns, "pairs": o.pairs, "threads": o.threads, "routes": o.routes, "samples": o.samples, "repeat": o.repeat, "soak-runs": o.soakRuns, "soak-rounds": o.soakRounds, "soak-plan": o.soakPlan, "rounds": o.rounds} {
+	for name, v := range map[string]int{"runs": o.runs, "concurrency": o.concurrency, "stream-runs": o.streamRuns, "pairs": o.pairs, "threads": o.threads, "routes": o.routes, "samples": o.samples, "repeat": o.repeat, "soak-runs": o.soakRuns, "soak-rounds": o.soakRounds, "soak-plan": o.soakPlan, "rounds": o.rounds, "cache-turns": o.cacheTurns} {
 		if v < 1 {
 			return o, fmt.Errorf("--%s must be at least 1, not %d", name, v)
 		}
@@ -185,6 +190,9 @@ func main() {
 	}
 	if opts.lazy {
 		os.Exit(lazyMain(ctx, opts))
+	}
+	if opts.cache {
+		os.Exit(cacheMain(ctx, opts))
 	}
 	if opts.diamond {
 		os.Exit(diamondMain(ctx, opts))

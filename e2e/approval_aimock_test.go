@@ -473,8 +473,9 @@ func (f opsFixture) testSubagent(t *testing.T) {
 // TestAimockPlanApproval: a harness plan with approval: required holds the
 // model's first writeTodos for a person; approve runs that plan, an edit
 // runs the person's plan, reject cancels it. What the model does next
-// depends on the writeTodos result it gets (the plan's size, the
-// rejection), so each answer shows in the model's final words.
+// depends on the plan it is shown after its writeTodos call (the plan's
+// size and state in the per-turn state block), so each answer shows in the
+// model's final words.
 func TestAimockPlanApproval(t *testing.T) {
 	mock := startAimock(t, "testdata/approval_plan.json")
 	app := t.TempDir()

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+
 	"github.com/dawn-go/dawn/capabilities"
 
 	"github.com/dawn-go/dawn/internal/eval"
@@ -14,8 +16,9 @@ func newCheckCmd(cfg *Config) *cobra.Command {
 		Use:   "check",
 		Short: "Validate every route and print every problem",
 		Long: `check loads the app and validates every route: agent.md front matter,
-folder names, duplicate ids, capability conflicts, plan.md size and the
-eval cases in each route's evals/ folder. It prints
+folder names, duplicate ids, capability conflicts, plan.md size, the
+eval cases in each route's evals/ folder, and a route whose prompt and tool
+definitions alone exceed its context.max_input_tokens. It prints
 every problem with its file, then warnings, and exits 1 if there was any
 problem.`,
 		Args: cobra.NoArgs,
@@ -28,7 +31,7 @@ problem.`,
 				problems = append(problems, splitJoined(evalErr)...)
 			}
 			if a != nil {
-				for _, w := range a.Warnings {
+				for _, w := range slices.Concat(a.Warnings, budgetWarnings(a, cfg.Env)) {
 					fmt.Fprintln(out, "warning:", w)
 				}
 			}

@@ -27,8 +27,9 @@ import (
 //     conversation, before the state block. Anthropic joins every system
 //     message into the system prompt, so the late state block is sent as a
 //     user message instead.
-//   - Gemini caches prefixes by itself (implicit caching); the state block
-//     is sent as a user message there for the same reason.
+//   - Gemini caches prefixes by itself (implicit caching). Its request has
+//     one system instruction, which every system message joins, the state
+//     block included: there the state still changes the request's start.
 
 // promptCacheKey marks a call's context with its prompt-cache key.
 type promptCacheKey struct{}
@@ -81,12 +82,12 @@ func withCacheEdit(ctx context.Context, provider string, stateMessages int) cont
 
 // lateSystemAsUser turns the system messages that follow the conversation's
 // first other message (the agent's per-turn state block) into user
-// messages, for providers that would otherwise join them into the system
+// messages for Anthropic, which would otherwise join them into the system
 // prompt and so change the request's first tokens every turn. It returns
 // the messages and how many of them at the end were turned. messages is
 // not changed.
 func lateSystemAsUser(provider string, messages []llms.MessageContent) ([]llms.MessageContent, int) {
-	if provider != ProviderAnthropic && provider != ProviderGemini {
+	if provider != ProviderAnthropic {
 		return messages, 0
 	}
 	first := -1

@@ -161,3 +161,24 @@ func TestWithMember(t *testing.T) {
 		}
 	}
 }
+
+func TestCachedInputTokens(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		info map[string]any
+		want int64
+	}{
+		{"openai", map[string]any{"PromptTokens": 10, "PromptCachedTokens": 8}, 8},
+		{"anthropic", map[string]any{"InputTokens": 10, "CacheReadInputTokens": 6}, 6},
+		{"gemini", map[string]any{"usage": map[string]any{"promptTokenCount": 10.0, "cachedContentTokenCount": 7.0}}, 7},
+		{"not reported", map[string]any{"PromptTokens": 10}, -1},
+	} {
+		resp := &llms.ContentResponse{Choices: []*llms.ContentChoice{{GenerationInfo: tc.info}}}
+		if got := CachedInputTokens(resp); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if got := CachedInputTokens(nil); got != -1 {
+		t.Errorf("nil response: %d", got)
+	}
+}
