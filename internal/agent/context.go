@@ -12,13 +12,17 @@ import (
 )
 
 // requestTokens estimates the input tokens of a model call that sends
-// msgs with the run's system prompt for state and its tools (see
+// msgs with the run's system prompt for state, its per-turn state block
+// and its tools (see
 // tokens.EstimateMessages: the model's tokenizer where Go has one, else
 // four bytes a token).
-func (l *loop) requestTokens(msgs []thread.Message, state thread.State) int {
-	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state)
+func (l *loop) requestTokens(ctx context.Context, msgs []thread.Message, state thread.State) int {
+	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state, userOf(ctx))
 	if err != nil {
 		system = ""
+	}
+	if block := StateBlock(l.cfg.Route, state); block != "" {
+		system += "\n\n" + block
 	}
 	return tokens.EstimateMessages(l.cfg.ModelName, system, msgs, l.defs)
 }
@@ -36,7 +40,7 @@ func (l *loop) modelView(ctx context.Context) ([]thread.Message, error) {
 			RouteID:  l.cfg.Route.Route.ID,
 			Messages: msgs,
 			State:    l.state,
-			Tokens:   func(m []thread.Message) int { return l.requestTokens(m, l.state) },
+			Tokens:   func(m []thread.Message) int { return l.requestTokens(ctx, m, l.state) },
 			Complete: l.complete,
 		}
 		view, err := h.BeforeModel(ctx, turn)

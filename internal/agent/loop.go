@@ -66,6 +66,15 @@ type Config struct {
 	// Tracer, when set, opens a span around each tool call and subagent
 	// run; subagents inherit it.
 	Tracer Tracer
+	// RecordStarted saves each model turn before its tool calls run, with
+	// the calls listed as started (capabilities.StartedKey), so that a run
+	// continued after a crash answers those whose result was not saved
+	// instead of running them blindly again: one more commit per tool turn.
+	RecordStarted bool
+	// Continue says the run goes on from the last step that a run cut off
+	// by a crash saved: the Start hooks, which saw the run's input then,
+	// do not run again, and the calls that had started are answered first.
+	Continue bool
 	// ToolTimeout bounds a tool call whose tool sets no timeout of its own
 	// (capabilities.ToolSpec.Timeout); zero uses DefaultToolTimeout.
 	// Subagents inherit it.
@@ -326,6 +335,9 @@ func (l *loop) start(ctx context.Context, input []thread.Message) (end bool, err
 		return false, err
 	}
 	l.msgs = append(l.msgs, input...)
+	if l.cfg.Continue {
+		return false, nil
+	}
 	for _, h := range l.hooks {
 		if h.Start == nil {
 			continue
@@ -365,9 +377,13 @@ func (l *loop) turn(ctx context.Context, n int) (end bool, err error) {
 	for _, c := range calls {
 		l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": c.Input}))
 	}
+	if err := l.recordTurn(ctx, calls); err != nil {
+		return false, err
+	}
 	if err := l.runCalls(ctx, calls, bad); err != nil {
 		return false, err
 	}
+	l.state = withoutStarted(l.state)
 	return l.endStep(ctx)
 }
 

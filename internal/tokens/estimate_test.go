@@ -69,6 +69,8 @@ func TestWindow(t *testing.T) {
 		{"ollama:llama3", 0, false},
 		{"offline", 0, false},
 		{"openai:my-finetune", 0, false},
+		{"openai:gpt-4o-mini,anthropic:claude-3-5-haiku-latest", 200_000, true},
+		{"openai:gpt-4o-mini,ollama:llama3", 0, false},
 	} {
 		got, ok := Window(tc.model)
 		if got != tc.want || ok != tc.ok {

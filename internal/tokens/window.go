@@ -28,8 +28,19 @@ var windows = []struct {
 
 // Window returns the context window of model (a "provider:model" spec) in
 // input tokens; ok is false for a model this package does not know, whose
-// requests are then not checked.
+// requests are then not checked. For a fallback list ("a,b") it is the
+// largest window of the list, and ok only when every model is known.
 func Window(model string) (tokens int, ok bool) {
+	if strings.Contains(model, ",") {
+		for spec := range strings.SplitSeq(model, ",") {
+			w, known := Window(strings.TrimSpace(spec))
+			if !known {
+				return 0, false
+			}
+			tokens = max(tokens, w)
+		}
+		return tokens, true
+	}
 	provider, name, _ := strings.Cut(model, ":")
 	best := -1
 	for _, w := range windows {

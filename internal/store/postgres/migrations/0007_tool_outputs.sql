@@ -1,5 +1,5 @@
--- 0005: tool outputs stored with their thread (see the SQLite migration
--- 0008_tool_outputs.sql).
+-- 0007: tool outputs stored with their thread (see the SQLite migration
+-- 0010_tool_outputs.sql).
 CREATE TABLE tool_outputs (
 	thread     bigint NOT NULL, -- threads.pk
 	id         text NOT NULL,

@@ -1,4 +1,4 @@
--- 0008: tool outputs too large to show the model whole, stored with their
+-- 0010: tool outputs too large to show the model whole, stored with their
 -- thread (threads.pk) under an id the model reads them back by; deleted
 -- with the thread. data is the output's bytes, read a page at a time.
 CREATE TABLE tool_outputs (
