@@ -57,3 +57,10 @@ type ToolOutputPage struct {
 	Data  []byte
 	Total int64
 }
+
+// ToolOutputHost is a ThreadHost that also lends the tool outputs stored
+// with a thread, to the capability that serves them over HTTP. The
+// runtime's host implements it; a capability finds it by assertion.
+type ToolOutputHost interface {
+	ToolOutputs(threadID string) ToolOutputStore
+}

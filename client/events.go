@@ -15,8 +15,12 @@ const (
 	EventPlanUpdate     = "plan_update"
 	EventAnswerRejected = stream.TypeAnswerRejected
 	EventModelCall      = stream.TypeModelCall
-	EventDone           = stream.TypeDone
-	SubagentPrefix      = "subagent."
+	// EventContextCompacted: older turns were replaced by a summary
+	// before a model call (data: before_tokens, after_tokens,
+	// summarized_messages).
+	EventContextCompacted = stream.TypeContextCompacted
+	EventDone             = stream.TypeDone
+	SubagentPrefix        = "subagent."
 )
 
 // Event types of a delegated subagent (a task tool call) on its parent's

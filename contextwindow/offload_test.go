@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -116,6 +119,38 @@ func TestOffloadPreviewAndPages(t *testing.T) {
 	_ = json.Unmarshal(res.Values["messages"], &msgs)
 	if len(msgs) < 3 || msgs[2].Role != "tool" || msgs[2].Content != preview {
 		t.Fatalf("the thread's tool message is not the preview the model saw")
+	}
+	checkServed(t, srv.URL, "big", id, log)
+}
+
+// checkServed checks GET /threads/:id/tool-outputs/:output_id: the whole
+// output, a page of it, and 404 for an unknown output or thread.
+func checkServed(t *testing.T, base, threadID, id, log string) {
+	t.Helper()
+	get := func(path string) (int, string, http.Header) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), resp.Header
+	}
+	code, body, h := get("/threads/" + threadID + "/tool-outputs/" + id)
+	if code != http.StatusOK || body != log || h.Get("Dawn-Total-Bytes") != strconv.Itoa(len(log)) || !strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+		t.Fatalf("GET the output: %d, %d bytes, headers %v", code, len(body), h)
+	}
+	if code, body, _ := get("/threads/" + threadID + "/tool-outputs/" + id + "?offset=10&limit=20"); code != http.StatusOK || body != log[10:30] {
+		t.Fatalf("GET a page: %d %q", code, body)
+	}
+	for _, path := range []string{"/threads/" + threadID + "/tool-outputs/out_nope", "/threads/nope/tool-outputs/" + id} {
+		if code, body, _ := get(path); code != http.StatusNotFound {
+			t.Fatalf("GET %s: %d %s", path, code, body)
+		}
+	}
+	if code, _, _ := get("/threads/" + threadID + "/tool-outputs/" + id + "?offset=-1"); code != http.StatusBadRequest {
+		t.Fatalf("GET with offset -1: %d", code)
 	}
 }
 

@@ -38,7 +38,7 @@ func TestSettings(t *testing.T) {
 		{"unknown key", "workspace: {folder: x}", "", `workspace: unknown key "folder"; allowed keys are dir and approve`},
 		{"approve not a list", "workspace: {approve: \"*.go\"}", "", `workspace.approve must be a list of path globs`},
 		{"malformed glob", "workspace: {approve: [\"[a-\"]}", "", `pattern "[a-" is malformed`},
-		{"misspelt key", "workspce: thread", "", `agent.md:2: unknown front matter key "workspce"; allowed keys: model, description, tools, max_turns, temperature, approve, memory, workspace`},
+		{"misspelt key", "workspce: thread", "", `agent.md:2: unknown front matter key "workspce"; allowed keys: model, description, tools, max_turns, temperature, approve, context, memory, workspace`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

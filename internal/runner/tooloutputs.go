@@ -29,3 +29,9 @@ func (o toolOutputs) Read(ctx context.Context, id string, offset, limit int64) (
 	}
 	return capabilities.ToolOutputPage{Tool: out.Tool, Data: out.Data, Total: out.Total}, true, nil
 }
+
+// ToolOutputs returns the tool outputs stored with thread threadID
+// (capabilities.ToolOutputHost).
+func (m *Manager) ToolOutputs(threadID string) capabilities.ToolOutputStore {
+	return toolOutputs{m.store, threadID}
+}
