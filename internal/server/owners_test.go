@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -646,6 +649,38 @@ func (m *matrix) last() {
 	for _, k := range ownerLast {
 		for _, c := range threadEndpoints[k] {
 			m.check(k, c)
+		}
+	}
+}
+
+// TestOwnershipDocListsEveryEndpoint: docs/ownership.md lists exactly the
+// endpoints the router serves, which are those the matrix classifies.
+func TestOwnershipDocListsEveryEndpoint(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "ownership.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Endpoints\n")
+	if !ok {
+		t.Fatal("docs/ownership.md has no Endpoints section")
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("`((?:GET|POST|PUT|PATCH|DELETE) /[^`]*)`").FindAllStringSubmatch(section, -1) {
+		listed[m[1]] = true
+	}
+	h := apptest.New(t, ownerApp(t), dawntest.Script().Reply("x"), apptest.Options{Tools: rememberTool})
+	served := map[string]bool{}
+	for _, r := range h.API.Echo().Routes() {
+		served[r.Method+" "+r.Path] = true
+	}
+	for r := range served {
+		if !listed[r] {
+			t.Errorf("docs/ownership.md does not list %s; add it to the list its owner check belongs to", r)
+		}
+	}
+	for r := range listed {
+		if !served[r] {
+			t.Errorf("docs/ownership.md lists %s, which the server does not serve", r)
 		}
 	}
 }
