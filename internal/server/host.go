@@ -86,17 +86,6 @@ func (h *host) CheckWebhook(ctx context.Context, url string) error {
 
 func (h *host) App() *app.App { return h.s.runs.App() }
 
-func (h *host) Active(threadID string) *runner.Run { return h.s.runs.Active(threadID) }
-
-func (h *host) Cancel(threadID string) (*runner.Run, bool) { return h.s.runs.Cancel(threadID) }
-
-func (h *host) RemoteRun(ctx context.Context, threadID string) (store.Run, bool) {
-	return h.s.runs.RemoteRun(ctx, threadID)
-}
-
-func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
-	return h.s.stopRemote(ctx, r, wait)
-}
 
 func (h *host) Follow(runID string, after int64) *runner.Follower {
 	return h.s.runs.Follow(runID, after)

@@ -163,6 +163,37 @@ func (h *host) Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Ru
 	return h.s.runs.Resume(ctx, req)
 }
 
+// Active, Cancel, RemoteRun and StopRemote reach the runs of threads ctx
+// may see: a wire that reaches a run before it reads the thread (such as
+// LangGraph's multitask_strategy "interrupt") cannot stop another user's.
+func (h *host) Active(ctx context.Context, threadID string) *runner.Run {
+	if h.visible(ctx, threadID) != nil {
+		return nil
+	}
+	return h.s.runs.Active(threadID)
+}
+
+func (h *host) Cancel(ctx context.Context, threadID string) (*runner.Run, bool) {
+	if h.visible(ctx, threadID) != nil {
+		return nil, false
+	}
+	return h.s.runs.Cancel(threadID)
+}
+
+func (h *host) RemoteRun(ctx context.Context, threadID string) (store.Run, bool) {
+	if h.visible(ctx, threadID) != nil {
+		return store.Run{}, false
+	}
+	return h.s.runs.RemoteRun(ctx, threadID)
+}
+
+func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
+	if err := h.visible(ctx, r.ThreadID); err != nil {
+		return runNotFound(r.ID)
+	}
+	return h.s.stopRemote(ctx, r, wait)
+}
+
 // CreateCron gives the cron the caller's user; a cron's ticks run as its
 // owner (see StartCrons).
 func (h *host) CreateCron(ctx context.Context, c store.Cron) (store.Cron, error) {

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,8 +147,55 @@ func ownerApp(t *testing.T) string {
 	})
 }
 
-// writeThenReply is every run's model: it writes notes.md into the
-// thread's workspace and calls noteCaller, then replies.
+// holdGate holds the runs whose message is "hold" until it is released.
+type holdGate struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// arm makes the next "hold" runs wait; release lets them go on.
+func (g *holdGate) arm() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ch = make(chan struct{})
+}
+
+func (g *holdGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch != nil {
+		close(g.ch)
+		g.ch = nil
+	}
+}
+
+func (g *holdGate) wait() {
+	g.mu.Lock()
+	ch := g.ch
+	g.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
+
+// modelFor is every run's model: it writes notes.md into the thread's
+// workspace and calls noteCaller, then replies; a run whose message is
+// "hold" waits for gate first.
+func modelFor(gate *holdGate) func([]llms.MessageContent, llms.CallOptions) (*llms.ContentResponse, error) {
+	return func(msgs []llms.MessageContent, opts llms.CallOptions) (*llms.ContentResponse, error) {
+		if len(msgs) > 0 && msgs[len(msgs)-1].Role == llms.ChatMessageTypeHuman {
+			for _, p := range msgs[len(msgs)-1].Parts {
+				if tc, ok := p.(llms.TextContent); ok && tc.Text == "hold" {
+					gate.wait()
+				}
+			}
+		}
+		return writeThenReply(msgs, opts)
+	}
+}
+
+// writeThenReply writes notes.md into the thread's workspace and calls
+// noteCaller, then replies.
 func writeThenReply(msgs []llms.MessageContent, _ llms.CallOptions) (*llms.ContentResponse, error) {
 	if len(msgs) > 0 && msgs[len(msgs)-1].Role == llms.ChatMessageTypeTool {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "done", StopReason: "stop"}}}, nil
@@ -213,9 +261,9 @@ func newCredentials(t *testing.T, kind string) credentials {
 // ownerServers starts the matrix's servers: one on SQLite, or two
 // replicas on one Postgres database; ann and bob reach them through
 // urls(user, i), which alternates replicas.
-func ownerServers(t *testing.T, replicas bool, creds credentials) (urls func(user string, i int) string, routes []string) {
+func ownerServers(t *testing.T, replicas bool, creds credentials, gate *holdGate) (urls func(user string, i int) string, routes []string) {
 	dir := ownerApp(t)
-	model := dawntest.Script().Then(writeThenReply).Repeat()
+	model := dawntest.Script().Then(modelFor(gate)).Repeat()
 	opts := apptest.Options{Auth: creds.auth, Tools: rememberTool}
 	n := 1
 	if replicas {
@@ -254,17 +302,20 @@ func TestOwnershipMatrix(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				creds := newCredentials(t, kind)
-				urls, routes := ownerServers(t, replicas, creds)
+				gate := &holdGate{}
+				t.Cleanup(gate.release)
+				urls, routes := ownerServers(t, replicas, creds, gate)
 				checkClassified(t, routes)
 				for _, surface := range []string{"dawn", "langgraph", "agui"} {
 					t.Run(surface, func(t *testing.T) {
-						m := &matrix{t: t, urls: urls, tokens: creds.tokens, thread: surface + "-ann-" + name}
+						m := &matrix{t: t, urls: urls, tokens: creds.tokens, gate: gate, thread: surface + "-ann-" + name}
 						m.createOn(surface)
 						m.endpoints()
 						m.searches()
 						m.crons()
 						m.items()
 						m.mcp()
+						m.busy()
 						m.last()
 					})
 				}
@@ -316,6 +367,8 @@ type matrix struct {
 	missing     int
 	// tokens are each user's credential ("service": the service key).
 	tokens map[string]string
+	// gate holds ann's "hold" run for busy.
+	gate *holdGate
 }
 
 // do sends c as user, with ids filled in for thread; it returns the
@@ -642,6 +695,53 @@ func (m *matrix) mcp() {
 		t.Errorf("MCP call as ann on her thread: %q", text(res))
 	}
 	m.waitIdle()
+}
+
+// busy checks that bob cannot reach ann's run in flight: not by a run
+// with multitask_strategy "interrupt" (which stops the thread's run before
+// it starts its own), nor by a cancel, a join, a delete or a plan signal;
+// ann's run ends as it would have.
+func (m *matrix) busy() {
+	t := m.t
+	m.gate.arm()
+	body := m.mustStatus("ann", ownerCall{method: "POST", path: "/threads/{thread}/runs", body: lgRunBody("hold")}, 200)
+	var live struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(body), &live); err != nil || live.RunID == "" {
+		t.Fatalf("ann's held run: %v %s", err, body)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, th := m.do("ann", ownerCall{method: "GET", path: "/threads/{thread}"}, m.thread, m.run, m.cron)
+		if strings.Contains(th, `"status":"busy"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ann's held run never made her thread busy: %s", th)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, c := range []ownerCall{
+		{method: "POST", path: "/threads/{thread}/runs/wait", body: `{"assistant_id":"job","input":{"messages":[{"role":"user","content":"mine"}]},"multitask_strategy":"interrupt","if_not_exists":"create"}`},
+		{method: "POST", path: "/threads/{thread}/runs", body: `{"assistant_id":"job","input":{"messages":[{"role":"user","content":"mine"}]},"multitask_strategy":"interrupt","if_not_exists":"create"}`},
+		{method: "POST", path: "/threads/{thread}/cancel"},
+		{method: "POST", path: "/threads/{thread}/runs/{run}/cancel?wait=true"},
+		{method: "GET", path: "/threads/{thread}/runs/{run}/join"},
+		{method: "GET", path: "/threads/{thread}/runs/{run}/stream", stream: true},
+		{method: "POST", path: "/threads/{thread}/plan/cancel"},
+		{method: "DELETE", path: "/threads/{thread}"},
+	} {
+		if status, body := m.do("bob", c, m.thread, live.RunID, m.cron); status != http.StatusNotFound {
+			t.Errorf("%s %s as bob on ann's run in flight: %d %s, want 404", c.method, c.path, status, body)
+		}
+	}
+	m.gate.release()
+	m.waitIdle()
+	got := m.mustStatus("ann", ownerCall{method: "GET", path: "/threads/{thread}/runs/" + live.RunID}, 200)
+	if !strings.Contains(got, `"status":"success"`) {
+		t.Errorf("ann's run after bob's attempts: %s, want it to have run to its end", got)
+	}
 }
 
 // last runs the endpoints that delete, bob first.

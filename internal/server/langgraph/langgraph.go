@@ -528,8 +528,8 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 // another replica of a shared store, and waits for its end: what
 // multitask_strategy "interrupt" does before the new run starts.
 func (s *dialect) interruptInFlight(ctx context.Context, threadID string) error {
-	if active := s.host.Active(threadID); active != nil {
-		s.host.Cancel(threadID)
+	if active := s.host.Active(ctx, threadID); active != nil {
+		s.host.Cancel(ctx, threadID)
 		select {
 		case <-active.Done():
 			return nil
@@ -806,7 +806,7 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 	if q := c.QueryParam("cancel_on_disconnect"); q == "1" || q == "true" {
 		view.OnDisconnect = "cancel"
 	}
-	if live := s.host.Active(threadID); live != nil && live.ID == runID {
+	if live := s.host.Active(c.Request().Context(), threadID); live != nil && live.ID == runID {
 		view.RouteID = live.RouteID
 		return s.streamLG(c, view, live, after)
 	}
@@ -888,7 +888,7 @@ func joinModes(values []string) json.RawMessage {
 // flight on the thread, if any.
 func (s *dialect) lgThreadStream(c echo.Context) error {
 	threadID := c.Param("id")
-	live := s.host.Active(threadID)
+	live := s.host.Active(c.Request().Context(), threadID)
 	if live == nil {
 		if _, err := s.host.GetThread(c.Request().Context(), threadID); err != nil {
 			return err
@@ -1113,7 +1113,7 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if live := s.host.Active(r.ThreadID); live != nil && live.ID == r.ID {
+	if live := s.host.Active(ctx, r.ThreadID); live != nil && live.ID == r.ID {
 		select {
 		case <-live.Done():
 			return s.answerResult(c, r.ThreadID, live.Output())
@@ -1184,7 +1184,7 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 		return wire.BadBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
 	}
 	wait := c.QueryParam("wait") == "1" || c.QueryParam("wait") == "true"
-	live := s.host.Active(r.ThreadID)
+	live := s.host.Active(c.Request().Context(), r.ThreadID)
 	if live == nil || live.ID != r.ID {
 		// Another replica of a shared store may have it.
 		remote, ok := s.host.RemoteRun(c.Request().Context(), r.ThreadID)
@@ -1196,7 +1196,7 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 		}
 		return s.answerRun(c, r.ThreadID, r.ID)
 	}
-	s.host.Cancel(r.ThreadID)
+	s.host.Cancel(c.Request().Context(), r.ThreadID)
 	if wait {
 		select {
 		case <-live.Done():
