@@ -86,7 +86,6 @@ func (h *host) CheckWebhook(ctx context.Context, url string) error {
 
 func (h *host) App() *app.App { return h.s.runs.App() }
 
-
 func (h *host) Follow(runID string, after int64) *runner.Follower {
 	return h.s.runs.Follow(runID, after)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/auth/authtest"
 	"github.com/dawn-go/dawn/internal/pgtest"
+	"github.com/dawn-go/dawn/internal/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -782,5 +783,30 @@ func TestOwnershipDocListsEveryEndpoint(t *testing.T) {
 		if !served[r] {
 			t.Errorf("docs/ownership.md lists %s, which the server does not serve", r)
 		}
+	}
+}
+
+// TestCronTicksRunAsTheirOwner: the thread a tick of ann's cron creates
+// is ann's: her search finds it, bob's does not.
+func TestCronTicksRunAsTheirOwner(t *testing.T) {
+	creds := newCredentials(t, "hs256")
+	h := apptest.New(t, ownerApp(t), dawntest.Script().Then(writeThenReply).Repeat(), apptest.Options{Tools: rememberTool, Auth: creds.auth})
+	env := map[string]string{"DAWN_CRON_SECONDS": "1", "DAWN_CRON_INTERVAL": "50ms"}
+	srv := httptest.NewServer(server.New(h.Runs, server.Options{Auth: creds.auth, Env: func(k string) string { return env[k] }}))
+	t.Cleanup(srv.Close)
+	m := &matrix{t: t, urls: func(string, int) string { return srv.URL }, tokens: creds.tokens}
+	m.mustStatus("ann", ownerCall{method: "POST", path: "/runs/crons", body: `{"assistant_id":"job","schedule":"* * * * * *","on_run_completed":"keep","input":{"messages":[{"role":"user","content":"tick"}]}}`}, 200)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if strings.TrimSpace(m.mustStatus("ann", ownerCall{method: "POST", path: "/threads/count", body: `{}`}, 200)) != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no tick of ann's cron made a thread of hers within 30 seconds")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := strings.TrimSpace(m.mustStatus("bob", ownerCall{method: "POST", path: "/threads/count", body: `{}`}, 200)); n != "0" {
+		t.Errorf("bob counts %s threads; the ticks' threads are ann's", n)
 	}
 }
