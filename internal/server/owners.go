@@ -69,7 +69,7 @@ func (h *host) notOthers(ctx context.Context, id string) error {
 	return nil
 }
 
-func (h *host) CreateThread(ctx context.Context, id string, metadata []byte) (store.Thread, error) {
+func (h *host) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (store.Thread, error) {
 	owner, _ := ownership.Owner(ctx)
 	return h.Store.CreateOwnedThread(ctx, owner, id, metadata)
 }
