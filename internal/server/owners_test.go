@@ -476,6 +476,9 @@ func (m *matrix) check(key string, c ownerCall) {
 	t.Helper()
 	status, body := m.do("bob", c, m.thread, m.run, m.cron)
 	m.sameAsMissing(key, c, status, body)
+	if strings.Contains(c.path+c.body, "{run}") {
+		m.crossRun(key, c)
+	}
 	m.waitIdle()
 	status, body = m.do("ann", c, m.thread, m.run, m.cron)
 	switch {
@@ -485,6 +488,19 @@ func (m *matrix) check(key string, c ownerCall) {
 		t.Errorf("%s (%s %s) as ann on her own thread: 404 %s, want %s", key, c.method, c.path, body, c.annKind)
 	case status == http.StatusNotFound && c.annKind == "":
 		t.Errorf("%s (%s %s) as ann on her own thread: 404 %s", key, c.method, c.path, body)
+	}
+}
+
+// crossRun checks that ann's run named under bob's own thread reads as a
+// run his thread does not have.
+func (m *matrix) crossRun(key string, c ownerCall) {
+	m.t.Helper()
+	own := "bob-" + m.thread
+	status, got := m.do("bob", c, own, m.run, m.cron)
+	wantStatus, want := m.do("bob", c, own, "no-such-run", m.cron)
+	norm := strings.NewReplacer(m.run, "{run}", "no-such-run", "{run}")
+	if status < 300 || status != wantStatus || norm.Replace(got) != norm.Replace(want) {
+		m.t.Errorf("%s (%s %s) as bob with ann's run on his own thread: %d %s; want what a missing run gets: %d %s", key, c.method, c.path, status, got, wantStatus, want)
 	}
 }
 
