@@ -1,4 +1,4 @@
--- 0008: owners of threads and crons. owner is the user who created the
+-- Owners of threads and crons. owner is the user who created the
 -- thread (or cron) while the server had authentication: a user sees only
 -- the threads they own, the service credential every thread. '' is no
 -- user: a thread created without authentication or by the service. A
