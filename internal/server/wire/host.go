@@ -66,7 +66,8 @@ type Runs interface {
 	// A run on a thread ctx's caller may not see is not found.
 	StopRemote(ctx context.Context, r store.Run, wait bool) error
 	// Follow reads the events of a run that may run on another replica
-	// from the store, after the event with id after, as they commit.
+	// from the store, after the event with id after, as they commit. It
+	// checks no owner: read the run with GetRun, which does, first.
 	Follow(runID string, after int64) *runner.Follower
 	// RunOptions reads the options of the app's run strategies from the
 	// top-level fields of a run request's body, such as plan_first; a
