@@ -53,7 +53,7 @@ func (l *loop) checkWindow(system, block string, msgs []thread.Message) error {
 // template cannot render without a request's params is counted as written.
 func FixedTokens(p *capabilities.Prepared, model string) int {
 	state := p.InitialState()
-	system, err := SystemPrompt(p, nil, state)
+	system, err := SystemPrompt(p, nil, state, "")
 	if err != nil {
 		system = p.Route.Agent.Prompt
 	}

@@ -31,10 +31,11 @@ func Owner(ctx context.Context) (owner string, scoped bool) {
 }
 
 // Sees reports whether ctx may reach a thread (or cron) owned by owner
-// ("" for none).
+// ("" for none): with no identity, every one; else as the identity sees
+// it (capabilities.Identity.Sees).
 func Sees(ctx context.Context, owner string) bool {
-	user, scoped := Owner(ctx)
-	return !scoped || user == owner
+	id, ok := capabilities.IdentityFrom(ctx)
+	return !ok || id.Sees(owner)
 }
 
 // As returns ctx acting for owner: the identity of that user, or ctx as

@@ -87,32 +87,33 @@ func (h *host) CheckWebhook(ctx context.Context, url string) error {
 
 func (h *host) App() *app.App { return h.s.runs.App() }
 
-func (h *host) Active(threadID string) *runner.Run { return h.s.runs.Active(threadID) }
-
-func (h *host) Cancel(threadID string) (*runner.Run, bool) { return h.s.runs.Cancel(threadID) }
-
-func (h *host) RemoteRun(ctx context.Context, threadID string) (store.Run, bool) {
-	return h.s.runs.RemoteRun(ctx, threadID)
-}
-
-func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
-	return h.s.stopRemote(ctx, r, wait)
-}
-
 func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
 	run, queued, err := h.s.admit(ctx, req, strategy, at)
 	return run, queued, queuedError(err)
 }
 
+// ClearThread, AwaitStart and Dequeue act on another user's thread or run
+// as on one that does not exist.
 func (h *host) ClearThread(ctx context.Context, threadID string, rollback bool) error {
+	if err := h.visible(ctx, threadID); err != nil {
+		return err
+	}
 	return h.s.clearThread(ctx, threadID, rollback)
 }
 
 func (h *host) AwaitStart(ctx context.Context, runID string) (store.Run, error) {
+	if err := h.runVisible(ctx, runID); err != nil {
+		return store.Run{}, err
+	}
 	return h.s.runs.AwaitStart(ctx, runID)
 }
 
-func (h *host) Dequeue(ctx context.Context, runID string) error { return h.s.runs.Dequeue(ctx, runID) }
+func (h *host) Dequeue(ctx context.Context, runID string) error {
+	if err := h.runVisible(ctx, runID); err != nil {
+		return err
+	}
+	return h.s.runs.Dequeue(ctx, runID)
+}
 
 func (h *host) Follow(runID string, after int64) *runner.Follower {
 	return h.s.runs.Follow(runID, after)

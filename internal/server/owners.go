@@ -69,7 +69,7 @@ func (h *host) notOthers(ctx context.Context, id string) error {
 	return nil
 }
 
-func (h *host) CreateThread(ctx context.Context, id string, metadata []byte) (store.Thread, error) {
+func (h *host) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (store.Thread, error) {
 	owner, _ := ownership.Owner(ctx)
 	return h.Store.CreateOwnedThread(ctx, owner, id, metadata)
 }
@@ -161,6 +161,37 @@ func (h *host) Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Ru
 		return nil, err
 	}
 	return h.s.runs.Resume(ctx, req)
+}
+
+// Active, Cancel, RemoteRun and StopRemote reach the runs of threads ctx
+// may see: a wire that reaches a run before it reads the thread (such as
+// LangGraph's multitask_strategy "interrupt") cannot stop another user's.
+func (h *host) Active(ctx context.Context, threadID string) *runner.Run {
+	if h.visible(ctx, threadID) != nil {
+		return nil
+	}
+	return h.s.runs.Active(threadID)
+}
+
+func (h *host) Cancel(ctx context.Context, threadID string) (*runner.Run, bool) {
+	if h.visible(ctx, threadID) != nil {
+		return nil, false
+	}
+	return h.s.runs.Cancel(threadID)
+}
+
+func (h *host) RemoteRun(ctx context.Context, threadID string) (store.Run, bool) {
+	if h.visible(ctx, threadID) != nil {
+		return store.Run{}, false
+	}
+	return h.s.runs.RemoteRun(ctx, threadID)
+}
+
+func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
+	if err := h.visible(ctx, r.ThreadID); err != nil {
+		return runNotFound(r.ID)
+	}
+	return h.s.stopRemote(ctx, r, wait)
 }
 
 // CreateCron gives the cron the caller's user; a cron's ticks run as its

@@ -8,8 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +23,7 @@ import (
 	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/auth/authtest"
 	"github.com/dawn-go/dawn/internal/pgtest"
+	"github.com/dawn-go/dawn/internal/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -144,8 +149,55 @@ func ownerApp(t *testing.T) string {
 	})
 }
 
-// writeThenReply is every run's model: it writes notes.md into the
-// thread's workspace and calls noteCaller, then replies.
+// holdGate holds the runs whose message is "hold" until it is released.
+type holdGate struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// arm makes the next "hold" runs wait; release lets them go on.
+func (g *holdGate) arm() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ch = make(chan struct{})
+}
+
+func (g *holdGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch != nil {
+		close(g.ch)
+		g.ch = nil
+	}
+}
+
+func (g *holdGate) wait() {
+	g.mu.Lock()
+	ch := g.ch
+	g.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
+
+// modelFor is every run's model: it writes notes.md into the thread's
+// workspace and calls noteCaller, then replies; a run whose message is
+// "hold" waits for gate first.
+func modelFor(gate *holdGate) func([]llms.MessageContent, llms.CallOptions) (*llms.ContentResponse, error) {
+	return func(msgs []llms.MessageContent, opts llms.CallOptions) (*llms.ContentResponse, error) {
+		if len(msgs) > 0 && msgs[len(msgs)-1].Role == llms.ChatMessageTypeHuman {
+			for _, p := range msgs[len(msgs)-1].Parts {
+				if tc, ok := p.(llms.TextContent); ok && tc.Text == "hold" {
+					gate.wait()
+				}
+			}
+		}
+		return writeThenReply(msgs, opts)
+	}
+}
+
+// writeThenReply writes notes.md into the thread's workspace and calls
+// noteCaller, then replies.
 func writeThenReply(msgs []llms.MessageContent, _ llms.CallOptions) (*llms.ContentResponse, error) {
 	if len(msgs) > 0 && msgs[len(msgs)-1].Role == llms.ChatMessageTypeTool {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "done", StopReason: "stop"}}}, nil
@@ -211,9 +263,9 @@ func newCredentials(t *testing.T, kind string) credentials {
 // ownerServers starts the matrix's servers: one on SQLite, or two
 // replicas on one Postgres database; ann and bob reach them through
 // urls(user, i), which alternates replicas.
-func ownerServers(t *testing.T, replicas bool, creds credentials) (urls func(user string, i int) string, routes []string) {
+func ownerServers(t *testing.T, replicas bool, creds credentials, gate *holdGate) (urls func(user string, i int) string, routes []string) {
 	dir := ownerApp(t)
-	model := dawntest.Script().Then(writeThenReply).Repeat()
+	model := dawntest.Script().Then(modelFor(gate)).Repeat()
 	opts := apptest.Options{Auth: creds.auth, Tools: rememberTool}
 	n := 1
 	if replicas {
@@ -252,17 +304,20 @@ func TestOwnershipMatrix(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				creds := newCredentials(t, kind)
-				urls, routes := ownerServers(t, replicas, creds)
+				gate := &holdGate{}
+				t.Cleanup(gate.release)
+				urls, routes := ownerServers(t, replicas, creds, gate)
 				checkClassified(t, routes)
 				for _, surface := range []string{"dawn", "langgraph", "agui"} {
 					t.Run(surface, func(t *testing.T) {
-						m := &matrix{t: t, urls: urls, tokens: creds.tokens, thread: surface + "-ann-" + name}
+						m := &matrix{t: t, urls: urls, tokens: creds.tokens, gate: gate, thread: surface + "-ann-" + name}
 						m.createOn(surface)
 						m.endpoints()
 						m.searches()
 						m.crons()
 						m.items()
 						m.mcp()
+						m.busy()
 						m.last()
 					})
 				}
@@ -314,6 +369,8 @@ type matrix struct {
 	missing     int
 	// tokens are each user's credential ("service": the service key).
 	tokens map[string]string
+	// gate holds ann's "hold" run for busy.
+	gate *holdGate
 }
 
 // do sends c as user, with ids filled in for thread; it returns the
@@ -420,6 +477,9 @@ func (m *matrix) check(key string, c ownerCall) {
 	t.Helper()
 	status, body := m.do("bob", c, m.thread, m.run, m.cron)
 	m.sameAsMissing(key, c, status, body)
+	if strings.Contains(c.path+c.body, "{run}") {
+		m.crossRun(key, c)
+	}
 	m.waitIdle()
 	status, body = m.do("ann", c, m.thread, m.run, m.cron)
 	switch {
@@ -429,6 +489,19 @@ func (m *matrix) check(key string, c ownerCall) {
 		t.Errorf("%s (%s %s) as ann on her own thread: 404 %s, want %s", key, c.method, c.path, body, c.annKind)
 	case status == http.StatusNotFound && c.annKind == "":
 		t.Errorf("%s (%s %s) as ann on her own thread: 404 %s", key, c.method, c.path, body)
+	}
+}
+
+// crossRun checks that ann's run named under bob's own thread reads as a
+// run his thread does not have.
+func (m *matrix) crossRun(key string, c ownerCall) {
+	m.t.Helper()
+	own := "bob-" + m.thread
+	status, got := m.do("bob", c, own, m.run, m.cron)
+	wantStatus, want := m.do("bob", c, own, "no-such-run", m.cron)
+	norm := strings.NewReplacer(m.run, "{run}", "no-such-run", "{run}")
+	if status < 300 || status != wantStatus || norm.Replace(got) != norm.Replace(want) {
+		m.t.Errorf("%s (%s %s) as bob with ann's run on his own thread: %d %s; want what a missing run gets: %d %s", key, c.method, c.path, status, got, wantStatus, want)
 	}
 }
 
@@ -642,11 +715,115 @@ func (m *matrix) mcp() {
 	m.waitIdle()
 }
 
+// busy checks that bob cannot reach ann's run in flight: not by a run
+// with multitask_strategy "interrupt" (which stops the thread's run before
+// it starts its own), nor by a cancel, a join, a delete or a plan signal;
+// ann's run ends as it would have.
+func (m *matrix) busy() {
+	t := m.t
+	m.gate.arm()
+	body := m.mustStatus("ann", ownerCall{method: "POST", path: "/threads/{thread}/runs", body: lgRunBody("hold")}, 200)
+	var live struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(body), &live); err != nil || live.RunID == "" {
+		t.Fatalf("ann's held run: %v %s", err, body)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, th := m.do("ann", ownerCall{method: "GET", path: "/threads/{thread}"}, m.thread, m.run, m.cron)
+		if strings.Contains(th, `"status":"busy"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ann's held run never made her thread busy: %s", th)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, c := range []ownerCall{
+		{method: "POST", path: "/threads/{thread}/runs/wait", body: `{"assistant_id":"job","input":{"messages":[{"role":"user","content":"mine"}]},"multitask_strategy":"interrupt","if_not_exists":"create"}`},
+		{method: "POST", path: "/threads/{thread}/runs", body: `{"assistant_id":"job","input":{"messages":[{"role":"user","content":"mine"}]},"multitask_strategy":"interrupt","if_not_exists":"create"}`},
+		{method: "POST", path: "/threads/{thread}/cancel"},
+		{method: "POST", path: "/threads/{thread}/runs/{run}/cancel?wait=true"},
+		{method: "GET", path: "/threads/{thread}/runs/{run}/join"},
+		{method: "GET", path: "/threads/{thread}/runs/{run}/stream", stream: true},
+		{method: "POST", path: "/threads/{thread}/plan/cancel"},
+		{method: "DELETE", path: "/threads/{thread}"},
+	} {
+		if status, body := m.do("bob", c, m.thread, live.RunID, m.cron); status != http.StatusNotFound {
+			t.Errorf("%s %s as bob on ann's run in flight: %d %s, want 404", c.method, c.path, status, body)
+		}
+	}
+	m.gate.release()
+	m.waitIdle()
+	got := m.mustStatus("ann", ownerCall{method: "GET", path: "/threads/{thread}/runs/" + live.RunID}, 200)
+	if !strings.Contains(got, `"status":"success"`) {
+		t.Errorf("ann's run after bob's attempts: %s, want it to have run to its end", got)
+	}
+}
+
 // last runs the endpoints that delete, bob first.
 func (m *matrix) last() {
 	for _, k := range ownerLast {
 		for _, c := range threadEndpoints[k] {
 			m.check(k, c)
 		}
+	}
+}
+
+// TestOwnershipDocListsEveryEndpoint: docs/ownership.md lists exactly the
+// endpoints the router serves, which are those the matrix classifies.
+func TestOwnershipDocListsEveryEndpoint(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "ownership.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Endpoints\n")
+	if !ok {
+		t.Fatal("docs/ownership.md has no Endpoints section")
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("`((?:GET|POST|PUT|PATCH|DELETE) /[^`]*)`").FindAllStringSubmatch(section, -1) {
+		listed[m[1]] = true
+	}
+	h := apptest.New(t, ownerApp(t), dawntest.Script().Reply("x"), apptest.Options{Tools: rememberTool})
+	served := map[string]bool{}
+	for _, r := range h.API.Echo().Routes() {
+		served[r.Method+" "+r.Path] = true
+	}
+	for r := range served {
+		if !listed[r] {
+			t.Errorf("docs/ownership.md does not list %s; add it to the list its owner check belongs to", r)
+		}
+	}
+	for r := range listed {
+		if !served[r] {
+			t.Errorf("docs/ownership.md lists %s, which the server does not serve", r)
+		}
+	}
+}
+
+// TestCronTicksRunAsTheirOwner: the thread a tick of ann's cron creates
+// is ann's: her search finds it, bob's does not.
+func TestCronTicksRunAsTheirOwner(t *testing.T) {
+	creds := newCredentials(t, "hs256")
+	h := apptest.New(t, ownerApp(t), dawntest.Script().Then(writeThenReply).Repeat(), apptest.Options{Tools: rememberTool, Auth: creds.auth})
+	env := map[string]string{"DAWN_CRON_SECONDS": "1", "DAWN_CRON_INTERVAL": "50ms"}
+	srv := httptest.NewServer(server.New(h.Runs, server.Options{Auth: creds.auth, Env: func(k string) string { return env[k] }}))
+	t.Cleanup(srv.Close)
+	m := &matrix{t: t, urls: func(string, int) string { return srv.URL }, tokens: creds.tokens}
+	m.mustStatus("ann", ownerCall{method: "POST", path: "/runs/crons", body: `{"assistant_id":"job","schedule":"* * * * * *","on_run_completed":"keep","input":{"messages":[{"role":"user","content":"tick"}]}}`}, 200)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if strings.TrimSpace(m.mustStatus("ann", ownerCall{method: "POST", path: "/threads/count", body: `{}`}, 200)) != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no tick of ann's cron made a thread of hers within 30 seconds")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := strings.TrimSpace(m.mustStatus("bob", ownerCall{method: "POST", path: "/threads/count", body: `{}`}, 200)); n != "0" {
+		t.Errorf("bob counts %s threads; the ticks' threads are ann's", n)
 	}
 }

@@ -209,7 +209,7 @@ func (s *Server) joinStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if run := s.runs.Active(id); run != nil && run.ID == runID {
+	if run := s.host.Active(c.Request().Context(), id); run != nil && run.ID == runID {
 		return s.writeStream(c, run.Log.Subscribe(after), runID)
 	}
 	r, err := s.host.GetRun(c.Request().Context(), runID)

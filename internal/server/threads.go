@@ -84,12 +84,12 @@ func (s *Server) listRuns(c echo.Context) error {
 func (s *Server) cancel(c echo.Context) error {
 	id := c.Param("id")
 	ctx := c.Request().Context()
-	run, reached := s.runs.Cancel(id)
+	run, reached := s.host.Cancel(ctx, id)
 	if run == nil {
 		if _, err := s.host.GetThread(ctx, id); err != nil {
 			return err
 		}
-		if r, ok := s.runs.RemoteRun(ctx, id); ok {
+		if r, ok := s.host.RemoteRun(ctx, id); ok {
 			return s.cancelRemote(c, r)
 		}
 		return newError(http.StatusConflict, "no_run_in_flight", "thread "+id+" has no run in flight to cancel")

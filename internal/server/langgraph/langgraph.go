@@ -553,7 +553,7 @@ func (s *dialect) awaitLG(ctx context.Context, r store.Run) (live *runner.Run, n
 	if err != nil {
 		return nil, now, err
 	}
-	if run := s.host.Active(r.ThreadID); run != nil && run.ID == r.ID {
+	if run := s.host.Active(ctx, r.ThreadID); run != nil && run.ID == r.ID {
 		return run, now, nil
 	}
 	return nil, now, nil
@@ -850,7 +850,7 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 	if q := c.QueryParam("cancel_on_disconnect"); q == "1" || q == "true" {
 		view.OnDisconnect = "cancel"
 	}
-	if live := s.host.Active(threadID); live != nil && live.ID == runID {
+	if live := s.host.Active(c.Request().Context(), threadID); live != nil && live.ID == runID {
 		view.RouteID = live.RouteID
 		return s.streamLG(c, view, live, after)
 	}
@@ -946,7 +946,7 @@ func joinModes(values []string) json.RawMessage {
 // flight on the thread, if any.
 func (s *dialect) lgThreadStream(c echo.Context) error {
 	threadID := c.Param("id")
-	live := s.host.Active(threadID)
+	live := s.host.Active(c.Request().Context(), threadID)
 	if live == nil {
 		if _, err := s.host.GetThread(c.Request().Context(), threadID); err != nil {
 			return err
@@ -1195,7 +1195,7 @@ func (s *dialect) joinResult(c echo.Context, r store.Run) error {
 		}
 		r = now
 	}
-	if live := s.host.Active(r.ThreadID); live != nil && live.ID == r.ID {
+	if live := s.host.Active(ctx, r.ThreadID); live != nil && live.ID == r.ID {
 		select {
 		case <-live.Done():
 			return s.answerResult(c, r.ThreadID, live.Output())
@@ -1283,7 +1283,7 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 		// It started meanwhile: cancel it as a running run.
 	}
 	wait := c.QueryParam("wait") == "1" || c.QueryParam("wait") == "true"
-	live := s.host.Active(r.ThreadID)
+	live := s.host.Active(c.Request().Context(), r.ThreadID)
 	if live == nil || live.ID != r.ID {
 		// Another replica of a shared store may have it.
 		remote, ok := s.host.RemoteRun(c.Request().Context(), r.ThreadID)
@@ -1295,7 +1295,7 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 		}
 		return s.answerRun(c, r.ThreadID, r.ID)
 	}
-	s.host.Cancel(r.ThreadID)
+	s.host.Cancel(c.Request().Context(), r.ThreadID)
 	if wait {
 		select {
 		case <-live.Done():

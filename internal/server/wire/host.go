@@ -51,16 +51,20 @@ type Runs interface {
 	// thread's interrupts.
 	Start(ctx context.Context, req runner.Request) (*runner.Run, error)
 	Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Run, error)
-	// Active is the run in flight on a thread on this replica, or nil.
-	Active(threadID string) *runner.Run
+	// Active is the run in flight on a thread on this replica, or nil;
+	// nil too when ctx's caller may not see the thread (another user's).
+	Active(ctx context.Context, threadID string) *runner.Run
 	// Cancel stops the run in flight on a thread on this replica; reached
-	// is false when it was already ending.
-	Cancel(threadID string) (run *runner.Run, reached bool)
+	// is false when it was already ending. It stops nothing on a thread
+	// ctx's caller may not see.
+	Cancel(ctx context.Context, threadID string) (run *runner.Run, reached bool)
 	// RemoteRun is the run in flight on a thread on another replica of a
-	// shared store; ok is false when there is none (or it runs here).
+	// shared store; ok is false when there is none (or it runs here, or
+	// the thread is another user's).
 	RemoteRun(ctx context.Context, threadID string) (r store.Run, ok bool)
 	// StopRemote cancels run r, which runs on another replica: with wait,
 	// it returns once the store records the run's end; without, at once.
+	// A run on a thread ctx's caller may not see is not found.
 	StopRemote(ctx context.Context, r store.Run, wait bool) error
 	// Admit starts req on its thread as multitask strategy says
 	// (reject, interrupt, rollback, enqueue), or queues it: always when
@@ -78,7 +82,8 @@ type Runs interface {
 	// Dequeue cancels a queued run before it starts.
 	Dequeue(ctx context.Context, runID string) error
 	// Follow reads the events of a run that may run on another replica
-	// from the store, after the event with id after, as they commit.
+	// from the store, after the event with id after, as they commit. It
+	// checks no owner: read the run with GetRun, which does, first.
 	Follow(runID string, after int64) *runner.Follower
 	// RunOptions reads the options of the app's run strategies from the
 	// top-level fields of a run request's body, such as plan_first; a
