@@ -18,7 +18,7 @@ import (
 // Continuation of orphaned runs.
 //
 // With dawn.yaml's runs: {continue_orphans: true}, a new run keeps its
-// request in the store (keptRequest), and each tool turn is saved before
+// request in the store (encodeRequest), and each tool turn is saved before
 // its calls run (agent.Config.RecordStarted). When the server running it
 // is gone (the store's lease rules), ContinueOrphans claims the run for
 // this server, once across every server sharing the store, and goes on
@@ -28,21 +28,11 @@ import (
 // that cannot go on (its route is gone, say) is marked interrupted, as
 // every run is without the setting.
 
-// keptRequest is what a run keeps of its request so that another server
-// can continue it.
-type keptRequest struct {
-	Route    string                     `json:"route"`
-	Messages []thread.Message           `json:"messages"`
-	Values   map[string]json.RawMessage `json:"values,omitempty"`
-	Stream   bool                       `json:"stream,omitempty"`
-	Options  map[string]string          `json:"options,omitempty"`
-	Webhook  string                     `json:"webhook,omitempty"`
-}
-
-// encodeRequest is req as a run keeps it.
+// encodeRequest is req as a run keeps it: the whole request, so that a
+// continuation runs as the run was asked to (route, input, values, stream,
+// options, webhook and whatever a request comes to carry).
 func encodeRequest(req Request) []byte {
-	return mustJSON(keptRequest{Route: req.Route, Messages: req.Messages, Values: req.Values,
-		Stream: req.Stream, Options: req.Options, Webhook: req.Webhook})
+	return mustJSON(req)
 }
 
 // notContinuedText is the error of a claimed run this server could not
@@ -97,7 +87,7 @@ func (m *Manager) continueRun(ctx context.Context, r store.Run) error {
 // replayed from the store. It registers the run as its thread's run in
 // flight; on an error nothing is left registered.
 func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*continuation, error) {
-	var req keptRequest
+	var req Request
 	if err := json.Unmarshal(r.Request, &req); err != nil {
 		return nil, fmt.Errorf("its kept request cannot be read: %w", err)
 	}
@@ -148,7 +138,7 @@ type continuation struct {
 // joining here gets the whole run and the next event follows the last one
 // committed. A run that saved a step goes on from it; one that saved none
 // starts over from its input, which only its kept request holds.
-func (c *continuation) load(ctx context.Context, m *Manager, p *capabilities.Prepared, req keptRequest) error {
+func (c *continuation) load(ctx context.Context, m *Manager, p *capabilities.Prepared, req Request) error {
 	cp, err := m.store.Latest(ctx, c.run.ThreadID)
 	if err != nil {
 		return err
