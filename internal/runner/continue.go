@@ -28,11 +28,22 @@ import (
 // that cannot go on (its route is gone, say) is marked interrupted, as
 // every run is without the setting.
 
-// encodeRequest is req as a run keeps it: the whole request, so that a
-// continuation runs as the run was asked to (route, input, values, stream,
-// options, webhook and whatever a request comes to carry).
-func encodeRequest(req Request) []byte {
-	return mustJSON(req)
+// keptRequest is what a run keeps of its request: the whole Request, so
+// that a continuation runs as the run was asked to (route, input, values,
+// stream, options, webhook and whatever a request comes to carry), and
+// the identity of who sent it.
+type keptRequest struct {
+	Request
+	Identity *capabilities.Identity `json:",omitempty"`
+}
+
+// encodeRequest is req, sent with ctx, as a run keeps it.
+func encodeRequest(ctx context.Context, req Request) []byte {
+	k := keptRequest{Request: req}
+	if id, ok := capabilities.IdentityFrom(ctx); ok {
+		k.Identity = &id
+	}
+	return mustJSON(k)
 }
 
 // notContinuedText is the error of a claimed run this server could not
@@ -87,10 +98,11 @@ func (m *Manager) continueRun(ctx context.Context, r store.Run) error {
 // replayed from the store. It registers the run as its thread's run in
 // flight; on an error nothing is left registered.
 func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*continuation, error) {
-	var req Request
-	if err := json.Unmarshal(r.Request, &req); err != nil {
+	var kept keptRequest
+	if err := json.Unmarshal(r.Request, &kept); err != nil {
 		return nil, fmt.Errorf("its kept request cannot be read: %w", err)
 	}
+	req := kept.Request
 	a := m.App()
 	prepared, params, err := a.Resolve(req.Route)
 	if err != nil {
@@ -101,7 +113,11 @@ func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*contin
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(models.WithMarkers(context.Background(), a.Config.Markers))
+	base := context.Background()
+	if kept.Identity != nil {
+		base = capabilities.WithIdentity(base, *kept.Identity)
+	}
+	runCtx, cancel := context.WithCancel(models.WithMarkers(base, a.Config.Markers))
 	run := &Run{ID: r.ID, ThreadID: r.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(),
 		done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, request: r.Request}
 	c := &continuation{run: run, a: a, cancel: cancel}

@@ -222,7 +222,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook}
 	if a.Config.Runs.ContinueOrphans && answers == nil && adm.strat == nil {
-		run.request = encodeRequest(req)
+		run.request = encodeRequest(ctx, req)
 	}
 	if err := m.reserve(run); err != nil {
 		cancel()
