@@ -105,7 +105,8 @@ func TestContinueCarriesRequest(t *testing.T) {
 	runID, release := cutOff(t, dir, path, n)
 	defer release()
 
-	model := dawntest.Script().CallTool("note", noteIn{Text: "second"}).Reply("all noted")
+	gate := make(chan struct{}) // holds the continued run until the test has it
+	model := dawntest.Script().Wait(gate).CallTool("note", noteIn{Text: "second"}).Reply("all noted")
 	b := apptest.New(t, dir, model, apptest.Options{StorePath: path, Tools: []capabilities.AppTool{n.tool()}})
 	continued, interrupted, err := b.Runs.ContinueOrphans(context.Background())
 	if err != nil || continued != 1 || interrupted != 0 {
@@ -115,6 +116,7 @@ func TestContinueCarriesRequest(t *testing.T) {
 	if run == nil || run.ID != runID {
 		t.Fatalf("the run in flight on t1 is %+v, want run %s", run, runID)
 	}
+	close(gate)
 	<-run.Done()
 	if run.Err() != nil {
 		t.Fatal(run.Err())
