@@ -17,10 +17,11 @@ import (
 // TestCrashContinuation is TestCrashRecovery on an app with runs:
 // {continue_orphans: true}: `dawn start` on a SQLite file is killed with
 // SIGKILL at random moments while runs work through a long plan, and
-// started again. After each restart every run cut off by the kill is
-// continued to success: its replayed log is one run, ids 1..N ending with
-// done, and the thread holds a completed state. Set DAWN_CRASH_SEED to replay
-// the kill times of a failed run and DAWN_CRASH_KILLS for more kills.
+// started again, now and then killed again while it continues the runs.
+// Every run cut off is continued to success: its replayed log is one run,
+// ids 1..N ending with done, and the thread holds a completed state. Set
+// DAWN_CRASH_SEED to replay the kill times of a failed run and
+// DAWN_CRASH_KILLS for more kills.
 func TestCrashContinuation(t *testing.T) {
 	kills := envInt(t, "DAWN_CRASH_KILLS", 8)
 	seed := envSeed(t, "DAWN_CRASH_SEED")
@@ -29,16 +30,27 @@ func TestCrashContinuation(t *testing.T) {
 	files := crashApp()
 	files["dawn.yaml"] = "runs:\n  continue_orphans: true\n"
 	dir := writeApp(t, files)
-	var last []*firedRun
-	continued := 0
+	// pending are the runs fired and not checked yet. A third of the
+	// restarts are killed again at once, while they continue those runs,
+	// so that a continuation is itself cut off and continued.
+	var pending []*firedRun
+	continued, rekilled := 0, 0
 	for i := 0; i <= kills; i++ {
 		srv := startDawn(t, nil, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
 		c := newClient(srv.url)
-		for _, f := range last {
+		if i < kills && i > 0 && rng.IntN(3) == 0 {
+			time.Sleep(time.Duration(rng.Int64N(int64(crashMaxDelay))))
+			srv.kill()
+			c.close()
+			rekilled++
+			continue
+		}
+		for _, f := range pending {
 			if checkContinuedRun(t, c, f) {
 				continued++
 			}
 		}
+		pending = nil
 		if t.Failed() {
 			t.Fatalf("after kill %d; seed %d", i, seed)
 		}
@@ -51,13 +63,14 @@ func TestCrashContinuation(t *testing.T) {
 		for j := range 4 {
 			batch = append(batch, fmt.Sprintf("c%02d-%d", i, j))
 		}
-		last = fireRuns(c, batch, nil)
+		fired := fireRuns(c, batch, nil)
 		time.Sleep(time.Duration(rng.Int64N(int64(crashMaxDelay))))
 		srv.kill()
 		c.close()
-		waitEnded(t, last)
+		waitEnded(t, fired)
+		pending = append(pending, fired...)
 	}
-	t.Logf("%d kills: %d runs cut off mid-run were continued to success", kills, continued)
+	t.Logf("%d kills (%d of them while the restarted server continued the runs): %d runs cut off mid-run were continued to success", kills, rekilled, continued)
 	if continued == 0 {
 		t.Errorf("no kill landed in the middle of a run (seed %d): the test did not test continuation", seed)
 	}
