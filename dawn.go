@@ -13,6 +13,7 @@ package dawn
 
 import (
 	"context"
+	"net/http"
 	"os"
 
 	"github.com/dawn-go/dawn/capabilities"
@@ -31,6 +32,7 @@ type Option struct {
 type options struct {
 	tools   []capabilities.AppTool
 	markers []capabilities.Marker
+	auth    func(*http.Request) (Identity, error)
 }
 
 // addTool returns the Option that registers t.
@@ -73,6 +75,16 @@ func WithTool(route string, t capabilities.Tool) Option {
 // and its optional interfaces.
 func WithCapability(m capabilities.Marker) Option {
 	return Option{apply: func(o *options) { o.markers = append(o.markers, m) }}
+}
+
+// WithAuth installs the app's own authentication: dawn start calls fn for
+// every request but the probes (/healthz, /readyz) and CORS preflights,
+// in place of dawn.yaml's auth.jwt. The identity it returns is the
+// request's (IdentityFrom in tools; a user's threads are their own); an
+// error answers 401 unauthorized with its text. DAWN_API_KEY, when set,
+// is still the service credential, checked before fn (see docs/auth.md).
+func WithAuth(fn func(*http.Request) (Identity, error)) Option {
+	return Option{apply: func(o *options) { o.auth = fn }}
 }
 
 // Idempotent declares the tools opt registers idempotent: running a call
@@ -147,5 +159,5 @@ func Capabilities(opts ...Option) []capabilities.Marker {
 // with its status.
 func Main(opts ...Option) {
 	o := collect(opts)
-	os.Exit(cli.Run(os.Args[1:], cli.Config{Tools: o.tools, ToolsKnown: true, Markers: Capabilities(opts...)}))
+	os.Exit(cli.Run(os.Args[1:], cli.Config{Tools: o.tools, ToolsKnown: true, Markers: Capabilities(opts...), Auth: o.auth}))
 }

@@ -26,7 +26,7 @@ var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 var fieldTypes = []string{"string", "number", "integer", "boolean", "array", "object"}
 
 // reservedFields are state keys the runtime owns.
-var reservedFields = []string{"messages", InterruptsKey, SubagentsKey, StrategyKey, NotesKey, StartedKey}
+var reservedFields = []string{"messages", InterruptsKey, SubagentsKey, StrategyKey, NotesKey, StartedKey, DecisionsKey}
 
 type fieldSpec struct {
 	Type        string    `yaml:"type"`

@@ -79,6 +79,14 @@ type Config struct {
 	// (capabilities.ToolSpec.Timeout); zero uses DefaultToolTimeout.
 	// Subagents inherit it.
 	ToolTimeout time.Duration
+	// Models resolves a model name other than ModelName, for a hook that
+	// asks another model (a summary model); nil reaches none. Subagents
+	// inherit it.
+	Models func(spec string) (llms.Model, error)
+	// Outputs keeps large tool outputs with the run's thread, lent to
+	// hooks and tools as capabilities.Invocation.Outputs; nil where the
+	// run has no store. Subagents inherit it.
+	Outputs capabilities.ToolOutputStore
 }
 
 // Host is what the caller lends one run of the loop: where its events go
@@ -352,7 +360,11 @@ func (l *loop) turn(ctx context.Context, n int) (end bool, err error) {
 	if sig := l.host.Signal(); sig != "" {
 		return true, l.signal(sig)
 	}
-	choice, call, err := l.generate(ctx, l.msgs, l.state)
+	msgs, err := l.modelView(ctx)
+	if err != nil {
+		return false, err
+	}
+	choice, call, err := l.generate(ctx, msgs, l.state)
 	if err != nil {
 		return false, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
@@ -42,6 +43,8 @@ type Config struct {
 	// Webhooks configures the POSTs run requests ask for (webhooks: in
 	// dawn.yaml).
 	Webhooks Webhooks
+	// Auth is how the server authenticates requests (auth: in dawn.yaml).
+	Auth auth.Config
 	// Runs holds the settings of runs (runs: in dawn.yaml).
 	Runs Runs
 	// Markers are the capability markers, each ConfigSection configured
@@ -198,7 +201,7 @@ type configParser struct {
 	errs    []error
 }
 
-var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection, runsSection}
+var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection, authSection, runsSection}
 
 func (p *configParser) hostKey(key string) bool {
 	if slices.Contains(hostKeys, key) {
@@ -261,6 +264,8 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 			p.eval(val, &c.Eval)
 		case k == webhooksSection:
 			c.Webhooks = p.webhooks(val)
+		case k == authSection:
+			c.Auth = p.auth(val)
 		case k == runsSection:
 			c.Runs = p.runs(val)
 		case p.owner[k] != 0:
@@ -386,7 +391,7 @@ func (p *configParser) eval(section *yaml.Node, e *Eval) {
 
 // allowed lists the top-level keys for an error message.
 func (p *configParser) allowed() string {
-	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", runsSection + " (continue_orphans)"}
+	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", authSection + " (jwt, or none)", runsSection + " (continue_orphans)"}
 	for _, k := range p.claimed {
 		if !strings.HasPrefix(k, limitsSection+".") {
 			keys = append(keys, k)

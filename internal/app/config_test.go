@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"github.com/dawn-go/dawn/markers"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/router"
 	"gopkg.in/yaml.v3"
 )
@@ -60,6 +62,25 @@ func TestConfigSections(t *testing.T) {
 	}
 }
 
+// TestAuthSection: auth: none and auth.jwt reach Config.Auth.
+func TestAuthSection(t *testing.T) {
+	for yamlText, want := range map[string]auth.Config{
+		"":             {},
+		"auth: none\n": {None: true},
+		"auth:\n  jwt:\n    jwks_url: https://id.example.com/jwks.json\n    issuer: https://id.example.com\n    audience: dawn\n    user_claim: email\n": {JWT: &auth.JWT{JWKSURL: "https://id.example.com/jwks.json", Issuer: "https://id.example.com", Audience: "dawn", UserClaim: "email"}},
+	} {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": yamlText, "a/agent.md": "A"})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a.Config.Auth, want) {
+			t.Errorf("%q: auth %+v, want %+v", yamlText, a.Config.Auth, want)
+		}
+	}
+}
+
 func TestConfigSectionErrors(t *testing.T) {
 	m := sectionMarker{keys: []string{"widget"}}
 	cases := []struct {
@@ -67,7 +88,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		m    sectionMarker
 		want string
 	}{
-		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), runs (continue_orphans), widget`},
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), auth (jwt, or none), runs (continue_orphans), widget`},
 		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
 		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
 		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
@@ -84,6 +105,10 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"eval: 3\n", m, `dawn.yaml:1: eval must be a mapping, such as eval: {judge_model: openai:gpt-4o-mini}`},
 		{"eval:\n  judge: x\n", m, `dawn.yaml:2: field eval.judge not found; allowed keys in eval: judge_model`},
 		{"eval:\n  judge_model: [a]\n", m, `dawn.yaml:2: judge_model must be text`},
+		{"auth: open\n", m, `dawn.yaml:1: auth must be none or a mapping, like auth: {jwt: {secret_env: DAWN_JWT_SECRET}}`},
+		{"auth:\n  oidc: {}\n", m, `dawn.yaml:2: field auth.oidc not found; allowed keys in auth: jwt (or auth: none)`},
+		{"auth:\n  jwt:\n    secret: x\n", m, `dawn.yaml:3: field auth.jwt.secret not found; allowed keys in auth.jwt: secret_env, public_key_file, jwks_url, issuer, audience, user_claim`},
+		{"auth:\n  jwt:\n    secret_env: S\n    jwks_url: http://x\n", m, `dawn.yaml:3: auth.jwt needs exactly one of secret_env (HS256), public_key_file (RS256 or ES256) or jwks_url`},
 		{"runs: true\n", m, `dawn.yaml:1: runs must be a mapping, like runs: {continue_orphans: true}`},
 		{"runs:\n  continue_orphans: maybe\n", m, `dawn.yaml:2: runs.continue_orphans must be true or false, not "maybe"`},
 		{"runs:\n  continue: true\n", m, `dawn.yaml:2: field runs.continue not found; allowed keys in runs: continue_orphans`},

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/markers"
 	"github.com/spf13/cobra"
 )
@@ -42,6 +43,9 @@ type Config struct {
 	// interrupts of a parked run, as if typed at a terminal. Nil asks at
 	// stdin when that is a terminal, and nowhere otherwise.
 	Prompt io.Reader
+	// Auth is the app's own authenticator (dawn.WithAuth); nil uses
+	// dawn.yaml's auth: section and DAWN_API_KEY.
+	Auth auth.Func
 }
 
 // prompt is where dawn run asks a person: Prompt, or stdin when that is a

@@ -190,6 +190,9 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	if s.recovers {
 		loop.Go(func() { s.recoverLoop(loopCtx) })
 	}
+	// Queued runs start when their thread is free: those queued before a
+	// restart, behind a run whose replica went away, or delayed.
+	loop.Go(func() { s.runs.SweepQueue(loopCtx) })
 	stopLoop := func() { cancelLoop(); loop.Wait() } // before the store closes
 	ready(ln.Addr())
 	select {

@@ -19,12 +19,16 @@ func newStartCmd(cfg *Config) *cobra.Command {
 	var grace time.Duration
 	var limits server.HTTPLimits
 	var maxRuns int
+	var noAuth bool
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the production server",
 		Long: `start serves the app's HTTP API with structured (JSON) logs. With
-DAWN_API_KEY set, every endpoint but /healthz requires
-"Authorization: Bearer $DAWN_API_KEY". DAWN_CORS_ORIGINS (comma-separated)
+DAWN_API_KEY set, every endpoint but /healthz and /readyz requires
+"Authorization: Bearer $DAWN_API_KEY" (the service credential, which sees
+every thread) or, with auth.jwt in dawn.yaml, a user's JWT. On a host other
+than loopback, start refuses to serve with no authentication unless
+--no-auth (or auth: none in dawn.yaml) says so. DAWN_CORS_ORIGINS (comma-separated)
 turns CORS on for those origins. SIGINT or SIGTERM shut it down gracefully:
 runs in flight get --grace to finish, then are cancelled and recorded.
 
@@ -53,9 +57,9 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 			if maxRuns <= 0 {
 				return fmt.Errorf("--max-runs %d: pass a positive number", maxRuns)
 			}
-			tuneGC(cfg, maxRuns)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			tuneGC(ctx, cfg, maxRuns)
 			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 			if addr := cfg.Env(EnvDebugAddr); addr != "" {
 				if err := serveDebug(ctx, addr, logger); err != nil {
@@ -66,7 +70,11 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 			if err != nil {
 				return appProblem(err)
 			}
-			opts := server.Options{APIKey: cfg.Env("DAWN_API_KEY"), HTTP: limits}
+			authn, err := startAuth(ctx, cfg, a, host, noAuth, logger)
+			if err != nil {
+				return err
+			}
+			opts := server.Options{Auth: authn, HTTP: limits}
 			origins, err := server.ParseOrigins(cfg.Env("DAWN_CORS_ORIGINS"))
 			if err != nil {
 				return fmt.Errorf("DAWN_CORS_ORIGINS: %w", err)
@@ -79,7 +87,7 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 			logModels(logger, a, cfg.Env)
 			addr := net.JoinHostPort(host, fmt.Sprint(port))
 			return s.serve(ctx, addr, s.api, grace, func(addr net.Addr) {
-				logger.Info("dawn server ready", "url", "http://"+addr.String(), "routes", len(a.Routes), "auth", opts.APIKey != "",
+				logger.Info("dawn server ready", "url", "http://"+addr.String(), "routes", len(a.Routes), "auth", authn.Mode(),
 					"store", s.store.Path(), "telemetry", s.telemetryOn,
 					"max_runs", maxRuns, "max_conns", limits.MaxConns, "body_timeout", limits.BodyTimeout.String())
 			})
@@ -94,6 +102,7 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 	cmd.Flags().DurationVar(&limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long an idle kept-alive connection stays open")
 	cmd.Flags().IntVar(&limits.MaxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "the most bytes of headers a request may have (431 over)")
 	cmd.Flags().IntVar(&limits.MaxConns, "max-conns", server.DefaultMaxConns, "the most connections open at once (more wait)")
+	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "serve on a non-loopback host with no authentication (refused by default)")
 	cmd.Flags().IntVar(&maxRuns, "max-runs", runner.DefaultMaxRuns, "the most runs in flight at once (more get 503 overloaded)")
 	return cmd
 }

@@ -14,11 +14,14 @@ import (
 	"github.com/dawn-go/dawn/thread"
 )
 
-// Data is what a prompt template sees: the route's params by name and the
-// thread's state fields, decoded from JSON.
+// Data is what a prompt template sees: the route's params by name, the
+// thread's state fields, decoded from JSON, and the user whose request
+// started the run ("" when the server has no authentication or the service
+// credential sent it).
 type Data struct {
 	Params map[string]string
 	State  map[string]any
+	User   string
 }
 
 // Template is a parsed agent.md body. The zero of *Template (nil) is a
@@ -68,13 +71,13 @@ func promptLine(a router.Agent) int {
 	return 1 + strings.Count(text[:at], "\n")
 }
 
-// Render executes the template with params and state. A missing param or
-// state field is an error naming the file and line.
-func (t *Template) Render(params map[string]string, state thread.State) (string, error) {
+// Render executes the template with params, state and user. A missing
+// param or state field is an error naming the file and line.
+func (t *Template) Render(params map[string]string, state thread.State, user string) (string, error) {
 	if params == nil {
 		params = map[string]string{}
 	}
-	d := Data{Params: params, State: make(map[string]any, len(state))}
+	d := Data{Params: params, State: make(map[string]any, len(state)), User: user}
 	for k, raw := range state {
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
@@ -93,9 +96,10 @@ func (t *Template) Render(params map[string]string, state thread.State) (string,
 var cache sync.Map // file + "\x00" + prompt → *Template
 
 // Prompt renders route's prompt for one model call: verbatim without
-// template syntax, else executed with params and state. Parsed templates
-// are kept for the life of the process, keyed by file and text.
-func Prompt(r *router.Route, params map[string]string, state thread.State) (string, error) {
+// template syntax, else executed with params, state and the run's user
+// ({{ .User }}). Parsed templates are kept for the life of the process,
+// keyed by file and text.
+func Prompt(r *router.Route, params map[string]string, state thread.State, user string) (string, error) {
 	if !HasSyntax(r.Agent.Prompt) {
 		return r.Agent.Prompt, nil
 	}
@@ -108,7 +112,7 @@ func Prompt(r *router.Route, params map[string]string, state thread.State) (stri
 		}
 		t, _ = cache.LoadOrStore(key, parsed)
 	}
-	return t.(*Template).Render(params, state)
+	return t.(*Template).Render(params, state, user)
 }
 
 // Check parses route's prompt and reports every name it uses that the
@@ -155,8 +159,12 @@ func unknown(ident []string, r *router.Route, fields []string) string {
 		if len(ident) > 1 && !slices.Contains(fields, ident[1]) {
 			return fmt.Sprintf("route %s has no state field %q; its fields are %s (add it to state.yaml)", r.ID, ident[1], list(fields))
 		}
+	case "User":
+		if len(ident) > 1 {
+			return fmt.Sprintf(".User is the user's name (text) and has no field %q", ident[1])
+		}
 	default:
-		return fmt.Sprintf("unknown name .%s; a prompt can use .Params.<name> and .State.<field>", ident[0])
+		return fmt.Sprintf("unknown name .%s; a prompt can use .Params.<name>, .State.<field> and .User", ident[0])
 	}
 	return ""
 }

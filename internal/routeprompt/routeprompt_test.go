@@ -40,7 +40,7 @@ func TestPrompt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Prompt(agentRoute(t, tt.text, "tenant"), params, state)
+			got, err := Prompt(agentRoute(t, tt.text, "tenant"), params, state, "")
 			if err != nil || got != tt.want {
 				t.Errorf("Prompt = %q, %v; want %q", got, err, tt.want)
 			}
@@ -52,7 +52,7 @@ func TestPrompt(t *testing.T) {
 // thread's state is an error naming the file and line, not "<no value>".
 func TestPromptMissingStateFieldAtRunTime(t *testing.T) {
 	r := agentRoute(t, "---\nmodel: offline\n---\nLine one.\n{{ .State.topic }}\n", "tenant")
-	_, err := Prompt(r, nil, thread.State{})
+	_, err := Prompt(r, nil, thread.State{}, "")
 	if err == nil || !strings.Contains(err.Error(), r.Agent.File+":5:") || !strings.Contains(err.Error(), "topic") {
 		t.Fatalf("err = %v, want one naming %s line 5 and topic", err, r.Agent.File)
 	}
@@ -67,7 +67,7 @@ func TestCheck(t *testing.T) {
 		{"known names", "{{ .Params.tenant }} {{ .State.topic }} {{ $.State.topic }}", nil},
 		{"unknown param", "---\nmodel: offline\n---\nHi\n{{ .Params.tenat }}", []string{`:5: prompt template: route /support/[tenant] has no param "tenat"; its params are tenant`}},
 		{"unknown state field", "{{ if .State.mood }}x{{ end }}", []string{`:1: prompt template: route /support/[tenant] has no state field "mood"; its fields are topic`}},
-		{"unknown top-level name", "{{ .Tenant }}", []string{`unknown name .Tenant; a prompt can use .Params.<name> and .State.<field>`}},
+		{"unknown top-level name", "{{ .Tenant }}", []string{`unknown name .Tenant; a prompt can use .Params.<name>, .State.<field> and .User`}},
 		{"parse error with line", "---\nmodel: offline\n---\nok\n\n{{ .Params.tenant ", []string{`agent.md:6: unclosed action`}},
 		{"two problems", "{{ .Params.a }}\n{{ .State.b }}", []string{`no param "a"`, `no state field "b"`}},
 	}
@@ -108,6 +108,6 @@ func FuzzCheck(f *testing.F) {
 		if err != nil || tmpl == nil {
 			return
 		}
-		_, _ = tmpl.Render(map[string]string{"tenant": "acme"}, thread.State{"topic": json.RawMessage(`"x"`)})
+		_, _ = tmpl.Render(map[string]string{"tenant": "acme"}, thread.State{"topic": json.RawMessage(`"x"`)}, "")
 	})
 }

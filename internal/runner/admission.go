@@ -19,6 +19,8 @@ type admission struct {
 	threadID string
 	// answers are a resume's answers; nil for a new run.
 	answers []capabilities.Answer
+	// pending are the interrupts a resume's answers answer.
+	pending []capabilities.Interrupt
 
 	// strat is the run strategy the run goes through: the one chosen for a
 	// new run, or the one a resume goes on with.
@@ -45,6 +47,7 @@ func (ad *admission) check(cp store.Checkpoint) error {
 	case cp.Route != ad.p.Route.ID:
 		return &ResumeError{Msg: fmt.Sprintf("route: thread %s parked on route %s, not %s; resume it on that route", ad.threadID, cp.Route, ad.p.Route.ID)}
 	}
+	ad.pending = pending
 	return ad.resume(cp, pending)
 }
 

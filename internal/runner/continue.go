@@ -18,7 +18,7 @@ import (
 // Continuation of orphaned runs.
 //
 // With dawn.yaml's runs: {continue_orphans: true}, a new run keeps its
-// request in the store (encodeRequest), and each tool turn is saved before
+// request in the store (keptRequest), and each tool turn is saved before
 // its calls run (agent.Config.RecordStarted). When the server running it
 // is gone (the store's lease rules), ContinueOrphans claims the run for
 // this server, once across every server sharing the store, and goes on
@@ -28,18 +28,25 @@ import (
 // that cannot go on (its route is gone, say) is marked interrupted, as
 // every run is without the setting.
 
-// keptRequest is what a run keeps of its request: the whole Request, so
-// that a continuation runs as the run was asked to (route, input, values,
-// stream, options, webhook and whatever a request comes to carry), and
-// the identity of who sent it.
+// keptRequest is what a run keeps of its request so that another server
+// can continue it.
 type keptRequest struct {
-	Request
-	Identity *capabilities.Identity `json:",omitempty"`
+	Route    string                     `json:"route"`
+	Messages []thread.Message           `json:"messages"`
+	Values   map[string]json.RawMessage `json:"values,omitempty"`
+	Stream   bool                       `json:"stream,omitempty"`
+	Options  map[string]string          `json:"options,omitempty"`
+	Webhook  string                     `json:"webhook,omitempty"`
+	// Identity is the caller the run acts for, when the server
+	// authenticated one: the continued run's tools see the same caller.
+	Identity *capabilities.Identity `json:"identity,omitempty"`
 }
 
-// encodeRequest is req, sent with ctx, as a run keeps it.
-func encodeRequest(ctx context.Context, req Request) []byte {
-	k := keptRequest{Request: req}
+// encodeRequest is req, started by the caller ctx carries, as a run keeps
+// it.
+func encodeRequest(req Request, ctx context.Context) []byte {
+	k := keptRequest{Route: req.Route, Messages: req.Messages, Values: req.Values,
+		Stream: req.Stream, Options: req.Options, Webhook: req.Webhook}
 	if id, ok := capabilities.IdentityFrom(ctx); ok {
 		k.Identity = &id
 	}
@@ -97,11 +104,10 @@ func (m *Manager) continueRun(ctx context.Context, r store.Run) error {
 // replayed from the store. It registers the run as its thread's run in
 // flight; on an error nothing is left registered.
 func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*continuation, error) {
-	var kept keptRequest
-	if err := json.Unmarshal(r.Request, &kept); err != nil {
+	var req keptRequest
+	if err := json.Unmarshal(r.Request, &req); err != nil {
 		return nil, fmt.Errorf("its kept request cannot be read: %w", err)
 	}
-	req := kept.Request
 	a := m.App()
 	prepared, params, err := a.Resolve(req.Route)
 	if err != nil {
@@ -113,12 +119,13 @@ func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*contin
 		return nil, err
 	}
 	base := context.Background()
-	if kept.Identity != nil {
-		base = capabilities.WithIdentity(base, *kept.Identity)
+	if req.Identity != nil {
+		base = capabilities.WithIdentity(base, *req.Identity)
 	}
 	runCtx, cancel := context.WithCancel(models.WithMarkers(base, a.Config.Markers))
 	run := &Run{ID: r.ID, ThreadID: r.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(),
 		done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, request: r.Request}
+	run.user = userOf(base)
 	c := &continuation{run: run, a: a, cancel: cancel}
 	if err := m.reserve(run); err != nil {
 		cancel()
@@ -128,9 +135,9 @@ func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*contin
 		_, err = m.abort(run, err)
 		return nil, err
 	}
-	c.cfg = m.agentConfig(a, prepared, params, model, spec, req.Stream)
+	c.cfg = m.agentConfig(a, prepared, params, model, spec, req.Stream, r.ThreadID)
 	c.cfg.Continue = c.input == nil
-	c.ctx = m.startTrace(runCtx, run)
+	c.ctx = models.WithPromptCacheKey(m.startTrace(runCtx, run), run.ThreadID)
 	return c, nil
 }
 
@@ -153,7 +160,7 @@ type continuation struct {
 // joining here gets the whole run and the next event follows the last one
 // committed. A run that saved a step goes on from it; one that saved none
 // starts over from its input, which only its kept request holds.
-func (c *continuation) load(ctx context.Context, m *Manager, p *capabilities.Prepared, req Request) error {
+func (c *continuation) load(ctx context.Context, m *Manager, p *capabilities.Prepared, req keptRequest) error {
 	cp, err := m.store.Latest(ctx, c.run.ThreadID)
 	if err != nil {
 		return err

@@ -81,6 +81,6 @@ func (m *Manager) appValues(run *Run) func() thread.State {
 			m.logger.Error("cannot read the app's remembered decisions; they count as none for this run", "thread", run.ThreadID, "run", run.ID, "err", err)
 			return thread.State{}
 		}
-		return values
+		return rememberedFor(values, run.user)
 	})
 }

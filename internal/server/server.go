@@ -2,22 +2,24 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
 	"github.com/dawn-go/dawn/internal/server/mcp"
 	"github.com/dawn-go/dawn/internal/server/openai"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -29,6 +31,10 @@ type Options struct {
 	// "X-Api-Key: KEY", as the LangGraph SDK sends it) on every endpoint but
 	// /healthz and /readyz (probes send no key).
 	APIKey string
+	// Auth, when set, authenticates every request instead (JWTs, an app's
+	// own function, and the service credential); the identity it names is
+	// attached to the request's context (capabilities.IdentityFrom).
+	Auth *auth.Authenticator
 	// CORSOrigins lists origins allowed to call the API from a browser,
 	// like "https://app.example.com" (see ParseOrigins); empty turns CORS
 	// off.
@@ -57,6 +63,12 @@ type Server struct {
 	logger *slog.Logger
 	// host is what the wires mount on and read runs and threads through.
 	host *host
+	// auth names who sends each request; nil or disabled attaches no
+	// identity.
+	auth *auth.Authenticator
+	// audited maps "METHOD path" to the action the audit log records for
+	// the endpoint's calls (see auditCalls).
+	audited map[string]string
 	// cronOpts configure the scheduler of crons (see cronOptions).
 	cronOpts crons.Options
 }
@@ -64,7 +76,7 @@ type Server struct {
 // New returns the API for the runs managed by m: Dawn's wire, and the
 // LangGraph, AG-UI, OpenAI and MCP wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
-	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger}
+	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger, audited: maps.Clone(defaultAudited)}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
@@ -85,9 +97,13 @@ func New(m *runner.Manager, opts Options) *Server {
 	if origins := trimOrigins(opts.CORSOrigins); len(origins) > 0 {
 		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: append(exposedHeaders[:len(exposedHeaders):len(exposedHeaders)], s.host.exposed...)}))
 	}
-	if opts.APIKey != "" {
-		e.Use(s.requireKey)
+	if s.auth = opts.Auth; s.auth == nil && opts.APIKey != "" {
+		s.auth, _ = auth.New(context.Background(), auth.Options{APIKey: opts.APIKey}) // an API key alone cannot fail
 	}
+	if s.auth.Enabled() {
+		e.Use(s.authenticate)
+	}
+	e.Use(s.auditCalls)
 	e.Use(s.requireJSON)
 	e.Use(s.limitBody)
 
@@ -99,11 +115,14 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.handle(http.MethodGet, "/threads/:id/runs", s.listRuns)
 	s.handle(http.MethodPost, "/threads/:id/runs/wait", s.runWait)
 	s.handle(http.MethodPost, "/threads/:id/runs/stream", s.runStream)
-	s.handle(http.MethodGet, "/threads/:id/runs/:run/stream", s.joinStream)
-	s.handle(http.MethodGet, "/threads/:id/runs/:run/webhook", s.webhookDelivery)
+	s.handle(http.MethodGet, "/threads/:id/runs/:run/stream", s.joinStream, wire.NotFoundAs(runNotFoundOf))
+	s.handle(http.MethodGet, "/threads/:id/runs/:run/webhook", s.webhookDelivery, wire.NotFoundAs(webhookNotFound))
 	s.handle(http.MethodPost, "/threads/:id/cancel", s.cancel)
 	s.mountCapabilities()
 	s.handle(http.MethodPost, "/threads/:id/resume", s.resume)
+	s.handle(http.MethodGet, "/audit", s.listAudit)
+	s.handle(http.MethodGet, "/approvals", s.listApprovals)
+	s.handle(http.MethodDelete, "/approvals/:key", s.revokeApproval)
 	s.host.mountWires()
 	return s
 }
@@ -119,7 +138,11 @@ func (s *Server) mountCapabilities() {
 			continue
 		}
 		for _, rt := range hr.ThreadRoutes(s.runs) {
-			s.echo.Add(rt.Method, "/threads/:id/"+strings.TrimPrefix(rt.Path, "/"), threadRoute(rt))
+			path := "/threads/:id/" + strings.TrimPrefix(rt.Path, "/")
+			s.echo.Add(rt.Method, path, s.guardThread(path, threadRoute(rt)))
+			if rt.Method != http.MethodGet && rt.Method != http.MethodHead {
+				s.audited[rt.Method+" "+path] = "signal"
+			}
 		}
 	}
 }
@@ -158,19 +181,25 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
-	want := []byte("Bearer " + s.opts.APIKey)
+// authenticate attaches the identity of each request's credential to its
+// context (capabilities.WithIdentity), and answers 401 unauthorized, in the
+// API's error format, to a request with none or a refused one. Probes
+// (/healthz, /readyz) and CORS preflights send no credential and pass.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if p := c.Request().URL.Path; p == "/healthz" || p == "/readyz" || c.Request().Method == http.MethodOptions {
+		req := c.Request()
+		if p := req.URL.Path; p == "/healthz" || p == "/readyz" || req.Method == http.MethodOptions {
 			return next(c)
 		}
-		got := []byte(c.Request().Header.Get("Authorization"))
-		if key := c.Request().Header.Get("X-Api-Key"); len(got) == 0 && key != "" {
-			got = []byte("Bearer " + key) // the LangGraph SDK's header
+		id, err := s.auth.Authenticate(req)
+		if err != nil {
+			var ae *auth.Error
+			if !errors.As(err, &ae) {
+				return err
+			}
+			return newError(http.StatusUnauthorized, "unauthorized", ae.Msg)
 		}
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			return newError(http.StatusUnauthorized, "unauthorized", "missing or wrong API key: send Authorization: Bearer <DAWN_API_KEY> (or X-Api-Key: <DAWN_API_KEY>)")
-		}
+		c.SetRequest(req.WithContext(capabilities.WithIdentity(req.Context(), id)))
 		return next(c)
 	}
 }

@@ -104,7 +104,7 @@ func testClaim(t *testing.T, c claimers) {
 	var got, want any
 	must(t, json.Unmarshal(wins[0].Request, &got))
 	must(t, json.Unmarshal(request, &want))
-	if b1, b2 := mustJSON(t, got), mustJSON(t, want); b1 != b2 {
+	if b1, b2 := string(mustJSON(t, got)), string(mustJSON(t, want)); b1 != b2 {
 		t.Errorf("claimed request = %s, want %s", b1, b2)
 	}
 	if interrupted != 1 || runStatusOf(t, winner, "bare") != RunInterrupted {
@@ -134,11 +134,4 @@ func testClaim(t *testing.T, c claimers) {
 	}
 	must(t, winner.SaveStep(ctx, sampleStep("t1", "kept", 2, 4)))
 	must(t, winner.FinishRun(ctx, "kept", RunSuccess, "", json.RawMessage(`{"answer":"ok"}`), nil))
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	must(t, err)
-	return string(b)
 }
