@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -46,6 +49,17 @@ type cutRun struct {
 // runs. The rest of the stream is left unread: the server dies meanwhile.
 func startCut(t *testing.T, url, thread, message, tool string) *cutRun {
 	t.Helper()
+	return startCutAt(t, url, thread, message, func(e stream.Event) bool {
+		var d struct {
+			Name string `json:"name"`
+		}
+		return e.Type == stream.TypeToolCall && json.Unmarshal(e.Data, &d) == nil && d.Name == tool
+	})
+}
+
+// startCutAt is startCut reading until the first event stop accepts.
+func startCutAt(t *testing.T, url, thread, message string, stop func(stream.Event) bool) *cutRun {
+	t.Helper()
 	resp := postJSON(t, url+"/threads/"+thread+"/runs/stream", userRun("/desk", message))
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
@@ -56,13 +70,10 @@ func startCut(t *testing.T, url, thread, message, tool string) *cutRun {
 	for {
 		e, err := r.Next()
 		if err != nil {
-			t.Fatalf("%s: the stream ended before the %s call: %v (events %v)", thread, tool, err, eventTypes(c.seen))
+			t.Fatalf("%s: the stream ended before the server was to die: %v (events %v)", thread, err, eventTypes(c.seen))
 		}
 		c.seen, c.last = append(c.seen, e), e.ID
-		var d struct {
-			Name string `json:"name"`
-		}
-		if e.Type == stream.TypeToolCall && json.Unmarshal(e.Data, &d) == nil && d.Name == tool {
+		if stop(e) {
 			return c
 		}
 	}
@@ -106,6 +117,67 @@ func checkContinued(t *testing.T, c *cutRun, got []stream.Event, tool, answer st
 		t.Fatalf("%s: the continued run answered %q, want %q (events %v)", c.thread, a, answer, eventTypes(got))
 	}
 	return findToolResult(t, got, tool)
+}
+
+// lgJoin is what a LangGraph join stream carried.
+type lgJoin struct {
+	events []stream.Event
+	err    error
+}
+
+// rejoinLangGraph follows c's run on url as the LangGraph SDK's joinStream
+// does (stream_mode values, Last-Event-ID) to the stream's end.
+func rejoinLangGraph(url string, c *cutRun) lgJoin {
+	req, err := http.NewRequest(http.MethodGet, url+"/threads/"+c.thread+"/runs/"+c.run+"/stream?stream_mode=values&cancel_on_disconnect=false", nil)
+	if err != nil {
+		return lgJoin{err: err}
+	}
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(c.last, 10))
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		return lgJoin{err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return lgJoin{err: fmt.Errorf("LangGraph join: %s", resp.Status)}
+	}
+	var out lgJoin
+	r := stream.NewReader(resp.Body)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				out.err = err
+			}
+			return out
+		}
+		out.events = append(out.events, e)
+	}
+}
+
+// checkLangGraphJoin checks what a LangGraph client rejoined with got:
+// only events after the last one it saw, and the final values with the
+// answer.
+func checkLangGraphJoin(t *testing.T, c *cutRun, got lgJoin, answer string) {
+	t.Helper()
+	if got.err != nil {
+		t.Fatalf("%s: LangGraph join: %v", c.thread, got.err)
+	}
+	var last stream.Event
+	for _, e := range got.events {
+		if e.Type == "error" {
+			t.Fatalf("%s: the LangGraph join carried an error: %s", c.thread, e.Data)
+		}
+		if e.ID != 0 && e.ID <= c.last {
+			t.Fatalf("%s: the LangGraph join sent event %d again, at or before Last-Event-ID %d", c.thread, e.ID, c.last)
+		}
+		if e.Type == "values" {
+			last = e
+		}
+	}
+	if !strings.Contains(string(last.Data), answer) {
+		t.Fatalf("%s: the LangGraph join's last values are %s, want the answer %q (events %v)", c.thread, last.Data, answer, eventTypes(got.events))
+	}
 }
 
 // findToolResult returns the one tool_result event of tool in events.
@@ -168,6 +240,9 @@ func testContinuation(t *testing.T, calls, start string, kill func(), survivor f
 	waitCalls(t, calls, 2) // both tools run, and never return
 	kill()
 	url := survivor()
+	// A LangGraph client rejoins the refresh run while it goes on.
+	lg := make(chan lgJoin, 1)
+	go func() { lg <- rejoinLangGraph(url, refresh) }()
 
 	got := checkContinued(t, charge, rejoin(t, url, charge), "charge", "The charge may or may not have gone through; I will check before charging again.")
 	if !strings.Contains(string(got.Data), `"outcome":"unknown"`) {
@@ -177,6 +252,7 @@ func testContinuation(t *testing.T, calls, start string, kill func(), survivor f
 	if !strings.Contains(string(got.Data), "applied k1 (run 2)") {
 		t.Errorf("the cut-off refresh (idempotent) reached the client as %s, want its second run's result", got.Data)
 	}
+	checkLangGraphJoin(t, refresh, <-lg, "Refreshed the cache.")
 	lines := callLines(t, calls)
 	if n := strings.Count(strings.Join(lines, "\n"), "charge k1"); n != 1 {
 		t.Errorf("charge ran %d times (%v); a started call that is not idempotent must not run again", n, lines)
@@ -226,6 +302,44 @@ func TestContinueOrphanAfterRestart(t *testing.T) {
 	env := append(aimockEnv(mock), "GOAPP_LOG="+calls)
 	a, kill := launchDawn(t, bin, app, env...)
 	testContinuation(t, calls, a, kill, func() string { return startDawn(t, bin, app, env...) })
+}
+
+// TestContinueOrphanBeforeFirstStep: a run cut off in its first model
+// call, before it committed any step, starts over from its input on the
+// restarted server: a client that saw the first chunks and rejoins with
+// the last one's id gets the rest of the answer (the model answers the
+// same way), and the thread holds the input once.
+func TestContinueOrphanBeforeFirstStep(t *testing.T) {
+	bin := buildBinary(t, "e2e/testdata/goapp")
+	mock := startAimockPaced(t, "testdata/continuation.json", 150, 6)
+	app, calls := continuationApp(t)
+	env := append(aimockEnv(mock), "GOAPP_LOG="+calls)
+	a, kill := launchDawn(t, bin, app, env...)
+	c := startCutAt(t, a, "t-story", "Tell a story", func(e stream.Event) bool { return e.Type == stream.TypeChunk })
+	kill()
+	url := startDawn(t, bin, app, env...)
+
+	got := rejoin(t, url, c)
+	const story = "Once upon a time a server stopped, and another one finished its story."
+	if a := lastAnswer(t, got); a != story {
+		t.Fatalf("the continued run answered %q (events %v)", a, eventTypes(got))
+	}
+	var text strings.Builder
+	for _, e := range append(c.seen, got...) {
+		if e.Type == stream.TypeChunk {
+			var s string
+			if err := json.Unmarshal(e.Data, &s); err != nil {
+				t.Fatal(err)
+			}
+			text.WriteString(s)
+		}
+	}
+	if text.String() != story {
+		t.Errorf("the chunks before the crash and after the rejoin make %q, want the answer once", text.String())
+	}
+	if roles := messageRoles(t, url, "t-story"); !slices.Equal(roles, []string{"user", "assistant"}) {
+		t.Errorf("the thread holds %v, want the input once and the answer", roles)
+	}
 }
 
 // continuationDatabase starts a throwaway Postgres for the test and

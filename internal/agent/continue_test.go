@@ -106,21 +106,7 @@ func TestContinueAnswersStartedCalls(t *testing.T) {
 			starts++
 			return capabilities.Effect{}
 		}})
-		// The crash: the turn is saved, then the tool never returns.
-		var s saved
-		crash := dawntest.Script().CallTool("charge", echoIn{Text: "k1"})
-		_, _, _ = run(t, p, crash, func(c *agent.Config, h *testHost) {
-			c.Park, c.RecordStarted = true, true
-			h.save = func(ctx context.Context, added []thread.Message, values thread.State) error {
-				if err := s.save(ctx, added, values); err != nil {
-					return err
-				}
-				if _, ok := values[capabilities.StartedKey]; ok {
-					return context.Canceled // the server dies here
-				}
-				return nil
-			}
-		})
+		s := crashAtStarted(t, p)
 		if ran != 0 || starts != 1 {
 			t.Fatalf("before the crash: tool ran %d times, Start hooks %d; want 0 and 1", ran, starts)
 		}
@@ -147,15 +133,41 @@ func TestContinueAnswersStartedCalls(t *testing.T) {
 		if ran != 0 || !strings.Contains(toolText, agent.CutOffUnknown) {
 			t.Errorf("a started call: ran %d times, model got %v; want not run, outcome unknown", ran, toolText)
 		}
-		var unknown bool
-		for _, e := range rec.events {
-			var d struct{ Outcome string }
-			if e.Type == stream.TypeToolResult && json.Unmarshal(e.Data, &d) == nil && d.Outcome == "unknown" {
-				unknown = true
-			}
-		}
-		if !unknown {
+		if !hasUnknownOutcome(rec.events) {
 			t.Errorf("no tool_result with outcome unknown among %v", dawntest.Types(rec.events))
 		}
 	}
+}
+
+// crashAtStarted runs p's charge call to the step that records it as
+// started, where the server dies, and returns what was saved.
+func crashAtStarted(t *testing.T, p *capabilities.Prepared) saved {
+	t.Helper()
+	var s saved
+	crash := dawntest.Script().CallTool("charge", echoIn{Text: "k1"})
+	_, _, _ = run(t, p, crash, func(c *agent.Config, h *testHost) {
+		c.Park, c.RecordStarted = true, true
+		h.save = func(ctx context.Context, added []thread.Message, values thread.State) error {
+			if err := s.save(ctx, added, values); err != nil {
+				return err
+			}
+			if _, ok := values[capabilities.StartedKey]; ok {
+				return context.Canceled // the server dies here
+			}
+			return nil
+		}
+	})
+	return s
+}
+
+// hasUnknownOutcome reports whether events hold a tool_result with
+// "outcome":"unknown".
+func hasUnknownOutcome(events []stream.Event) bool {
+	for _, e := range events {
+		var d struct{ Outcome string }
+		if e.Type == stream.TypeToolResult && json.Unmarshal(e.Data, &d) == nil && d.Outcome == "unknown" {
+			return true
+		}
+	}
+	return false
 }

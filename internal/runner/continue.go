@@ -82,14 +82,13 @@ func (m *Manager) ContinueOrphans(ctx context.Context) (continued, interrupted i
 }
 
 // continueRun continues claimed run r here, or marks it interrupted and
-// says why not.
+// says why not. A mark the store cannot record yet is retried as the end
+// of any run is (finishStore): the run is this server's now, and nobody
+// else would end it.
 func (m *Manager) continueRun(ctx context.Context, r store.Run) error {
 	c, err := m.prepareContinuation(ctx, r)
 	if err != nil {
-		text := notContinuedText + ": " + errorText(err)
-		if ferr := m.store.FinishRun(context.WithoutCancel(ctx), r.ID, store.RunInterrupted, text, nil, nil); ferr != nil && retryable(ferr) {
-			return errors.Join(err, ferr)
-		}
+		m.finishStore(&Run{ID: r.ID, ThreadID: r.ThreadID}, store.RunInterrupted, notContinuedText+": "+errorText(err), nil, nil)
 		return err
 	}
 	go func() {

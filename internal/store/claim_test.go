@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -11,8 +12,8 @@ import (
 	"github.com/dawn-go/dawn/internal/pgtest"
 )
 
-// claimers are stores on one database, as replicas: the first one's
-// owner dies (crash), the others claim its runs.
+// claimers are stores on one database, as replicas: the first one stops
+// renewing its lease (crash), the others claim its runs.
 type claimers struct {
 	dead   Store
 	crash  func()
@@ -22,8 +23,9 @@ type claimers struct {
 // TestClaimOrphans: the runs of a gone owner that kept their request are
 // claimed by exactly one of several stores claiming at once, stay
 // running, keep their request and their saved step, and the winner
-// finishes them; a run without a request is marked interrupted as
-// before. On SQLite (several stores on one file) and on Postgres.
+// finishes them, while the store it was taken from can no longer write to
+// it; a run without a request is marked interrupted as before. On SQLite
+// (several stores on one file) and on Postgres.
 func TestClaimOrphans(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "dawn.db")
@@ -32,9 +34,10 @@ func TestClaimOrphans(t *testing.T) {
 		for range 3 {
 			others = append(others, openTest(t, path))
 		}
-		// a's lease runs out: the others' clocks go an hour on.
+		// a stops renewing, as a paused process would, and its lease runs
+		// out: the others' clocks go an hour on.
 		c := claimers{dead: a, crash: func() {
-			abandon(t, a)
+			a.stopHeartbeat()
 			for _, b := range others {
 				setClock(b, func() time.Time { return time.Now().Add(time.Hour) })
 			}
@@ -120,6 +123,14 @@ func testClaim(t *testing.T, c claimers) {
 	must(t, err)
 	if cp.Step != 1 || cp.RunID != "kept" {
 		t.Errorf("claimed run's checkpoint = step %d of %q, want its saved step 1", cp.Step, cp.RunID)
+	}
+	// The store it was taken from, should it wake up, writes to it no
+	// more.
+	if err := c.dead.SaveStep(ctx, sampleStep("t1", "kept", 2, 4)); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("SaveStep by the store the run was taken from = %v, want ErrNotRunning", err)
+	}
+	if err := c.dead.FinishRun(ctx, "kept", RunError, "late", nil, nil); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("FinishRun by the store the run was taken from = %v, want ErrNotRunning", err)
 	}
 	must(t, winner.SaveStep(ctx, sampleStep("t1", "kept", 2, 4)))
 	must(t, winner.FinishRun(ctx, "kept", RunSuccess, "", json.RawMessage(`{"answer":"ok"}`), nil))

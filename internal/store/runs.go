@@ -152,6 +152,13 @@ func (s *DB) insertRun(ctx context.Context, tx dialect.Tx, r Run, threadPK, now 
 	return renewed, nil
 }
 
+// takenOver is the error of a write to a run that another store claimed
+// (ClaimOrphans) when this one's lease had expired: this store no longer
+// runs it.
+func takenOver(runID string) error {
+	return fmt.Errorf("run %q: %w: another server took it over when this server's lease expired", runID, ErrNotRunning)
+}
+
 func busyError(threadID string) error {
 	return fmt.Errorf("thread %q: %w: wait for it to finish or cancel it", threadID, ErrBusy)
 }
@@ -189,6 +196,8 @@ func (s *DB) FinishRun(ctx context.Context, runID, status, errMsg string, output
 			return fmt.Errorf("store: finish run %q: %w", runID, err)
 		case l.Status != RunRunning:
 			return fmt.Errorf("run %q is %s: %w", runID, l.Status, ErrNotRunning)
+		case l.Owner != s.own.pk:
+			return takenOver(runID)
 		}
 		now := s.now()
 		if err := s.insertEvents(ctx, tx, l.ThreadPK, l.PK, events); err != nil {

@@ -80,7 +80,7 @@ func (s *DB) SaveStep(ctx context.Context, st Step) error {
 	}
 	return s.write(ctx, func(tx dialect.Tx) error {
 		l, err := tx.LockRun(ctx, st.RunID)
-		if err := checkStepRow(st, l, err); err != nil {
+		if err := checkStepRow(st, l, err, s.own.pk); err != nil {
 			return err
 		}
 		if err := s.saveStep(ctx, tx, st, &in, l); err != nil {
@@ -315,7 +315,7 @@ func prepareStep(st Step, enc *encoder) (stepInput, error) {
 
 // checkStepRow checks st against its run's row l, read in the step's
 // transaction with error err.
-func checkStepRow(st Step, l dialect.RunLock, err error) error {
+func checkStepRow(st Step, l dialect.RunLock, err error, self int64) error {
 	switch {
 	case errors.Is(err, dialect.ErrNoRow):
 		return fmt.Errorf("run %q: %w", st.RunID, ErrNotFound)
@@ -325,6 +325,8 @@ func checkStepRow(st Step, l dialect.RunLock, err error) error {
 		return fmt.Errorf("run %q: %w: it belongs to thread %q, not %q", st.RunID, ErrInvalid, l.ThreadID, st.ThreadID)
 	case l.Status != RunRunning:
 		return fmt.Errorf("run %q is %s: %w", st.RunID, l.Status, ErrNotRunning)
+	case l.Owner != self:
+		return takenOver(st.RunID)
 	case int64(st.Step) != l.Step+1:
 		return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", st.ThreadID, ErrStepOrder, st.Step, l.Step)
 	}

@@ -287,6 +287,8 @@ type RunLock struct {
 	ThreadID, Status             string
 	Step, Messages, Head, Branch int64
 	Parts                        string
+	// Owner is the owner pk of the store running the run.
+	Owner int64
 }
 
 // CheckpointRow is one row of a checkpoint: Kind 0 is the head (Seq the

@@ -114,9 +114,9 @@ func (t *tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 
 func (t *tx) LockRun(ctx context.Context, runID string) (dialect.RunLock, error) {
 	var l dialect.RunLock
-	err := t.queryRow(ctx, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.head, t.branch, t.parts
+	err := t.queryRow(ctx, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.head, t.branch, t.parts, r.owner
 		FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = $1 FOR UPDATE`, []any{runID},
-		&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Head, &l.Branch, &l.Parts)
+		&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Head, &l.Branch, &l.Parts, &l.Owner)
 	return l, err
 }
 

@@ -50,7 +50,7 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
 		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request)
 			VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`},
-		{writer, &st.lockRun, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.head, t.branch, t.parts
+		{writer, &st.lockRun, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.head, t.branch, t.parts, r.owner
 			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = ?`},
 		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE pk = ?`},
 

@@ -84,7 +84,7 @@ func (t tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 
 func (t tx) LockRun(ctx context.Context, runID string) (dialect.RunLock, error) {
 	var l dialect.RunLock
-	err := t.s.st.lockRun.QueryRowContext(ctx, runID).Scan(&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Head, &l.Branch, &l.Parts)
+	err := t.s.st.lockRun.QueryRowContext(ctx, runID).Scan(&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Head, &l.Branch, &l.Parts, &l.Owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, dialect.ErrNoRow
 	}
