@@ -24,7 +24,7 @@ func TestApprovalsCommand(t *testing.T) {
 	}
 	err = st.SetAppValues(context.Background(), map[string]json.RawMessage{
 		runner.UserKey("alice", "approval.always.release"): json.RawMessage(`true`),
-		runner.UserKey("bob", "approval.always.deploy"):     json.RawMessage(`true`),
+		runner.UserKey("bob", "approval.always.deploy"):    json.RawMessage(`true`),
 	})
 	st.Close()
 	if err != nil {
