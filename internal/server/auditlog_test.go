@@ -56,7 +56,7 @@ func TestAuditExportsLogRecords(t *testing.T) {
 	r := rec.records[0]
 	got := map[attribute.Key]string{}
 	r.WalkAttributes(func(kv attribute.KeyValue) bool {
-		got[kv.Key] = kv.Value.Emit()
+		got[kv.Key] = kv.Value.String()
 		return true
 	})
 	if r.EventName() != telemetry.AuditEvent || got[telemetry.AttrAuditAction] != "cancel" || got[telemetry.AttrThread] != "o1" ||
