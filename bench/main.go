@@ -45,6 +45,9 @@ type options struct {
 	mockHTTP1    bool
 	// lazy mode: the lazy-model harness scenario (lazy.go).
 	lazy bool
+	// context mode: a 50-turn thread with and without a context budget
+	// (context.go).
+	contextMode bool
 	// diamond mode: issue #18's plan-first diamond, timed per parallel
 	// setting.
 	diamond     bool
@@ -89,6 +92,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.mockHTTP1, "mock-http1", false, "with --inflight: serve the mock model over plain HTTP/1.1 (a connection per call) instead of HTTPS with HTTP/2")
 	fs.StringVar(&o.profileDir, "profile", "", "with --inflight: save the server's CPU and heap profiles, taken in the middle of the hold, into this folder")
 	fs.BoolVar(&o.lazy, "lazy", false, "run the lazy-model harness scenario instead: a 6-item plan with and without the harness gate, --repeat rounds (default 3)")
+	fs.BoolVar(&o.contextMode, "context", false, "run the context-budget scenario instead: a 50-turn thread with compaction on and off, its total input tokens")
 	fs.BoolVar(&o.diamond, "diamond", false, "run the plan-first diamond instead (A → B∥C → D, see Plan-first diamond): wall time per --parallel setting over --repeat rounds")
 	fs.DurationVar(&o.stepLatency, "step-latency", time.Second, "with --diamond: how long the mock model takes to answer each step")
 	fs.StringVar(&o.parallel, "parallel", "1,2", "with --diamond: the plan-first parallel settings to time, comma-separated (2 is the route's default)")
@@ -184,6 +188,9 @@ func main() {
 	}
 	if opts.diamond {
 		os.Exit(diamondMain(ctx, opts))
+	}
+	if opts.contextMode {
+		os.Exit(contextMain(ctx, opts))
 	}
 	if opts.inflight > 0 {
 		os.Exit(inflightMain(ctx, opts))

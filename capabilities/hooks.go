@@ -49,6 +49,21 @@ type Hooks struct {
 	// Signal handles a supervisor signal ("pause", "cancel") at a step
 	// boundary.
 	Signal func(s thread.State, signal string) Effect
+	// BeforeModel runs before each model call of the loop with the
+	// conversation the call would send (see ModelTurn), and returns the
+	// conversation to send in its place (nil keeps it), as a context
+	// budget replaces older turns by a summary. The thread's own messages
+	// never change. A non-empty Effect.Update is applied and saved as a
+	// step of its own before the call, with Effect.Events emitted first.
+	// An error ends the run. Hooks of several capabilities run in marker
+	// order, each on the conversation the one before returned.
+	BeforeModel func(ctx context.Context, turn ModelTurn) (ModelView, error)
+	// ToolOutput runs on each successful tool call's output before the
+	// model sees it: text is the output as the model would see it, and
+	// shown, when ok, is what the model sees in its place (a preview of
+	// an output stored elsewhere, say). The tool_result event keeps the
+	// full output. ctx carries the call's Invocation (InvocationFrom).
+	ToolOutput func(ctx context.Context, ev ToolEvent, text string) (shown string, ok bool)
 }
 
 // Effect is what a hook asks of the loop.

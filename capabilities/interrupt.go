@@ -62,19 +62,22 @@ const NotesKey = "__notes"
 
 // StartedKey is the reserved state value that lists, as a JSON array of
 // StartedCall, the held-back calls of a parked turn whose interrupts were
-// answered and that are about to run. The runtime saves it before the
-// first of them runs and removes it with the turn's results, so a thread
-// that still has it after a crash knows those calls may have run. No state
-// field may use the name.
+// answered and that are about to run, or (for an app that continues the
+// runs of a server that is gone) the calls of any turn about to run. The
+// runtime saves it before the first of them runs and removes it with the
+// turn's results, so a thread that still has it after a crash knows those
+// calls may have run. No state field may use the name.
 const StartedKey = "__started"
 
 // StartedCall is one entry of StartedKey: a held-back call of the root run
 // whose answer let it run (a task call whose parked subagent goes on
-// counts), or, with Refusal set, one whose answer refused it.
+// counts), or, with Refusal set, one whose answer refused it; or, with
+// Unapproved set, a call of a turn that nobody was asked about.
 type StartedCall struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Refusal string `json:"refusal,omitempty"`
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Refusal    string `json:"refusal,omitempty"`
+	Unapproved bool   `json:"unapproved,omitempty"`
 }
 
 // SubagentFrame is a parked subagent's run.

@@ -31,9 +31,21 @@ type Marker interface {
 
 // Contribution is what one marker adds to a route.
 type Contribution struct {
-	Tools        []Tool
-	Fields       []Field
-	Prompts      []Prompt
+	Tools  []Tool
+	Fields []Field
+	// Prompts are fragments of the system prompt: instructions that stay
+	// the same from turn to turn (how to use the capability's tools). They
+	// are rendered from state, but one whose text changes with state
+	// changes the first message of every later request, and provider
+	// prompt caches then miss on the whole conversation: render live state
+	// in StatePrompts.
+	Prompts []Prompt
+	// StatePrompts render live state the model sees on every turn, such as
+	// the current plan with its items and evidence. They are rendered fresh
+	// before each model call into one block placed after the conversation
+	// and never saved to the thread, so that each request begins with the
+	// previous one and provider prompt caches hit.
+	StatePrompts []Prompt
 	Transformers []Transformer
 	// Hooks, when set, steer the agent loop (see Hooks).
 	Hooks *Hooks
@@ -51,7 +63,9 @@ type Contribution struct {
 }
 
 // Prompt renders a prompt fragment from the current state. It runs before
-// every model turn; an empty result adds nothing.
+// every model turn; an empty result adds nothing. As a Contribution's
+// Prompts it is part of the system prompt, as its StatePrompts part of the
+// per-turn state block after the conversation.
 type Prompt func(s thread.State) string
 
 // ToolEvent is a finished tool call as stream transformers see it.

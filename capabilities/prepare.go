@@ -65,8 +65,11 @@ type Prepared struct {
 	// marker order.
 	Tools []Tool
 	// Fields are the state.yaml fields, then capability fields.
-	Fields       []Field
+	Fields []Field
+	// Prompts are the system prompt's capability fragments, StatePrompts
+	// the per-turn state block's (see Contribution), in marker order.
 	Prompts      []Prompt
+	StatePrompts []Prompt
 	Transformers []Transformer
 	Hooks        []*Hooks
 	Capabilities []Capability
@@ -74,9 +77,10 @@ type Prepared struct {
 	// owners maps each capability tool's name to the marker that
 	// contributed it; a tool not in it is the app's.
 	owners map[string]Marker
-	// promptOwners holds, for each of Prompts, the marker that
-	// contributed it.
-	promptOwners []Marker
+	// promptOwners and statePromptOwners hold, for each of Prompts and
+	// StatePrompts, the marker that contributed it.
+	promptOwners      []Marker
+	statePromptOwners []Marker
 }
 
 // Input is what Prepare needs besides the route.
@@ -228,6 +232,10 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	for range c.Prompts {
 		p.promptOwners = append(p.promptOwners, m)
 	}
+	p.StatePrompts = append(p.StatePrompts, c.StatePrompts...)
+	for range c.StatePrompts {
+		p.statePromptOwners = append(p.statePromptOwners, m)
+	}
 	p.Transformers = append(p.Transformers, c.Transformers...)
 	if c.Hooks != nil {
 		p.Hooks = append(p.Hooks, c.Hooks)
@@ -352,18 +360,13 @@ func (p *Prepared) AppTools() []string {
 // Worker returns the route as a worker of a RunStrategy sees it (see
 // WorkerFilter): its prompt, state fields and app tools and, of the
 // capabilities, only the tools a WorkerFilter keeps and the prompt
-// fragments of a WorkerPrompter. p is not changed.
+// fragments (Prompts and StatePrompts) of a WorkerPrompter. p is not
+// changed.
 func (p *Prepared) Worker() *Prepared {
 	w := *p
-	w.Prompts, w.Transformers, w.Hooks, w.Tools, w.promptOwners = nil, nil, nil, nil, nil
-	for i, render := range p.Prompts {
-		if i < len(p.promptOwners) {
-			if k, ok := p.promptOwners[i].(WorkerPrompter); ok && k.WorkerKeepsPrompts() {
-				w.Prompts = append(w.Prompts, render)
-				w.promptOwners = append(w.promptOwners, p.promptOwners[i])
-			}
-		}
-	}
+	w.Transformers, w.Hooks, w.Tools = nil, nil, nil
+	w.Prompts, w.promptOwners = workerPrompts(p.Prompts, p.promptOwners)
+	w.StatePrompts, w.statePromptOwners = workerPrompts(p.StatePrompts, p.statePromptOwners)
 	for _, t := range p.Tools {
 		name := t.Spec().Name
 		if m, owned := p.owners[name]; owned {
@@ -374,6 +377,20 @@ func (p *Prepared) Worker() *Prepared {
 		w.Tools = append(w.Tools, t)
 	}
 	return &w
+}
+
+// workerPrompts keeps of prompts, each contributed by the marker of the
+// same index in owners, those a worker keeps (see WorkerPrompter).
+func workerPrompts(prompts []Prompt, owners []Marker) (kept []Prompt, keptOwners []Marker) {
+	for i, render := range prompts {
+		if i < len(owners) {
+			if k, ok := owners[i].(WorkerPrompter); ok && k.WorkerKeepsPrompts() {
+				kept = append(kept, render)
+				keptOwners = append(keptOwners, owners[i])
+			}
+		}
+	}
+	return kept, keptOwners
 }
 
 // Signal runs the route's Signal hooks on values, in marker order, for a

@@ -69,6 +69,9 @@ type Invocation struct {
 	Steps StepRunner
 	// Items is the app's key-value store, or nil in a call no run hosts.
 	Items ItemStore
+	// Outputs keeps large tool outputs with the run's thread, or is nil in
+	// a call no run hosts.
+	Outputs ToolOutputStore
 }
 
 // Result is what a tool call produced.

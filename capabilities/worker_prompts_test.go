@@ -42,3 +42,33 @@ func TestWorkerKeepsStandingPrompts(t *testing.T) {
 		t.Errorf("a hand-built route's worker kept %d prompts", len(w.Prompts))
 	}
 }
+
+// TestStatePromptsInOrderAndForWorkers: StatePrompts are kept apart from
+// Prompts, in marker order, and a worker keeps those of a WorkerPrompter
+// only, as it does Prompts.
+func TestStatePromptsInOrderAndForWorkers(t *testing.T) {
+	text := func(s string) Prompt { return func(thread.State) string { return s } }
+	plan := checklist()
+	plan.contrib.StatePrompts = []Prompt{text("Current checklist: empty.")}
+	notes := standing{fakeMarker{name: "notes", file: "notes.md", contrib: Contribution{StatePrompts: []Prompt{text("Notes: none.")}}}}
+	route := routeDir(t, "/r", map[string]string{"checklist.md": "", "notes.md": ""})
+	p, err := Prepare(context.Background(), route, Input{Markers: []Marker{plan, notes}, AppToolsKnown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(ps []Prompt) (out []string) {
+		for _, r := range ps {
+			out = append(out, r(thread.State{}))
+		}
+		return out
+	}
+	if got := render(p.StatePrompts); len(got) != 2 || got[0] != "Current checklist: empty." || got[1] != "Notes: none." {
+		t.Errorf("state prompts %q, want the checklist's then the notes'", got)
+	}
+	if got := render(p.Prompts); len(got) != 1 || got[0] != "## Checklist" {
+		t.Errorf("prompts %q, want the checklist's system prompt part alone", got)
+	}
+	if got := render(p.Worker().StatePrompts); len(got) != 1 || got[0] != "Notes: none." {
+		t.Errorf("worker state prompts %q, want the notes' alone", got)
+	}
+}

@@ -45,7 +45,12 @@ func (m *fanModel) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 		opt(&o)
 	}
 	planner := slices.ContainsFunc(o.Tools, func(t llms.Tool) bool { return t.Function != nil && t.Function.Name == "writeTodos" })
+	// The last message of the conversation: the route's plan state block
+	// follows it.
 	last := msgs[len(msgs)-1]
+	if i := slices.IndexFunc(msgs[1:], func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeSystem }); i >= 0 {
+		last = msgs[i]
+	}
 	text := func(c llms.MessageContent) string {
 		var b strings.Builder
 		for _, p := range c.Parts {

@@ -10,11 +10,19 @@ import (
 const maxField = 160
 
 // RenderFull is the planning prompt section for an enforced plan: the rules
-// the harness enforces, then every item on one line of the form
-// "- [in_progress] Check account context", then the postconditions.
-func RenderFull(p *Plan, s Settings) string {
+// the harness enforces (Rules), then the plan's state (FullState).
+func RenderFull(p *Plan, s Settings) string { return Rules(s) + FullState(p) }
+
+// RenderCompact is the short form of RenderFull: the rules, then
+// CompactState.
+func RenderCompact(p *Plan, s Settings) string { return Rules(s) + CompactState(p, s) }
+
+// FullState is an enforced plan's live state: the goal, progress, every
+// item on one line of the form "- [in_progress] Check account context",
+// then the postconditions. It changes with the plan, so it belongs after
+// the conversation (capabilities.Contribution.StatePrompts).
+func FullState(p *Plan) string {
 	var b strings.Builder
-	b.WriteString(rules(s))
 	if p.Goal != "" {
 		fmt.Fprintf(&b, "Goal: %s\n", oneLine(p.Goal))
 	}
@@ -35,13 +43,12 @@ func RenderFull(p *Plan, s Settings) string {
 	return b.String()
 }
 
-// RenderCompact is the short form: a <plan_state> block with the goal, the
-// current item, a short pending summary, the latest revision reason and
-// numeric progress. Long fields are cut and markup is escaped, so text from
-// the model cannot close the block.
-func RenderCompact(p *Plan, s Settings) string {
+// CompactState is the short form of FullState: a <plan_state> block with
+// the goal, the current item, a short pending summary, the latest revision
+// reason and numeric progress. Long fields are cut and markup is escaped,
+// so text from the model cannot close the block.
+func CompactState(p *Plan, s Settings) string {
 	var b strings.Builder
-	b.WriteString(rules(s))
 	b.WriteString("<plan_state>\n")
 	if p.Goal != "" {
 		fmt.Fprintf(&b, "goal: %s\n", field(p.Goal))
@@ -83,9 +90,10 @@ func RenderCompact(p *Plan, s Settings) string {
 	return b.String()
 }
 
-// rules says once how to keep an enforced plan; the tool descriptions say
-// only what each tool does. It goes with every model request.
-func rules(s Settings) string {
+// Rules says once how to keep an enforced plan; the tool descriptions say
+// only what each tool does. It goes with every model request and depends
+// only on the settings, so it belongs in the system prompt.
+func Rules(s Settings) string {
 	var b strings.Builder
 	b.WriteString("## Planning\n\nThe harness owns this plan and checks every change. Keep it current with writeTodos: pass the whole list each time, with a short reason.")
 	if s.FanOut {

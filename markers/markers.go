@@ -10,6 +10,7 @@ package markers
 import (
 	"github.com/dawn-go/dawn/approval"
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/contextwindow"
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/mcptools"
 	"github.com/dawn-go/dawn/longmemory"
@@ -34,5 +35,6 @@ func All() []capabilities.Marker {
 		approval.Marker(),
 		workspace.Marker(),
 		longmemory.Marker(),
+		contextwindow.Marker(),
 	}
 }

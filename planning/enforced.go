@@ -46,7 +46,8 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 			{Name: StateField, Type: "array", Schema: mustJSON(enforcedListSchema()), Default: mustJSON(todosOf(draft)), Reducer: capabilities.Replace, Source: path},
 			{Name: PlanField, Type: "object", Schema: mustJSON(map[string]any{"type": "object", "description": "The harness-owned plan: lifecycle state, items, postconditions and revisions."}), Default: mustJSON(draft), Reducer: capabilities.Replace, Source: path},
 		},
-		Prompts:      []capabilities.Prompt{e.prompt},
+		Prompts:      []capabilities.Prompt{e.rules},
+		StatePrompts: []capabilities.Prompt{e.state},
 		Transformers: []capabilities.Transformer{e.transform},
 		Hooks: &capabilities.Hooks{
 			Start:      e.start,
@@ -271,12 +272,17 @@ func (e *enforced) signal(s thread.State, sig string) capabilities.Effect {
 	return effect(p, out)
 }
 
-func (e *enforced) prompt(s thread.State) string {
+// rules is the system prompt's planning section: how to keep the plan.
+func (e *enforced) rules(thread.State) string { return harness.Rules(e.settings) }
+
+// state is the plan's live state, for the per-turn block after the
+// conversation.
+func (e *enforced) state(s thread.State) string {
 	p := e.current(s)
 	if e.settings.Compact {
-		return harness.RenderCompact(p, e.settings)
+		return harness.CompactState(p, e.settings)
 	}
-	return harness.RenderFull(p, e.settings)
+	return harness.FullState(p)
 }
 
 // transform sends plan_update after a successful harness tool call.

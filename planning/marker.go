@@ -63,7 +63,8 @@ func (m marker) Load(_ context.Context, _ *router.Route, file string) (*capabili
 			Reducer: capabilities.Replace,
 			Source:  file,
 		}},
-		Prompts:      []capabilities.Prompt{prompt(seed)},
+		Prompts:      []capabilities.Prompt{intro},
+		StatePrompts: []capabilities.Prompt{statePrompt(seed)},
 		Transformers: []capabilities.Transformer{Transform},
 		Details:      map[string]any{"seed": seed},
 	}

@@ -135,11 +135,16 @@ func TestPrepareWithPlanning(t *testing.T) {
 	if want := `[{"content":"Understand the customer request","status":"pending"},{"content":"Check account context","status":"completed"}]`; string(state[StateField]) != want {
 		t.Errorf("initial todos = %s, want %s", state[StateField], want)
 	}
-	if len(p.Prompts) != 1 {
-		t.Fatalf("prompts = %d", len(p.Prompts))
+	if len(p.Prompts) != 1 || len(p.StatePrompts) != 1 {
+		t.Fatalf("prompts = %d, state prompts = %d", len(p.Prompts), len(p.StatePrompts))
 	}
-	if got := p.Prompts[0](state); !strings.Contains(got, "- [completed] Check account context") {
+	// The system prompt's part says how to plan and never shows the plan;
+	// the state block's part shows it.
+	if got := p.Prompts[0](state); !strings.Contains(got, "writeTodos") || strings.Contains(got, "Check account context") {
 		t.Errorf("prompt:\n%s", got)
+	}
+	if got := p.StatePrompts[0](state); !strings.Contains(got, "- [completed] Check account context") {
+		t.Errorf("state prompt:\n%s", got)
 	}
 	if _, err := p.ApplyInput(state, map[string]json.RawMessage{StateField: json.RawMessage(`[]`)}); err == nil {
 		t.Error("a run's input could set todos")

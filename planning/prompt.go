@@ -16,20 +16,24 @@ Keep this plan current with writeTodos, passing the whole list each time. Keep o
 
 const emptyPlan = "(The plan is empty. If the task has several steps, write a plan with writeTodos first.)\n"
 
-// RenderPrompt renders the planning section of the system prompt for todos.
+// RenderPrompt renders the whole planning section for todos: how to keep
+// the plan (the system prompt's part) and the plan itself
+// (RenderPlan, the per-turn state block's part).
+func RenderPrompt(todos []Todo) string { return promptIntro + RenderPlan(todos) }
+
+// RenderPlan renders the current plan for the per-turn state block.
 // After "Current plan:" each todo is one line of the form
 // "- [pending] Understand the customer request" (the status in brackets, then
 // the content, with any line breaks in it turned into spaces). The built-in
 // offline model reads that line format. An empty list renders a line saying
 // the plan is empty instead.
-func RenderPrompt(todos []Todo) string {
-	size := len(promptIntro) + len("Current plan:\n") + len(emptyPlan)
+func RenderPlan(todos []Todo) string {
+	size := len("Current plan:\n") + len(emptyPlan)
 	for _, t := range todos {
 		size += len(t.Content) + len(t.Status) + 6
 	}
 	var b strings.Builder
 	b.Grow(size)
-	b.WriteString(promptIntro)
 	b.WriteString("Current plan:\n")
 	if len(todos) == 0 {
 		b.WriteString(emptyPlan)
@@ -60,16 +64,19 @@ func writeOneLine(b *strings.Builder, s string) {
 	}
 }
 
-// prompt returns the planning prompt fragment. It renders the todos in the
-// thread's state, or seed when the state has no todos field (a thread made
-// before plan.md existed).
-func prompt(seed []Todo) func(thread.State) string {
+// intro is the planning fragment of the system prompt.
+func intro(thread.State) string { return promptIntro }
+
+// statePrompt returns the planning fragment of the per-turn state block.
+// It renders the todos in the thread's state, or seed when the state has
+// no todos field (a thread made before plan.md existed).
+func statePrompt(seed []Todo) func(thread.State) string {
 	return func(s thread.State) string {
 		var todos []Todo
 		ok, err := s.Decode(StateField, &todos)
 		if !ok || err != nil {
 			todos = seed
 		}
-		return RenderPrompt(todos)
+		return RenderPlan(todos)
 	}
 }

@@ -99,7 +99,7 @@ func contains(lines []string, want string) bool {
 
 func TestPromptReadsState(t *testing.T) {
 	seed := []Todo{{"seed item", Pending, ""}}
-	render := prompt(seed)
+	render := statePrompt(seed)
 	tests := []struct {
 		name  string
 		state thread.State

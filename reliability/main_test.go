@@ -132,7 +132,14 @@ const devReady = "Dawn dev ready at "
 // the test ends if it still runs.
 func startDawn(t testing.TB, env []string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(dawnBin, args...)
+	return startBinary(t, dawnBin, env, args...)
+}
+
+// startBinary is startDawn with the app binary bin (one dawn.Main builds)
+// in place of the stock one.
+func startBinary(t testing.TB, bin string, env []string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(cleanEnv(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

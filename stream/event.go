@@ -30,6 +30,12 @@ const (
 	// TypeInterrupt says the run parked for a person's decision. Its data
 	// is the interrupt: {"interruptId", "type", "kind", "detail", "callId"}.
 	TypeInterrupt = "interrupt"
+	// TypeContextCompacted says older turns of the conversation were
+	// replaced by a summary before a model call, to keep its input under
+	// the route's context budget: {"before_tokens":9120,"after_tokens":2310,
+	// "summarized_messages":41}, the request's estimated input tokens
+	// before and after, and how many messages the summary newly covers.
+	TypeContextCompacted = "context_compacted"
 
 	// SubagentPrefix starts the type of every event forwarded from a
 	// subagent to its parent's stream: "subagent.plan_update".

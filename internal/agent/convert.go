@@ -45,6 +45,16 @@ func toLLM(system string, msgs []thread.Message) []llms.MessageContent {
 	return out
 }
 
+// withStateBlock appends the per-turn state block (see StateBlock) to a
+// request's messages as a final system message; an empty block adds
+// nothing.
+func withStateBlock(msgs []llms.MessageContent, block string) []llms.MessageContent {
+	if block == "" {
+		return msgs
+	}
+	return append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, block))
+}
+
 // toolDefs describes tools to the model.
 func toolDefs(tools []capabilities.Tool) []llms.Tool {
 	defs := make([]llms.Tool, 0, len(tools))

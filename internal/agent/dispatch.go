@@ -76,7 +76,7 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error) (
 		}
 	}
 	ev.Err = err
-	return l.after(c, ev, next)
+	return l.after(ctx, c, ev, next)
 }
 
 // admit decides whether call c runs. A call held back before is answered:
@@ -148,7 +148,7 @@ func (l *loop) befores(h *capabilities.Hooks) []before {
 	}
 	if h.BeforeToolCtx != nil {
 		out = append(out, func(ctx context.Context, s thread.State, c thread.ToolCall, app thread.State) capabilities.Effect {
-			inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: s, Items: l.host.Items()}
+			inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: s, Items: l.host.Items(), Outputs: l.cfg.Outputs}
 			return h.BeforeToolCtx(capabilities.WithInvocation(ctx, inv), s, c, app)
 		})
 	}
@@ -211,7 +211,7 @@ func (l *loop) parkTask(c thread.ToolCall, parked *parkedSubagent) ([]capabiliti
 // returns the tool message, with the hooks' notes, and the interrupts the
 // hooks raised after the call when the run can park (their fallback stop
 // is then dropped).
-func (l *loop) after(c thread.ToolCall, ev capabilities.ToolEvent, next thread.State) (*thread.Message, []capabilities.Interrupt, error) {
+func (l *loop) after(ctx context.Context, c thread.ToolCall, ev capabilities.ToolEvent, next thread.State) (*thread.Message, []capabilities.Interrupt, error) {
 	var note string
 	var effects []capabilities.Effect
 	for _, h := range l.hooks {
@@ -221,7 +221,7 @@ func (l *loop) after(c thread.ToolCall, ev capabilities.ToolEvent, next thread.S
 			effects = append(effects, eff)
 		}
 	}
-	reply := l.reply(ev, note)
+	reply := l.reply(ctx, ev, note)
 	for _, t := range l.cfg.Route.Transformers {
 		for _, e := range t(ev) {
 			l.emit(e)
@@ -248,7 +248,7 @@ func (l *loop) after(c thread.ToolCall, ev capabilities.ToolEvent, next thread.S
 
 // reply is the tool message of the call ev reports, with note after it,
 // and emits the call's tool_result event.
-func (l *loop) reply(ev capabilities.ToolEvent, note string) thread.Message {
+func (l *loop) reply(ctx context.Context, ev capabilities.ToolEvent, note string) thread.Message {
 	reply := thread.Message{Role: thread.RoleTool, ToolCallID: ev.CallID, Name: ev.Name}
 	if ev.Err != nil {
 		reply.IsError = true
@@ -256,7 +256,7 @@ func (l *loop) reply(ev capabilities.ToolEvent, note string) thread.Message {
 		l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": ev.CallID, "name": ev.Name, "output": nil, "error": ev.Err.Error()}))
 		return reply
 	}
-	reply.Content = l.truncate(modelText(ev.Output))
+	reply.Content = l.shown(ctx, ev)
 	l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": ev.CallID, "name": ev.Name, "output": rawOrNull(ev.Output)}))
 	return reply
 }
@@ -335,7 +335,7 @@ func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State
 		}
 		return res, fmt.Errorf("there is no tool %q on this route; available tools: %s", c.Name, strings.Join(names, ", "))
 	}
-	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps(), Items: l.host.Items()}
+	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps(), Items: l.host.Items(), Outputs: l.cfg.Outputs}
 	return l.callTool(ctx, tool, inv)
 }
 

@@ -66,10 +66,27 @@ type Config struct {
 	// Tracer, when set, opens a span around each tool call and subagent
 	// run; subagents inherit it.
 	Tracer Tracer
+	// RecordStarted saves each model turn before its tool calls run, with
+	// the calls listed as started (capabilities.StartedKey), so that a run
+	// continued after a crash answers those whose result was not saved
+	// instead of running them blindly again: one more commit per tool turn.
+	RecordStarted bool
+	// Continue says the run goes on from the last step that a run cut off
+	// by a crash saved: the Start hooks, which saw the run's input then,
+	// do not run again, and the calls that had started are answered first.
+	Continue bool
 	// ToolTimeout bounds a tool call whose tool sets no timeout of its own
 	// (capabilities.ToolSpec.Timeout); zero uses DefaultToolTimeout.
 	// Subagents inherit it.
 	ToolTimeout time.Duration
+	// Models resolves a model name other than ModelName, for a hook that
+	// asks another model (a summary model); nil reaches none. Subagents
+	// inherit it.
+	Models func(spec string) (llms.Model, error)
+	// Outputs keeps large tool outputs with the run's thread, lent to
+	// hooks and tools as capabilities.Invocation.Outputs; nil where the
+	// run has no store. Subagents inherit it.
+	Outputs capabilities.ToolOutputStore
 }
 
 // Host is what the caller lends one run of the loop: where its events go
@@ -318,6 +335,9 @@ func (l *loop) start(ctx context.Context, input []thread.Message) (end bool, err
 		return false, err
 	}
 	l.msgs = append(l.msgs, input...)
+	if l.cfg.Continue {
+		return false, nil
+	}
 	for _, h := range l.hooks {
 		if h.Start == nil {
 			continue
@@ -340,7 +360,11 @@ func (l *loop) turn(ctx context.Context, n int) (end bool, err error) {
 	if sig := l.host.Signal(); sig != "" {
 		return true, l.signal(sig)
 	}
-	choice, call, err := l.generate(ctx, l.msgs, l.state)
+	msgs, err := l.modelView(ctx)
+	if err != nil {
+		return false, err
+	}
+	choice, call, err := l.generate(ctx, msgs, l.state)
 	if err != nil {
 		return false, err
 	}
@@ -353,9 +377,13 @@ func (l *loop) turn(ctx context.Context, n int) (end bool, err error) {
 	for _, c := range calls {
 		l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": c.Input}))
 	}
+	if err := l.recordTurn(ctx, calls); err != nil {
+		return false, err
+	}
 	if err := l.runCalls(ctx, calls, bad); err != nil {
 		return false, err
 	}
+	l.state = withoutStarted(l.state)
 	return l.endStep(ctx)
 }
 

@@ -122,6 +122,9 @@ func TestToolFailuresGoBackToTheModel(t *testing.T) {
 	}
 }
 
+// TestPlanIsReRenderedEveryTurn: the live plan is rendered fresh for every
+// model call into the state block after the conversation, while the system
+// prompt stays the same, so each request begins with the previous one.
 func TestPlanIsReRenderedEveryTurn(t *testing.T) {
 	p := prepare(t, map[string]string{"r/agent.md": "You are terse.", "r/plan.md": "- [ ] First\n- [x] Second\n"})
 	model := dawntest.Script().
@@ -131,12 +134,33 @@ func TestPlanIsReRenderedEveryTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := model.Requests()
-	system := func(i int) string { return reqs[i][0].Parts[0].(llms.TextContent).Text }
-	if !strings.HasPrefix(system(0), "You are terse.") || !strings.Contains(system(0), "- [pending] First") || !strings.Contains(system(0), "- [completed] Second") {
-		t.Fatalf("first system prompt:\n%s", system(0))
+	text := func(mc llms.MessageContent) string { return mc.Parts[0].(llms.TextContent).Text }
+	first, second := reqs[0], reqs[1]
+	if system := text(first[0]); !strings.HasPrefix(system, "You are terse.") || !strings.Contains(system, "writeTodos") || strings.Contains(system, "First") {
+		t.Fatalf("first system prompt has the plan or lacks the planning rules:\n%s", system)
 	}
-	if !strings.Contains(system(1), "- [in_progress] First") {
-		t.Fatalf("second system prompt does not show the updated plan:\n%s", system(1))
+	if text(second[0]) != text(first[0]) {
+		t.Fatalf("the system prompt changed with the plan:\n%s\nthen\n%s", text(first[0]), text(second[0]))
+	}
+	block := func(req []llms.MessageContent) string {
+		last := req[len(req)-1]
+		if last.Role != llms.ChatMessageTypeSystem {
+			t.Fatalf("the last message is %s, not the state block", last.Role)
+		}
+		return text(last)
+	}
+	if b := block(first); !strings.Contains(b, "- [pending] First") || !strings.Contains(b, "- [completed] Second") {
+		t.Fatalf("first state block:\n%s", b)
+	}
+	if b := block(second); !strings.Contains(b, "- [in_progress] First") {
+		t.Fatalf("second state block does not show the updated plan:\n%s", b)
+	}
+	// The second request is the first without its state block, then the
+	// turn's messages, then a fresh block.
+	for i, mc := range first[:len(first)-1] {
+		if mc.Role != second[i].Role || text(mc) != text(second[i]) {
+			t.Fatalf("message %d differs between the requests", i)
+		}
 	}
 }
 

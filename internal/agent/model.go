@@ -17,8 +17,11 @@ import (
 )
 
 // SystemPrompt is the route's prompt, rendered as a template with params
-// and state when it uses template syntax, followed by every capability
-// fragment rendered from state.
+// and state when it uses template syntax, followed by every capability's
+// system prompt fragment (capabilities.Prepared.Prompts). It is the first
+// message of every request, so it should not change from turn to turn:
+// live state goes in the StateBlock after the conversation. A route prompt
+// whose template reads state does change it when that state changes.
 func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thread.State, user string) (string, error) {
 	prompt, err := routeprompt.Prompt(p.Route, params, state, user)
 	if err != nil {
@@ -35,6 +38,32 @@ func SystemPrompt(p *capabilities.Prepared, params map[string]string, state thre
 		}
 	}
 	return b.String(), nil
+}
+
+// stateBlockHeading opens the per-turn state block.
+const stateBlockHeading = "## Current state\n\n"
+
+// StateBlock is the per-turn state block: every capability's state
+// fragment (capabilities.Prepared.StatePrompts) rendered from state, or ""
+// when none renders anything. It goes after the conversation as a final
+// system message, rendered fresh for each model call and never saved, so
+// that each request begins with the previous request's messages and a
+// provider's prompt cache reuses them.
+func StateBlock(p *capabilities.Prepared, state thread.State) string {
+	var b strings.Builder
+	for _, render := range p.StatePrompts {
+		frag := render(state)
+		if frag == "" {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString(stateBlockHeading)
+		} else {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(frag)
+	}
+	return b.String()
 }
 
 // SamplingOptions are the call options every model call of the run
@@ -79,8 +108,12 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 	if err != nil {
 		return nil, stream.Event{}, err
 	}
+	block := StateBlock(l.cfg.Route, state)
+	if err := l.checkWindow(system, block, msgs); err != nil {
+		return nil, stream.Event{}, err
+	}
 	start := time.Now()
-	resp, err := l.cfg.Model.GenerateContent(ctx, toLLM(system, msgs), opts...)
+	resp, err := l.cfg.Model.GenerateContent(ctx, withStateBlock(toLLM(system, msgs), block), opts...)
 	elapsed := time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -101,11 +134,14 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 
 // modelCallData is the data of a model_call event.
 type modelCallData struct {
-	Model        string `json:"model"`
-	DurationMS   int64  `json:"duration_ms"`
-	InputTokens  *int64 `json:"input_tokens,omitempty"`
-	OutputTokens *int64 `json:"output_tokens,omitempty"`
-	FinishReason string `json:"finish_reason,omitempty"`
+	Model       string `json:"model"`
+	DurationMS  int64  `json:"duration_ms"`
+	InputTokens *int64 `json:"input_tokens,omitempty"`
+	// CachedInputTokens are the input tokens the provider read from its
+	// prompt cache, when it says.
+	CachedInputTokens *int64 `json:"cached_input_tokens,omitempty"`
+	OutputTokens      *int64 `json:"output_tokens,omitempty"`
+	FinishReason      string `json:"finish_reason,omitempty"`
 }
 
 // modelCall describes a model call that answered resp after elapsed; token
@@ -121,6 +157,9 @@ func modelCall(model string, elapsed time.Duration, resp *llms.ContentResponse) 
 	}
 	if len(reasons) > 0 {
 		d.FinishReason = reasons[0]
+	}
+	if cached := models.CachedInputTokens(resp); cached >= 0 {
+		d.CachedInputTokens = &cached
 	}
 	return d
 }

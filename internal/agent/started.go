@@ -17,6 +17,11 @@ import (
 // client.
 const OutcomeUnknown = "this call was approved and had started when the server stopped before recording its result, so its outcome is unknown: it may or may not have taken effect. It was not run again; check its effect before calling it again"
 
+// CutOffUnknown is OutcomeUnknown for a call that needed no approval,
+// recorded before it ran (Config.RecordStarted) in a run that another
+// server continued after the one running it stopped.
+const CutOffUnknown = "this call had started when the server running it stopped before recording its result, so its outcome is unknown: it may or may not have taken effect. It was not run again; check its effect before calling it again"
+
 // markStarted saves, before the held-back calls of a resumed turn run,
 // that they are about to run (capabilities.StartedKey), in one step with
 // the answers that let them run (the parked state without its interrupts).
@@ -48,6 +53,30 @@ func (l *loop) markStarted(ctx context.Context, calls []thread.ToolCall) error {
 	if !runs {
 		return nil // nothing with an effect runs: after a crash it may be asked again
 	}
+	return l.saveStarted(ctx, list)
+}
+
+// recordTurn saves, before the tool calls of a model turn run, the turn so
+// far (the assistant message with its calls, and the turn's events) with
+// those calls listed as started (capabilities.StartedKey, each Unapproved),
+// when Config.RecordStarted asks for it. A run continued after a crash
+// then knows which calls may have run, and does not run them blindly
+// again (settleStarted). It costs one more commit per tool turn. As
+// markStarted, only the root run of a saved thread records.
+func (l *loop) recordTurn(ctx context.Context, calls []thread.ToolCall) error {
+	if !l.cfg.RecordStarted || !l.cfg.Park || l.cfg.Depth > 0 || len(calls) == 0 {
+		return nil
+	}
+	list := make([]capabilities.StartedCall, len(calls))
+	for i, c := range calls {
+		list[i] = capabilities.StartedCall{ID: c.ID, Name: c.Name, Unapproved: true}
+	}
+	return l.saveStarted(ctx, list)
+}
+
+// saveStarted checkpoints the messages not saved yet with list as the
+// state's capabilities.StartedKey.
+func (l *loop) saveStarted(ctx context.Context, list []capabilities.StartedCall) error {
 	raw, err := json.Marshal(list)
 	if err != nil {
 		return err
@@ -105,7 +134,11 @@ func (l *loop) settleStarted(ctx context.Context) error {
 		case known && l.idempotent(c.Name):
 			l.cfg.Resolved[c.ID] = capabilities.Resolution{Run: true}
 		default:
-			if err := l.unknownOutcome(c); err != nil {
+			text := OutcomeUnknown
+			if e.Unapproved || !known {
+				text = CutOffUnknown
+			}
+			if err := l.unknownOutcome(c, text); err != nil {
 				return err
 			}
 			continue
@@ -119,16 +152,16 @@ func (l *loop) settleStarted(ctx context.Context) error {
 	return nil
 }
 
-// unknownOutcome answers call c, whose outcome a crash made unknown; a
-// task call's parked subagent is dropped with it.
-func (l *loop) unknownOutcome(c thread.ToolCall) error {
+// unknownOutcome answers call c, whose outcome a crash made unknown, with
+// text; a task call's parked subagent is dropped with it.
+func (l *loop) unknownOutcome(c thread.ToolCall, text string) error {
 	next, err := withFrame(l.state, c.ID, nil)
 	if err != nil {
 		return err
 	}
 	l.state = next
-	l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": c.ID, "name": c.Name, "output": nil, "error": OutcomeUnknown, "outcome": "unknown"}))
-	l.msgs = append(l.msgs, thread.Message{Role: thread.RoleTool, ToolCallID: c.ID, Name: c.Name, IsError: true, Content: "error: " + OutcomeUnknown})
+	l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": c.ID, "name": c.Name, "output": nil, "error": text, "outcome": "unknown"}))
+	l.msgs = append(l.msgs, thread.Message{Role: thread.RoleTool, ToolCallID: c.ID, Name: c.Name, IsError: true, Content: "error: " + text})
 	return nil
 }
 

@@ -99,6 +99,8 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 		MaxToolOutput:  l.cfg.MaxToolOutput,
 		ToolTimeout:    l.cfg.ToolTimeout,
 		Park:           l.cfg.Park,
+		Models:         l.cfg.Models,
+		Outputs:        l.cfg.Outputs,
 	}
 	if l.cfg.Tracer != nil {
 		var end func(error)

@@ -45,6 +45,8 @@ type Config struct {
 	Webhooks Webhooks
 	// Auth is how the server authenticates requests (auth: in dawn.yaml).
 	Auth auth.Config
+	// Runs holds the settings of runs (runs: in dawn.yaml).
+	Runs Runs
 	// Markers are the capability markers, each ConfigSection configured
 	// from its dawn.yaml keys. Routes are prepared with them, and the
 	// runtime finds capabilities' optional interfaces on them.
@@ -199,7 +201,7 @@ type configParser struct {
 	errs    []error
 }
 
-var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection, authSection}
+var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection, authSection, runsSection}
 
 func (p *configParser) hostKey(key string) bool {
 	if slices.Contains(hostKeys, key) {
@@ -264,6 +266,8 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 			c.Webhooks = p.webhooks(val)
 		case k == authSection:
 			c.Auth = p.auth(val)
+		case k == runsSection:
+			c.Runs = p.runs(val)
 		case p.owner[k] != 0:
 			claim(k, val)
 		default:
@@ -387,7 +391,7 @@ func (p *configParser) eval(section *yaml.Node, e *Eval) {
 
 // allowed lists the top-level keys for an error message.
 func (p *configParser) allowed() string {
-	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", authSection + " (jwt, or none)"}
+	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", authSection + " (jwt, or none)", runsSection + " (continue_orphans)"}
 	for _, k := range p.claimed {
 		if !strings.HasPrefix(k, limitsSection+".") {
 			keys = append(keys, k)

@@ -88,7 +88,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		m    sectionMarker
 		want string
 	}{
-		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), auth (jwt, or none), widget`},
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), auth (jwt, or none), runs (continue_orphans), widget`},
 		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
 		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
 		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
@@ -109,6 +109,9 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"auth:\n  oidc: {}\n", m, `dawn.yaml:2: field auth.oidc not found; allowed keys in auth: jwt (or auth: none)`},
 		{"auth:\n  jwt:\n    secret: x\n", m, `dawn.yaml:3: field auth.jwt.secret not found; allowed keys in auth.jwt: secret_env, public_key_file, jwks_url, issuer, audience, user_claim`},
 		{"auth:\n  jwt:\n    secret_env: S\n    jwks_url: http://x\n", m, `dawn.yaml:3: auth.jwt needs exactly one of secret_env (HS256), public_key_file (RS256 or ES256) or jwks_url`},
+		{"runs: true\n", m, `dawn.yaml:1: runs must be a mapping, like runs: {continue_orphans: true}`},
+		{"runs:\n  continue_orphans: maybe\n", m, `dawn.yaml:2: runs.continue_orphans must be true or false, not "maybe"`},
+		{"runs:\n  continue: true\n", m, `dawn.yaml:2: field runs.continue not found; allowed keys in runs: continue_orphans`},
 		{"", sectionMarker{keys: []string{"model"}}, `capability "section" claims dawn.yaml key "model", which the app or another capability already reads`},
 	}
 	for _, tc := range cases {
@@ -171,5 +174,21 @@ func TestEvalSection(t *testing.T) {
 	}
 	if a.Config.Eval.JudgeModel != "openai:gpt-4o-mini" {
 		t.Errorf("Eval.JudgeModel = %q, want openai:gpt-4o-mini", a.Config.Eval.JudgeModel)
+	}
+}
+
+// TestRunsSection: runs.continue_orphans reaches Config.Runs; without the
+// section it is off.
+func TestRunsSection(t *testing.T) {
+	for yaml, want := range map[string]bool{"runs:\n  continue_orphans: true\n": true, "runs: {continue_orphans: false}\n": false, "model: offline\n": false} {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": yaml, "a/agent.md": "A"})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Config.Runs.ContinueOrphans != want {
+			t.Errorf("%q: Runs.ContinueOrphans = %v, want %v", yaml, a.Config.Runs.ContinueOrphans, want)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
@@ -54,6 +55,9 @@ type Options struct {
 	MaxRuns int
 	// Webhooks sends the POSTs run requests ask for; nil refuses them.
 	Webhooks runner.Webhooks
+	// Auth authenticates the API's requests (server.Options.Auth); nil
+	// serves without authentication.
+	Auth *auth.Authenticator
 }
 
 // New loads the app in dir and returns a harness whose routes all run on
@@ -82,7 +86,7 @@ func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 		factory = func(string) (llms.Model, error) { return model, nil }
 	}
 	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }, Telemetry: opts.Telemetry, MaxRuns: opts.MaxRuns, Webhooks: opts.Webhooks})
-	return &Harness{App: a, Store: st, Runs: runs, API: server.New(runs, server.Options{})}
+	return &Harness{App: a, Store: st, Runs: runs, API: server.New(runs, server.Options{Auth: opts.Auth})}
 }
 
 // Result is a finished run as tests look at it.

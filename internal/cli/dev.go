@@ -40,9 +40,9 @@ A build that fails keeps the previous build serving.`,
 			if port < 0 || port > 65535 {
 				return fmt.Errorf("--port %d is not a port: pass 1-65535, or 0 for a free one", port)
 			}
-			tuneGC(cfg, 0)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			tuneGC(ctx, cfg, 0)
 			stdout, stderr := devserver.NewLockedWriter(cmd.OutOrStdout()), devserver.NewLockedWriter(cmd.ErrOrStderr())
 			child := cfg.Env(devserver.ChildEnv) == "1"
 			if mainDir, ok := appMainDir(dir); cfg.Stock && !child && ok {

@@ -1,15 +1,35 @@
 package cli
 
 import (
+	"context"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 )
 
-// serverGCPercent is the garbage collector's target for the servers (dawn
-// start and dawn dev) when GOGC is not set. A server's live heap is small,
-// so Go's default of 100 collects very often: with 400 the load tool's
-// sequential workload spent about 15% less CPU per run, for about 11 MiB
-// more RSS after 1,000 threads. GOGC and GOMEMLIMIT still win when set.
-const serverGCPercent = 400
+// The garbage collector's targets for the servers (dawn start and dawn
+// dev) when GOGC is not set. A server's live heap is small, so Go's
+// default of 100 collects very often under load: with 400 the load tool's
+// sequential workload spent about 15% less CPU per run. But the heap's
+// floor grows with the target (4 MiB × GOGC/100), which cost about 9 MiB
+// of RSS at idle. So the target follows the allocation rate (gcTuner):
+// busyGCPercent while the server allocates, idleGCPercent once it is
+// quiet. GOGC and GOMEMLIMIT still win when set.
+const (
+	idleGCPercent = 100
+	busyGCPercent = 400
+)
+
+// The allocation rates, in bytes a second, between which the tuner
+// switches: above busyAllocRate the server is working (a run allocates
+// tens of KiB; a few hundred runs a second is tens of MiB a second);
+// below idleAllocRate for idleAfter it is quiet.
+const (
+	busyAllocRate = 8 << 20
+	idleAllocRate = 1 << 20
+	idleAfter     = 5 * time.Second
+	tuneEvery     = time.Second
+)
 
 // Memory for the soft limit of dawn start: the process's base, and what a
 // run in flight holds (goroutines, connection buffers, its event log and
@@ -21,19 +41,79 @@ const (
 	memFloor  = 256 << 20
 )
 
-// tuneGC applies serverGCPercent unless the environment sets GOGC, and,
-// when maxRuns caps the runs in flight and GOMEMLIMIT is not set, a soft
-// memory limit sized for that many runs (memoryLimit). With GOGC at 400
-// alone, a heap of many runs would grow to five times what they hold
-// before a collection; the limit makes the collector run sooner once the
-// heap nears it, so RSS follows the runs held, not the multiplier.
-func tuneGC(cfg *Config, maxRuns int) {
+// tuneGC sets the collector up for a server until ctx ends: unless the
+// environment sets GOGC, the target follows the allocation rate (see
+// gcTuner); and, when maxRuns caps the runs in flight and GOMEMLIMIT is not
+// set, a soft memory limit sized for that many runs (memoryLimit). With a
+// target of 400 alone, a heap of many runs would grow to five times what
+// they hold before a collection; the limit makes the collector run sooner
+// once the heap nears it, so RSS follows the runs held, not the
+// multiplier.
+func tuneGC(ctx context.Context, cfg *Config, maxRuns int) {
 	if cfg.Env("GOGC") == "" {
-		debug.SetGCPercent(serverGCPercent)
+		debug.SetGCPercent(idleGCPercent)
+		go runGCTuner(ctx, tuneEvery)
 	}
 	if cfg.Env("GOMEMLIMIT") == "" && maxRuns > 0 {
 		debug.SetMemoryLimit(memoryLimit(maxRuns))
 	}
+}
+
+// runGCTuner samples the bytes allocated every interval and applies the
+// tuner's target when it changes, until ctx ends.
+func runGCTuner(ctx context.Context, interval time.Duration) {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return sample[0].Value.Uint64()
+	}
+	t := gcTuner{percent: idleGCPercent}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	last := read()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := read()
+		rate := float64(now-last) / interval.Seconds()
+		last = now
+		if p, changed := t.observe(rate, interval); changed {
+			debug.SetGCPercent(p)
+		}
+	}
+}
+
+// gcTuner decides the collector's target from the allocation rate: it
+// moves to busyGCPercent as soon as the rate passes busyAllocRate, and back
+// to idleGCPercent once the rate has stayed under idleAllocRate for
+// idleAfter, so a pause between bursts does not flip it.
+type gcTuner struct {
+	percent int
+	quiet   time.Duration
+}
+
+// observe takes one sample (the rate over the last interval) and returns
+// the target, and whether it changed.
+func (t *gcTuner) observe(rate float64, interval time.Duration) (int, bool) {
+	was := t.percent
+	switch {
+	case rate >= busyAllocRate:
+		t.percent, t.quiet = busyGCPercent, 0
+	case rate < idleAllocRate:
+		t.quiet += interval
+		if t.quiet >= idleAfter {
+			t.percent = idleGCPercent
+		}
+	default:
+		t.quiet = 0
+	}
+	return t.percent, t.percent != was
 }
 
 // memoryLimit is the soft memory limit for a server of at most maxRuns runs

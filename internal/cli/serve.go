@@ -59,7 +59,9 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 		return nil, fmt.Errorf("cannot open the thread store named by %s: %w", setting, err)
 	}
 	s := &stack{store: st, logger: logger, recovers: recoverRuns}
-	if recoverRuns {
+	// Runs to continue need the runner: they are recovered once it is
+	// built.
+	if recoverRuns && !a.Config.Runs.ContinueOrphans {
 		if err := s.recoverRuns(ctx); err != nil {
 			st.Close()
 			return nil, err
@@ -78,6 +80,13 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger, Telemetry: tel, MaxRuns: maxRuns, Webhooks: s.webhooks})
 	opts.Env, opts.Logger = cfg.Env, logger
 	s.api = server.New(s.runs, opts)
+	if recoverRuns && a.Config.Runs.ContinueOrphans {
+		if err := s.recoverRuns(ctx); err != nil {
+			s.runs.Shutdown(ctx)
+			st.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -115,11 +124,30 @@ func storeLease(cfg *Config) (time.Duration, error) {
 	return d, nil
 }
 
-// recoverRuns marks the runs of owners that are gone as interrupted.
+// recoverRuns marks the runs of owners that are gone as interrupted, or,
+// with runs: {continue_orphans: true}, continues them here.
 func (s *stack) recoverRuns(ctx context.Context) error {
+	if s.runs != nil && s.runs.App().Config.Runs.ContinueOrphans {
+		return s.continueRuns(ctx)
+	}
 	n, err := s.store.RecoverInterrupted(ctx)
 	if err != nil {
 		return err
+	}
+	if n > 0 {
+		s.logger.Warn("marked the runs of a server that is gone as interrupted", "runs", n, "store", s.store.Path())
+	}
+	return nil
+}
+
+// continueRuns continues here the runs of owners that are gone.
+func (s *stack) continueRuns(ctx context.Context) error {
+	continued, n, err := s.runs.ContinueOrphans(ctx)
+	if err != nil {
+		return err
+	}
+	if continued > 0 {
+		s.logger.Warn("continuing the runs of a server that is gone", "runs", continued, "store", s.store.Path())
 	}
 	if n > 0 {
 		s.logger.Warn("marked the runs of a server that is gone as interrupted", "runs", n, "store", s.store.Path())
@@ -162,6 +190,9 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	if s.recovers {
 		loop.Go(func() { s.recoverLoop(loopCtx) })
 	}
+	// Queued runs start when their thread is free: those queued before a
+	// restart, behind a run whose replica went away, or delayed.
+	loop.Go(func() { s.runs.SweepQueue(loopCtx) })
 	stopLoop := func() { cancelLoop(); loop.Wait() } // before the store closes
 	ready(ln.Addr())
 	select {

@@ -57,9 +57,9 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 			if maxRuns <= 0 {
 				return fmt.Errorf("--max-runs %d: pass a positive number", maxRuns)
 			}
-			tuneGC(cfg, maxRuns)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			tuneGC(ctx, cfg, maxRuns)
 			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 			if addr := cfg.Env(EnvDebugAddr); addr != "" {
 				if err := serveDebug(ctx, addr, logger); err != nil {

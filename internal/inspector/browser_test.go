@@ -39,8 +39,9 @@ func TestInspectorInBrowser(t *testing.T) {
 }
 
 // testModelCalls: each model call is a row of the timeline with its
-// duration, and with its tokens when the provider reported them (the
-// scripted first call does, the second does not).
+// duration, and with its tokens when the provider reported them, the
+// input tokens read from its prompt cache included (the scripted first
+// call does, the second does not).
 func testModelCalls(t *testing.T, browserCtx context.Context) {
 	dir := exampleApp(t)
 	if err := os.MkdirAll(filepath.Join(dir, "plain"), 0o755); err != nil {
@@ -55,7 +56,7 @@ func testModelCalls(t *testing.T, browserCtx context.Context) {
 		call := llms.ToolCall{ID: "c1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "writeTodos", Arguments: string(args)}}
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
 			ToolCalls: []llms.ToolCall{call}, StopReason: "tool_calls",
-			GenerationInfo: map[string]any{"PromptTokens": 21, "CompletionTokens": 9},
+			GenerationInfo: map[string]any{"PromptTokens": 21, "CompletionTokens": 9, "PromptCachedTokens": 8},
 		}}}, nil
 	}).Reply("Answered.")
 	p := openPage(t, browserCtx, startServerWith(t, dir, model).URL)
@@ -67,7 +68,7 @@ func testModelCalls(t *testing.T, browserCtx context.Context) {
 	if len(rows) != 2 {
 		t.Fatalf("timeline model-call rows = %q, want one per model call (2)", rows)
 	}
-	for i, want := range []string{"21 in / 9 out tokens · tool_calls", "stop"} {
+	for i, want := range []string{"21 in (8 cached) / 9 out tokens · tool_calls", "stop"} {
 		ms, text, _ := strings.Cut(rows[i], "|")
 		if ms == "" || !strings.Contains(text, " ms") || !strings.Contains(text, ms+" ms") || !strings.HasSuffix(text, want) {
 			t.Errorf("model call %d row = %q, want its duration in ms and %q", i+1, rows[i], want)

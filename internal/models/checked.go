@@ -25,6 +25,8 @@ func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		return nil, classify(ctx, m.spec, m.baseURL, err)
 	}
 	messages = splitMessages(m.spec.Provider, messages)
+	messages, state := lateSystemAsUser(m.spec.Provider, messages)
+	ctx = withCacheEdit(ctx, m.spec.Provider, state)
 	if !temperatureSet(options) {
 		ctx = context.WithValue(ctx, omitTemperatureKey{}, true)
 	}

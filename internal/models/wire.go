@@ -73,6 +73,9 @@ func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out, err = withCacheFields(out); err != nil {
+		return nil, err
+	}
 	resp, err := t.next.RoundTrip(out)
 	if err != nil {
 		return nil, err

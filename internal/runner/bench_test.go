@@ -43,13 +43,17 @@ func (m instantModel) Call(ctx context.Context, prompt string, opts ...llms.Call
 }
 
 // benchRuns returns a run manager for a one-route planning app on an
-// on-disk SQLite store, every route answered by instantModel.
-func benchRuns(b *testing.B) *runner.Manager {
+// on-disk SQLite store, every route answered by instantModel; settings,
+// when not empty, is the app's dawn.yaml.
+func benchRuns(b *testing.B, settings ...string) *runner.Manager {
 	b.Helper()
 	dir := b.TempDir()
 	files := map[string]string{
 		"support/[tenant]/agent.md": "---\ndescription: support\n---\nYou help customers.\n",
 		"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
+	}
+	if len(settings) > 0 {
+		files["dawn.yaml"] = settings[0]
 	}
 	for name, body := range files {
 		path := filepath.Join(dir, "app", filepath.FromSlash(name))
@@ -80,7 +84,17 @@ func runOnce(m *runner.Manager, threadID string) error {
 // BenchmarkRunWait is one whole run per op, in process: a fresh thread, a
 // writeTodos turn, a plan_update, an answer turn, three saved steps.
 func BenchmarkRunWait(b *testing.B) {
-	m := benchRuns(b)
+	benchRunWait(b, benchRuns(b))
+}
+
+// BenchmarkRunWaitContinueOrphans is BenchmarkRunWait with runs:
+// {continue_orphans: true}: the run keeps its request, and its tool turn
+// is saved once more, before the call runs.
+func BenchmarkRunWaitContinueOrphans(b *testing.B) {
+	benchRunWait(b, benchRuns(b, "runs:\n  continue_orphans: true\n"))
+}
+
+func benchRunWait(b *testing.B, m *runner.Manager) {
 	if err := runOnce(m, "warm-up"); err != nil {
 		b.Fatal(err)
 	}

@@ -23,6 +23,9 @@ type execution struct {
 	strat   *strategy
 	journal *journal
 	host    *runHost
+	// base is the checkpoint the run started from, what a rollback
+	// restores.
+	base store.Checkpoint
 
 	// res is the run's result, sr its strategy's, err why it failed.
 	res agent.Result
@@ -48,7 +51,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	cfg.Host = loop
 	cfg.DeferLastCheckpoint = true
 	host.cfg = cfg
-	x := &execution{m: m, run: run, cfg: cfg, strat: strat, journal: j, host: host}
+	x := &execution{m: m, run: run, cfg: cfg, strat: strat, journal: j, host: host, base: cp}
 	x.drive(ctx, cp.Messages, values, input)
 	x.decide()
 	x.signals()
@@ -154,6 +157,18 @@ func (x *execution) outcome() {
 	}
 }
 
+// discard rolls the cancelled run back: the thread's state becomes the
+// checkpoint it started from and the run is deleted. When the store
+// cannot, the run is recorded as cancelled, its steps kept.
+func (x *execution) discard() bool {
+	err := x.m.store.DiscardRun(context.Background(), x.run.ID, x.base)
+	if err != nil {
+		x.m.logger.Error("cannot roll back a run; it is recorded as cancelled with its steps", "thread", x.run.ThreadID, "run", x.run.ID, "err", err)
+		return false
+	}
+	return true
+}
+
 // recordEnd saves the end of the run before anyone hears of it: done goes
 // into the event log with the last step, the thread is freed, and only
 // then is done published. A client that sees done can read the final
@@ -166,7 +181,9 @@ func (x *execution) recordEnd() {
 	if run.interrupts != nil {
 		done.Data = doneData(x.record)
 	}
-	if x.err == nil && x.sr.Stop == "" {
+	switch {
+	case x.cancelled && run.rollingBack() && x.discard():
+	case x.err == nil && x.sr.Stop == "":
 		// The last step and the end of the run land in one transaction.
 		err := x.journal.save(context.Background(), x.res.Unsaved, x.res.Values, &store.Finish{Status: x.status, Output: x.record}, done)
 		if err != nil {
@@ -178,7 +195,7 @@ func (x *execution) recordEnd() {
 			status, errText = store.RunError, text
 			m.finishStore(run, store.RunError, text, run.output, x.journal.unsaved(done))
 		}
-	} else {
+	default:
 		m.finishStore(run, x.status, x.errText, x.record, x.journal.unsaved(done))
 	}
 	run.endTrace(x.status)

@@ -29,7 +29,7 @@ type journal struct {
 // newJournal starts the journal of run, which goes on from step holding
 // values.
 func newJournal(m *Manager, run *Run, step int, values thread.State) *journal {
-	return &journal{m: m, run: run, start: step, step: step, last: values}
+	return &journal{m: m, run: run, start: step, step: step, last: values, events: run.stored}
 }
 
 // Checkpoint saves a step of the run (agent.Host).

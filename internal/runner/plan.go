@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/ownership"
 	"github.com/dawn-go/dawn/internal/store"
 )
 
@@ -18,6 +20,9 @@ var _ capabilities.ThreadHost = (*Manager)(nil)
 // the first run on a thread shows the route's defaults until its first step
 // is saved.
 func (m *Manager) Thread(ctx context.Context, threadID string) (capabilities.ThreadView, error) {
+	if err := m.owned(ctx, threadID); err != nil {
+		return capabilities.ThreadView{}, err
+	}
 	run := m.Active(threadID)
 	cp, err := m.store.Latest(ctx, threadID)
 	if err != nil {
@@ -44,6 +49,20 @@ func (m *Manager) Thread(ctx context.Context, threadID string) (capabilities.Thr
 	return v, nil
 }
 
+// owned returns nil when ctx may reach the thread (ownership.Sees), and
+// for another user's thread the store's own not-found answer, so that it
+// reads as a missing one; a ctx that reaches every thread reads nothing.
+func (m *Manager) owned(ctx context.Context, threadID string) error {
+	if _, scoped := ownership.Owner(ctx); !scoped {
+		return nil
+	}
+	t, err := m.store.GetThread(ctx, threadID)
+	if err == nil && !ownership.Sees(ctx, t.Owner) {
+		return fmt.Errorf("thread %q: %w", threadID, store.ErrNotFound)
+	}
+	return err
+}
+
 // Signal hands a supervisor signal ("pause", "resume" or "cancel") to the
 // thread (capabilities.ThreadHost).
 //
@@ -54,6 +73,9 @@ func (m *Manager) Thread(ctx context.Context, threadID string) (capabilities.Thr
 // run, the route's Signal hooks change the saved state, which is saved as a
 // new checkpoint.
 func (m *Manager) Signal(ctx context.Context, threadID, signal string, wait time.Duration) (pending bool, err error) {
+	if err := m.owned(ctx, threadID); err != nil {
+		return false, err
+	}
 	if run := m.Active(threadID); run != nil {
 		if !m.takesSignals(run.RouteID) {
 			return false, capabilities.ErrSignalRefused

@@ -30,7 +30,8 @@ const remotePoll = time.Second
 type signalMsg struct {
 	Thread string `json:"thread"`
 	Run    string `json:"run"`
-	// Action is "cancel" (a run cancel), or a plan action: "plan:pause",
+	// Action is "cancel" (a run cancel), "rollback" (a cancel that
+	// discards the run's steps), or a plan action: "plan:pause",
 	// "plan:cancel".
 	Action string `json:"action"`
 }
@@ -71,6 +72,8 @@ func applyRemoteSignal(r *Run, action string) {
 	switch action {
 	case "cancel":
 		r.requestCancel("")
+	case "rollback":
+		r.requestRollback()
 	case "plan:pause":
 		r.sendSignal("pause")
 	case "plan:cancel":
@@ -159,6 +162,10 @@ func (m *Manager) WaitRemote(ctx context.Context, r store.Run, action string) (s
 			return store.Run{}, err
 		}
 		cur, err := m.store.GetRun(ctx, r.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			// Rolled back: the run and its steps are gone.
+			return store.Run{ID: r.ID, ThreadID: r.ThreadID, Route: r.Route, Status: store.RunCancelled}, nil
+		}
 		if err != nil {
 			return store.Run{}, err
 		}

@@ -48,6 +48,17 @@ type Run struct {
 	interrupts []capabilities.Interrupt
 	// webhook is the URL the run's end is POSTed to, or "".
 	webhook string
+	// queued says the run starts a queued run of its id.
+	queued bool
+	// rollback says the cancel that stopped the run asked for its steps
+	// to be discarded (multitask_strategy "rollback"); guarded by mu.
+	rollback bool
+	// request is the request kept with the run so that another server can
+	// continue it (see ContinueOrphans); nil keeps none.
+	request []byte
+	// stored is the id of the last event the store held when this server
+	// took over the run (see ContinueOrphans); 0 for a run started here.
+	stored int64
 }
 
 // Interrupts are the interrupts the run parked on, or nil. Valid after
@@ -90,6 +101,27 @@ func (r *Run) requestCancel(sig string) bool {
 	// reads the signal sees both.
 	r.cancel()
 	return true
+}
+
+// requestRollback cancels the run and has its end discard its steps,
+// unless its outcome is already decided; it reports whether it reached
+// the run.
+func (r *Run) requestRollback() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return false
+	}
+	r.rollback, r.cancelRequested = true, true
+	r.cancel()
+	return true
+}
+
+// rollingBack reports whether a rollback stopped the run.
+func (r *Run) rollingBack() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rollback
 }
 
 // sendSignal hands sig ("pause") to the run for its next step boundary. It

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/internal/ownership"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/telemetry"
 	"github.com/dawn-go/dawn/stream"
@@ -166,6 +168,13 @@ type Request struct {
 	Options map[string]string
 	// Webhook is a URL the run is POSTed to when it ends or parks.
 	Webhook string
+
+	// queuedID is the id of the queued run this request starts (see
+	// Enqueue), or "".
+	queuedID string
+	// Checkpoint, when set, is a kept checkpoint of the thread to start
+	// from: the thread starts a new branch there (store.Run.Checkpoint).
+	Checkpoint string
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -184,6 +193,19 @@ func (m *Manager) Cancel(threadID string) (run *Run, ok bool) {
 		return nil, false
 	}
 	return r, r.requestCancel("")
+}
+
+// Rollback stops the run in flight on threadID as Cancel does, and has it
+// discard what it saved: the thread's state goes back to the checkpoint
+// the run started from, and the run is deleted (multitask_strategy
+// "rollback"). It returns the run, or nil when there is none; ok is false
+// when its outcome was already decided.
+func (m *Manager) Rollback(threadID string) (run *Run, ok bool) {
+	r := m.Active(threadID)
+	if r == nil {
+		return nil, false
+	}
+	return r, r.requestRollback()
 }
 
 // Start validates req, reserves the thread and starts the run on its own
@@ -221,8 +243,11 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// The run can be cancelled from the moment it is registered: its
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
-	run := &Run{ID: uuid.NewString(), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook}
+	run := &Run{ID: cmp.Or(req.queuedID, uuid.NewString()), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, queued: req.queuedID != ""}
 	run.user = userOf(ctx)
+	if a.Config.Runs.ContinueOrphans && answers == nil && adm.strat == nil {
+		run.request = encodeRequest(req, ctx)
+	}
 	if err := m.reserve(run); err != nil {
 		cancel()
 		return nil, err
@@ -237,7 +262,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// in the transaction that starts it: a refused request writes nothing.
 	// The store calls use the request's context, not the run's: a cancel
 	// that comes now stops the run once it starts, and is recorded so.
-	cp, err := m.prepareThread(ctx, run, prepared, adm.check)
+	cp, err := m.prepareThread(ctx, run, prepared, req.Checkpoint, adm.check)
 	if err != nil {
 		return m.abort(run, err)
 	}
@@ -245,31 +270,45 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	if err != nil {
 		return m.abort(run, err)
 	}
-	limits := a.Config.Limits.WithDefaults()
-	cfg := agent.Config{
-		Route:          prepared,
-		Params:         params,
-		Model:          model,
-		ModelName:      spec,
-		AppMaxTurns:    limits.MaxTurns,
-		AppTemperature: a.Config.Temperature,
-		Stream:         req.Stream,
-		MaxDepth:       limits.SubagentDepth,
-		MaxToolOutput:  limits.ToolOutputBytes,
-		ToolTimeout:    a.Config.Tools.Timeout,
-		Resolved:       adm.resolved,
-		Park:           true,
-	}
-	if m.tel != nil {
-		cfg.Tracer = m.tel
-	}
+	cfg := m.agentConfig(a, prepared, params, model, spec, req.Stream, req.ThreadID)
+	cfg.Resolved = adm.resolved
 	runCtx = m.startTrace(runCtx, run)
+	// The thread's requests share a provider prompt cache.
+	runCtx = models.WithPromptCacheKey(runCtx, run.ThreadID)
 	go func() {
+		// Once the thread is free, the next of its queue may start.
+		defer m.wakeQueue(run.ThreadID)
 		defer m.release(run)
 		defer cancel()
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
 	}()
 	return run, nil
+}
+
+// agentConfig is the agent loop's configuration for a run of route p with
+// params on model (named spec): the app's limits and settings.
+func (m *Manager) agentConfig(a *app.App, p *capabilities.Prepared, params map[string]string, model llms.Model, spec string, streamText bool, threadID string) agent.Config {
+	limits := a.Config.Limits.WithDefaults()
+	cfg := agent.Config{
+		Route:          p,
+		Params:         params,
+		Model:          model,
+		ModelName:      spec,
+		AppMaxTurns:    limits.MaxTurns,
+		AppTemperature: a.Config.Temperature,
+		Stream:         streamText,
+		MaxDepth:       limits.SubagentDepth,
+		MaxToolOutput:  limits.ToolOutputBytes,
+		ToolTimeout:    a.Config.Tools.Timeout,
+		Park:           true,
+		RecordStarted:  a.Config.Runs.ContinueOrphans,
+		Models:         m.Model,
+		Outputs:        toolOutputs{m.store, threadID},
+	}
+	if m.tel != nil {
+		cfg.Tracer = m.tel
+	}
+	return cfg
 }
 
 // reserve registers run as its thread's run in flight, unless the manager
@@ -341,11 +380,14 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 }
 
 // prepareThread creates the thread if it is missing, records the run as
-// running and loads the latest checkpoint, which check accepts, in one
-// store transaction.
-func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, check func(store.Checkpoint) error) (store.Checkpoint, error) {
+// running, starts a branch from checkpoint from when set, and loads the
+// latest checkpoint, which check accepts, in one store transaction.
+func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.Prepared, from string, check func(store.Checkpoint) error) (store.Checkpoint, error) {
 	defer m.storeTimer("begin_run")()
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning}, check)
+	// The caller's user owns a thread the run creates; another user's
+	// thread is not found (ownership.Owner: "" checks nothing).
+	owner, _ := ownership.Owner(ctx)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Checkpoint: from}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

@@ -29,7 +29,7 @@ func (m usageModel) GenerateContent(ctx context.Context, msgs []llms.MessageCont
 	resp, err := m.Model.GenerateContent(ctx, msgs, opts...)
 	if resp != nil {
 		for _, c := range resp.Choices {
-			c.GenerationInfo = map[string]any{"PromptTokens": 11, "CompletionTokens": 7, "TotalTokens": 18}
+			c.GenerationInfo = map[string]any{"PromptTokens": 11, "CompletionTokens": 7, "TotalTokens": 18, "PromptCachedTokens": 4}
 		}
 	}
 	return resp, err
@@ -204,7 +204,8 @@ func checkSubagentSpans(t *testing.T, tr tree, task tracetest.SpanStub) {
 		t.Fatalf("subagent span children = [%s], want its one model call", names(subCalls))
 	}
 	call := subCalls[0]
-	if attr(call, telemetry.AttrOperation).AsString() != "chat" || attr(call, telemetry.AttrInputTokens).AsInt64() != 11 || attr(call, telemetry.AttrOutputTokens).AsInt64() != 7 {
+	if attr(call, telemetry.AttrOperation).AsString() != "chat" || attr(call, telemetry.AttrInputTokens).AsInt64() != 11 || attr(call, telemetry.AttrOutputTokens).AsInt64() != 7 ||
+		attr(call, telemetry.AttrCachedInputTokens).AsInt64() != 4 {
 		t.Errorf("model-call span attributes = %v", call.Attributes)
 	}
 	if got := attr(call, telemetry.AttrFinishReasons).AsStringSlice(); len(got) != 1 || got[0] != "stop" {

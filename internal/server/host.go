@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
@@ -56,21 +57,23 @@ func (h *host) Intercept(method, path string, mw echo.MiddlewareFunc) {
 
 func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers...) }
 
-// handle serves method and path with Dawn's handler fn, behind the wires'
-// intercepts of it (the first intercept sees the request first).
-func (s *Server) handle(method, path string, fn echo.HandlerFunc) {
+// handle serves method and path with Dawn's handler fn, behind the route
+// middleware m, the wires' intercepts of it (the first intercept sees the
+// request first) and the owner check (guardThread).
+func (s *Server) handle(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	fn = s.guardThread(path, fn)
 	mws := s.host.intercepts[method+" "+path]
 	for i := len(mws) - 1; i >= 0; i-- {
 		fn = mws[i](fn)
 	}
-	s.echo.Add(method, path, fn)
+	s.echo.Add(method, path, fn, m...)
 }
 
 // mountWires mounts the wires' own endpoints, in the order they added
 // them.
 func (h *host) mountWires() {
 	for _, r := range h.adds {
-		h.s.echo.Add(r.method, r.path, r.h, r.m...)
+		h.s.echo.Add(r.method, r.path, h.s.guardThread(r.path, r.h), r.m...)
 	}
 }
 
@@ -78,21 +81,11 @@ func (h *host) ParseSchedule(schedule, timezone string) (crons.Schedule, error) 
 	return crons.Parse(schedule, timezone, h.s.cronOpts.Seconds)
 }
 
-func (h *host) StartCrons(s crons.Starter) { h.cronStarter = s }
-
 func (h *host) CheckWebhook(ctx context.Context, url string) error {
 	return h.s.runs.CheckWebhook(ctx, url)
 }
 
 func (h *host) App() *app.App { return h.s.runs.App() }
-
-func (h *host) Start(ctx context.Context, req runner.Request) (*runner.Run, error) {
-	return h.s.runs.Start(ctx, req)
-}
-
-func (h *host) Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Run, error) {
-	return h.s.runs.Resume(ctx, req)
-}
 
 func (h *host) Active(threadID string) *runner.Run { return h.s.runs.Active(threadID) }
 
@@ -105,6 +98,21 @@ func (h *host) RemoteRun(ctx context.Context, threadID string) (store.Run, bool)
 func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
 	return h.s.stopRemote(ctx, r, wait)
 }
+
+func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
+	run, queued, err := h.s.admit(ctx, req, strategy, at)
+	return run, queued, queuedError(err)
+}
+
+func (h *host) ClearThread(ctx context.Context, threadID string, rollback bool) error {
+	return h.s.clearThread(ctx, threadID, rollback)
+}
+
+func (h *host) AwaitStart(ctx context.Context, runID string) (store.Run, error) {
+	return h.s.runs.AwaitStart(ctx, runID)
+}
+
+func (h *host) Dequeue(ctx context.Context, runID string) error { return h.s.runs.Dequeue(ctx, runID) }
 
 func (h *host) Follow(runID string, after int64) *runner.Follower {
 	return h.s.runs.Follow(runID, after)

@@ -22,7 +22,7 @@ func lazyModel() *dawntest.ScriptedModel {
 		for _, tl := range opts.Tools {
 			enforced = enforced || tl.Function.Name == "stepFailed"
 		}
-		last := msgs[len(msgs)-1]
+		last := msgs[len(msgs)-2] // the plan state block follows the conversation
 		corrected := last.Role == llms.ChatMessageTypeHuman && strings.Contains(fmt.Sprint(last.Parts), "Plan harness")
 		toolResults := 0
 		for _, m := range msgs {

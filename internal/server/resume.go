@@ -55,7 +55,7 @@ func (s *Server) resume(c echo.Context) error {
 	for _, a := range body.Resume {
 		answers = append(answers, a.Answer())
 	}
-	run, err := s.runs.Resume(c.Request().Context(), runner.ResumeRequest{ThreadID: id, Route: body.Route, Answers: answers, Stream: true, Webhook: body.Webhook})
+	run, err := s.host.Resume(c.Request().Context(), runner.ResumeRequest{ThreadID: id, Route: body.Route, Answers: answers, Stream: true, Webhook: body.Webhook})
 	if err != nil {
 		return err
 	}

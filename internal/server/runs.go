@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
@@ -24,6 +25,15 @@ type runBody struct {
 	Input       runInput `json:"input"`
 	// Webhook is a URL the run is POSTed to when it ends or parks.
 	Webhook string `json:"webhook"`
+	// MultitaskStrategy says what the run does when the thread has a run
+	// in flight: reject (the default), interrupt, rollback or enqueue.
+	MultitaskStrategy string `json:"multitask_strategy"`
+	// AfterSeconds delays the run: it is queued and starts that long
+	// from now, once the thread is free.
+	AfterSeconds float64 `json:"after_seconds"`
+	// CheckpointID is a checkpoint of the thread (GET
+	// /threads/:id/history) to start from: a new branch of it.
+	CheckpointID string `json:"checkpoint_id"`
 	// fields are all the body's top-level fields, where the run strategies'
 	// options are found (capabilities.RunStrategy's RunOption, such as
 	// plan_first: "off", "auto", "always" or "preview").
@@ -65,27 +75,47 @@ func (in *runInput) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
+// admission is how a run request is admitted on its thread: its
+// multitask strategy and, for a delayed run, when it may start.
+type admission struct {
+	strategy string
+	at       time.Time
+}
+
+func (s *Server) parseRun(c echo.Context) (runner.Request, admission, error) {
+	req, body, err := s.parseRunBody(c)
+	if err != nil {
+		return req, admission{}, err
+	}
+	var adm admission
+	if adm.strategy, err = checkMultitask(body.MultitaskStrategy, MultitaskReject); err != nil {
+		return req, adm, err
+	}
+	adm.at, err = notBefore(body.AfterSeconds)
+	return req, adm, err
+}
+
+func (s *Server) parseRunBody(c echo.Context) (runner.Request, runBody, error) {
 	var body runBody
 	if err := wire.Decode(c, &body); err != nil {
-		return runner.Request{}, err
+		return runner.Request{}, body, err
 	}
 	route := body.Route
 	if route == "" {
 		route = body.AssistantID
 	}
 	if route == "" {
-		return runner.Request{}, newError(http.StatusBadRequest, "invalid_body", `route is required, like {"route":"/support/acme","input":{"messages":[{"role":"user","content":"Hello"}]}}`)
+		return runner.Request{}, body, newError(http.StatusBadRequest, "invalid_body", `route is required, like {"route":"/support/acme","input":{"messages":[{"role":"user","content":"Hello"}]}}`)
 	}
 	id := c.Param("id")
 	if err := wire.CheckThreadID(id); err != nil {
-		return runner.Request{}, err
+		return runner.Request{}, body, err
 	}
 	opts, err := s.host.RunOptions(body.fields)
 	if err != nil {
-		return runner.Request{}, err
+		return runner.Request{}, body, err
 	}
-	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts, Webhook: body.Webhook}
+	req := runner.Request{ThreadID: id, Route: route, Values: body.Input.Values, Options: opts, Webhook: body.Webhook, Checkpoint: body.CheckpointID}
 	for _, m := range body.Input.Messages {
 		role := m.Role
 		switch {
@@ -98,21 +128,42 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, error) {
 		}
 		req.Messages = append(req.Messages, thread.Message{Role: role, Content: m.Content})
 	}
-	return req, nil
+	return req, body, nil
 }
 
 func (s *Server) runWait(c echo.Context) error {
-	req, err := s.parseRun(c)
+	req, adm, err := s.parseRun(c)
 	if err != nil {
 		return err
 	}
-	run, err := s.runs.Start(c.Request().Context(), req)
+	ctx := c.Request().Context()
+	run, queued, err := s.admit(ctx, req, adm.strategy, adm.at)
 	if err != nil {
-		return err
+		return queuedError(err)
 	}
+	if run == nil {
+		c.Response().Header().Set("Dawn-Run-Id", queued.ID)
+		live, now, err := s.awaitQueued(ctx, queued)
+		switch {
+		case ctx.Err() != nil:
+			return nil // the client left; the run stays queued
+		case errors.Is(err, store.ErrNotFound):
+			return newError(http.StatusConflict, "run_cancelled", "run "+queued.ID+" on thread "+req.ThreadID+" was cancelled before it started")
+		case err != nil:
+			return err
+		case live == nil:
+			return s.answerStored(c, now)
+		}
+		run = live
+	}
+	return answerWait(c, req.ThreadID, run)
+}
+
+// answerWait answers runs/wait with run's end once it is done.
+func answerWait(c echo.Context, threadID string, run *runner.Run) error {
 	<-run.Done()
 	if run.Cancelled() {
-		return newError(http.StatusConflict, "run_cancelled", "the run on thread "+req.ThreadID+" was cancelled before it finished; its completed steps are kept")
+		return newError(http.StatusConflict, "run_cancelled", "the run on thread "+threadID+" was cancelled before it finished; its completed steps are kept")
 	}
 	if err := run.Err(); err != nil {
 		var me *runner.ModelError
@@ -131,14 +182,19 @@ func (s *Server) runWait(c echo.Context) error {
 }
 
 func (s *Server) runStream(c echo.Context) error {
-	req, err := s.parseRun(c)
+	req, adm, err := s.parseRun(c)
 	if err != nil {
 		return err
 	}
 	req.Stream = true
-	run, err := s.runs.Start(c.Request().Context(), req)
+	run, queued, err := s.admit(c.Request().Context(), req, adm.strategy, adm.at)
 	if err != nil {
-		return err
+		return queuedError(err)
+	}
+	if run == nil {
+		// The stream opens now and carries the run's events once it
+		// starts, here or on another replica.
+		return s.writeStream(c, &queuedSource{s: s, r: queued}, queued.ID)
 	}
 	return s.writeStream(c, run.Log.Subscribe(0), run.ID)
 }
@@ -158,12 +214,18 @@ func (s *Server) joinStream(c echo.Context) error {
 	}
 	r, err := s.host.GetRun(c.Request().Context(), runID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.ThreadID != id) {
-		return newError(http.StatusNotFound, "run_not_found", "thread "+id+" has no run "+runID)
+		return runNotFoundOf(c)
 	}
 	if err != nil {
 		return err
 	}
 	return s.followRemote(c, runID, after)
+}
+
+// runNotFoundOf is the 404 of a run the thread in c's path does not
+// have.
+func runNotFoundOf(c echo.Context) error {
+	return newError(http.StatusNotFound, "run_not_found", "thread "+c.Param("id")+" has no run "+c.Param("run"))
 }
 
 // readySource is an eventSource that can tell whether its next event is

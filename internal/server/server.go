@@ -19,6 +19,7 @@ import (
 	"github.com/dawn-go/dawn/internal/server/langgraph"
 	"github.com/dawn-go/dawn/internal/server/mcp"
 	"github.com/dawn-go/dawn/internal/server/openai"
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -114,8 +115,8 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.handle(http.MethodGet, "/threads/:id/runs", s.listRuns)
 	s.handle(http.MethodPost, "/threads/:id/runs/wait", s.runWait)
 	s.handle(http.MethodPost, "/threads/:id/runs/stream", s.runStream)
-	s.handle(http.MethodGet, "/threads/:id/runs/:run/stream", s.joinStream)
-	s.handle(http.MethodGet, "/threads/:id/runs/:run/webhook", s.webhookDelivery)
+	s.handle(http.MethodGet, "/threads/:id/runs/:run/stream", s.joinStream, wire.NotFoundAs(runNotFoundOf))
+	s.handle(http.MethodGet, "/threads/:id/runs/:run/webhook", s.webhookDelivery, wire.NotFoundAs(webhookNotFound))
 	s.handle(http.MethodPost, "/threads/:id/cancel", s.cancel)
 	s.mountCapabilities()
 	s.handle(http.MethodPost, "/threads/:id/resume", s.resume)
@@ -138,7 +139,7 @@ func (s *Server) mountCapabilities() {
 		}
 		for _, rt := range hr.ThreadRoutes(s.runs) {
 			path := "/threads/:id/" + strings.TrimPrefix(rt.Path, "/")
-			s.echo.Add(rt.Method, path, threadRoute(rt))
+			s.echo.Add(rt.Method, path, s.guardThread(path, threadRoute(rt)))
 			if rt.Method != http.MethodGet && rt.Method != http.MethodHead {
 				s.audited[rt.Method+" "+path] = "signal"
 			}

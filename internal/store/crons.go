@@ -29,6 +29,9 @@ type Cron struct {
 	NextRunAt, EndTime   time.Time
 	CreatedAt, UpdatedAt time.Time
 	Enabled              bool
+	// Owner is the user the cron belongs to ("" for none), set when it
+	// is created and kept by every update.
+	Owner string
 }
 
 // CronQuery selects crons. SortBy is "cron_id", "assistant_id",
@@ -37,16 +40,19 @@ type Cron struct {
 // 1000.
 type CronQuery struct {
 	AssistantID, ThreadID string
-	Enabled               *bool
-	SortBy, SortOrder     string
-	Limit, Offset         int
+	// ID, when not "", keeps the cron with that id; Owner, when not "",
+	// the crons that user owns.
+	ID, Owner         string
+	Enabled           *bool
+	SortBy, SortOrder string
+	Limit, Offset     int
 }
 
 func cronOf(r dialect.CronRow) Cron {
 	return Cron{ID: r.ID, AssistantID: r.AssistantID, ThreadID: r.ThreadID, Schedule: r.Schedule, Timezone: r.Timezone,
 		OnRunCompleted: r.OnRunCompleted, Payload: json.RawMessage(r.Payload), Metadata: json.RawMessage(r.Metadata),
 		NextRunAt: fromNanos(r.NextRunAt), EndTime: fromNanos(r.EndTime),
-		CreatedAt: fromNanos(r.CreatedAt), UpdatedAt: fromNanos(r.UpdatedAt), Enabled: r.Enabled}
+		CreatedAt: fromNanos(r.CreatedAt), UpdatedAt: fromNanos(r.UpdatedAt), Enabled: r.Enabled, Owner: r.Owner}
 }
 
 // row checks c and returns it as stored.
@@ -67,7 +73,7 @@ func (c Cron) row() (dialect.CronRow, error) {
 	return dialect.CronRow{ID: c.ID, AssistantID: c.AssistantID, ThreadID: c.ThreadID, Schedule: c.Schedule, Timezone: c.Timezone,
 		OnRunCompleted: c.OnRunCompleted, Payload: string(c.Payload), Metadata: meta,
 		NextRunAt: nanos(c.NextRunAt), EndTime: nanos(c.EndTime),
-		CreatedAt: nanos(c.CreatedAt), UpdatedAt: nanos(c.UpdatedAt), Enabled: c.Enabled}, nil
+		CreatedAt: nanos(c.CreatedAt), UpdatedAt: nanos(c.UpdatedAt), Enabled: c.Enabled, Owner: c.Owner}, nil
 }
 
 // nanos is t in Unix nanoseconds, 0 for the zero time.
@@ -218,7 +224,7 @@ func (s *DB) crons(ctx context.Context, f dialect.CronFilter) ([]Cron, error) {
 
 // filter checks q, or fails with ErrInvalid naming the field.
 func (q CronQuery) filter() (dialect.CronFilter, error) {
-	f := dialect.CronFilter{AssistantID: q.AssistantID, ThreadID: q.ThreadID, Enabled: q.Enabled,
+	f := dialect.CronFilter{ID: q.ID, AssistantID: q.AssistantID, ThreadID: q.ThreadID, Owner: q.Owner, Enabled: q.Enabled,
 		Sort: q.SortBy, Limit: q.Limit, Offset: max(q.Offset, 0)}
 	var err error
 	f.Sort, f.Desc, f.Limit, err = order{by: q.SortBy, dir: q.SortOrder, limit: q.Limit}.check(

@@ -109,7 +109,9 @@ func checkValues(t *testing.T, when string, got, want thread.State) {
 // TestStateFieldsInParts walks array fields through every change a step
 // can make to them (grow, stay, shrink, change an element, turn small,
 // become another type, go away) and checks after each that the state reads
-// back byte for byte, in a new store too, and how many part rows it keeps.
+// back byte for byte, in a new store too, and how many part rows it keeps
+// (parts are never deleted: the kept checkpoints before read them); then
+// that every kept checkpoint reads back the value it had.
 func TestStateFieldsInParts(t *testing.T) {
 	big := func(n int) string { return string(growingValue(n)) } // 10 elements are over partMin
 	changed := strings.Replace(big(12), `"step":3,`, `"step":-3,`, 1)
@@ -123,16 +125,16 @@ func TestStateFieldsInParts(t *testing.T) {
 		{"unchanged adds nothing", big(12), 1},
 		{"one element more is one part more", big(13), 2},
 		{"three more are one part", big(16), 3},
-		{"shrinking writes it again", big(14), 1},
-		{"changing an element writes it again", strings.Replace(big(14), `"step":3,`, `"step":-3,`, 1), 1},
-		{"a change of the same length", strings.Replace(big(14), `"step":3,`, `"step":-4,`, 1), 1},
-		{"growing after that", strings.Replace(big(15), `"step":3,`, `"step":-4,`, 1), 2},
-		{"not compact input is compacted", " [ " + strings.ReplaceAll(changed[1:], ",", " , "), 1},
-		{"small again", `["x"]`, 0},
-		{"large again", big(11), 1},
-		{"an object", `{"a":1}`, 0},
-		{"large again, then gone", big(11), 1},
-		{"gone", "", 0},
+		{"shrinking writes it again", big(14), 4},
+		{"changing an element writes it again", strings.Replace(big(14), `"step":3,`, `"step":-3,`, 1), 5},
+		{"a change of the same length", strings.Replace(big(14), `"step":3,`, `"step":-4,`, 1), 6},
+		{"growing after that", strings.Replace(big(15), `"step":3,`, `"step":-4,`, 1), 7},
+		{"not compact input is compacted", " [ " + strings.ReplaceAll(changed[1:], ",", " , "), 8},
+		{"small again", `["x"]`, 8},
+		{"large again", big(11), 9},
+		{"an object", `{"a":1}`, 9},
+		{"large again, then gone", big(11), 10},
+		{"gone", "", 10},
 	}
 	eachDurable(t, func(t *testing.T, open func() Store) {
 		testStateFieldsInParts(t, open, tests)
@@ -148,6 +150,7 @@ func testStateFieldsInParts(t *testing.T, open func() Store, tests []struct {
 	ctx := context.Background()
 	s := open()
 	newRun(t, s, "th", "run-1")
+	wants := make([]thread.State, len(tests))
 	for i, tt := range tests {
 		values := thread.State{"todos": todos}
 		if tt.value != "" {
@@ -160,12 +163,22 @@ func testStateFieldsInParts(t *testing.T, open func() Store, tests []struct {
 			must(t, json.Compact(&buf, []byte(tt.value)))
 			want["notes"] = buf.Bytes()
 		}
+		wants[i] = want
 		cp, err := s.Latest(ctx, "th")
 		must(t, err)
 		checkValues(t, tt.name, cp.Values, want)
 		if n := queryInt(t, s, `SELECT count(*) FROM history WHERE run = -1`); n != int64(tt.parts) {
 			t.Errorf("%s: %d part rows, want %d", tt.name, n, tt.parts)
 		}
+	}
+
+	history, err := s.History(ctx, "th", HistoryQuery{})
+	must(t, err)
+	if len(history) != len(tests) {
+		t.Fatalf("%d checkpoints kept, want %d", len(history), len(tests))
+	}
+	for _, cp := range history {
+		checkValues(t, "checkpoint of "+tests[cp.Step-1].name, cp.Values, wants[cp.Step-1])
 	}
 
 	// SaveValues (a supervisor's change between runs) goes through parts too.

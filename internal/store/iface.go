@@ -20,6 +20,10 @@ import (
 // run on a thread (ErrBusy), whichever process asks.
 type Store interface {
 	CreateThread(ctx context.Context, id string, metadata json.RawMessage) (Thread, error)
+	// CreateOwnedThread is CreateThread for a thread that belongs to
+	// owner: searches for owner find it (ThreadQuery.Owner), and a run
+	// for another user never adopts it (Run.Owner).
+	CreateOwnedThread(ctx context.Context, owner, id string, metadata json.RawMessage) (Thread, error)
 	GetThread(ctx context.Context, id string) (Thread, error)
 	DeleteThread(ctx context.Context, id string) error
 
@@ -32,6 +36,22 @@ type Store interface {
 	GetRun(ctx context.Context, runID string) (Run, error)
 	Runs(ctx context.Context, threadID string) ([]Run, error)
 	RecoverInterrupted(ctx context.Context) (int, error)
+	// ClaimOrphans is RecoverInterrupted that first takes over, for the
+	// caller to continue, the runs of gone owners that kept their
+	// request; each such run goes to one store however many ask.
+	ClaimOrphans(ctx context.Context) (claimed []Run, interrupted int, err error)
+
+	// EnqueueRun, DueRuns, QueuedRuns, DequeueRun and FailQueued keep the
+	// queued runs of threads (see QueuedRun); BeginRunChecked starts one
+	// (Run.Queued), once across every process on the database.
+	EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun, error)
+	DueRuns(ctx context.Context, threadID string, at time.Time, limit int) ([]QueuedRun, error)
+	QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, error)
+	DequeueRun(ctx context.Context, runID string) error
+	FailQueued(ctx context.Context, runID, errText string) error
+	// DiscardRun rolls a running run back to the checkpoint it started
+	// from, deleting it (multitask_strategy "rollback").
+	DiscardRun(ctx context.Context, runID string, base Checkpoint) error
 
 	SaveStep(ctx context.Context, st Step) error
 	Latest(ctx context.Context, threadID string) (Checkpoint, error)
@@ -40,6 +60,14 @@ type Store interface {
 	// limit is 0 or less), so that a long log is read a page at a time.
 	EventsPage(ctx context.Context, runID string, after int64, limit int) ([]stream.Event, error)
 	SaveValues(ctx context.Context, threadID string, step int, values thread.State) error
+
+	// History and CheckpointAt read a thread's kept checkpoints, one per
+	// step of every branch; UpdateState keeps a new one outside any run;
+	// CopyThread copies a thread's state and history to a new id.
+	History(ctx context.Context, threadID string, q HistoryQuery) ([]Checkpoint, error)
+	CheckpointAt(ctx context.Context, threadID, id string) (Checkpoint, error)
+	UpdateState(ctx context.Context, u StateUpdate) (Checkpoint, error)
+	CopyThread(ctx context.Context, fromID, toID string) (Thread, error)
 
 	// SearchThreads and CountThreads select threads by id, status,
 	// metadata and state values; FinishedRuns lists a thread's successful
@@ -78,6 +106,12 @@ type Store interface {
 	DeleteItem(ctx context.Context, namespace []string, key string) error
 	SearchItems(ctx context.Context, q ItemQuery) ([]Item, error)
 	ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, error)
+
+	// PutToolOutput and ReadToolOutput keep the tool outputs too large to
+	// show a model whole with their thread, read a page at a time;
+	// DeleteThread deletes them.
+	PutToolOutput(ctx context.Context, threadID, id, tool string, data []byte) error
+	ReadToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutput, error)
 
 	// Path names the database for people: the file path, or the
 	// Postgres URL without its password.

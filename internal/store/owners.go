@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -131,10 +132,26 @@ func (s *DB) ownerOfNewRun(ctx context.Context, tx dialect.Tx) (pk, renewed int6
 // now and then to take over the runs of an owner that died. It returns
 // how many runs it marked.
 func (s *DB) RecoverInterrupted(ctx context.Context) (int, error) {
-	var n int
+	_, n, err := s.recoverOrphans(ctx, false)
+	return n, err
+}
+
+// ClaimOrphans is RecoverInterrupted for a store that continues the runs
+// of gone owners: in the same transaction, it first makes this store the
+// owner of every such run that kept its request (Run.Request), and returns
+// those, still running, for the caller to continue; only the others are
+// marked interrupted (n says how many). However many stores ask at once,
+// each run goes to one of them. A claimed run this store cannot continue
+// is the caller's to end (FinishRun).
+func (s *DB) ClaimOrphans(ctx context.Context) (claimed []Run, n int, err error) {
+	return s.recoverOrphans(ctx, true)
+}
+
+// recoverOrphans is RecoverInterrupted, and ClaimOrphans when claim is set.
+func (s *DB) recoverOrphans(ctx context.Context, claim bool) (claimed []Run, n int, err error) {
 	at := s.leaseNow()
-	err := s.write(ctx, func(tx dialect.Tx) error {
-		n = 0
+	err = s.write(ctx, func(tx dialect.Tx) error {
+		claimed, n = nil, 0
 		if err := tx.RenewOwner(ctx, s.own.pk, s.own.who, at, s.lease); err != nil {
 			return err
 		}
@@ -142,17 +159,49 @@ func (s *DB) RecoverInterrupted(ctx context.Context) (int, error) {
 		if err != nil || !s.mayJudge() {
 			return err
 		}
-		if err := s.dropGoneOwners(ctx, tx, owners); err != nil {
+		live, err := s.dropGoneOwners(ctx, tx, owners)
+		if err != nil {
 			return err
+		}
+		if claim {
+			if claimed, err = s.claimOrphans(ctx, tx, live); err != nil {
+				return err
+			}
 		}
 		n, err = tx.InterruptOrphans(ctx, RunInterrupted, StatusInterrupted, interruptedText, s.now())
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("store: recover interrupted runs: %w", err)
+		return nil, 0, fmt.Errorf("store: recover interrupted runs: %w", err)
 	}
 	s.own.expires.Store(at.UnixNano() + int64(s.lease))
-	return n, nil
+	return claimed, n, nil
+}
+
+// claimOrphans makes this store the owner of the runs of gone owners that
+// kept their request, and returns them. live holds the owners still alive
+// (this store among them): a run another store claimed while this one
+// waited for its lock names a live owner, and is left to it.
+func (s *DB) claimOrphans(ctx context.Context, tx dialect.Tx, live map[int64]bool) ([]Run, error) {
+	rows, err := tx.OrphanRuns(ctx)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	var pks []int64
+	var runs []Run
+	now := s.now()
+	for _, r := range rows {
+		if live[r.Owner] {
+			continue
+		}
+		pks = append(pks, r.PK)
+		runs = append(runs, Run{ID: r.ID, ThreadID: r.ThreadID, Route: r.Route, Status: RunRunning,
+			Request: json.RawMessage(r.Request), CreatedAt: fromNanos(r.CreatedAt), UpdatedAt: fromNanos(now)})
+	}
+	if err := tx.ClaimRuns(ctx, pks, s.own.pk, now); err != nil {
+		return nil, err
+	}
+	return runs, nil
 }
 
 // mayJudge records the renewal RecoverInterrupted just made (Owners has
@@ -175,18 +224,22 @@ func (s *DB) mayJudge() bool {
 // machine that no longer runs. A live owner is never judged by its pid
 // alone being alive: a reused pid could pass for it, so it is gone once
 // its lease expires anyway. A database shared by many machines keeps no
-// host key, and there only the lease judges.
-func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.Tx, owners []dialect.OwnerRow) error {
+// host key, and there only the lease judges. It returns the owners left,
+// this store among them.
+func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.Tx, owners []dialect.OwnerRow) (live map[int64]bool, err error) {
 	self := s.own.who.HostKey
+	live = map[int64]bool{s.own.pk: true}
 	for _, o := range owners {
 		local := self != "" && o.HostKey == self
 		if o.Expired || (local && processGone(o.PID, o.ProcStart)) {
 			if err := tx.DeleteOwner(ctx, o.PK); err != nil {
-				return err
+				return nil, err
 			}
+			continue
 		}
+		live[o.PK] = true
 	}
-	return nil
+	return live, nil
 }
 
 // stopHeartbeat ends the heartbeat and waits for it. Calling it again is a

@@ -37,6 +37,9 @@ type partField struct {
 	// the sum of a longer array that starts with the same elements goes on
 	// from the same hash state.
 	Sum string `json:"sum"`
+	// First is the seq of the field's first part. Parts are never deleted
+	// (older checkpoints read them): a field written again starts anew.
+	First int64 `json:"first,omitempty"`
 }
 
 // partedValue is a state field to keep in parts: its name and compact JSON.
@@ -81,8 +84,8 @@ func splitValues(values thread.State) (whole thread.State, parted []partedValue,
 // parted, on the thread with pk threadPK whose threads.parts was metaText,
 // and returns the new threads.parts. A field that only gained elements
 // since the last checkpoint gets one part with them; an unchanged field
-// gets nothing; any other field is written again as one part, and the
-// parts of a field that is no longer parted are deleted.
+// gets nothing; any other field is written again as one part. Parts are
+// never deleted: the kept checkpoints before still read them.
 func planParts(ctx context.Context, tx dialect.Tx, threadPK int64, metaText string, parted []partedValue) (string, error) {
 	if len(parted) == 0 && metaText == "{}" {
 		return "{}", nil
@@ -92,19 +95,12 @@ func planParts(ctx context.Context, tx dialect.Tx, threadPK int64, metaText stri
 		return "", fmt.Errorf("store: thread %d: parts %q: %w", threadPK, metaText, err)
 	}
 	p.next = partsMeta{Next: p.old.Next, Fields: make(map[string]partField, len(parted))}
-	for name := range p.old.Fields {
-		if _, ok := slices.BinarySearchFunc(parted, name, func(v partedValue, n string) int { return cmp.Compare(v.name, n) }); !ok {
-			if err := p.drop(name); err != nil {
-				return "", err
-			}
-		}
-	}
 	for _, v := range parted {
 		if err := p.field(v); err != nil {
 			return "", err
 		}
 	}
-	if len(p.next.Fields) == 0 {
+	if len(p.next.Fields) == 0 && p.next.Next == 0 {
 		return "{}", nil
 	}
 	out, err := json.Marshal(p.next)
@@ -127,6 +123,7 @@ func (p *partPlan) field(v partedValue) error {
 	text := v.text
 	p.h.Reset()
 	old, had := p.old.Fields[v.name]
+	first := old.First
 	if had && extends(p.h, text, old) {
 		if len(text) > old.Size {
 			if err := p.add(v.name, text[old.Size:len(text)-1]); err != nil {
@@ -135,26 +132,14 @@ func (p *partPlan) field(v partedValue) error {
 			p.h.Write(text[old.Size-1 : len(text)-1])
 		}
 	} else {
-		if had {
-			if err := p.drop(v.name); err != nil {
-				return err
-			}
-		}
+		first = p.next.Next
 		if err := p.add(v.name, text[1:len(text)-1]); err != nil {
 			return err
 		}
 		p.h.Reset()
 		p.h.Write(text[:len(text)-1])
 	}
-	p.next.Fields[v.name] = partField{Size: len(text), Sum: hex.EncodeToString(p.h.Sum(nil))}
-	return nil
-}
-
-// drop deletes every part of a field.
-func (p *partPlan) drop(name string) error {
-	if err := p.tx.DeleteParts(p.ctx, p.threadPK, name); err != nil {
-		return fmt.Errorf("store: state field %q: %w", name, err)
-	}
+	p.next.Fields[v.name] = partField{Size: len(text), Sum: hex.EncodeToString(p.h.Sum(nil)), First: first}
 	return nil
 }
 
@@ -189,9 +174,11 @@ type part struct {
 }
 
 // joinParts puts the parted fields of metaText back into values from their
-// parts, which are in seq order.
+// parts, which are in seq order. A field's value is its parts from its
+// First on, up to its Size: parts of other checkpoints (a field written
+// again later, or before) are skipped.
 func joinParts(values thread.State, metaText string, parts []part) error {
-	if metaText == "{}" && len(parts) == 0 {
+	if metaText == "{}" {
 		return nil
 	}
 	var meta partsMeta
@@ -201,8 +188,8 @@ func joinParts(values thread.State, metaText string, parts []part) error {
 	joined := make(map[string][]byte, len(meta.Fields))
 	for _, p := range parts {
 		f, ok := meta.Fields[p.field]
-		if !ok {
-			return fmt.Errorf("part %d holds state field %q, which the checkpoint does not keep in parts", p.seq, p.field)
+		if !ok || p.seq < f.First || len(joined[p.field])+1 >= f.Size {
+			continue
 		}
 		buf := joined[p.field]
 		if buf == nil {

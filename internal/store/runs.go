@@ -14,11 +14,28 @@ import (
 
 // Run is one run of an agent route on a thread.
 type Run struct {
-	ID, ThreadID, Route  string
+	ID, ThreadID, Route string
+	// Checkpoint, when set as a run begins, is the kept checkpoint the run
+	// starts from: the thread starts a new branch there (see
+	// BeginRunChecked). Runs does not report it.
+	Checkpoint           string
 	Status               string
 	Error                string
 	Output               json.RawMessage // nil until the run finishes with one
 	CreatedAt, UpdatedAt time.Time
+	// Owner, when not "", is the user the run acts for: a thread the run
+	// creates belongs to them, and a thread that belongs to anyone else
+	// is not theirs to run on (ErrNotFound, as if it did not exist). ""
+	// checks nothing and creates a thread that belongs to no user. It is
+	// not stored with the run: a run belongs to its thread's owner.
+	Owner string
+	// Queued says, to BeginRunChecked, that the run is the queued run of
+	// its id, which leaves the queue in the transaction that starts it.
+	Queued bool
+	// Request is what the run was started with, as its starter encoded
+	// it, kept so that another server can continue the run (see
+	// ClaimOrphans); nil keeps none. Only ClaimOrphans returns it.
+	Request json.RawMessage
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -30,14 +47,26 @@ type Run struct {
 // have created included, and is returned as it is: the caller decides, on
 // the state no other writer can change meanwhile, whether the run may
 // start. It fails with ErrBusy when the thread already has a running run,
-// and ErrExists when the run id is taken. r.Status and the times are set
-// by the store.
+// ErrExists when the run id is taken, and, for a queued run (r.Queued),
+// ErrNotFound when it is no longer queued. With r.Owner set, it fails with
+// ErrNotFound when the thread exists and belongs to someone else: the
+// check runs on the locked thread, so a thread another user creates
+// meanwhile is never adopted.
+//
+// With r.Checkpoint set to a kept checkpoint other than the latest, the
+// thread starts a new branch from it first: that checkpoint's state
+// becomes the thread's latest, and the branch it was on stays in the
+// history. It fails with ErrNotFound when the thread has no such
+// checkpoint. r.Status and the times are set by the store.
 func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error) {
 	if err := checkID("run", r.ID); err != nil {
 		return Checkpoint{}, err
 	}
 	if err := checkID("thread", r.ThreadID); err != nil {
 		return Checkpoint{}, err
+	}
+	if len(r.Request) > 0 && !json.Valid(r.Request) {
+		return Checkpoint{}, fmt.Errorf("run %q: %w: request is not valid JSON", r.ID, ErrInvalid)
 	}
 	var cp Checkpoint
 	var renewed int64
@@ -60,13 +89,17 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, renewed int64, err error) {
 	now := s.now()
 	// A new thread is inserted busy, with its run: nothing to read.
-	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusBusy})
+	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusBusy, Owner: r.Owner})
 	fresh := err == nil
+	var l dialect.ThreadLock
 	switch {
 	case errors.Is(err, dialect.ErrTaken):
-		l, err := tx.LockThread(ctx, r.ThreadID)
+		l, err = tx.LockThread(ctx, r.ThreadID)
 		if err != nil {
 			return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
+		}
+		if r.Owner != "" && l.Owner != r.Owner {
+			return cp, 0, fmt.Errorf("thread %q: %w", r.ThreadID, ErrNotFound)
 		}
 		if l.Running {
 			return cp, 0, busyError(r.ThreadID)
@@ -75,11 +108,24 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, re
 	case err != nil:
 		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
 	}
+	if r.Queued {
+		if err := dequeue(ctx, tx, r.ID); err != nil {
+			return cp, 0, err
+		}
+	}
+	if fresh && r.Checkpoint != "" {
+		return cp, 0, checkpointNotFound(r.ThreadID, r.Checkpoint)
+	}
 	if renewed, err = s.insertRun(ctx, tx, r, threadPK, now); err != nil {
 		return cp, 0, err
 	}
 	if fresh {
 		return Checkpoint{ThreadID: r.ThreadID, Messages: []thread.Message{}, Values: thread.State{}}, renewed, nil
+	}
+	if r.Checkpoint != "" {
+		if err := s.fork(ctx, tx, r.ThreadID, l, r.Checkpoint); err != nil {
+			return cp, 0, err
+		}
 	}
 	if err := tx.SetThreadStatus(ctx, threadPK, StatusBusy, now); err != nil {
 		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
@@ -94,7 +140,7 @@ func (s *DB) insertRun(ctx context.Context, tx dialect.Tx, r Run, threadPK, now 
 	if err != nil {
 		return 0, fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
-	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now})
+	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request)})
 	switch {
 	case errors.Is(err, dialect.ErrRunning):
 		return 0, busyError(r.ThreadID)
@@ -188,26 +234,34 @@ func (s *DB) GetRun(ctx context.Context, runID string) (Run, error) {
 		return Run{}, fmt.Errorf("store: get run %q: %w", runID, err)
 	}
 	if len(rows) == 0 {
-		return Run{}, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+		return s.queuedRun(ctx, runID)
 	}
 	return runOf(rows[0]), nil
 }
 
-// Runs returns the runs of a thread, newest first. It fails with
+// Runs returns the runs of a thread, newest first: its queued runs
+// (RunPending, the last to start first), then the others. It fails with
 // ErrNotFound when the thread does not exist.
 func (s *DB) Runs(ctx context.Context, threadID string) ([]Run, error) {
+	queued, err := s.QueuedRuns(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.d.Runs(ctx, threadID, true)
 	if err != nil {
 		return nil, fmt.Errorf("store: runs of thread %q: %w", threadID, err)
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(queued) == 0 {
 		if err := s.threadExists(ctx, threadID); err != nil {
 			return nil, err
 		}
 	}
-	runs := make([]Run, len(rows))
-	for i, r := range rows {
-		runs[i] = runOf(r)
+	runs := make([]Run, 0, len(queued)+len(rows))
+	for i := len(queued) - 1; i >= 0; i-- {
+		runs = append(runs, queued[i].Run())
+	}
+	for _, r := range rows {
+		runs = append(runs, runOf(r))
 	}
 	return runs, nil
 }

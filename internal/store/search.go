@@ -26,6 +26,10 @@ type ThreadQuery struct {
 	Values json.RawMessage
 	// Status keeps threads in this status (StatusIdle, StatusBusy, ...).
 	Status string
+	// Owner, when not "", keeps the threads that user owns: the filter
+	// runs in the database, so a page and a count hold no other user's
+	// thread.
+	Owner string
 	// SortBy is "thread_id", "status", "created_at" or "updated_at"
 	// (default); SortOrder is "asc" or "desc" (default).
 	SortBy, SortOrder string
@@ -74,7 +78,7 @@ func (s *DB) CountThreads(ctx context.Context, q ThreadQuery) (int, error) {
 // filter checks q and returns it as the database reads it, or ErrInvalid
 // naming the field that has none of the allowed values.
 func (q ThreadQuery) filter() (dialect.ThreadFilter, error) {
-	f := dialect.ThreadFilter{IDs: q.IDs, Status: q.Status, Sort: q.SortBy, Desc: true, Limit: q.Limit, Offset: max(q.Offset, 0)}
+	f := dialect.ThreadFilter{IDs: q.IDs, Status: q.Status, Owner: q.Owner, Sort: q.SortBy, Desc: true, Limit: q.Limit, Offset: max(q.Offset, 0)}
 	var err error
 	if f.Metadata, err = jsonFilter("metadata", q.Metadata); err != nil {
 		return f, err

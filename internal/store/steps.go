@@ -13,13 +13,35 @@ import (
 	"github.com/dawn-go/dawn/thread"
 )
 
-// Checkpoint is a thread's state after its latest completed step.
+// Checkpoint is a thread's state after one of its steps: the latest (see
+// Latest), or a kept one (see History).
 type Checkpoint struct {
-	ThreadID  string
-	RunID     string           // run that wrote it; "" when none
-	Route     string           // route id of that run
-	Step      int              // 0 when the thread has no checkpoint yet
-	Messages  []thread.Message // every message of the thread, in order
+	ThreadID string
+	RunID    string // run that wrote it; "" when none
+	Route    string // route id of that run
+	// Step is the thread's highest step, which the next step follows
+	// (Latest), or the checkpoint's own step (History); 0 when the
+	// thread has no checkpoint yet.
+	Step int
+	// Head is the step whose state this is: Step, unless a run started a
+	// new branch from an earlier checkpoint. ID names it (see
+	// CheckpointID); "" when the thread has no checkpoint yet.
+	Head int
+	ID   string
+	// ParentID is the checkpoint before it, "" for none; Source says
+	// what made it: "loop" (a step of a run), "update" (a state update)
+	// or "input" (a thread created with its state). Set by History.
+	ParentID, Source string
+	Messages         []thread.Message // every message of its branch, in order
+	// Origins are the branch keys the messages are stored under, one per
+	// message, or nil when all are 0 (a thread never forked): a message
+	// is named by its origin and its index.
+	Origins []int64
+	// Branch is the key of the branch new messages go to (see Origins).
+	Branch int64
+	// CopyOf is the thread this one was copied from, whose names its
+	// messages keep; "" when it is no copy.
+	CopyOf    string
 	Values    thread.State
 	UpdatedAt time.Time
 }
@@ -71,7 +93,7 @@ func (s *DB) SaveStep(ctx context.Context, st Step) error {
 // saveStep is SaveStep's writes, once its run's row is checked.
 func (s *DB) saveStep(ctx context.Context, tx dialect.Tx, st Step, in *stepInput, l dialect.RunLock) error {
 	now := s.now()
-	if err := tx.InsertMessages(ctx, l.ThreadPK, l.Messages, in.messages); err != nil {
+	if err := tx.InsertMessages(ctx, l.ThreadPK, l.Branch, l.Messages, in.messages); err != nil {
 		return fmt.Errorf("messages: %w", err)
 	}
 	meta, err := planParts(ctx, tx, l.ThreadPK, l.Parts, in.parted)
@@ -79,6 +101,7 @@ func (s *DB) saveStep(ctx context.Context, tx dialect.Tx, st Step, in *stepInput
 		return err
 	}
 	err = tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.ThreadPK, Step: int64(st.Step),
+		Parent: l.Head, Branch: l.Branch, Source: SourceLoop,
 		Messages: l.Messages + int64(len(in.messages)), RunID: st.RunID, Route: st.Route,
 		State: in.state, Parts: meta, Status: in.threadStatus, Now: now})
 	if err != nil {
@@ -121,6 +144,8 @@ func (s *DB) Latest(ctx context.Context, threadID string) (Checkpoint, error) {
 // write transaction.
 type checkpointSource interface {
 	Latest(ctx context.Context, threadID string, each func(dialect.CheckpointRow) error) error
+	Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error)
+	Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error
 }
 
 // latest reads a thread's checkpoint from src.
@@ -135,7 +160,48 @@ func latest(ctx context.Context, src checkpointSource, threadID string) (Checkpo
 	if err := joinParts(c.cp.Values, c.meta, c.parts); err != nil {
 		return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
 	}
+	if c.cp.Branch != 0 {
+		if err := c.inherit(ctx, src); err != nil {
+			return Checkpoint{}, fmt.Errorf("store: latest of thread %q: %w", threadID, err)
+		}
+	}
 	return c.cp, nil
+}
+
+// inherit puts before the messages of a forked branch those it shares
+// with the branches it came from, read from the segments it inherits.
+// Those rows never change, so a read apart from the head's sees what the
+// head says.
+func (c *checkpointReader) inherit(ctx context.Context, src checkpointSource) error {
+	segs, err := src.Segments(ctx, c.cp.ThreadID, c.cp.Branch)
+	if err != nil {
+		return err
+	}
+	var msgs []thread.Message
+	var origins []int64
+	for _, sg := range segs {
+		if sg.Lo >= sg.Hi {
+			continue
+		}
+		err := src.Messages(ctx, c.cp.ThreadID, sg.Key, sg.Lo, sg.Hi, func(seq int64, data []byte) error {
+			var m thread.Message
+			if err := m.UnmarshalJSON(data); err != nil {
+				return fmt.Errorf("message %d: %w", seq, err)
+			}
+			msgs = append(msgs, m)
+			origins = append(origins, sg.Key)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for range c.cp.Messages {
+		origins = append(origins, c.cp.Branch) // the branch's own rows are under its key
+	}
+	c.cp.Messages = append(msgs, c.cp.Messages...)
+	c.cp.Origins = origins
+	return nil
 }
 
 // checkpointReader builds a checkpoint from its rows.
@@ -148,7 +214,11 @@ type checkpointReader struct {
 func (c *checkpointReader) row(r dialect.CheckpointRow) error {
 	switch r.Kind {
 	case 0:
-		c.cp.RunID, c.cp.Route, c.cp.Step = r.RunID, r.Route, int(r.Seq)
+		c.cp.RunID, c.cp.Route, c.cp.Step, c.cp.Head, c.cp.CopyOf = r.RunID, r.Route, int(r.Seq), int(r.Head), r.CopyOf
+		c.cp.Branch = r.Branch
+		if r.Head > 0 {
+			c.cp.ID = CheckpointID(c.cp.ThreadID, c.cp.Head)
+		}
 		c.cp.UpdatedAt = fromNanos(r.Updated)
 		c.cp.Values = thread.State{}
 		if r.Text != "{}" {

@@ -18,17 +18,30 @@ type Thread struct {
 	UpdatedAt time.Time       `json:"updated_at"`
 	Metadata  json.RawMessage `json:"metadata"` // always a JSON object, "{}" when none
 	Status    string          `json:"status"`
+	// Owner is the user the thread belongs to, "" for none (a thread
+	// created without authentication or by the service credential). The
+	// wires never show it: whom a thread belongs to is the server's
+	// business, and a caller only ever sees their own.
+	Owner string `json:"-"`
 }
 
 // threadOf turns a stored thread into a Thread.
 func threadOf(r dialect.ThreadRow) Thread {
 	return Thread{ID: r.ID, CreatedAt: fromNanos(r.CreatedAt), UpdatedAt: fromNanos(r.UpdatedAt),
-		Metadata: json.RawMessage(r.Metadata), Status: r.Status}
+		Metadata: json.RawMessage(r.Metadata), Status: r.Status, Owner: r.Owner}
 }
 
-// CreateThread creates an idle thread. metadata must be a JSON object, or
-// empty for none. It fails with ErrExists when the id is taken.
+// CreateThread creates an idle thread that belongs to no user (see
+// CreateOwnedThread).
 func (s *DB) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (Thread, error) {
+	return s.CreateOwnedThread(ctx, "", id, metadata)
+}
+
+// CreateOwnedThread creates an idle thread that belongs to owner ("" for
+// none). metadata must be a JSON object, or empty for none. It fails with
+// ErrExists when the id is taken, whoever owns that thread: an id is
+// never handed to a second owner.
+func (s *DB) CreateOwnedThread(ctx context.Context, owner, id string, metadata json.RawMessage) (Thread, error) {
 	if err := checkID("thread", id); err != nil {
 		return Thread{}, err
 	}
@@ -37,7 +50,7 @@ func (s *DB) CreateThread(ctx context.Context, id string, metadata json.RawMessa
 		return Thread{}, fmt.Errorf("thread %q: metadata: %w", id, err)
 	}
 	now := s.now()
-	row := dialect.ThreadRow{ID: id, CreatedAt: now, UpdatedAt: now, Metadata: meta, Status: StatusIdle}
+	row := dialect.ThreadRow{ID: id, CreatedAt: now, UpdatedAt: now, Metadata: meta, Status: StatusIdle, Owner: owner}
 	err = s.write(ctx, func(tx dialect.Tx) error {
 		_, err := tx.InsertThread(ctx, row)
 		if errors.Is(err, dialect.ErrTaken) {

@@ -41,7 +41,8 @@ func (s *DB) SaveValues(ctx context.Context, threadID string, step int, values t
 		if err != nil {
 			return fmt.Errorf("store: save values of thread %q: %w", threadID, err)
 		}
-		err = tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.PK, Step: int64(step), State: state, Parts: meta, Now: s.now(), ValuesOnly: true})
+		err = tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.PK, Step: int64(step), Parent: l.Head, Branch: l.Branch,
+			Messages: l.Messages, Source: SourceUpdate, State: state, Parts: meta, Now: s.now(), ValuesOnly: true})
 		if err != nil {
 			return fmt.Errorf("store: save values of thread %q: %w", threadID, err)
 		}

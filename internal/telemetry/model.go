@@ -78,6 +78,9 @@ func (m *tracedModel) GenerateContent(ctx context.Context, messages []llms.Messa
 			span.SetAttributes(AttrInputTokens.Int64(in))
 			m.t.tokens.Record(ctx, in, m.inSet)
 		}
+		if cached := models.CachedInputTokens(resp); cached >= 0 {
+			span.SetAttributes(AttrCachedInputTokens.Int64(cached))
+		}
 		if out >= 0 {
 			span.SetAttributes(AttrOutputTokens.Int64(out))
 			m.t.tokens.Record(ctx, out, m.outSet)

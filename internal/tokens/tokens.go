@@ -1,34 +1,14 @@
-// Package tokens counts tokens the way OpenAI's models do, offline: the
-// o200k_base encoding (gpt-4o, gpt-4o-mini and later) from BPE tables
-// embedded in the binary, so no count ever needs the network. It is for
-// measuring (the load tool and tests); the server does not link it.
+// Package tokens counts and estimates the tokens of model requests,
+// offline: OpenAI models with their tiktoken encodings from BPE tables
+// embedded in the binary, so no count ever needs the network, other models
+// with a documented estimate. It also knows the context windows of common
+// models. It imports nothing of Dawn's layers but the thread data.
 package tokens
-
-import (
-	"sync"
-
-	"github.com/pkoukk/tiktoken-go"
-	loader "github.com/pkoukk/tiktoken-go-loader"
-)
 
 // Encoding is the encoding Count uses.
 const Encoding = "o200k_base"
 
-var (
-	once sync.Once
-	enc  *tiktoken.Tiktoken
-	err  error
-)
-
-// Count returns the number of o200k_base tokens of text. It panics only if
-// the embedded tables cannot be read, which a build that compiles rules out.
-func Count(text string) int {
-	once.Do(func() {
-		tiktoken.SetBpeLoader(loader.NewOfflineLoader())
-		enc, err = tiktoken.GetEncoding(Encoding)
-	})
-	if err != nil {
-		panic("tokens: " + err.Error())
-	}
-	return len(enc.EncodeOrdinary(text))
-}
+// Count returns the number of o200k_base tokens of text (gpt-4o,
+// gpt-4o-mini and later). It panics only if the embedded tables cannot be
+// read, which a build that compiles rules out.
+func Count(text string) int { return countWith(Encoding, text) }

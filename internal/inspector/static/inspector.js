@@ -566,11 +566,13 @@
   }
 
   // modelCall describes a model_call event: the model, how long it took,
-  // and the tokens when the provider reported them.
+  // and the tokens when the provider reported them, with the input tokens
+  // read from the provider's prompt cache.
   function modelCall(d) {
     const parts = [`${d.model || 'model'}`, `${Number(d.duration_ms) || 0} ms`];
     if (d.input_tokens != null || d.output_tokens != null) {
-      parts.push(`${d.input_tokens ?? '?'} in / ${d.output_tokens ?? '?'} out tokens`);
+      const cached = d.cached_input_tokens != null ? ` (${d.cached_input_tokens} cached)` : '';
+      parts.push(`${d.input_tokens ?? '?'} in${cached} / ${d.output_tokens ?? '?'} out tokens`);
     }
     if (d.finish_reason) parts.push(d.finish_reason);
     return parts.join(' · ');

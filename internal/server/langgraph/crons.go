@@ -351,11 +351,11 @@ func (s *dialect) StartCron(ctx context.Context, c store.Cron) error {
 	if err != nil {
 		return err
 	}
-	started, err := s.startLG(ctx, run, req, body)
+	started, _, err := s.startLG(ctx, run, req, body)
 	if err != nil {
 		return err
 	}
-	if c.ThreadID == "" && c.OnRunCompleted != "keep" {
+	if started != nil && c.ThreadID == "" && c.OnRunCompleted != "keep" {
 		go func() {
 			<-started.Done()
 			if err := s.host.DeleteThread(context.Background(), threadID); err != nil && !errors.Is(err, store.ErrNotFound) {

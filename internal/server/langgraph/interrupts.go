@@ -117,10 +117,12 @@ func parseCommand(raw json.RawMessage, input json.RawMessage) (json.RawMessage, 
 		return nil, wire.BadBody("command must be an object like " + commandExample + ": " + err.Error())
 	}
 	switch {
-	case !isNull(cmd.Update):
-		return nil, wire.BadBody("command.update is not supported: a thread's state changes only through runs; answer the pending interrupts with command.resume")
 	case !isNull(cmd.Goto):
 		return nil, wire.BadBody("command.goto is not supported: a Dawn route has no graph nodes to go to")
+	case isNull(cmd.Resume) && !isNull(cmd.Update):
+		return nil, nil // an update before the run (see commandUpdate)
+	case !isNull(cmd.Update):
+		return nil, wire.BadBody("command.update cannot go with command.resume: change the state first with POST /threads/:id/state, then answer the interrupts")
 	case isNull(cmd.Resume):
 		return nil, wire.BadBody("command.resume is required: the answer to the thread's pending interrupt, like " + commandExample)
 	case !isNull(input):

@@ -2,7 +2,6 @@ package langgraph
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +50,7 @@ func Mount(h wire.Host) {
 	h.Intercept(http.MethodGet, "/threads/:id/runs/:run/stream", joinDialect(s.lgJoinStream))
 	h.Add(http.MethodGet, "/threads/:id", s.getThread)
 	h.Add(http.MethodGet, "/threads/:id/state", s.lgGetState)
+	h.Add(http.MethodGet, "/threads/:id/history", s.getHistory)
 	s.routeLangGraph(h)
 	s.routeCrons(h)
 	h.StartCrons(s)
@@ -77,17 +77,17 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 	h.Add(http.MethodPost, "/threads/:id/history", s.threadHistory, markLG)
 	h.Add(http.MethodGet, "/threads/:id/stream", s.lgThreadStream, markLG)
 
-	h.Add(http.MethodPost, "/threads/:id/runs", s.lgCreateRun, markLG)
+	h.Add(http.MethodPost, "/threads/:id/runs", s.lgCreateRun, markLG, wire.NotFoundAs(func(c echo.Context) error { return noThread(c.Param("id")) }))
 	h.Add(http.MethodGet, "/threads/:id/runs/:run", s.lgGetRun, markLG)
 	h.Add(http.MethodGet, "/threads/:id/runs/:run/join", s.lgJoinRun, markLG)
 	h.Add(http.MethodPost, "/threads/:id/runs/:run/cancel", s.lgCancelRun, markLG)
 
 	// What Dawn does not do answers with why, not a bare 404 or 405.
-	h.Add(http.MethodPatch, "/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"), markLG)
-	h.Add(http.MethodPost, "/threads/:id/copy", unsupported("threads cannot be copied"), markLG)
-	h.Add(http.MethodPost, "/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"), markLG)
-	h.Add(http.MethodPatch, "/threads/:id/state", unsupported("checkpoint metadata cannot be changed"), markLG)
-	h.Add(http.MethodDelete, "/threads/:id/runs/:run", unsupported("a run cannot be deleted on its own; delete its thread"), markLG)
+	addUnsupported(h, http.MethodPatch, "/threads/:id", "a thread's metadata is set when it is created and cannot be changed")
+	h.Add(http.MethodPost, "/threads/:id/copy", s.copyThread, markLG)
+	h.Add(http.MethodPost, "/threads/:id/state", s.updateState, markLG)
+	addUnsupported(h, http.MethodPatch, "/threads/:id/state", "checkpoint metadata cannot be changed")
+	addUnsupported(h, http.MethodDelete, "/threads/:id/runs/:run", "a run cannot be deleted on its own; delete its thread")
 	h.Add(http.MethodPost, "/runs/batch", unsupported("batches of runs are not supported; start each run"), markLG)
 
 	h.Add(http.MethodPost, "/runs", s.lgStateless(statelessBackground), markLG)
@@ -114,6 +114,14 @@ func unsupported(why string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		return wire.NewError(http.StatusMethodNotAllowed, "not_supported", c.Request().Method+" "+c.Path()+" is not supported: "+why)
 	}
+}
+
+// addUnsupported mounts an unsupported call on a thread: its answer is
+// the same whether the thread is the caller's, another user's or none
+// (wire.NotFoundAs), so that it tells nothing of whose the thread is.
+func addUnsupported(h wire.Mux, method, path, why string) {
+	u := unsupported(why)
+	h.Add(method, path, u, markLG, wire.NotFoundAs(u))
 }
 
 // byDialect serves a run request with lg when its body names assistant_id
@@ -179,12 +187,13 @@ func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
 			ThreadID   string          `json:"thread_id"`
 			IfExists   string          `json:"if_exists"`
 			Supersteps json.RawMessage `json:"supersteps"`
+			GraphID    string          `json:"graph_id"`
 			TTL        json.RawMessage `json:"ttl"`
 		}
 		_ = json.Unmarshal(data, &body)
 		switch {
 		case !isNull(body.Supersteps):
-			return wire.BadBody("supersteps is not supported: create the thread, then start a run with the input")
+			return s.createWithSupersteps(c, dawn, body.Supersteps, body.GraphID)
 		case !isNull(body.TTL):
 			return wire.BadBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")
 		case body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing":
@@ -342,10 +351,10 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 	switch {
 	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
 		return fail(wire.BadBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
-	case body.AfterSeconds > 0:
-		return fail(wire.BadBody("after_seconds is not supported: start the run when it should run"))
+	case body.AfterSeconds < 0:
+		return fail(wire.BadBody("after_seconds must be 0 or more seconds to wait before the run starts"))
 	}
-	if err := oneOf("multitask_strategy", body.MultitaskStrategy, "reject", "interrupt"); err != nil {
+	if err := oneOf("multitask_strategy", body.MultitaskStrategy, "reject", "interrupt", "rollback", "enqueue"); err != nil {
 		return fail(err)
 	}
 	if err := oneOf("if_not_exists", body.IfNotExists, "reject", "create"); err != nil {
@@ -390,7 +399,8 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 		run.Kwargs["command"] = map[string]json.RawMessage{"resume": resume}
 	}
 	if run.Multitask == "" {
-		run.Multitask = "reject"
+		// LangGraph's default: a run sent while another runs waits for it.
+		run.Multitask = "enqueue"
 	}
 	opts, err := s.host.RunOptions(body.fields)
 	if err != nil {
@@ -409,11 +419,7 @@ func oneOf(field, value string, allowed ...string) error {
 			return nil
 		}
 	}
-	msg := field + " must be one of " + strings.Join(allowed, ", ") + ", not " + strconv.Quote(value)
-	if field == "multitask_strategy" && (value == "enqueue" || value == "rollback") {
-		msg = "multitask_strategy " + value + " is not supported: a Dawn thread runs one run at a time; use reject, or interrupt to cancel the run in flight first"
-	}
-	return wire.BadBody(msg)
+	return wire.BadBody(field + " must be one of " + strings.Join(allowed, ", ") + ", not " + strconv.Quote(value))
 }
 
 func sortedModes(modes map[string]bool) []string {
@@ -462,74 +468,95 @@ func withParams(r *router.Route, path string, sources ...map[string]any) string 
 }
 
 // startLG starts a LangGraph run on its thread: it applies if_not_exists,
-// the checkpoint to continue from and multitask_strategy, then starts the
-// run and remembers it.
-func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, error) {
+// noThread is the 404 of a run request on a thread that does not exist
+// and is not to be created.
+func noThread(id string) error {
+	return wire.NewError(http.StatusNotFound, "thread_not_found", "thread "+id+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
+}
+
+// startLG starts a LangGraph run on its thread: it applies if_not_exists,
+// the checkpoint to continue from, multitask_strategy and after_seconds,
+// then starts the run, or queues it, and remembers it. It returns the run
+// started here, or else the queued run (pending).
+func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, store.Run, error) {
+	fail := func(err error) (*runner.Run, store.Run, error) { return nil, store.Run{}, err }
 	if err := wire.CheckThreadID(run.ThreadID); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	_, err := s.host.GetThread(ctx, run.ThreadID)
 	if errors.Is(err, store.ErrNotFound) && run.resume != nil && body.IfNotExists == "create" {
 		// A thread yet to be created has no interrupt to answer: it is
 		// not created.
-		return nil, wire.NewError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" does not exist, so no interrupt is pending on it: command.resume answers the interrupts of a thread whose run parked")
+		return fail(wire.NewError(http.StatusConflict, "no_interrupt_pending", "thread "+run.ThreadID+" does not exist, so no interrupt is pending on it: command.resume answers the interrupts of a thread whose run parked"))
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		if body.IfNotExists != "create" {
-			return nil, wire.NewError(http.StatusNotFound, "thread_not_found", "thread "+run.ThreadID+" does not exist: create it with POST /threads, or pass if_not_exists: \"create\"")
+			return fail(noThread(run.ThreadID))
 		}
 	} else if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	if want := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID); want != "" {
-		head, err := s.headCheckpointID(ctx, run.ThreadID)
-		if err != nil {
-			return nil, err
-		}
-		if want != head {
-			return nil, wire.BadBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head)
-		}
+	if err := s.commandUpdate(ctx, run, &req, body); err != nil {
+		return fail(err)
 	}
 	if run.resume != nil {
 		// A parked thread has no run in flight to cancel.
 		started, err := s.startResume(ctx, run, req)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
-		return s.remember(run, started), nil
+		return s.remember(run, started), store.Run{}, nil
 	}
-	if run.Multitask == "interrupt" {
-		if err := s.interruptInFlight(ctx, run.ThreadID); err != nil {
-			return nil, err
+	strategy := run.Multitask
+	if strategy == "interrupt" || strategy == "rollback" {
+		if err := s.host.ClearThread(ctx, run.ThreadID, strategy == "rollback"); err != nil {
+			return fail(err)
 		}
+		strategy = "reject"
+	}
+	var at time.Time
+	if body.AfterSeconds > 0 {
+		at = time.Now().Add(time.Duration(body.AfterSeconds * float64(time.Second)))
 	}
 	// What the run starts from, read before it starts: after, its first
 	// step may already be saved.
 	run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
-	started, err := s.host.Start(ctx, req)
-	if err != nil {
-		return nil, lgPending(err)
+	started, queued, err := s.host.Admit(ctx, req, strategy, at)
+	switch {
+	case err != nil && req.Checkpoint != "" && errors.Is(err, store.ErrNotFound):
+		return fail(updateError(run.ThreadID, req.Checkpoint, err))
+	case err != nil:
+		return fail(lgPending(err))
+	case started == nil:
+		// Read when it starts: the thread moves on meanwhile.
+		run.start = nil
+		run.RunID = queued.ID
+		kept := *run
+		kept.resume = nil
+		s.known.put(&kept)
+		return nil, queued, nil
 	}
-	return s.remember(run, started), nil
-}
-
-// interruptInFlight stops the run in flight on a thread, here or on
-// another replica of a shared store, and waits for its end: what
-// multitask_strategy "interrupt" does before the new run starts.
-func (s *dialect) interruptInFlight(ctx context.Context, threadID string) error {
-	if active := s.host.Active(threadID); active != nil {
-		s.host.Cancel(threadID)
-		select {
-		case <-active.Done():
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+	if req.Checkpoint != "" {
+		// The run's messages go to the branch its start made.
+		if cp, err := s.host.Latest(ctx, run.ThreadID); err == nil {
+			run.start.Names.branch = cp.Branch
 		}
 	}
-	if remote, ok := s.host.RemoteRun(ctx, threadID); ok {
-		return s.host.StopRemote(ctx, remote, true)
+	return s.remember(run, started), store.Run{}, nil
+}
+
+// awaitLG waits until queued run r has started and returns it live when
+// it runs here, or nil when another replica has it or it has ended; now
+// is how the store has it then.
+func (s *dialect) awaitLG(ctx context.Context, r store.Run) (live *runner.Run, now store.Run, err error) {
+	now, err = s.host.AwaitStart(ctx, r.ID)
+	if err != nil {
+		return nil, now, err
 	}
-	return nil
+	if run := s.host.Active(r.ThreadID); run != nil && run.ID == r.ID {
+		return run, now, nil
+	}
+	return nil, now, nil
 }
 
 // remember keeps what the calls that later name a started run need.
@@ -546,6 +573,7 @@ func (s *dialect) remember(run *lgRun, started *runner.Run) *runner.Run {
 type lgStart struct {
 	Prefix []thread.Message
 	Fields thread.State
+	Names  messageNames
 }
 
 // threadStart reads what a run of req on a thread would start from now:
@@ -555,8 +583,12 @@ func (s *dialect) threadStart(ctx context.Context, threadID, routeID string, req
 	if p, ok := s.host.App().Routes[routeID]; ok {
 		start.Fields = p.InitialState()
 	}
-	if cp, err := s.host.Latest(ctx, threadID); err == nil {
-		start.Prefix = cp.Messages
+	cp, err := s.host.Latest(ctx, threadID)
+	if req.Checkpoint != "" && req.Checkpoint != cp.ID {
+		cp, err = s.host.CheckpointAt(ctx, threadID, req.Checkpoint)
+	}
+	if err == nil {
+		start.Prefix, start.Names = cp.Messages, namesOf(cp)
 		for k, v := range cp.Values {
 			start.Fields[k] = v
 		}
@@ -586,11 +618,32 @@ func (s *dialect) lgRunStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	started, err := s.startLG(c.Request().Context(), run, req, body)
+	started, queued, err := s.startLG(c.Request().Context(), run, req, body)
 	if err != nil {
 		return err
 	}
+	if started == nil {
+		return s.streamQueued(c, run, queued)
+	}
 	return s.streamLG(c, run, started, 0)
+}
+
+// streamQueued streams a queued run once it has started: live when it
+// runs here, else from the store.
+func (s *dialect) streamQueued(c echo.Context, run *lgRun, queued store.Run) error {
+	live, now, err := s.awaitLG(c.Request().Context(), queued)
+	switch {
+	case err != nil:
+		if c.Request().Context().Err() != nil {
+			return nil // the client left; the run stays queued
+		}
+		return err
+	case live != nil:
+		return s.streamLG(c, run, live, 0)
+	}
+	view := *run
+	view.OnDisconnect = ""
+	return s.lgStoredStream(c, &view, now, 0)
 }
 
 // streamLG streams a live run in the LangGraph dialect from after the
@@ -598,14 +651,16 @@ func (s *dialect) lgRunStream(c echo.Context) error {
 func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after int64) error {
 	var prefix []thread.Message
 	var fields thread.State
+	var names messageNames
 	if run.start != nil {
-		prefix, fields = run.start.Prefix, run.start.Fields
+		prefix, fields, names = run.start.Prefix, run.start.Fields, run.start.Names
 	} else {
 		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
+		names = s.threadNames(c.Request().Context(), run.ThreadID)
 	}
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, Modes: run.Modes, Subgraphs: run.Subgraphs,
-		Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID),
+		Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID), Names: names,
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
@@ -806,6 +861,20 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.Status == store.RunPending {
+		live, now, err := s.awaitLG(ctx, r)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil // the client left; the run stays queued
+			}
+			return err
+		case live != nil:
+			view.RouteID = live.RouteID
+			return s.streamLG(c, view, live, after)
+		}
+		r = now
+	}
 	return s.lgStoredStream(c, view, r, after)
 }
 
@@ -824,7 +893,7 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
-		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),
+		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
 	})
 	// Read from the first event: the translator rebuilds the run's parts
 	// from all of them, and the follower reads what commits from now on
@@ -923,9 +992,13 @@ func (s *dialect) lgRunWait(c echo.Context) error {
 		return err
 	}
 	req.Stream = false
-	started, err := s.startLG(c.Request().Context(), run, req, body)
+	started, queued, err := s.startLG(c.Request().Context(), run, req, body)
 	if err != nil {
 		return err
+	}
+	if started == nil {
+		setRunHeaders(c, queued.ThreadID, queued.ID)
+		return s.joinResult(c, queued)
 	}
 	return s.waitLG(c, run.ThreadID, started)
 }
@@ -958,7 +1031,7 @@ func (s *dialect) answerResult(c echo.Context, threadID string, output json.RawM
 			if err != nil {
 				return err
 			}
-			return c.JSONBlob(http.StatusOK, lcValues(threadID, cp.Messages, cp.Values))
+			return c.JSONBlob(http.StatusOK, lcCheckpointValues(cp))
 		}
 	}
 	return c.JSONBlob(http.StatusOK, withInterrupts(stateOutput(threadID, output)))
@@ -982,6 +1055,7 @@ type lgRunObject struct {
 
 // lgStatuses maps the store's run statuses to LangGraph's.
 var lgStatuses = map[string]string{
+	store.RunPending:     "pending",
 	store.RunRunning:     "running",
 	store.RunSuccess:     "success",
 	store.RunError:       "error",
@@ -1025,9 +1099,12 @@ func (s *dialect) lgCreateRun(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	started, err := s.startLG(ctx, run, req, body)
+	started, queued, err := s.startLG(ctx, run, req, body)
 	if err != nil {
 		return err
+	}
+	if started == nil {
+		return s.answerRun(c, run.ThreadID, queued.ID)
 	}
 	return s.answerRun(c, run.ThreadID, started.ID)
 }
@@ -1097,10 +1174,26 @@ func (s *dialect) lgListRuns(c echo.Context) error {
 // lgJoinRun is GET /threads/:id/runs/:run/join: it waits for the run to
 // end and answers with the thread's state values then.
 func (s *dialect) lgJoinRun(c echo.Context) error {
-	ctx := c.Request().Context()
 	r, err := s.threadRun(c)
 	if err != nil {
 		return err
+	}
+	return s.joinResult(c, r)
+}
+
+// joinResult waits for run r to end (to start first, when it is queued)
+// and answers with the thread's state values then.
+func (s *dialect) joinResult(c echo.Context, r store.Run) error {
+	ctx := c.Request().Context()
+	if r.Status == store.RunPending {
+		now, err := s.host.AwaitStart(ctx, r.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // the client left; the run stays queued
+			}
+			return err
+		}
+		r = now
 	}
 	if live := s.host.Active(r.ThreadID); live != nil && live.ID == r.ID {
 		select {
@@ -1113,7 +1206,13 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 	if r.Status == store.RunRunning {
 		// Another replica of a shared store runs it: wait for its end
 		// there, by the store.
+		var err error
 		if r, err = s.waitStored(ctx, r); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				// Rolled back by a newer run: the thread's state is
+				// what it was before it.
+				return s.answerResult(c, r.ThreadID, json.RawMessage(`{"cancelled":true}`))
+			}
 			return nil // the client left
 		}
 	}
@@ -1122,7 +1221,7 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return c.JSONBlob(http.StatusOK, withInterrupts(lcValues(r.ThreadID, cp.Messages, cp.Values)))
+		return c.JSONBlob(http.StatusOK, withInterrupts(lcCheckpointValues(cp)))
 	}
 	if r.Status == store.RunError || r.Status == store.RunInterrupted {
 		return s.answerResult(c, r.ThreadID, wire.MustJSON(map[string]string{"error": r.Error}))
@@ -1140,7 +1239,7 @@ func (s *dialect) lgJoinRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(http.StatusOK, lcValues(r.ThreadID, cp.Messages, cp.Values))
+	return c.JSONBlob(http.StatusOK, lcCheckpointValues(cp))
 }
 
 // waitStored waits until run r, which does not run here, is no longer
@@ -1171,6 +1270,17 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 		return wire.BadBody("action=rollback is not supported: Dawn keeps every step a run saved; cancel with action=interrupt")
 	default:
 		return wire.BadBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
+	}
+	if r.Status == store.RunPending {
+		// Queued: it leaves the queue and never runs.
+		err := s.host.Dequeue(c.Request().Context(), r.ID)
+		if !errors.Is(err, store.ErrNotFound) {
+			if err != nil {
+				return err
+			}
+			return s.answerRun(c, r.ThreadID, r.ID)
+		}
+		// It started meanwhile: cancel it as a running run.
 	}
 	wait := c.QueryParam("wait") == "1" || c.QueryParam("wait") == "true"
 	live := s.host.Active(r.ThreadID)
@@ -1216,9 +1326,20 @@ func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 			req.Stream = false
 		}
 		body.IfNotExists = "create"
-		started, err := s.startLG(c.Request().Context(), run, req, body)
+		started, queued, err := s.startLG(c.Request().Context(), run, req, body)
 		if err != nil {
 			return err
+		}
+		if started == nil {
+			// A delayed run: the thread is kept, as a background run's.
+			switch kind {
+			case statelessStream:
+				return s.streamQueued(c, run, queued)
+			case statelessWait:
+				setRunHeaders(c, threadID, queued.ID)
+				return s.joinResult(c, queued)
+			}
+			return s.answerRun(c, threadID, queued.ID)
 		}
 		if body.OnCompletion != "keep" {
 			go func() {
@@ -1288,7 +1409,7 @@ func (s *dialect) searchThreads(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out = append(out, lgThread{Thread: t, Values: lcValues(t.ID, cp.Messages, cp.Values), Interrupts: threadInterrupts(t.ID, cp.Values)})
+		out = append(out, lgThread{Thread: t, Values: lcCheckpointValues(cp), Interrupts: threadInterrupts(t.ID, cp.Values)})
 	}
 	return c.JSON(http.StatusOK, out)
 }

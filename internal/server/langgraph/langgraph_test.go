@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/store"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -201,7 +202,7 @@ func TestLangGraphStreamMatchesState(t *testing.T) {
 	if !bytes.Equal(state.Values, values[len(values)-1].Data) {
 		t.Errorf("state values\n%s\nare not the last values part\n%s", state.Values, values[len(values)-1].Data)
 	}
-	if state.Checkpoint.CheckpointID != meta.RunID || state.Checkpoint.RunID != meta.RunID || state.Checkpoint.Step != 3 {
+	if state.Checkpoint.CheckpointID != store.CheckpointID("lg1", 3) || state.Checkpoint.RunID != meta.RunID || state.Checkpoint.Step != 3 {
 		t.Errorf("checkpoint = %+v, want the run's end at step 3", state.Checkpoint)
 	}
 }
@@ -376,12 +377,13 @@ func TestLangGraphBadRuns(t *testing.T) {
 		{"unknown assistant", lgBody("/nowhere", "hi", nil), "assistant_not_found", "an assistant is a route", 404},
 		{"command with input", lgBody("/plain", "hi", map[string]any{"command": map[string]any{"resume": 1}}), "invalid_body", "not both", 400},
 		{"interrupt_before", lgBody("/plain", "hi", map[string]any{"interrupt_before": []string{"tools"}}), "invalid_body", "interrupt_before", 400},
-		{"enqueue", lgBody("/plain", "hi", map[string]any{"multitask_strategy": "enqueue"}), "invalid_body", "enqueue is not supported", 400},
+		{"multitask", lgBody("/plain", "hi", map[string]any{"multitask_strategy": "later"}), "invalid_body", "multitask_strategy must be one of reject, interrupt, rollback, enqueue", 400},
+		{"after_seconds", lgBody("/plain", "hi", map[string]any{"after_seconds": -1}), "invalid_body", "after_seconds must be 0 or more", 400},
 		{"stream mode", lgBody("/plain", "hi", map[string]any{"stream_mode": "everything"}), "invalid_body", `stream_mode "everything"`, 400},
 		{"image", `{"assistant_id":"/plain","input":{"messages":[{"type":"human","content":[{"type":"image_url"}]}]}}`, "invalid_body", "text only", 400},
 		{"ai input", `{"assistant_id":"/plain","input":{"messages":[{"type":"ai","content":"x"}]}}`, "invalid_input", "must be user or system", 400},
 		{"no thread", lgBody("/plain", "hi", nil), "thread_not_found", "if_not_exists", 404},
-		{"old checkpoint", lgBody("/plain", "hi", map[string]any{"checkpoint_id": "nope"}), "invalid_body", "latest", 400},
+		{"unknown checkpoint", lgBody("/plain", "hi", map[string]any{"checkpoint_id": "nope"}), "checkpoint_not_found", "has no checkpoint", 404},
 		{"metadata", lgBody("/plain", "hi", map[string]any{"metadata": []int{1}}), "invalid_body", "metadata must be a JSON object", 400},
 	}
 	for _, tt := range tests {
@@ -508,7 +510,7 @@ func TestLangGraphMultitaskInterrupt(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	resp := post(t, url+"/threads/m1/runs", lgBody("/plain", "two", nil))
+	resp := post(t, url+"/threads/m1/runs", lgBody("/plain", "two", map[string]any{"multitask_strategy": "reject"}))
 	if e := decodeErr(t, resp); resp.StatusCode != http.StatusConflict || e.Error.Kind != "run_in_flight" {
 		t.Fatalf("reject: %d %+v", resp.StatusCode, e)
 	}

@@ -11,16 +11,14 @@ import (
 
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
 // A thread's checkpoints, as GET /threads/:id/state and POST
-// /threads/:id/history show them, are the states it has been in between
-// runs: the state each successful run left (its done event keeps it, and
-// the run id is the checkpoint id) and the thread's latest state, when a
-// run is in flight, failed, or a supervisor changed it since. Steps inside
-// a run are not kept apart by the store, so they are not checkpoints here.
+// /threads/:id/history show them, are the store's kept checkpoints: one
+// per step of every branch, each linked to its parent. The thread's
+// latest state is its head: the newest checkpoint, or the one a run
+// started a new branch from.
 
 // threadState is one checkpoint of a thread. It is Dawn's state shape
 // (values, next, config, metadata, created_at, parent_config, plus
@@ -46,7 +44,7 @@ type threadState struct {
 
 // lgCheckpoint names a checkpoint in both dialects: LangGraph's
 // thread_id, checkpoint_ns and checkpoint_id, and Dawn's step, run and
-// route (step only for the latest state; the store numbers no others).
+// route.
 type lgCheckpoint struct {
 	ThreadID     string `json:"thread_id"`
 	CheckpointNS string `json:"checkpoint_ns"`
@@ -72,109 +70,117 @@ type stateTask struct {
 	Result     *float64 `json:"result,omitempty"`
 }
 
-// stepSpace is the UUID namespace of the ids of latest states that are
-// not a run's end.
-var stepSpace = uuid.MustParse("0e6f4b39-2d6b-4c55-8a43-0c2a3f5e9b71")
-
-func stepCheckpointID(threadID string, step int) string {
-	return uuid.NewSHA1(stepSpace, []byte(threadID+"\x00"+strconv.Itoa(step))).String()
-}
-
 func newCheckpointRef(threadID, id string) lgCheckpoint {
 	return lgCheckpoint{ThreadID: threadID, CheckpointID: id}
 }
 
-// checkpoints returns up to limit checkpoints of a thread, newest first,
-// from the one after before (a checkpoint id; "" starts at the latest).
-// Each links to its parent.
+// checkpoints returns up to limit kept checkpoints of a thread, newest
+// first, from the one before before (a checkpoint id; "" starts at the
+// newest). A thread without a step has none.
 func (s *dialect) checkpoints(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
-	st := s.host
-	t, err := st.GetThread(ctx, threadID)
+	t, err := s.host.GetThread(ctx, threadID)
 	if err != nil {
 		return nil, err
 	}
-	cp, err := st.Latest(ctx, threadID)
+	cp, err := s.host.Latest(ctx, threadID)
 	if err != nil {
 		return nil, err
 	}
-	newest, err := st.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, Limit: 1})
-	if err != nil {
-		return nil, err
-	}
-	// The latest state is the newest run's end when that run wrote it last:
-	// the store stamps the last step and the end of a run alike.
-	headIsRun := len(newest) == 1 && newest[0].ID == cp.RunID && newest[0].UpdatedAt.Equal(cp.UpdatedAt)
-	var list []threadState
-	var from string // the finished runs to list start before this run
-	switch {
-	case before == "" && !headIsRun:
-		head := s.latestState(ctx, t, cp)
-		list = append(list, head)
-	case before == "":
-	case before == stepCheckpointID(threadID, cp.Step) && !headIsRun:
-	default:
-		from = before
-		if r, err := st.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: before}); err != nil || len(r) == 0 {
-			return []threadState{}, err // not a checkpoint of this thread: nothing before it
+	if before != "" {
+		if _, ok := store.ParseCheckpointID(threadID, before); !ok {
+			return []threadState{}, nil // not a checkpoint of this thread: nothing before it
 		}
 	}
-	runs, err := st.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, Before: from, Limit: limit + 1})
+	kept, err := s.host.History(ctx, threadID, store.HistoryQuery{Limit: limit, Before: before})
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range runs {
-		var cs threadState
-		switch {
-		case headIsRun && len(list) == 0 && r.ID == cp.RunID:
-			// The latest state: shown from the thread itself, with Dawn's
-			// step and thread fields.
-			cs = runCheckpoint(t, r, lcValues(t.ID, cp.Messages, cp.Values))
-			step := cp.Step
-			cs.Checkpoint.Step, cs.Config.Configurable.Step = &step, &step
-			cs.Metadata["step"] = step
-			cs.Status, cs.UpdatedAt = t.Status, &t.UpdatedAt
-			cs.Tasks = s.failedTasks(ctx, t)
-		case len(list) < limit:
-			values, ok, err := s.runValues(ctx, t.ID, r.ID)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-			cs = runCheckpoint(t, r, values)
-		default:
-			// Only the parent of the last one listed: its id is enough.
-			cs = runCheckpoint(t, r, nil)
+	list := make([]threadState, 0, len(kept))
+	for _, k := range kept {
+		if k.ID == cp.ID {
+			list = append(list, s.latestState(ctx, t, cp, k))
+			continue
 		}
-		list = append(list, cs)
-	}
-	for i := range list {
-		if i+1 < len(list) {
-			parent := list[i+1].Checkpoint
-			parent.Step = nil
-			list[i].ParentCheckpoint = &parent
-			list[i].ParentConfig = &stateConfig{Configurable: parent}
-		}
-	}
-	if len(list) > limit {
-		list = list[:limit]
+		list = append(list, keptState(t, k))
 	}
 	return list, nil
 }
 
-// latestState is the thread's latest state as a checkpoint that is not
-// the end of a run.
-func (s *dialect) latestState(ctx context.Context, t store.Thread, cp store.Checkpoint) threadState {
-	id := stepCheckpointID(t.ID, cp.Step)
-	ref := newCheckpointRef(t.ID, id)
-	step := cp.Step
+// headState is the thread's latest state, with its parent.
+func (s *dialect) headState(ctx context.Context, threadID string) (threadState, error) {
+	t, err := s.host.GetThread(ctx, threadID)
+	if err != nil {
+		return threadState{}, err
+	}
+	cp, err := s.host.Latest(ctx, threadID)
+	if err != nil {
+		return threadState{}, err
+	}
+	var kept store.Checkpoint
+	if cp.ID != "" {
+		if kept, err = s.host.CheckpointAt(ctx, threadID, cp.ID); err != nil {
+			return threadState{}, err
+		}
+	}
+	return s.latestState(ctx, t, cp, kept), nil
+}
+
+// keptState is a kept checkpoint that is not the thread's latest state.
+func keptState(t store.Thread, k store.Checkpoint) threadState {
+	ref := newCheckpointRef(t.ID, k.ID)
+	step := k.Step
+	ref.Step, ref.RunID, ref.Route = &step, k.RunID, k.Route
+	cs := threadState{
+		Values:     lcCheckpointValues(k),
+		Next:       []string{},
+		Tasks:      []stateTask{},
+		Checkpoint: ref,
+		Config:     stateConfig{Configurable: ref},
+		Metadata:   checkpointMetadata(t.ID, k),
+		CreatedAt:  k.UpdatedAt,
+		ThreadID:   t.ID,
+	}
+	cs.ParentCheckpoint, cs.ParentConfig = parentOf(t.ID, k)
+	return cs
+}
+
+// parentOf is the reference to the parent of k, or nil for none.
+func parentOf(threadID string, k store.Checkpoint) (*lgCheckpoint, *stateConfig) {
+	if k.ParentID == "" {
+		return nil, nil
+	}
+	parent := newCheckpointRef(threadID, k.ParentID)
+	return &parent, &stateConfig{Configurable: parent}
+}
+
+// checkpointMetadata is LangGraph's metadata of a kept checkpoint: what
+// made it (source; for an update the node it was made as), its step and
+// its run.
+func checkpointMetadata(threadID string, k store.Checkpoint) map[string]any {
+	source := k.Source
+	if source == "" {
+		source = store.SourceLoop
+	}
+	meta := map[string]any{"source": source, "step": k.Step, "thread_id": threadID, "parents": map[string]any{}}
+	if k.RunID != "" {
+		meta["run_id"] = k.RunID
+		meta["graph_id"] = k.Route
+		meta["assistant_id"] = assistantID(k.Route)
+	}
+	return meta
+}
+
+// latestState is the thread's latest state cp as a checkpoint, kept as
+// k (zero for a thread without a step): with Dawn's thread fields, and
+// the interrupts it waits for or the error its last run failed with.
+func (s *dialect) latestState(ctx context.Context, t store.Thread, cp, k store.Checkpoint) threadState {
+	ref := newCheckpointRef(t.ID, cp.ID)
+	step := cp.Head
 	ref.Step, ref.RunID, ref.Route = &step, cp.RunID, cp.Route
-	meta := map[string]any{"source": "loop", "step": cp.Step, "thread_id": t.ID}
-	if cp.RunID != "" {
-		meta["run_id"] = cp.RunID
-		meta["graph_id"] = cp.Route
-		meta["assistant_id"] = assistantID(cp.Route)
+	k.Step = cp.Head
+	meta := checkpointMetadata(t.ID, k)
+	if k.ID == "" {
+		meta["source"] = store.SourceInput
 	}
 	created := cp.UpdatedAt
 	if created.IsZero() {
@@ -188,9 +194,9 @@ func (s *dialect) latestState(ctx context.Context, t store.Thread, cp store.Chec
 		// graph waits at an interrupt().
 		next, tasks = []string{nodeTools}, interruptTasks(t.ID, pending)
 	}
-	return threadState{
+	cs := threadState{
 		Interrupts: pending,
-		Values:     lcValues(t.ID, cp.Messages, cp.Values),
+		Values:     lcCheckpointValues(cp),
 		Next:       next,
 		Tasks:      tasks,
 		Checkpoint: ref,
@@ -201,42 +207,8 @@ func (s *dialect) latestState(ctx context.Context, t store.Thread, cp store.Chec
 		Status:     t.Status,
 		UpdatedAt:  &updated,
 	}
-}
-
-// runValues reads the state a finished run left, from its done event; ok
-// is false when the event holds no state.
-func (s *dialect) runValues(ctx context.Context, threadID, runID string) (json.RawMessage, bool, error) {
-	runs, err := s.host.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: runID, Done: true})
-	if err != nil || len(runs) == 0 {
-		return nil, false, err
-	}
-	var done struct {
-		Output json.RawMessage `json:"output"`
-	}
-	if json.Unmarshal(runs[0].Done, &done) != nil {
-		return nil, false, nil
-	}
-	msgs, fields, ok := splitValues(done.Output)
-	if !ok {
-		return nil, false, nil
-	}
-	return lcValues(threadID, msgs, fields), true, nil
-}
-
-// runCheckpoint is the checkpoint a finished run left, with its values.
-func runCheckpoint(t store.Thread, r store.FinishedRun, values json.RawMessage) threadState {
-	ref := newCheckpointRef(t.ID, r.ID)
-	ref.RunID, ref.Route = r.ID, r.Route
-	return threadState{
-		Values:     values,
-		Next:       []string{},
-		Tasks:      []stateTask{},
-		Checkpoint: ref,
-		Config:     stateConfig{Configurable: ref},
-		Metadata:   map[string]any{"source": "loop", "run_id": r.ID, "thread_id": t.ID, "graph_id": r.Route, "assistant_id": assistantID(r.Route)},
-		CreatedAt:  r.UpdatedAt,
-		ThreadID:   t.ID,
-	}
+	cs.ParentCheckpoint, cs.ParentConfig = parentOf(t.ID, k)
+	return cs
 }
 
 // failedTasks is the failed task of a thread whose last run failed.
@@ -266,17 +238,17 @@ func (s *dialect) getThread(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, lgThread{Thread: t, Values: lcValues(t.ID, cp.Messages, cp.Values), Interrupts: threadInterrupts(t.ID, cp.Values)})
+	return c.JSON(http.StatusOK, lgThread{Thread: t, Values: lcCheckpointValues(cp), Interrupts: threadInterrupts(t.ID, cp.Values)})
 }
 
-// lgGetState is GET /threads/:id/state: the latest checkpoint, in the shape
+// lgGetState is GET /threads/:id/state: the latest state, in the shape
 // both dialects read.
 func (s *dialect) lgGetState(c echo.Context) error {
-	list, err := s.checkpoints(c.Request().Context(), c.Param("id"), 1, "")
+	cs, err := s.headState(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list[0])
+	return c.JSON(http.StatusOK, cs)
 }
 
 // getCheckpoint is GET /threads/:id/state/:checkpoint.
@@ -298,43 +270,30 @@ func (s *dialect) postCheckpoint(c echo.Context) error {
 	return s.stateAt(c, body.Checkpoint.CheckpointID)
 }
 
+// stateAt answers with the checkpoint id of the thread; "" is the latest
+// state.
 func (s *dialect) stateAt(c echo.Context, id string) error {
 	ctx := c.Request().Context()
 	threadID := c.Param("id")
-	list, err := s.checkpoints(ctx, threadID, 1, "")
+	head, err := s.headState(ctx, threadID)
 	if err != nil {
 		return err
 	}
-	if id == "" || list[0].Checkpoint.CheckpointID == id {
-		return c.JSON(http.StatusOK, list[0])
+	if id == "" || head.Checkpoint.CheckpointID == id {
+		return c.JSON(http.StatusOK, head)
 	}
-	// A run's end, linked to the checkpoint before it.
-	values, ok, err := s.runValues(ctx, threadID, id)
+	k, err := s.host.CheckpointAt(ctx, threadID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return wire.NewError(http.StatusNotFound, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(id)+"; list them with POST /threads/"+threadID+"/history")
+	}
 	if err != nil {
 		return err
 	}
-	if ok {
-		t, err := s.host.GetThread(ctx, threadID)
-		if err != nil {
-			return err
-		}
-		runs, err := s.host.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, RunID: id})
-		if err != nil || len(runs) == 0 {
-			return err
-		}
-		cs := runCheckpoint(t, runs[0], values)
-		older, err := s.host.FinishedRuns(ctx, store.FinishedQuery{ThreadID: threadID, Before: id, Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(older) == 1 {
-			parent := newCheckpointRef(threadID, older[0].ID)
-			parent.RunID, parent.Route = older[0].ID, older[0].Route
-			cs.ParentCheckpoint, cs.ParentConfig = &parent, &stateConfig{Configurable: parent}
-		}
-		return c.JSON(http.StatusOK, cs)
+	t, err := s.host.GetThread(ctx, threadID)
+	if err != nil {
+		return err
 	}
-	return wire.NewError(http.StatusNotFound, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(id)+"; list them with POST /threads/"+threadID+"/history")
+	return c.JSON(http.StatusOK, keptState(t, k))
 }
 
 // historyBody is the body of POST /threads/:id/history.
@@ -427,19 +386,6 @@ func metadataMatches(have, want map[string]any) bool {
 		}
 	}
 	return true
-}
-
-// headCheckpointID is the id of the thread's latest checkpoint, which a run
-// may name as the one to continue from.
-func (s *dialect) headCheckpointID(ctx context.Context, threadID string) (string, error) {
-	list, err := s.checkpoints(ctx, threadID, 1, "")
-	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
-	}
-	if err != nil || len(list) == 0 {
-		return "", err
-	}
-	return list[0].Checkpoint.CheckpointID, nil
 }
 
 // stateOutput is a finished run's output as the LangGraph dialect returns

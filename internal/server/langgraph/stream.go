@@ -87,6 +87,7 @@ type lgTranslator struct {
 	tasks     map[string]taskCall // task calls seen, by call id
 	saved     func() ([]thread.Message, thread.State, bool)
 	out       []stream.Event
+	names     messageNames // of the top graph's messages
 }
 
 // taskCall is a call of the task tool: what its subagent is asked, and the
@@ -132,6 +133,9 @@ type lgRunView struct {
 	// Saved, when set, reads the state the run saved last, if it is still
 	// the thread's latest: what a parked run's final values show.
 	Saved func() ([]thread.Message, thread.State, bool)
+	// Names names the thread's messages; zero for a thread never forked
+	// or copied.
+	Names messageNames
 }
 
 func newTranslator(a *app.App, v lgRunView) *lgTranslator {
@@ -140,7 +144,11 @@ func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved,
 	}
 	fields := v.Fields.Clone()
-	t.top = &lgGraph{msgs: lcMessages(v.ThreadID, "", v.Prefix), fields: fields, changed: thread.State{}, ai: -1}
+	t.names = v.Names
+	if t.names.base == "" {
+		t.names.base = v.ThreadID
+	}
+	t.top = &lgGraph{msgs: t.names.messages(v.Prefix), fields: fields, changed: thread.State{}, ai: -1}
 	// A run that goes on with a parked run's held-back calls starts in
 	// that run's tools step: it ends when they all have their results.
 	t.top.calls = len(unansweredCalls(v.Prefix))
@@ -279,7 +287,7 @@ func (t *lgTranslator) meta(g *lgGraph, node string) map[string]any {
 func (t *lgTranslator) openAI(g *lgGraph) {
 	g.step++
 	g.reported = false
-	g.msgs = append(g.msgs, lcMessage{Type: "ai", Role: thread.RoleAssistant, ID: messageID(t.threadID, g.ns, len(g.msgs))})
+	g.msgs = append(g.msgs, lcMessage{Type: "ai", Role: thread.RoleAssistant, ID: t.messageID(g, len(g.msgs))})
 	g.ai = len(g.msgs) - 1
 	g.text.Reset()
 }
@@ -335,7 +343,7 @@ func (t *lgTranslator) toolResult(g *lgGraph, id, name string, output json.RawMe
 	if sub, ok := t.subs[id]; ok {
 		t.endSubagent(id, sub, output)
 	}
-	msg := lcMessage{Type: "tool", Role: thread.RoleTool, ID: messageID(t.threadID, g.ns, len(g.msgs)), ToolCallID: id, Name: name, Content: outputText(output)}
+	msg := lcMessage{Type: "tool", Role: thread.RoleTool, ID: t.messageID(g, len(g.msgs)), ToolCallID: id, Name: name, Content: outputText(output)}
 	if errText != "" {
 		msg.Content, msg.IsError, msg.Status = "error: "+errText, true, "error"
 	}
@@ -430,7 +438,7 @@ func (t *lgTranslator) done(data json.RawMessage) {
 		}
 		return
 	}
-	final := lcMessages(t.threadID, "", msgs)
+	final := t.names.messages(msgs)
 	if n := len(final); n > 0 && final[n-1].Type == "ai" && len(final[n-1].ToolCalls) == 0 && (g.ai >= 0 || n > len(g.msgs)) {
 		last := final[n-1]
 		if g.ai < 0 {
@@ -458,7 +466,7 @@ func (t *lgTranslator) park(interrupts []capabilities.Interrupt) {
 	}
 	if t.saved != nil {
 		if msgs, fields, ok := t.saved(); ok {
-			g.msgs, g.fields = lcMessages(t.threadID, "", msgs), fields
+			g.msgs, g.fields = t.names.messages(msgs), fields
 		}
 	}
 	t.values(g)
@@ -595,4 +603,13 @@ func planUpdate(g *lgGraph, data json.RawMessage) {
 	}
 	raw := wire.MustJSON(plan)
 	g.fields["plan"], g.changed["plan"] = raw, raw
+}
+
+// messageID names the i-th message of graph g: a subagent's by its
+// namespace, the thread's by its branch.
+func (t *lgTranslator) messageID(g *lgGraph, i int) string {
+	if g.ns != "" {
+		return messageID(t.threadID, g.ns, i)
+	}
+	return t.names.id(i)
 }

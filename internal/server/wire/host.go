@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/crons"
@@ -61,6 +62,21 @@ type Runs interface {
 	// StopRemote cancels run r, which runs on another replica: with wait,
 	// it returns once the store records the run's end; without, at once.
 	StopRemote(ctx context.Context, r store.Run, wait bool) error
+	// Admit starts req on its thread as multitask strategy says
+	// (reject, interrupt, rollback, enqueue), or queues it: always when
+	// at, the time a delayed run may start, is not zero. It returns the
+	// run started here, or else the queued run, pending.
+	Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error)
+	// ClearThread makes way for a run that interrupts (or, with
+	// rollback, rolls back) a thread's run: its queued runs are
+	// cancelled and its run in flight, here or on another replica, is
+	// stopped; it returns once the store has recorded the end.
+	ClearThread(ctx context.Context, threadID string, rollback bool) error
+	// AwaitStart waits until a queued run has started (or ended) and
+	// returns it as the store has it then.
+	AwaitStart(ctx context.Context, runID string) (store.Run, error)
+	// Dequeue cancels a queued run before it starts.
+	Dequeue(ctx context.Context, runID string) error
 	// Follow reads the events of a run that may run on another replica
 	// from the store, after the event with id after, as they commit.
 	Follow(runID string, after int64) *runner.Follower
@@ -86,6 +102,13 @@ type Threads interface {
 	// Runs are a thread's runs, newest first.
 	Runs(ctx context.Context, threadID string) ([]store.Run, error)
 	FinishedRuns(ctx context.Context, q store.FinishedQuery) ([]store.FinishedRun, error)
+	// History and CheckpointAt read a thread's kept checkpoints;
+	// UpdateState keeps a new one outside any run; CopyThread copies a
+	// thread's state and history to a new id.
+	History(ctx context.Context, threadID string, q store.HistoryQuery) ([]store.Checkpoint, error)
+	CheckpointAt(ctx context.Context, threadID, id string) (store.Checkpoint, error)
+	UpdateState(ctx context.Context, u store.StateUpdate) (store.Checkpoint, error)
+	CopyThread(ctx context.Context, fromID, toID string) (store.Thread, error)
 	// Events are a run's saved events after the one with id after.
 	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)
 	// EventsPage is Events with at most limit events, for reading a long

@@ -17,11 +17,16 @@ type CronRow struct {
 	NextRunAt, EndTime        int64
 	CreatedAt, UpdatedAt      int64
 	Enabled                   bool
+	// Owner is the user the cron belongs to, "" for none.
+	Owner string
 }
 
 // CronFilter is a checked cron search: every field is valid.
 type CronFilter struct {
 	AssistantID, ThreadID string
+	// ID, when not "", keeps the cron with that id; Owner, when not "",
+	// the crons that user owns.
+	ID, Owner string
 	// Enabled, when not nil, keeps the crons whose enabled flag it holds.
 	Enabled *bool
 	// DueBy, when above 0, keeps the enabled crons whose next tick is at
@@ -37,7 +42,7 @@ type CronFilter struct {
 // CronColumns are the columns of a cron row, in CronRow's scan order
 // (see ScanCron).
 const CronColumns = `id, assistant_id, thread_id, schedule, timezone, payload, metadata, on_run_completed,
-	next_run_at, end_time, created_at, updated_at, enabled`
+	next_run_at, end_time, created_at, updated_at, enabled, owner`
 
 // cronSort maps the sort names a client sends to columns.
 var cronSort = map[string]string{
@@ -54,6 +59,12 @@ func CronWhere(a *Args, f CronFilter) string {
 	}
 	if f.ThreadID != "" {
 		conds = append(conds, "thread_id = "+a.Add(f.ThreadID))
+	}
+	if f.ID != "" {
+		conds = append(conds, "id = "+a.Add(f.ID))
+	}
+	if f.Owner != "" {
+		conds = append(conds, "owner = "+a.Add(f.Owner))
 	}
 	if f.Enabled != nil {
 		conds = append(conds, "enabled = "+a.Add(*f.Enabled))
@@ -95,6 +106,6 @@ func CronQuery(a *Args, f CronFilter) string {
 func ScanCron(scan func(dest ...any) error) (CronRow, error) {
 	var c CronRow
 	err := scan(&c.ID, &c.AssistantID, &c.ThreadID, &c.Schedule, &c.Timezone, &c.Payload, &c.Metadata, &c.OnRunCompleted,
-		&c.NextRunAt, &c.EndTime, &c.CreatedAt, &c.UpdatedAt, &c.Enabled)
+		&c.NextRunAt, &c.EndTime, &c.CreatedAt, &c.UpdatedAt, &c.Enabled, &c.Owner)
 	return c, err
 }

@@ -61,7 +61,9 @@ type Reader interface {
 	Runs(ctx context.Context, id string, byThread bool) ([]RunRow, error)
 	RunExists(ctx context.Context, id string) (bool, error)
 	// Latest reads a thread's checkpoint, head row first (see
-	// CheckpointRow); no row at all means no such thread.
+	// CheckpointRow); no row at all means no such thread. The messages
+	// are those of the head's branch only: a forked branch's inherited
+	// ones are read with Segments and Messages.
 	Latest(ctx context.Context, threadID string, each func(CheckpointRow) error) error
 	// Events reads a run's events with seq above after, in seq order, at
 	// most limit of them (0: all).
@@ -70,6 +72,24 @@ type Reader interface {
 	CountThreads(ctx context.Context, f ThreadFilter) (int, error)
 	FinishedRuns(ctx context.Context, f FinishedFilter, each func(FinishedRow) error) error
 	AppValues(ctx context.Context, each func(key, value string) error) error
+	// QueuedRows reads the queued run whose id (byThread false) or the queued
+	// runs whose thread id (byThread true) is id, in the order the queue
+	// takes them.
+	QueuedRows(ctx context.Context, id string, byThread bool) ([]QueuedRow, error)
+	// DueQueued reads the head of each thread's queue that is due at at
+	// and whose thread has no running run, oldest first, at most limit;
+	// threadID, when not empty, keeps to that thread.
+	DueQueued(ctx context.Context, threadID string, at int64, limit int) ([]QueuedRow, error)
+	// Checkpoints reads the kept checkpoints of a thread that f selects,
+	// highest step first.
+	Checkpoints(ctx context.Context, threadID string, f CheckpointFilter, each func(CheckpointMeta) error) error
+	// Segments reads the segments a thread's branch inherits, by lo.
+	Segments(ctx context.Context, threadID string, branch int64) ([]Segment, error)
+	// Messages reads the message rows of key with seq in [lo, hi), in seq
+	// order; Data is valid only during the callback.
+	Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error
+	// Parts reads every part row of a thread, in seq order.
+	Parts(ctx context.Context, threadID string, each func(CheckpointRow) error) error
 	// Crons reads the crons f selects; CountCrons counts them, ignoring
 	// f's page.
 	Crons(ctx context.Context, f CronFilter) ([]CronRow, error)
@@ -83,6 +103,11 @@ type Reader interface {
 	// ItemNamespaces reads each namespace that begins with prefix and
 	// holds an item, once.
 	ItemNamespaces(ctx context.Context, prefix string, each func(namespace string) error) error
+
+	// ToolOutput reads at most limit bytes from byte offset of the tool
+	// output id of thread threadID, with its tool and whole size, or
+	// ErrNoRow.
+	ToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutputRow, error)
 }
 
 // Tx is a write transaction. Writes to one thread take turns: LockThread
@@ -103,14 +128,33 @@ type Tx interface {
 	// LockRun locks a run's thread and reads the run, or ErrNoRow.
 	LockRun(ctx context.Context, runID string) (RunLock, error)
 	FinishRun(ctx context.Context, runPK int64, status, errText string, output []byte, now int64) error
-	// InsertMessages appends messages, numbered from first.
-	InsertMessages(ctx context.Context, threadPK, first int64, data []string) error
+	// InsertMessages appends messages to a branch (a history run key),
+	// numbered from first.
+	InsertMessages(ctx context.Context, threadPK, branch, first int64, data []string) error
 	// InsertEvent appends an event to a run's log; ev.Data is valid only
 	// during the call.
 	InsertEvent(ctx context.Context, threadPK, runPK int64, ev EventRow) error
 	InsertPart(ctx context.Context, threadPK, seq int64, field string, data []byte) error
 	DeleteParts(ctx context.Context, threadPK int64, field string) error
+	// SaveCheckpoint makes c the thread's head and keeps it as a
+	// checkpoint row.
 	SaveCheckpoint(ctx context.Context, c CheckpointWrite) error
+	// Checkpoint reads one kept checkpoint, or ErrNoRow.
+	Checkpoint(ctx context.Context, threadPK, step int64) (CheckpointMeta, error)
+	// Segments and Messages are Reader's, in the transaction.
+	Segments(ctx context.Context, threadID string, branch int64) ([]Segment, error)
+	Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error
+	// NewBranch records a new branch of a thread that inherits segs, and
+	// returns its key: one below every key the thread used, and -2 at
+	// most (0 is the first branch, -1 holds parts).
+	NewBranch(ctx context.Context, threadPK int64, segs []Segment) (int64, error)
+	// MoveHead makes the thread's head f, an existing checkpoint, without
+	// keeping a new one (a fork).
+	MoveHead(ctx context.Context, f HeadWrite) error
+	// CopyThread copies the checkpoints, branches, messages, parts and
+	// head of one thread to another, which has none yet, and sets the
+	// other's copy_of.
+	CopyThread(ctx context.Context, fromPK, toPK int64, copyOf string) error
 	// RunChanged tells followers of the run, in other processes, that it
 	// has new events once this transaction commits (a no-op where no
 	// other process can follow).
@@ -122,6 +166,22 @@ type Tx interface {
 	// DeleteItem deletes an item; deleting one that is not there is no
 	// error.
 	DeleteItem(ctx context.Context, namespace, key string) error
+	// InsertToolOutput keeps a tool output with its thread, or ErrTaken
+	// when the thread has one under its id. DeleteThread deletes it.
+	InsertToolOutput(ctx context.Context, threadPK int64, o ToolOutputRow, now int64) error
+
+	// InsertQueued inserts a queued run (ErrTaken when its id is used)
+	// and returns how many queued runs its thread holds with it.
+	InsertQueued(ctx context.Context, q QueuedRow) (int, error)
+	// DeleteQueued deletes a queued run and returns it with its ThreadPK,
+	// or ErrNoRow.
+	DeleteQueued(ctx context.Context, id string) (QueuedRow, error)
+	// DiscardRun deletes a run, its events and the thread's messages
+	// from number fromMessage on (a rollback).
+	DiscardRun(ctx context.Context, threadPK, runPK, fromMessage int64) error
+	// InsertEndedRun inserts a run that has already ended with status,
+	// such as a queued run that could not start.
+	InsertEndedRun(ctx context.Context, r NewRun, status, errText string) error
 
 	// InsertCron inserts a cron, or ErrTaken. Cron reads one for an
 	// update, holding it until commit, or ErrNoRow; UpdateCron writes
@@ -149,6 +209,21 @@ type Tx interface {
 	// whose owner has no row, gives their threads threadStatus, and says
 	// how many runs it ended.
 	InterruptOrphans(ctx context.Context, status, threadStatus, errText string, now int64) (int, error)
+	// OrphanRuns locks and reads the running runs that kept their request
+	// and whose owner has no row; ClaimRuns makes owner their owner.
+	// Recovery claims, in one transaction, those whose owner it judged
+	// gone, before InterruptOrphans ends the rest.
+	OrphanRuns(ctx context.Context) ([]OrphanRun, error)
+	ClaimRuns(ctx context.Context, runPKs []int64, owner, now int64) error
+}
+
+// OrphanRun is a running run whose owner has no row, with the request it
+// was started with.
+type OrphanRun struct {
+	PK, Owner            int64
+	ID, ThreadID, Route  string
+	Request              string
+	CreatedAt, UpdatedAt int64
 }
 
 // ThreadRow is a thread as stored. Times are Unix nanoseconds.
@@ -156,6 +231,16 @@ type ThreadRow struct {
 	ID                   string
 	CreatedAt, UpdatedAt int64
 	Metadata, Status     string
+	// Owner is the user the thread belongs to, "" for none.
+	Owner string
+}
+
+// ToolOutputRow is a stored tool output, or a page of one: Data is the
+// bytes read, Total the whole output's size.
+type ToolOutputRow struct {
+	ID, Tool string
+	Data     []byte
+	Total    int64
 }
 
 // ItemRow is an item of the key-value store (the LangGraph Store API):
@@ -166,11 +251,15 @@ type ItemRow struct {
 	CreatedAt, UpdatedAt  int64
 }
 
-// ThreadLock is what a write reads of the thread it locked.
+// ThreadLock is what a write reads of the thread it locked: Step is the
+// highest step, Head the step of its latest state, Branch that state's
+// branch and Messages its message count.
 type ThreadLock struct {
-	PK, Step int64
-	Parts    string
-	Running  bool
+	PK, Step, Head, Branch, Messages int64
+	Parts                            string
+	Running                          bool
+	// Owner is the thread's owner, "" for none.
+	Owner string
 }
 
 // RunRow is a run as stored; Output is nil for NULL.
@@ -187,38 +276,72 @@ type NewRun struct {
 	Route    string
 	Owner    int64
 	Now      int64
+	// Request is the JSON request the run was started with, or "" to
+	// keep none (NULL).
+	Request string
 }
 
 // RunLock is what a step or a run's end reads of its run and thread.
 type RunLock struct {
-	PK, ThreadPK     int64
-	ThreadID, Status string
-	Step, Messages   int64
-	Parts            string
+	PK, ThreadPK                 int64
+	ThreadID, Status             string
+	Step, Messages, Head, Branch int64
+	Parts                        string
 }
 
 // CheckpointRow is one row of a checkpoint: Kind 0 is the head (Seq the
-// step, Count the message count, Updated, RunID, Route, Text the state
-// and Data the parts metadata), kind 1 a message (Seq, Data) and kind 2
-// a part of a state field (Seq, Text the field, Data). Data is valid only
-// during the callback.
+// step, Count the message count, Updated, RunID, Route, Text the state,
+// Data the parts metadata, Head, Branch and CopyOf), kind 1 a message of
+// the head's branch (Seq, Data) and kind 2 a part of a state
+// field (Seq, Text the field, Data). Data is valid only during the
+// callback.
 type CheckpointRow struct {
 	Kind                int
 	Seq, Count, Updated int64
 	RunID, Route, Text  string
 	Data                []byte
+	Head, Branch        int64
+	CopyOf              string
 }
 
-// CheckpointWrite is a step's new checkpoint. Status "" keeps the
-// thread's status; with ValuesOnly (a change of state outside any run)
-// only Step, State, Parts and Now are written.
+// CheckpointWrite is a step's new checkpoint, the child of Parent (a
+// step; 0 for none) on Branch. Status "" keeps the thread's status; with
+// ValuesOnly (a change of state outside any run) the thread keeps its run
+// id and route.
 type CheckpointWrite struct {
-	ThreadPK, Step, Messages int64
-	RunID, Route             string
-	State, Parts             string
-	Status                   string
-	Now                      int64
-	ValuesOnly               bool
+	ThreadPK, Step, Parent, Branch, Messages int64
+	RunID, Route, Source                     string
+	State, Parts                             string
+	Status                                   string
+	Now                                      int64
+	ValuesOnly                               bool
+}
+
+// CheckpointMeta is a kept checkpoint as its row holds it: its messages
+// are the first Messages of Branch.
+type CheckpointMeta struct {
+	Step, Parent, Branch, Messages     int64
+	RunID, Route, Source, State, Parts string
+	CreatedAt                          int64
+	CopyOf                             string // the thread's copy_of
+}
+
+// CheckpointFilter selects kept checkpoints: below step Before (0: any),
+// or the one at Step (0: any), at most Limit (0: all).
+type CheckpointFilter struct {
+	Before, Step int64
+	Limit        int
+}
+
+// Segment says that messages Lo..Hi-1 of a branch are the rows of Key.
+type Segment struct{ Key, Lo, Hi int64 }
+
+// HeadWrite is a thread's new head: checkpoint Head on Branch with its
+// message count, run, route, state and parts.
+type HeadWrite struct {
+	ThreadPK, Head, Branch, Messages int64
+	RunID, Route, State, Parts       string
+	Now                              int64
 }
 
 // EventRow is a run event as stored: its data in codec. Data is valid

@@ -22,10 +22,11 @@ func scanAll[T any](rows Rows, scan func(*T) []any) ([]T, error) {
 	return out, rows.Err()
 }
 
-// ScanThreads reads rows of id, created_at, updated_at, metadata, status.
+// ScanThreads reads rows of id, created_at, updated_at, metadata, status,
+// owner.
 func ScanThreads(rows Rows) ([]ThreadRow, error) {
 	out, err := scanAll(rows, func(t *ThreadRow) []any {
-		return []any{&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status}
+		return []any{&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner}
 	})
 	if out == nil && err == nil {
 		out = []ThreadRow{}
@@ -46,4 +47,28 @@ func ScanOwners(rows Rows) ([]OwnerRow, error) {
 	return scanAll(rows, func(o *OwnerRow) []any {
 		return []any{&o.PK, &o.PID, &o.HostKey, &o.ProcStart, &o.Expired}
 	})
+}
+
+// CheckpointColumns are the columns ScanCheckpoints reads, of checkpoints
+// c joined with their thread t.
+const CheckpointColumns = `c.step, c.parent, c.branch, c.message_count, c.run_id, c.route, c.source, c.state, c.parts, c.created_at, t.copy_of`
+
+// ScanCheckpoints hands each row of CheckpointColumns to each.
+func ScanCheckpoints(rows Rows, each func(CheckpointMeta) error) error {
+	for rows.Next() {
+		var m CheckpointMeta
+		if err := rows.Scan(&m.Step, &m.Parent, &m.Branch, &m.Messages, &m.RunID, &m.Route, &m.Source,
+			&m.State, &m.Parts, &m.CreatedAt, &m.CopyOf); err != nil {
+			return err
+		}
+		if err := each(m); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ScanSegments reads rows of key, lo, hi.
+func ScanSegments(rows Rows) ([]Segment, error) {
+	return scanAll(rows, func(s *Segment) []any { return []any{&s.Key, &s.Lo, &s.Hi} })
 }

@@ -9,6 +9,8 @@ import (
 type ThreadFilter struct {
 	IDs    []string
 	Status string
+	// Owner, when not "", keeps the threads that user owns.
+	Owner string
 	// Metadata and Values hold members that must equal: the key's value
 	// in the thread's metadata (or state) is Value, compact JSON.
 	Metadata, Values []Member
@@ -55,6 +57,9 @@ func ThreadWhere(a *Args, f ThreadFilter, eq JSONEqual) string {
 	if f.Status != "" {
 		conds = append(conds, "t.status = "+a.Add(f.Status))
 	}
+	if f.Owner != "" {
+		conds = append(conds, "t.owner = "+a.Add(f.Owner))
+	}
 	for _, m := range f.Metadata {
 		conds = append(conds, eq(a, "t.metadata", m.Key, m.Value))
 	}
@@ -74,7 +79,7 @@ func SearchQuery(a *Args, f ThreadFilter, eq JSONEqual, columns map[string]strin
 	if f.Desc {
 		order = "DESC"
 	}
-	return `SELECT t.id, t.created_at, t.updated_at, t.metadata, t.status FROM threads t` + ThreadWhere(a, f, eq) +
+	return `SELECT t.id, t.created_at, t.updated_at, t.metadata, t.status, t.owner FROM threads t` + ThreadWhere(a, f, eq) +
 		` ORDER BY ` + columns[f.Sort] + ` ` + order + `, t.pk ` + order + ` LIMIT ` + a.Add(f.Limit) + ` OFFSET ` + a.Add(f.Offset)
 }
 

@@ -39,9 +39,9 @@ func (s *DB) CountCrons(ctx context.Context, f dialect.CronFilter) (int, error) 
 
 func (t *tx) InsertCron(ctx context.Context, c dialect.CronRow) error {
 	tag, err := t.exec(ctx, `INSERT INTO crons (`+dialect.CronColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`,
 		c.ID, c.AssistantID, c.ThreadID, c.Schedule, c.Timezone, c.Payload, c.Metadata, c.OnRunCompleted,
-		c.NextRunAt, c.EndTime, c.CreatedAt, c.UpdatedAt, c.Enabled)
+		c.NextRunAt, c.EndTime, c.CreatedAt, c.UpdatedAt, c.Enabled, c.Owner)
 	if err == nil && tag.RowsAffected() == 0 {
 		return dialect.ErrTaken
 	}

@@ -16,8 +16,8 @@ type querier interface {
 // Thread reads a thread, or dialect.ErrNoRow.
 func (s *DB) Thread(ctx context.Context, id string) (dialect.ThreadRow, error) {
 	t := dialect.ThreadRow{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT created_at, updated_at, metadata, status FROM threads WHERE id = $1`, id).
-		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status)
+	err := s.pool.QueryRow(ctx, `SELECT created_at, updated_at, metadata, status, owner FROM threads WHERE id = $1`, id).
+		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return t, dialect.ErrNoRow
 	}
@@ -50,13 +50,16 @@ func (s *DB) RunExists(ctx context.Context, id string) (bool, error) {
 
 // latestQuery reads a thread's checkpoint: the head row, then the
 // messages, then the parts, in one statement and so one snapshot.
-const latestQuery = `SELECT 0 AS kind, t.step AS seq, t.message_count, t.checkpoint_at, t.run_id, t.route, t.state, convert_to(t.parts, 'UTF8')
+// Messages are the head's branch's own (see the SQLite dialect's
+// latestQuery).
+const latestQuery = `SELECT 0 AS kind, t.step AS seq, t.message_count, t.checkpoint_at, t.run_id, t.route, t.state, convert_to(t.parts, 'UTF8'),
+		t.head, t.branch, t.copy_of
 	FROM threads t WHERE t.id = $1
 	UNION ALL
-	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data
-	FROM threads t JOIN history m ON m.thread = t.pk AND m.run = 0 AND m.seq < t.message_count WHERE t.id = $1
+	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data, NULL, NULL, NULL
+	FROM threads t JOIN history m ON m.thread = t.pk AND m.run = t.branch AND m.seq < t.message_count WHERE t.id = $1
 	UNION ALL
-	SELECT 2, p.seq, NULL, NULL, NULL, NULL, p.type, p.data
+	SELECT 2, p.seq, NULL, NULL, NULL, NULL, p.type, p.data, NULL, NULL, NULL
 	FROM threads t JOIN history p ON p.thread = t.pk AND p.run = -1 WHERE t.id = $1
 	ORDER BY 1, 2`
 
@@ -73,15 +76,15 @@ func latest(ctx context.Context, q querier, threadID string, each func(dialect.C
 	defer rows.Close()
 	for rows.Next() {
 		var kind int32
-		var count, updated *int64
-		var runID, route, text *string
+		var count, updated, head, branch *int64
+		var runID, route, text, copyOf *string
 		r := dialect.CheckpointRow{}
-		if err := rows.Scan(&kind, &r.Seq, &count, &updated, &runID, &route, &text, &r.Data); err != nil {
+		if err := rows.Scan(&kind, &r.Seq, &count, &updated, &runID, &route, &text, &r.Data, &head, &branch, &copyOf); err != nil {
 			return err
 		}
 		r.Kind = int(kind)
-		r.Count, r.Updated = deref(count), deref(updated)
-		r.RunID, r.Route, r.Text = deref(runID), deref(route), deref(text)
+		r.Count, r.Updated, r.Head, r.Branch = deref(count), deref(updated), deref(head), deref(branch)
+		r.RunID, r.Route, r.Text, r.CopyOf = deref(runID), deref(route), deref(text), deref(copyOf)
 		if err := each(r); err != nil {
 			return err
 		}
@@ -222,4 +225,81 @@ var _ dialect.Peeker = (*DB)(nil)
 // Peek runs a read of one row.
 func (s *DB) Peek(ctx context.Context, query string, args []any, dest ...any) error {
 	return s.pool.QueryRow(ctx, query, args...).Scan(dest...)
+}
+
+// Checkpoints reads a thread's kept checkpoints, highest step first.
+func (s *DB) Checkpoints(ctx context.Context, threadID string, f dialect.CheckpointFilter, each func(dialect.CheckpointMeta) error) error {
+	var limit any // NULL: no limit
+	if f.Limit > 0 {
+		limit = f.Limit
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+dialect.CheckpointColumns+`
+		FROM threads t JOIN checkpoints c ON c.thread = t.pk
+		WHERE t.id = $1 AND ($2 = 0 OR c.step < $2) AND ($3 = 0 OR c.step = $3)
+		ORDER BY c.step DESC LIMIT $4`, threadID, f.Before, f.Step, limit)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return dialect.ScanCheckpoints(rows, each)
+}
+
+// Segments reads the segments a branch inherits.
+func (s *DB) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
+	return segments(ctx, s.pool, threadID, branch)
+}
+
+func segments(ctx context.Context, q querier, threadID string, branch int64) ([]dialect.Segment, error) {
+	rows, err := q.Query(ctx, `SELECT b.key, b.lo, b.hi FROM threads t JOIN branches b ON b.thread = t.pk
+		WHERE t.id = $1 AND b.branch = $2 ORDER BY b.lo`, threadID, branch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return dialect.ScanSegments(rows)
+}
+
+// Messages reads the message rows of a key in a range of seq.
+func (s *DB) Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	return messages(ctx, s.pool, threadID, key, lo, hi, each)
+}
+
+func messages(ctx context.Context, q querier, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	rows, err := q.Query(ctx, `SELECT m.seq, m.data FROM threads t JOIN history m ON m.thread = t.pk
+		WHERE t.id = $1 AND m.run = $2 AND m.seq >= $3 AND m.seq < $4 ORDER BY m.seq`, threadID, key, lo, hi)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var data []byte
+		if err := rows.Scan(&seq, &data); err != nil {
+			return err
+		}
+		if err := each(seq, data); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Parts reads every part row of a thread.
+func (s *DB) Parts(ctx context.Context, threadID string, each func(dialect.CheckpointRow) error) error {
+	rows, err := s.pool.Query(ctx, `SELECT p.seq, p.type, p.data FROM threads t JOIN history p ON p.thread = t.pk
+		WHERE t.id = $1 AND p.run = -1 ORDER BY p.seq`, threadID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r := dialect.CheckpointRow{Kind: 2}
+		if err := rows.Scan(&r.Seq, &r.Text, &r.Data); err != nil {
+			return err
+		}
+		if err := each(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }

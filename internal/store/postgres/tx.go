@@ -52,12 +52,12 @@ func (t *tx) Latest(ctx context.Context, threadID string, each func(dialect.Chec
 	return latest(ctx, t.tx, threadID, each)
 }
 
-const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status)
-	VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING pk`
+const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner)
+	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING pk`
 
 func (t *tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
 	var pk int64
-	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status}, &pk)
+	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner}, &pk)
 	if errors.Is(err, dialect.ErrNoRow) {
 		return 0, dialect.ErrTaken
 	}
@@ -69,7 +69,8 @@ func (t *tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, err
 // whether the thread has a running run.
 func (t *tx) LockThread(ctx context.Context, id string) (dialect.ThreadLock, error) {
 	var l dialect.ThreadLock
-	if err := t.queryRow(ctx, `SELECT pk, step, parts FROM threads WHERE id = $1 FOR UPDATE`, []any{id}, &l.PK, &l.Step, &l.Parts); err != nil {
+	if err := t.queryRow(ctx, `SELECT pk, step, head, branch, message_count, parts, owner FROM threads WHERE id = $1 FOR UPDATE`, []any{id},
+		&l.PK, &l.Step, &l.Head, &l.Branch, &l.Messages, &l.Parts, &l.Owner); err != nil {
 		return l, err
 	}
 	err := t.queryRow(ctx, `SELECT EXISTS(SELECT 1 FROM runs WHERE thread = $1 AND status = 'running')`, []any{l.PK}, &l.Running)
@@ -82,7 +83,8 @@ func (t *tx) SetThreadStatus(_ context.Context, threadPK int64, status string, n
 }
 
 func (t *tx) DeleteThread(_ context.Context, threadPK int64) error {
-	for _, q := range []string{`DELETE FROM history WHERE thread = $1`, `DELETE FROM runs WHERE thread = $1`, `DELETE FROM threads WHERE pk = $1`} {
+	for _, q := range []string{`DELETE FROM history WHERE thread = $1`, `DELETE FROM tool_outputs WHERE thread = $1`, `DELETE FROM checkpoints WHERE thread = $1`,
+		`DELETE FROM branches WHERE thread = $1`, `DELETE FROM runs WHERE thread = $1`, `DELETE FROM queued_runs WHERE thread = $1`, `DELETE FROM threads WHERE pk = $1`} {
 		t.queue(q, threadPK)
 	}
 	return nil
@@ -94,8 +96,12 @@ func (t *tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner)
-		VALUES ($1, $2, $3, 'running', $4, $5, $6)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner)
+	var request *string
+	if r.Request != "" {
+		request = &r.Request
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request)
+		VALUES ($1, $2, $3, 'running', $4, $5, $6, $7)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, request)
 	switch uniqueViolation(err) {
 	case "":
 		return err
@@ -108,9 +114,9 @@ func (t *tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 
 func (t *tx) LockRun(ctx context.Context, runID string) (dialect.RunLock, error) {
 	var l dialect.RunLock
-	err := t.queryRow(ctx, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.parts
+	err := t.queryRow(ctx, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.head, t.branch, t.parts
 		FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = $1 FOR UPDATE`, []any{runID},
-		&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Parts)
+		&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Head, &l.Branch, &l.Parts)
 	return l, err
 }
 
@@ -123,9 +129,9 @@ func (t *tx) FinishRun(_ context.Context, runPK int64, status, errText string, o
 	return nil
 }
 
-func (t *tx) InsertMessages(_ context.Context, threadPK, first int64, data []string) error {
+func (t *tx) InsertMessages(_ context.Context, threadPK, branch, first int64, data []string) error {
 	for i, d := range data {
-		t.queue(`INSERT INTO history(thread, run, seq, data) VALUES ($1, 0, $2, $3)`, threadPK, first+int64(i), []byte(d))
+		t.queue(`INSERT INTO history(thread, run, seq, data) VALUES ($1, $2, $3, $4)`, threadPK, branch, first+int64(i), []byte(d))
 	}
 	return nil
 }
@@ -148,17 +154,90 @@ func (t *tx) DeleteParts(_ context.Context, threadPK int64, field string) error 
 
 func (t *tx) SaveCheckpoint(_ context.Context, c dialect.CheckpointWrite) error {
 	if c.ValuesOnly {
-		t.queue(`UPDATE threads SET step = $1, state = $2, parts = $3, checkpoint_at = $4, updated_at = $5 WHERE pk = $6`,
-			c.Step, c.State, c.Parts, c.Now, c.Now, c.ThreadPK)
-		return nil
+		t.queue(`UPDATE threads SET step = $1, head = $1, branch = $2, message_count = $3, state = $4, parts = $5,
+			checkpoint_at = $6, updated_at = $6 WHERE pk = $7`,
+			c.Step, c.Branch, c.Messages, c.State, c.Parts, c.Now, c.ThreadPK)
+	} else {
+		var status any
+		if c.Status != "" {
+			status = c.Status
+		}
+		t.queue(`UPDATE threads SET step = $1, head = $1, branch = $2, message_count = $3, run_id = $4, route = $5,
+			state = $6, parts = $7, checkpoint_at = $8, updated_at = $8, status = coalesce($9, status) WHERE pk = $10`,
+			c.Step, c.Branch, c.Messages, c.RunID, c.Route, c.State, c.Parts, c.Now, status, c.ThreadPK)
 	}
-	var status any
-	if c.Status != "" {
-		status = c.Status
+	t.queue(`INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		c.ThreadPK, c.Step, c.Parent, c.Branch, c.Messages, c.RunID, c.Route, c.Source, c.State, c.Parts, c.Now)
+	return nil
+}
+
+func (t *tx) Checkpoint(ctx context.Context, threadPK, step int64) (dialect.CheckpointMeta, error) {
+	if err := t.flush(ctx); err != nil {
+		return dialect.CheckpointMeta{}, err
 	}
-	t.queue(`UPDATE threads SET step = $1, message_count = $2, run_id = $3, route = $4,
-		state = $5, parts = $6, checkpoint_at = $7, updated_at = $8, status = coalesce($9, status) WHERE pk = $10`,
-		c.Step, c.Messages, c.RunID, c.Route, c.State, c.Parts, c.Now, c.Now, status, c.ThreadPK)
+	rows, err := t.tx.Query(ctx, `SELECT `+dialect.CheckpointColumns+`
+		FROM checkpoints c JOIN threads t ON t.pk = c.thread WHERE c.thread = $1 AND c.step = $2`, threadPK, step)
+	if err != nil {
+		return dialect.CheckpointMeta{}, err
+	}
+	defer rows.Close()
+	var found *dialect.CheckpointMeta
+	err = dialect.ScanCheckpoints(rows, func(m dialect.CheckpointMeta) error { found = &m; return nil })
+	if err == nil && found == nil {
+		err = dialect.ErrNoRow
+	}
+	if err != nil {
+		return dialect.CheckpointMeta{}, err
+	}
+	return *found, nil
+}
+
+func (t *tx) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return segments(ctx, t.tx, threadID, branch)
+}
+
+func (t *tx) Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	return messages(ctx, t.tx, threadID, key, lo, hi, each)
+}
+
+// NewBranch also records an empty segment of the new key itself, so that
+// a branch that inherits nothing still holds its key.
+func (t *tx) NewBranch(ctx context.Context, threadPK int64, segs []dialect.Segment) (int64, error) {
+	var key int64
+	err := t.queryRow(ctx, `SELECT least(coalesce(min(branch), -1), -1) - 1 FROM branches WHERE thread = $1`, []any{threadPK}, &key)
+	if err != nil {
+		return 0, err
+	}
+	for _, sg := range append(segs, dialect.Segment{Key: key}) {
+		t.queue(`INSERT INTO branches(thread, branch, key, lo, hi) VALUES ($1, $2, $3, $4, $5)`, threadPK, key, sg.Key, sg.Lo, sg.Hi)
+	}
+	return key, nil
+}
+
+func (t *tx) MoveHead(_ context.Context, f dialect.HeadWrite) error {
+	t.queue(`UPDATE threads SET head = $1, branch = $2, message_count = $3, run_id = $4, route = $5,
+		state = $6, parts = $7, updated_at = $8 WHERE pk = $9`,
+		f.Head, f.Branch, f.Messages, f.RunID, f.Route, f.State, f.Parts, f.Now, f.ThreadPK)
+	return nil
+}
+
+func (t *tx) CopyThread(_ context.Context, fromPK, toPK int64, copyOf string) error {
+	t.queue(`INSERT INTO history(thread, run, seq, type, codec, data)
+		SELECT $2, run, seq, type, codec, data FROM history WHERE thread = $1 AND run <= 0`, fromPK, toPK)
+	t.queue(`INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
+		SELECT $2, step, parent, branch, message_count, run_id, route, source, state, parts, created_at
+		FROM checkpoints WHERE thread = $1`, fromPK, toPK)
+	t.queue(`INSERT INTO branches(thread, branch, key, lo, hi) SELECT $2, branch, key, lo, hi FROM branches WHERE thread = $1`, fromPK, toPK)
+	t.queue(`UPDATE threads SET (step, head, branch, message_count, run_id, route, checkpoint_at, state, parts, copy_of) =
+		(SELECT step, head, branch, message_count, run_id, route, checkpoint_at, state, parts, $3::text FROM threads WHERE pk = $1)
+		WHERE pk = $2`, fromPK, toPK, copyOf)
 	return nil
 }
 
@@ -248,4 +327,38 @@ func scanPairs(rows pgx.Rows) (a, b []int64, err error) {
 		a, b = append(a, x), append(b, y)
 	}
 	return a, b, rows.Err()
+}
+
+// OrphanRuns locks the threads and runs it reads, threads first in pk
+// order as InterruptOrphans does: a second store claiming at once waits,
+// and then reads each run with the owner the first one gave it.
+func (t *tx) OrphanRuns(ctx context.Context) ([]dialect.OrphanRun, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := t.tx.Query(ctx, `SELECT r.pk, r.owner, r.id, t.id, r.route, r.request, r.created_at, r.updated_at
+		FROM runs r JOIN threads t ON t.pk = r.thread
+		WHERE r.status = 'running' AND r.request IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = r.owner)
+		ORDER BY t.pk FOR UPDATE OF t, r`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []dialect.OrphanRun
+	for rows.Next() {
+		var o dialect.OrphanRun
+		if err := rows.Scan(&o.PK, &o.Owner, &o.ID, &o.ThreadID, &o.Route, &o.Request, &o.CreatedAt, &o.UpdatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) ClaimRuns(_ context.Context, runPKs []int64, owner, now int64) error {
+	if len(runPKs) > 0 {
+		t.queue(`UPDATE runs SET owner = $1, updated_at = $2 WHERE pk = ANY($3) AND status = 'running'`, owner, now, runPKs)
+	}
+	return nil
 }

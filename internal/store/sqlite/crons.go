@@ -41,9 +41,9 @@ func (s *DB) CountCrons(ctx context.Context, f dialect.CronFilter) (int, error) 
 
 func (t tx) InsertCron(ctx context.Context, c dialect.CronRow) error {
 	res, err := t.s.conn.ExecContext(ctx, `INSERT INTO crons (`+dialect.CronColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		c.ID, c.AssistantID, c.ThreadID, c.Schedule, c.Timezone, c.Payload, c.Metadata, c.OnRunCompleted,
-		c.NextRunAt, c.EndTime, c.CreatedAt, c.UpdatedAt, c.Enabled)
+		c.NextRunAt, c.EndTime, c.CreatedAt, c.UpdatedAt, c.Enabled, c.Owner)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 func (s *DB) Thread(ctx context.Context, id string) (dialect.ThreadRow, error) {
 	defer s.lockRead()()
 	t := dialect.ThreadRow{ID: id}
-	err := s.rq.QueryRowContext(ctx, `SELECT created_at, updated_at, metadata, status FROM threads WHERE id = ?`, id).
-		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status)
+	err := s.rq.QueryRowContext(ctx, `SELECT created_at, updated_at, metadata, status, owner FROM threads WHERE id = ?`, id).
+		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, dialect.ErrNoRow
 	}
@@ -64,15 +64,16 @@ func scanLatest(ctx context.Context, stmt *sql.Stmt, threadID string, each func(
 		return err
 	}
 	defer rows.Close()
-	var count, updated sql.NullInt64
-	var runID, route, text sql.NullString
+	var count, updated, head, branch sql.NullInt64
+	var runID, route, text, copyOf sql.NullString
 	var data sql.RawBytes
 	for rows.Next() {
 		var r dialect.CheckpointRow
-		if err := rows.Scan(&r.Kind, &r.Seq, &count, &updated, &runID, &route, &text, &data); err != nil {
+		if err := rows.Scan(&r.Kind, &r.Seq, &count, &updated, &runID, &route, &text, &data, &head, &branch, &copyOf); err != nil {
 			return err
 		}
 		r.Count, r.Updated, r.RunID, r.Route, r.Text, r.Data = count.Int64, updated.Int64, runID.String, route.String, text.String, data
+		r.Head, r.Branch, r.CopyOf = head.Int64, branch.Int64, copyOf.String
 		if err := each(r); err != nil {
 			return err
 		}
@@ -198,4 +199,87 @@ var _ dialect.Peeker = (*DB)(nil)
 func (s *DB) Peek(ctx context.Context, query string, args []any, dest ...any) error {
 	defer s.lockRead()()
 	return s.rq.QueryRowContext(ctx, query, args...).Scan(dest...)
+}
+
+// Checkpoints reads a thread's kept checkpoints, highest step first.
+func (s *DB) Checkpoints(ctx context.Context, threadID string, f dialect.CheckpointFilter, each func(dialect.CheckpointMeta) error) error {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = -1 // no limit
+	}
+	defer s.lockRead()()
+	rows, err := s.rq.QueryContext(ctx, `SELECT `+dialect.CheckpointColumns+`
+		FROM threads t JOIN checkpoints c ON c.thread = t.pk
+		WHERE t.id = ?1 AND (?2 = 0 OR c.step < ?2) AND (?3 = 0 OR c.step = ?3)
+		ORDER BY c.step DESC LIMIT ?4`, threadID, f.Before, f.Step, limit)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return dialect.ScanCheckpoints(rows, each)
+}
+
+// Segments reads the segments a branch inherits.
+func (s *DB) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
+	defer s.lockRead()()
+	return segments(ctx, s.rq, threadID, branch)
+}
+
+func segments(ctx context.Context, q querier, threadID string, branch int64) ([]dialect.Segment, error) {
+	rows, err := q.QueryContext(ctx, `SELECT b.key, b.lo, b.hi FROM threads t JOIN branches b ON b.thread = t.pk
+		WHERE t.id = ? AND b.branch = ? ORDER BY b.lo`, threadID, branch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return dialect.ScanSegments(rows)
+}
+
+// Messages reads the message rows of a key in a range of seq.
+func (s *DB) Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	defer s.lockRead()()
+	return messages(ctx, s.rq, threadID, key, lo, hi, each)
+}
+
+func messages(ctx context.Context, q querier, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	rows, err := q.QueryContext(ctx, `SELECT m.seq, m.data FROM threads t JOIN history m ON m.thread = t.pk
+		WHERE t.id = ? AND m.run = ? AND m.seq >= ? AND m.seq < ? ORDER BY m.seq`, threadID, key, lo, hi)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var data sql.RawBytes
+		if err := rows.Scan(&seq, &data); err != nil {
+			return err
+		}
+		if err := each(seq, data); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Parts reads every part row of a thread.
+func (s *DB) Parts(ctx context.Context, threadID string, each func(dialect.CheckpointRow) error) error {
+	defer s.lockRead()()
+	rows, err := s.rq.QueryContext(ctx, `SELECT p.seq, p.type, p.data FROM threads t JOIN history p ON p.thread = t.pk
+		WHERE t.id = ? AND p.run = -1 ORDER BY p.seq`, threadID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r := dialect.CheckpointRow{Kind: 2}
+		var data sql.RawBytes
+		if err := rows.Scan(&r.Seq, &r.Text, &data); err != nil {
+			return err
+		}
+		r.Data = data
+		if err := each(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }

@@ -18,6 +18,7 @@ type statements struct {
 	insertRun, lockRun, finishRun       *sql.Stmt
 	insertMessage, insertEvent          *sql.Stmt
 	saveCheckpoint, saveValues          *sql.Stmt
+	insertCheckpoint                    *sql.Stmt
 	insertPart, deleteParts             *sql.Stmt
 	insertOwner, claimOwner, owners     *sql.Stmt
 	deleteOwner                         *sql.Stmt
@@ -42,23 +43,26 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		// No row changed means the id is taken; else the new rowid is the
 		// thread's pk. (Not RETURNING: SQLite buffers returned rows in an
 		// ephemeral table, which costs more than the insert.)
-		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`},
-		{writer, &st.lockThread, `SELECT pk, step, parts, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running')
+		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`},
+		{writer, &st.lockThread, `SELECT pk, step, head, branch, message_count, parts, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'), owner
 			FROM threads t WHERE t.id = ?`},
 		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
-		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner)
-			VALUES (?, ?, ?, 'running', ?, ?, ?)`},
-		{writer, &st.lockRun, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.parts
+		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request)
+			VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`},
+		{writer, &st.lockRun, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.head, t.branch, t.parts
 			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = ?`},
 		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE pk = ?`},
 
-		{writer, &st.insertMessage, `INSERT INTO history(thread, run, seq, data) VALUES (?, 0, ?, ?)`},
+		{writer, &st.insertMessage, `INSERT INTO history(thread, run, seq, data) VALUES (?, ?, ?, ?)`},
 		{writer, &st.insertEvent, `INSERT INTO history(thread, run, seq, type, codec, data) VALUES (?, ?, ?, ?, ?, ?)`},
 		// status is NULL (kept) unless the step also ends the run.
-		{writer, &st.saveCheckpoint, `UPDATE threads SET step = ?, message_count = ?, run_id = ?, route = ?,
-			state = ?, parts = ?, checkpoint_at = ?, updated_at = ?, status = coalesce(?, status) WHERE pk = ?`},
-		{writer, &st.saveValues, `UPDATE threads SET step = ?, state = ?, parts = ?, checkpoint_at = ?, updated_at = ? WHERE pk = ?`},
+		{writer, &st.saveCheckpoint, `UPDATE threads SET step = ?1, head = ?1, branch = ?2, message_count = ?3, run_id = ?4, route = ?5,
+			state = ?6, parts = ?7, checkpoint_at = ?8, updated_at = ?8, status = coalesce(?9, status) WHERE pk = ?10`},
+		{writer, &st.saveValues, `UPDATE threads SET step = ?1, head = ?1, branch = ?2, message_count = ?3,
+			state = ?4, parts = ?5, checkpoint_at = ?6, updated_at = ?6 WHERE pk = ?7`},
+		{writer, &st.insertCheckpoint, `INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{writer, &st.insertPart, `INSERT INTO history(thread, run, seq, type, data) VALUES (?, -1, ?, ?, ?)`},
 		{writer, &st.deleteParts, `DELETE FROM history WHERE thread = ? AND run = -1 AND type = ?`},
 
@@ -88,17 +92,19 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 }
 
 // latestQuery reads a thread's latest checkpoint. Its rows are the head
-// (kind 0: step, message count, time, run, route, state, parts), the
-// messages the checkpoint covers (kind 1: seq and data) and the parts of
-// its state fields (kind 2: seq, field name and data), in that order and
-// by seq: SQLite merges the three, each read in order from its index.
-const latestQuery = `SELECT 0, t.step, t.message_count, t.checkpoint_at, t.run_id, t.route, t.state, t.parts
+// (kind 0: step, message count, time, run, route, state, parts, head,
+// branch, copy_of), the messages of the head's branch that the checkpoint
+// covers (kind 1: seq and data), and the parts of its
+// state fields (kind 2: seq, field name and data), in that order and by
+// seq: SQLite merges the three, each read in order from its index. The
+// messages a forked branch inherits are read apart (see Segments).
+const latestQuery = `SELECT 0, t.step, t.message_count, t.checkpoint_at, t.run_id, t.route, t.state, t.parts, t.head, t.branch, t.copy_of
 	FROM threads t WHERE t.id = ?1
 	UNION ALL
-	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data
-	FROM threads t JOIN history m ON m.thread = t.pk AND m.run = 0 AND m.seq < t.message_count WHERE t.id = ?1
+	SELECT 1, m.seq, NULL, NULL, NULL, NULL, NULL, m.data, NULL, NULL, NULL
+	FROM threads t JOIN history m ON m.thread = t.pk AND m.run = t.branch AND m.seq < t.message_count WHERE t.id = ?1
 	UNION ALL
-	SELECT 2, p.seq, NULL, NULL, NULL, NULL, p.type, p.data
+	SELECT 2, p.seq, NULL, NULL, NULL, NULL, p.type, p.data, NULL, NULL, NULL
 	FROM threads t JOIN history p ON p.thread = t.pk AND p.run = -1 WHERE t.id = ?1
 	ORDER BY 1, 2`
 

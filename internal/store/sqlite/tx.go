@@ -25,7 +25,7 @@ func (t tx) Latest(ctx context.Context, threadID string, each func(dialect.Check
 }
 
 func (t tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
-	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status)
+	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner)
 	if err != nil {
 		return 0, err
 	}
@@ -37,7 +37,7 @@ func (t tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, erro
 
 func (t tx) LockThread(ctx context.Context, id string) (dialect.ThreadLock, error) {
 	var l dialect.ThreadLock
-	err := t.s.st.lockThread.QueryRowContext(ctx, id).Scan(&l.PK, &l.Step, &l.Parts, &l.Running)
+	err := t.s.st.lockThread.QueryRowContext(ctx, id).Scan(&l.PK, &l.Step, &l.Head, &l.Branch, &l.Messages, &l.Parts, &l.Running, &l.Owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, dialect.ErrNoRow
 	}
@@ -53,7 +53,11 @@ func (t tx) SetThreadStatus(ctx context.Context, threadPK int64, status string, 
 // everything that belongs to it, children first.
 var deleteThreadStatements = []string{
 	`DELETE FROM history WHERE thread = ?`,
+	`DELETE FROM tool_outputs WHERE thread = ?`,
+	`DELETE FROM checkpoints WHERE thread = ?`,
+	`DELETE FROM branches WHERE thread = ?`,
 	`DELETE FROM runs WHERE thread = ?`,
+	`DELETE FROM queued_runs WHERE thread = ?`,
 	`DELETE FROM threads WHERE pk = ?`,
 }
 
@@ -67,7 +71,7 @@ func (t tx) DeleteThread(ctx context.Context, threadPK int64) error {
 }
 
 func (t tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
-	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner)
+	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, nullText(r.Request))
 	var e *sqlite.Error
 	if errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 		if strings.Contains(e.Error(), "runs.thread") { // the runs_running index
@@ -80,7 +84,7 @@ func (t tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 
 func (t tx) LockRun(ctx context.Context, runID string) (dialect.RunLock, error) {
 	var l dialect.RunLock
-	err := t.s.st.lockRun.QueryRowContext(ctx, runID).Scan(&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Parts)
+	err := t.s.st.lockRun.QueryRowContext(ctx, runID).Scan(&l.PK, &l.Status, &l.ThreadPK, &l.ThreadID, &l.Step, &l.Messages, &l.Head, &l.Branch, &l.Parts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, dialect.ErrNoRow
 	}
@@ -96,9 +100,9 @@ func (t tx) FinishRun(ctx context.Context, runPK int64, status, errText string, 
 	return err
 }
 
-func (t tx) InsertMessages(ctx context.Context, threadPK, first int64, data []string) error {
+func (t tx) InsertMessages(ctx context.Context, threadPK, branch, first int64, data []string) error {
 	for i, d := range data {
-		if _, err := t.s.st.insertMessage.ExecContext(ctx, threadPK, first+int64(i), d); err != nil {
+		if _, err := t.s.st.insertMessage.ExecContext(ctx, threadPK, branch, first+int64(i), d); err != nil {
 			return err
 		}
 	}
@@ -126,16 +130,96 @@ func (t tx) DeleteParts(ctx context.Context, threadPK int64, field string) error
 }
 
 func (t tx) SaveCheckpoint(ctx context.Context, c dialect.CheckpointWrite) error {
+	var err error
 	if c.ValuesOnly {
-		_, err := t.s.st.saveValues.ExecContext(ctx, c.Step, c.State, c.Parts, c.Now, c.Now, c.ThreadPK)
+		_, err = t.s.st.saveValues.ExecContext(ctx, c.Step, c.Branch, c.Messages, c.State, c.Parts, c.Now, c.ThreadPK)
+	} else {
+		var status any
+		if c.Status != "" {
+			status = c.Status
+		}
+		_, err = t.s.st.saveCheckpoint.ExecContext(ctx,
+			c.Step, c.Branch, c.Messages, c.RunID, c.Route, c.State, c.Parts, c.Now, status, c.ThreadPK)
+	}
+	if err != nil {
 		return err
 	}
-	var status any
-	if c.Status != "" {
-		status = c.Status
+	_, err = t.s.st.insertCheckpoint.ExecContext(ctx, c.ThreadPK, c.Step, c.Parent, c.Branch, c.Messages,
+		c.RunID, c.Route, c.Source, c.State, c.Parts, c.Now)
+	return err
+}
+
+func (t tx) Checkpoint(ctx context.Context, threadPK, step int64) (dialect.CheckpointMeta, error) {
+	rows, err := t.s.conn.QueryContext(ctx, `SELECT `+dialect.CheckpointColumns+`
+		FROM checkpoints c JOIN threads t ON t.pk = c.thread WHERE c.thread = ? AND c.step = ?`, threadPK, step)
+	if err != nil {
+		return dialect.CheckpointMeta{}, err
 	}
-	_, err := t.s.st.saveCheckpoint.ExecContext(ctx,
-		c.Step, c.Messages, c.RunID, c.Route, c.State, c.Parts, c.Now, c.Now, status, c.ThreadPK)
+	defer rows.Close()
+	var found *dialect.CheckpointMeta
+	err = dialect.ScanCheckpoints(rows, func(m dialect.CheckpointMeta) error { found = &m; return nil })
+	if err == nil && found == nil {
+		err = dialect.ErrNoRow
+	}
+	if err != nil {
+		return dialect.CheckpointMeta{}, err
+	}
+	return *found, nil
+}
+
+func (t tx) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
+	return segments(ctx, t.s.conn, threadID, branch)
+}
+
+func (t tx) Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error {
+	return messages(ctx, t.s.conn, threadID, key, lo, hi, each)
+}
+
+// NewBranch also records an empty segment of the new key itself, so that
+// a branch that inherits nothing still holds its key.
+func (t tx) NewBranch(ctx context.Context, threadPK int64, segs []dialect.Segment) (int64, error) {
+	var key int64
+	err := t.s.conn.QueryRowContext(ctx, `SELECT min(coalesce(min(branch), -1), -1) - 1 FROM branches WHERE thread = ?`, threadPK).Scan(&key)
+	if err != nil {
+		return 0, err
+	}
+	for _, sg := range append(segs, dialect.Segment{Key: key}) {
+		if _, err := t.s.conn.ExecContext(ctx, `INSERT INTO branches(thread, branch, key, lo, hi) VALUES (?, ?, ?, ?, ?)`,
+			threadPK, key, sg.Key, sg.Lo, sg.Hi); err != nil {
+			return 0, err
+		}
+	}
+	return key, nil
+}
+
+func (t tx) MoveHead(ctx context.Context, f dialect.HeadWrite) error {
+	_, err := t.s.conn.ExecContext(ctx, `UPDATE threads SET head = ?, branch = ?, message_count = ?, run_id = ?, route = ?,
+		state = ?, parts = ?, updated_at = ? WHERE pk = ?`,
+		f.Head, f.Branch, f.Messages, f.RunID, f.Route, f.State, f.Parts, f.Now, f.ThreadPK)
+	return err
+}
+
+// copyThreadStatements copy a thread's kept state (from's pk is the
+// first argument, to's the second).
+var copyThreadStatements = []string{
+	`INSERT INTO history(thread, run, seq, type, codec, data)
+		SELECT ?2, run, seq, type, codec, data FROM history WHERE thread = ?1 AND run <= 0 ORDER BY run DESC, seq`,
+	`INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
+		SELECT ?2, step, parent, branch, message_count, run_id, route, source, state, parts, created_at
+		FROM checkpoints WHERE thread = ?1 ORDER BY step`,
+	`INSERT INTO branches(thread, branch, key, lo, hi) SELECT ?2, branch, key, lo, hi FROM branches WHERE thread = ?1`,
+	`UPDATE threads SET (step, head, branch, message_count, run_id, route, checkpoint_at, state, parts) =
+		(SELECT step, head, branch, message_count, run_id, route, checkpoint_at, state, parts FROM threads WHERE pk = ?1)
+		WHERE pk = ?2`,
+}
+
+func (t tx) CopyThread(ctx context.Context, fromPK, toPK int64, copyOf string) error {
+	for _, stmt := range copyThreadStatements {
+		if _, err := t.s.conn.ExecContext(ctx, stmt, fromPK, toPK); err != nil {
+			return err
+		}
+	}
+	_, err := t.s.conn.ExecContext(ctx, `UPDATE threads SET copy_of = ? WHERE pk = ?`, copyOf, toPK)
 	return err
 }
 
@@ -200,4 +284,49 @@ func (t tx) InterruptOrphans(ctx context.Context, status, threadStatus, errText 
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// nullText is s, or NULL when s is empty.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// orphanRuns is OrphanRuns' query: the running runs that kept their
+// request and whose owner has no row, found through the runs_running
+// index as recovery's statements are.
+const orphanRuns = `SELECT r.pk, r.owner, r.id, t.id, r.route, r.request, r.created_at, r.updated_at
+	FROM runs r JOIN threads t ON t.pk = r.thread
+	WHERE r.status = 'running' AND r.request IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.pk = r.owner)
+	ORDER BY r.pk`
+
+// OrphanRuns needs no lock of its own: the write transaction holds the
+// database.
+func (t tx) OrphanRuns(ctx context.Context) ([]dialect.OrphanRun, error) {
+	rows, err := t.s.conn.QueryContext(ctx, orphanRuns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []dialect.OrphanRun
+	for rows.Next() {
+		var o dialect.OrphanRun
+		if err := rows.Scan(&o.PK, &o.Owner, &o.ID, &o.ThreadID, &o.Route, &o.Request, &o.CreatedAt, &o.UpdatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+func (t tx) ClaimRuns(ctx context.Context, runPKs []int64, owner, now int64) error {
+	for _, pk := range runPKs {
+		if _, err := t.s.conn.ExecContext(ctx, `UPDATE runs SET owner = ?, updated_at = ? WHERE pk = ? AND status = 'running'`, owner, now, pk); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,393 @@
+package langgraph
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+)
+
+// messageNames names the messages of a thread's branch. A message keeps
+// its name in every checkpoint and on every branch that shares it: the
+// name is made of the thread (the one a copy was made from, for a copy),
+// the branch key it is stored under and its index. Messages of a thread
+// never forked are named as they always were.
+type messageNames struct {
+	base    string
+	origins []int64 // the branch keys of the first messages; nil: all 0
+	branch  int64   // the key of messages after them
+}
+
+// namesOf are the names of cp's messages and of those added after them.
+func namesOf(cp store.Checkpoint) messageNames {
+	return messageNames{base: cmp.Or(cp.CopyOf, cp.ThreadID), origins: cp.Origins, branch: cp.Branch}
+}
+
+// id names the i-th message.
+func (n messageNames) id(i int) string {
+	key := n.branch
+	if i < len(n.origins) {
+		key = n.origins[i]
+	}
+	if key == 0 {
+		return messageID(n.base, "", i)
+	}
+	return messageID(n.base, "branch:"+strconv.FormatInt(key, 10), i)
+}
+
+// messages converts msgs, the branch's first messages.
+func (n messageNames) messages(msgs []thread.Message) []lcMessage {
+	out := make([]lcMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = toLC(m, n.id(i))
+	}
+	return out
+}
+
+// lcCheckpointValues is lcValues for a checkpoint: its messages named
+// for their branch.
+func lcCheckpointValues(cp store.Checkpoint) json.RawMessage {
+	out := make(map[string]json.RawMessage, len(cp.Values)+1)
+	for k, v := range cp.Values {
+		out[k] = v
+	}
+	out["messages"] = wire.MustJSON(namesOf(cp).messages(cp.Messages))
+	return wire.MustJSON(out)
+}
+
+// stateUpdateBody is POST /threads/:id/state: values to merge into the
+// thread's state (an object, or a list of objects applied in turn), as
+// node as_node, on the latest state or on checkpoint.
+type stateUpdateBody struct {
+	Values       json.RawMessage `json:"values"`
+	AsNode       string          `json:"as_node"`
+	CheckpointID string          `json:"checkpoint_id"`
+	Checkpoint   struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"checkpoint"`
+}
+
+// updateState is POST /threads/:id/state: a new checkpoint on the thread's
+// branch (or on a new branch from checkpoint), its values merged through
+// the route's state reducers: messages are added, every other field goes
+// through its reducer. It answers with the new checkpoint.
+func (s *dialect) updateState(c echo.Context) error {
+	var body stateUpdateBody
+	if err := wire.Decode(c, &body); err != nil {
+		return err
+	}
+	if err := checkAsNode(body.AsNode); err != nil {
+		return err
+	}
+	updates, err := stateUpdates(body.Values)
+	if err != nil {
+		return err
+	}
+	threadID := c.Param("id")
+	cp, err := s.applyUpdates(c.Request().Context(), threadID, "", cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID), store.SourceUpdate, updates)
+	if err != nil {
+		return err
+	}
+	ref := newCheckpointRef(threadID, cp.ID)
+	return c.JSON(http.StatusOK, map[string]any{"checkpoint": ref, "configurable": ref})
+}
+
+// checkAsNode accepts the nodes Dawn's loop has, as LangGraph's prebuilt
+// agent graph names them, and the graph's input.
+func checkAsNode(node string) error {
+	switch node {
+	case "", nodeAgent, nodeTools, "__start__", "__input__":
+		return nil
+	}
+	return wire.BadBody("as_node " + strconv.Quote(node) + " is no node of a Dawn route: use " + nodeAgent + " or " + nodeTools)
+}
+
+// stateUpdates reads values: one object, or a list of them.
+func stateUpdates(raw json.RawMessage) ([]json.RawMessage, error) {
+	if isNull(raw) {
+		return nil, wire.BadBody(`values is required: the state fields to change, like {"messages":[{"type":"human","content":"Hello"}]}`)
+	}
+	var one map[string]json.RawMessage
+	if json.Unmarshal(raw, &one) == nil {
+		return []json.RawMessage{raw}, nil
+	}
+	var list []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, wire.BadBody("values must be an object of state fields, or a list of them")
+	}
+	out := make([]json.RawMessage, len(list))
+	for i, v := range list {
+		out[i] = wire.MustJSON(v)
+	}
+	return out, nil
+}
+
+// applyUpdates keeps one checkpoint per update on the thread, the first on
+// a new branch from checkpoint when set. route names the route whose
+// reducers apply when the thread has had no run yet ("": none, and fields
+// are replaced).
+func (s *dialect) applyUpdates(ctx context.Context, threadID, route, checkpoint, source string, updates []json.RawMessage) (store.Checkpoint, error) {
+	var cp store.Checkpoint
+	for i, raw := range updates {
+		in, err := parseLCInput(raw)
+		if err != nil {
+			return cp, err
+		}
+		from := ""
+		if i == 0 {
+			from = checkpoint
+		}
+		cp, err = s.host.UpdateState(ctx, store.StateUpdate{ThreadID: threadID, Checkpoint: from, Source: source,
+			Merge: func(cp store.Checkpoint) ([]thread.Message, thread.State, error) {
+				values, err := s.mergeValues(cmp.Or(cp.Route, route), cp.Values, in.Values)
+				return in.Messages, values, err
+			}})
+		if err := updateError(threadID, checkpoint, err); err != nil {
+			return cp, err
+		}
+	}
+	return cp, nil
+}
+
+// mergeValues applies update to values through the reducers of route, or
+// replaces each field when route is "".
+func (s *dialect) mergeValues(route string, values, update thread.State) (thread.State, error) {
+	if route == "" {
+		next := values.Clone()
+		for k, v := range update {
+			next[k] = v
+		}
+		return next, nil
+	}
+	p, _, err := s.host.App().Resolve(route)
+	if err != nil {
+		return nil, wire.BadBody("the thread's route " + route + " is gone: " + err.Error())
+	}
+	next, err := p.Apply(withDefaults(p.InitialState(), values), update)
+	if err != nil {
+		return nil, wire.BadBody("values: " + err.Error())
+	}
+	return next, nil
+}
+
+// withDefaults is values over the route's initial state.
+func withDefaults(initial, values thread.State) thread.State {
+	for k, v := range values {
+		initial[k] = v
+	}
+	return initial
+}
+
+// updateError turns a store error of a state update into the answer.
+func updateError(threadID, checkpoint string, err error) error {
+	var we *wire.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &we):
+		return err
+	case errors.Is(err, store.ErrBusy):
+		return wire.NewError(http.StatusConflict, "run_in_flight", "thread "+threadID+" has a run in flight: its state can be changed once the run ends")
+	case checkpoint != "" && errors.Is(err, store.ErrNotFound):
+		return wire.NewError(http.StatusNotFound, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(checkpoint)+"; list them with POST /threads/"+threadID+"/history")
+	case errors.Is(err, store.ErrInvalid):
+		return wire.BadBody(err.Error())
+	}
+	return err
+}
+
+// copyThread is POST /threads/:id/copy: a new thread with the same state
+// and history.
+func (s *dialect) copyThread(c echo.Context) error {
+	ctx := c.Request().Context()
+	t, err := s.host.CopyThread(ctx, c.Param("id"), uuid.NewString())
+	if err != nil {
+		return err
+	}
+	cp, err := s.host.Latest(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, lgThread{Thread: t, Values: lcCheckpointValues(cp), Interrupts: threadInterrupts(t.ID, cp.Values)})
+}
+
+// superstep is one of threads.create's supersteps: updates applied as if
+// nodes had run.
+type superstep struct {
+	Updates []struct {
+		Values  json.RawMessage `json:"values"`
+		Command json.RawMessage `json:"command"`
+		AsNode  string          `json:"as_node"`
+	} `json:"updates"`
+}
+
+// parseSupersteps reads threads.create's supersteps into the updates to
+// apply, in order.
+func parseSupersteps(raw json.RawMessage) ([]json.RawMessage, error) {
+	var steps []superstep
+	if err := json.Unmarshal(raw, &steps); err != nil {
+		return nil, wire.BadBody(`supersteps must be a list like [{"updates":[{"values":{"messages":[…]},"as_node":"agent"}]}]: ` + err.Error())
+	}
+	var updates []json.RawMessage
+	for i, st := range steps {
+		for j, u := range st.Updates {
+			switch {
+			case !isNull(u.Command):
+				return nil, wire.BadBody("supersteps[" + strconv.Itoa(i) + "].updates[" + strconv.Itoa(j) + "].command is not supported: give values")
+			case isNull(u.Values):
+				continue
+			}
+			if err := checkAsNode(u.AsNode); err != nil {
+				return nil, err
+			}
+			updates = append(updates, u.Values)
+		}
+	}
+	return updates, nil
+}
+
+// commandUpdate applies to the thread what a run request asks of its state
+// before the run: checkpoint_id (or checkpoint) starts a new branch there,
+// and command.update is kept as a checkpoint on it. The update's user
+// messages become the run's input, which its first step saves; an update
+// with other messages is kept whole, and the run then needs input of its
+// own.
+func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Request, body lgRunBody) error {
+	from := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID)
+	var cmd lgCommand
+	if !isNull(body.Command) {
+		_ = json.Unmarshal(body.Command, &cmd) // parseCommand checked it
+	}
+	if isNull(cmd.Update) {
+		req.Checkpoint = from
+		return nil
+	}
+	in, err := parseLCInput(cmd.Update)
+	if err != nil {
+		return err
+	}
+	asInput := len(in.Messages) > 0
+	for _, m := range in.Messages {
+		asInput = asInput && (m.Role == thread.RoleUser || m.Role == thread.RoleSystem)
+	}
+	update := cmd.Update
+	if asInput {
+		fields := map[string]json.RawMessage{}
+		for k, v := range in.Values {
+			fields[k] = v
+		}
+		update = wire.MustJSON(fields)
+	}
+	if asInput && len(in.Values) == 0 {
+		req.Checkpoint = from
+	} else {
+		if _, err := s.applyUpdates(ctx, run.ThreadID, run.RouteID, from, store.SourceUpdate, []json.RawMessage{update}); err != nil {
+			return err
+		}
+	}
+	if asInput {
+		req.Messages = append(in.Messages, req.Messages...)
+	}
+	if len(req.Messages) == 0 && run.resume == nil {
+		return wire.BadBody("command.update was applied to the thread's state; a run also needs input: send input with messages, or put the user's message in command.update")
+	}
+	return nil
+}
+
+// createWithSupersteps creates a thread with dawn, Dawn's handler, then
+// keeps each update of supersteps as a checkpoint of it, through the
+// reducers of the route graphID names ("": fields are replaced). A thread
+// whose updates fail is deleted again.
+func (s *dialect) createWithSupersteps(c echo.Context, dawn echo.HandlerFunc, raw json.RawMessage, graphID string) error {
+	updates, err := parseSupersteps(raw)
+	if err != nil {
+		return err
+	}
+	route := ""
+	if graphID != "" {
+		r, _, err := findAssistant(s.host.App(), graphID)
+		if err != nil {
+			return err
+		}
+		route = r.ID
+	}
+	res := c.Response()
+	orig := res.Writer
+	held := &heldResponse{ResponseWriter: orig}
+	res.Writer = held
+	err = dawn(c)
+	res.Writer = orig
+	if err != nil || held.status/100 != 2 {
+		res.Committed, res.Status, res.Size = false, 0, 0
+		if err != nil {
+			return err
+		}
+		return c.Blob(held.status, orig.Header().Get(echo.HeaderContentType), held.body)
+	}
+	var t store.Thread
+	if err := json.Unmarshal(held.body, &t); err != nil {
+		return err
+	}
+	res.Committed, res.Status, res.Size = false, 0, 0
+	ctx := c.Request().Context()
+	if _, err := s.applyUpdates(ctx, t.ID, route, "", store.SourceInput, updates); err != nil {
+		_ = s.host.DeleteThread(ctx, t.ID) // the thread was new: nothing else is lost
+		return err
+	}
+	return c.JSONBlob(held.status, held.body)
+}
+
+// heldResponse keeps what a handler answers instead of sending it.
+type heldResponse struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (w *heldResponse) WriteHeader(code int) { w.status = code }
+
+func (w *heldResponse) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body = append(w.body, p...)
+	return len(p), nil
+}
+
+// threadNames are the names of the messages of the thread's latest state
+// and of those a run adds to it; zero when it cannot be read.
+func (s *dialect) threadNames(ctx context.Context, threadID string) messageNames {
+	cp, err := s.host.Latest(ctx, threadID)
+	if err != nil {
+		return messageNames{}
+	}
+	return namesOf(cp)
+}
+
+// getHistory is GET /threads/:id/history?limit=N&before=ID, Dawn's wire
+// for POST /threads/:id/history: the thread's kept checkpoints, newest
+// first, in the shape of GET /threads/:id/state.
+func (s *dialect) getHistory(c echo.Context) error {
+	limit := 10
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return wire.BadBody("limit must be a positive number of checkpoints, not " + strconv.Quote(v))
+		}
+		limit = min(n, maxHistory)
+	}
+	list, err := s.checkpoints(c.Request().Context(), c.Param("id"), limit, c.QueryParam("before"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, list)
+}

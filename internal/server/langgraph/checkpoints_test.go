@@ -1,0 +1,225 @@
+package langgraph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
+}
+
+// kept is a checkpoint as history and getState show it.
+type kept struct {
+	Values struct {
+		Messages []lgMessage     `json:"messages"`
+		Todos    []dawntest.Todo `json:"todos"`
+	} `json:"values"`
+	Next       []string `json:"next"`
+	Checkpoint struct {
+		ThreadID     string `json:"thread_id"`
+		CheckpointNS string `json:"checkpoint_ns"`
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"checkpoint"`
+	ParentCheckpoint *struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"parent_checkpoint"`
+	Metadata struct {
+		Step   int    `json:"step"`
+		Source string `json:"source"`
+		RunID  string `json:"run_id"`
+	} `json:"metadata"`
+	CreatedAt string `json:"created_at"`
+}
+
+func (k kept) last() string {
+	if n := len(k.Values.Messages); n > 0 {
+		return k.Values.Messages[n-1].Content
+	}
+	return ""
+}
+
+func (k kept) statuses() []string {
+	var out []string
+	for _, t := range k.Values.Todos {
+		out = append(out, t.Status)
+	}
+	return out
+}
+
+// postOK posts body and decodes a 200 answer into v.
+func postOK(t *testing.T, url, body string, v any) {
+	t.Helper()
+	resp := post(t, url, body)
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: status %d: %s", url, resp.StatusCode, data)
+	}
+	if v != nil {
+		if err := json.Unmarshal(data, v); err != nil {
+			t.Fatalf("POST %s: %v in %s", url, err, data)
+		}
+	}
+}
+
+func history(t *testing.T, url, threadID string) []kept {
+	t.Helper()
+	var h []kept
+	postOK(t, url+"/threads/"+threadID+"/history", `{"limit":100}`, &h)
+	return h
+}
+
+// TestLangGraphForks, on SQLite and Postgres: a thread of three exchanges
+// (the plan changes in the second) keeps a checkpoint per step; a run from
+// the first exchange's end regenerates the second answer on a new branch
+// with the plan as it was then, while the old branch stays in history;
+// updateState then a run goes on from the update; threads.copy gives the
+// same state and history on a new id.
+func TestLangGraphForks(t *testing.T) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dawn.db")
+			if kind == "postgres" {
+				path = pgtest.Database(t)
+			}
+			testForks(t, path)
+		})
+	}
+}
+
+func testForks(t *testing.T, storePath string) {
+	model := dawntest.Script().
+		CallTool("writeTodos", fourTodos(1)).Reply("A1").
+		CallTool("writeTodos", fourTodos(3)).Reply("A2").
+		Reply("A3").
+		Reply("A2 regenerated").
+		Reply("A4")
+	h := apptest.New(t, supportApp(t), model, apptest.Options{StorePath: storePath})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"f1"}`, nil)
+	if got := history(t, url, "f1"); len(got) != 0 {
+		t.Fatalf("history of a new thread: %d checkpoints, want none", len(got))
+	}
+	for _, q := range []string{"Q1", "Q2", "Q3"} {
+		postOK(t, url+"/threads/f1/runs/wait", lgBody("/support/acme", q, nil), nil)
+	}
+	before := history(t, url, "f1")
+	// A step is a model turn with its tools: two in each of the first
+	// runs (the plan, then the answer), one in the third.
+	if len(before) != 5 || before[0].last() != "A3" || before[0].Metadata.Step != 5 {
+		t.Fatalf("history after three exchanges: %d checkpoints, newest %q at step %d", len(before), before[0].last(), before[0].Metadata.Step)
+	}
+	for i, k := range before {
+		if k.Checkpoint.ThreadID != "f1" || k.Checkpoint.CheckpointID == "" || k.CreatedAt == "" || k.Next == nil {
+			t.Errorf("checkpoint %d: %+v", i, k.Checkpoint)
+		}
+		if i+1 < len(before) && (k.ParentCheckpoint == nil || k.ParentCheckpoint.CheckpointID != before[i+1].Checkpoint.CheckpointID) {
+			t.Errorf("checkpoint %d's parent is not the one before it", i)
+		}
+	}
+	firstEnd := before[3] // step 2: A1, the plan with one item completed
+	if firstEnd.last() != "A1" || !slices.Equal(firstEnd.statuses(), []string{"completed", "in_progress", "pending", "pending"}) {
+		t.Fatalf("the first exchange's end: %q, plan %v", firstEnd.last(), firstEnd.statuses())
+	}
+
+	// Regenerate the second answer: a run from the first exchange's end.
+	var out struct {
+		Messages []lgMessage     `json:"messages"`
+		Todos    []dawntest.Todo `json:"todos"`
+	}
+	postOK(t, url+"/threads/f1/runs/wait", lgBody("/support/acme", "Q2", map[string]any{"checkpoint": map[string]string{"checkpoint_id": firstEnd.Checkpoint.CheckpointID}}), &out)
+	var contents []string
+	for _, m := range out.Messages {
+		contents = append(contents, m.Content)
+	}
+	if len(out.Messages) != 6 || contents[3] != "A1" || contents[4] != "Q2" || contents[5] != "A2 regenerated" {
+		t.Fatalf("the regenerated branch: %q", contents)
+	}
+	if out.Todos[1].Status != "in_progress" {
+		t.Errorf("the fork's plan %+v: want the plan as the first exchange left it", out.Todos)
+	}
+	after := history(t, url, "f1")
+	if len(after) != 6 || after[0].ParentCheckpoint == nil || after[0].ParentCheckpoint.CheckpointID != firstEnd.Checkpoint.CheckpointID {
+		t.Fatalf("history after the fork: %d checkpoints; the new one's parent %+v, want %s", len(after), after[0].ParentCheckpoint, firstEnd.Checkpoint.CheckpointID)
+	}
+	oldEnd := after[1]
+	if oldEnd.Checkpoint.CheckpointID != before[0].Checkpoint.CheckpointID || oldEnd.last() != "A3" || oldEnd.statuses()[3] != "in_progress" {
+		t.Errorf("the old branch's end: %q, plan %v", oldEnd.last(), oldEnd.statuses())
+	}
+	for i := range 4 {
+		if after[0].Values.Messages[i].ID != oldEnd.Values.Messages[i].ID {
+			t.Errorf("shared message %d has id %s on the new branch and %s on the old", i, after[0].Values.Messages[i].ID, oldEnd.Values.Messages[i].ID)
+		}
+	}
+	if after[0].Values.Messages[4].ID == oldEnd.Values.Messages[4].ID {
+		t.Error("the new branch's question has the old branch's id")
+	}
+	var st kept
+	getJSON(t, url+"/threads/f1/state/"+oldEnd.Checkpoint.CheckpointID, &st)
+	if st.last() != "A3" || st.Checkpoint.CheckpointID != oldEnd.Checkpoint.CheckpointID {
+		t.Errorf("getState at the old branch's end: %q", st.last())
+	}
+	var head kept
+	getJSON(t, url+"/threads/f1/state", &head)
+	if head.Checkpoint.CheckpointID != after[0].Checkpoint.CheckpointID {
+		t.Errorf("the thread's state is %s, want the new branch's head %s", head.Checkpoint.CheckpointID, after[0].Checkpoint.CheckpointID)
+	}
+
+	// updateState, then a run: the update is a checkpoint the run goes on from.
+	var upd struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	postOK(t, url+"/threads/f1/state", `{"values":{"messages":[{"type":"human","content":"note"}],"todos":[{"content":"Follow up","status":"pending"}]},"as_node":"agent"}`, &upd)
+	getJSON(t, url+"/threads/f1/state", &head)
+	if head.Checkpoint.CheckpointID != upd.Checkpoint.CheckpointID || head.last() != "note" || len(head.Values.Todos) != 1 || head.Metadata.Source != "update" {
+		t.Fatalf("after updateState: checkpoint %s (answered %s), last %q, todos %+v, source %q", head.Checkpoint.CheckpointID, upd.Checkpoint.CheckpointID, head.last(), head.Values.Todos, head.Metadata.Source)
+	}
+	postOK(t, url+"/threads/f1/runs/wait", lgBody("/support/acme", "Q4", nil), &out)
+	if n := len(out.Messages); n != 9 || out.Messages[6].Content != "note" || out.Messages[8].Content != "A4" {
+		t.Errorf("the run after the update: %+v", out.Messages)
+	}
+
+	// threads.copy: the same state and history on a new id.
+	var cp struct {
+		ThreadID string `json:"thread_id"`
+	}
+	postOK(t, url+"/threads/f1/copy", `{}`, &cp)
+	if cp.ThreadID == "" || cp.ThreadID == "f1" {
+		t.Fatalf("copy: thread %q", cp.ThreadID)
+	}
+	var a, b json.RawMessage
+	getJSON(t, url+"/threads/f1/state", &struct {
+		Values *json.RawMessage `json:"values"`
+	}{&a})
+	getJSON(t, url+"/threads/"+cp.ThreadID+"/state", &struct {
+		Values *json.RawMessage `json:"values"`
+	}{&b})
+	if !bytes.Equal(a, b) {
+		t.Errorf("the copy's values\n%s\ndiffer from the original's\n%s", b, a)
+	}
+	if ha, hb := history(t, url, "f1"), history(t, url, cp.ThreadID); len(ha) != len(hb) || hb[0].Checkpoint.ThreadID != cp.ThreadID {
+		t.Errorf("the copy has %d checkpoints, the original %d", len(hb), len(ha))
+	}
+
+	// Dawn's wire: GET /threads/:id/history, newest first, a page at a time.
+	var page []kept
+	getJSON(t, url+"/threads/f1/history?limit=2&before="+after[0].Checkpoint.CheckpointID, &page)
+	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID {
+		t.Errorf("GET history before the fork's end: %d checkpoints", len(page))
+	}
+}

@@ -1,0 +1,65 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
+)
+
+// QueuedRows reads a queued run by id, or a thread's queue in order.
+func (s *DB) QueuedRows(ctx context.Context, id string, byThread bool) ([]dialect.QueuedRow, error) {
+	query := dialect.QueuedColumns + ` WHERE q.id = $1`
+	if byThread {
+		query = dialect.QueuedColumns + ` WHERE t.id = $1` + dialect.QueueOrder
+	}
+	rows, err := s.pool.Query(ctx, query, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return dialect.ScanQueued(rows)
+}
+
+// DueQueued reads the heads of the queues that are due.
+func (s *DB) DueQueued(ctx context.Context, threadID string, at int64, limit int) ([]dialect.QueuedRow, error) {
+	query := dialect.QueuedColumns + dialect.DueWhere("$1") + ` AND ($2 = '' OR t.id = $2)` + dialect.QueueOrder + ` LIMIT $3`
+	rows, err := s.pool.Query(ctx, query, at, threadID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return dialect.ScanQueued(rows)
+}
+
+func (t *tx) InsertQueued(ctx context.Context, q dialect.QueuedRow) (int, error) {
+	_, err := t.exec(ctx, `INSERT INTO queued_runs(id, thread, route, request, not_before, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, q.ID, q.ThreadPK, q.Route, q.Request, q.NotBefore, q.CreatedAt)
+	if uniqueViolation(err) != "" {
+		return 0, dialect.ErrTaken
+	}
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = t.queryRow(ctx, `SELECT count(*) FROM queued_runs WHERE thread = $1`, []any{q.ThreadPK}, &n)
+	return n, err
+}
+
+func (t *tx) DeleteQueued(ctx context.Context, id string) (dialect.QueuedRow, error) {
+	q := dialect.QueuedRow{ID: id}
+	err := t.queryRow(ctx, `DELETE FROM queued_runs WHERE id = $1 RETURNING thread, route, request, not_before, created_at`, []any{id},
+		&q.ThreadPK, &q.Route, &q.Request, &q.NotBefore, &q.CreatedAt)
+	return q, err
+}
+
+func (t *tx) InsertEndedRun(ctx context.Context, r dialect.NewRun, status, errText string) error {
+	_, err := t.exec(ctx, `INSERT INTO runs(id, thread, route, status, error, created_at, updated_at, owner)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, r.ID, r.ThreadPK, r.Route, status, errText, r.Now, r.Now, r.Owner)
+	return err
+}
+
+func (t *tx) DiscardRun(_ context.Context, threadPK, runPK, fromMessage int64) error {
+	t.queue(`DELETE FROM history WHERE thread = $1 AND (run = $2 OR (run = 0 AND seq >= $3))`, threadPK, runPK, fromMessage)
+	t.queue(`DELETE FROM runs WHERE pk = $1`, runPK)
+	return nil
+}

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
+)
+
+// RunPending is the status of a queued run: it waits for its thread to be
+// free (and for its time, when delayed). It is not a status of the runs
+// table: a queued run becomes a running run when it starts.
+const RunPending = "pending"
+
+// ErrQueueFull is returned by EnqueueRun when the thread's queue holds as
+// many runs as it may.
+var ErrQueueFull = errors.New("the thread's queue of runs is full")
+
+// QueuedRun is a run waiting for its thread: the head of a thread's queue
+// (least NotBefore, then the order they were queued in) starts when the
+// thread has no running run and NotBefore has passed.
+type QueuedRun struct {
+	ID, ThreadID, Route string
+	// Request is what the runner starts the run with, as JSON.
+	Request   json.RawMessage
+	NotBefore time.Time
+	CreatedAt time.Time
+}
+
+// Run returns q as a run of the runs list, with status RunPending.
+func (q QueuedRun) Run() Run {
+	return Run{ID: q.ID, ThreadID: q.ThreadID, Route: q.Route, Status: RunPending, CreatedAt: q.CreatedAt, UpdatedAt: q.CreatedAt}
+}
+
+// EnqueueRun adds q to the end of its thread's queue, creating the thread
+// (idle, no metadata) when it does not exist. A zero NotBefore means now.
+// It fails with ErrQueueFull when the thread already holds bound queued
+// runs (bound 0: no bound), ErrExists when the id is taken by a queued
+// run, and ErrInvalid for a request that is not JSON.
+func (s *DB) EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun, error) {
+	if err := checkID("run", q.ID); err != nil {
+		return q, err
+	}
+	if err := checkID("thread", q.ThreadID); err != nil {
+		return q, err
+	}
+	if !json.Valid(q.Request) {
+		return q, fmt.Errorf("run %q: %w: the queued request is not valid JSON", q.ID, ErrInvalid)
+	}
+	now := s.now()
+	row := dialect.QueuedRow{ID: q.ID, Route: q.Route, Request: string(q.Request), NotBefore: max(q.NotBefore.UnixNano(), now), CreatedAt: now}
+	if q.NotBefore.IsZero() {
+		row.NotBefore = now
+	}
+	err := s.write(ctx, func(tx dialect.Tx) error {
+		pk, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: q.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusIdle})
+		if errors.Is(err, dialect.ErrTaken) {
+			var l dialect.ThreadLock
+			l, err = tx.LockThread(ctx, q.ThreadID)
+			pk = l.PK
+		}
+		if err != nil {
+			return fmt.Errorf("store: enqueue run %q: %w", q.ID, err)
+		}
+		row.ThreadPK = pk
+		n, err := tx.InsertQueued(ctx, row)
+		switch {
+		case errors.Is(err, dialect.ErrTaken):
+			return fmt.Errorf("run %q: %w", q.ID, ErrExists)
+		case err != nil:
+			return fmt.Errorf("store: enqueue run %q: %w", q.ID, err)
+		case bound > 0 && n > bound:
+			return fmt.Errorf("thread %q: %w: it holds %d queued runs, the most it may", q.ThreadID, ErrQueueFull, bound)
+		}
+		return nil
+	})
+	if err != nil {
+		return q, err
+	}
+	q.NotBefore, q.CreatedAt = fromNanos(row.NotBefore), fromNanos(row.CreatedAt)
+	return q, nil
+}
+
+// DueRuns returns the queued runs that may start at at: the head of each
+// thread's queue whose time has come and whose thread has no running run,
+// oldest first, at most limit. threadID, when not empty, keeps to that
+// thread.
+func (s *DB) DueRuns(ctx context.Context, threadID string, at time.Time, limit int) ([]QueuedRun, error) {
+	rows, err := s.d.DueQueued(ctx, threadID, at.UnixNano(), max(limit, 1))
+	if err != nil {
+		return nil, fmt.Errorf("store: due runs: %w", err)
+	}
+	return queuedOf(rows), nil
+}
+
+// QueuedRuns returns a thread's queue, in the order it is taken.
+func (s *DB) QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, error) {
+	rows, err := s.d.QueuedRows(ctx, threadID, true)
+	if err != nil {
+		return nil, fmt.Errorf("store: queued runs of thread %q: %w", threadID, err)
+	}
+	return queuedOf(rows), nil
+}
+
+// DequeueRun cancels a queued run that has not started: it leaves the
+// queue and becomes a run that ended RunCancelled without running. It
+// fails with ErrNotFound when the run is not queued (it has started, or
+// never was).
+func (s *DB) DequeueRun(ctx context.Context, runID string) error {
+	return s.endQueued(ctx, runID, RunCancelled, "cancelled before it started")
+}
+
+// FailQueued ends a queued run that cannot start (its route is gone, its
+// thread waits for a person, its input is refused): it leaves the queue
+// and becomes a run that ended with RunError and errText. It fails with
+// ErrNotFound when the run is not queued.
+func (s *DB) FailQueued(ctx context.Context, runID, errText string) error {
+	return s.endQueued(ctx, runID, RunError, errText)
+}
+
+// endQueued takes a queued run out of the queue and records it as a run
+// that ended with status and errText.
+func (s *DB) endQueued(ctx context.Context, runID, status, errText string) error {
+	return s.write(ctx, func(tx dialect.Tx) error {
+		q, err := tx.DeleteQueued(ctx, runID)
+		if errors.Is(err, dialect.ErrNoRow) {
+			return fmt.Errorf("queued run %q: %w", runID, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("store: end queued run %q: %w", runID, err)
+		}
+		return tx.InsertEndedRun(ctx, dialect.NewRun{ID: runID, ThreadPK: q.ThreadPK, Route: q.Route, Owner: s.own.pk, Now: s.now()}, status, errText)
+	})
+}
+
+// dequeue takes queued run id out of the queue inside the transaction
+// that starts it: ErrNotFound when another process started or a client
+// cancelled it meanwhile.
+func dequeue(ctx context.Context, tx dialect.Tx, id string) error {
+	_, err := tx.DeleteQueued(ctx, id)
+	if errors.Is(err, dialect.ErrNoRow) {
+		return fmt.Errorf("queued run %q: %w", id, ErrNotFound)
+	}
+	return err
+}
+
+// queuedRun reads one queued run, or ErrNotFound.
+func (s *DB) queuedRun(ctx context.Context, runID string) (Run, error) {
+	rows, err := s.d.QueuedRows(ctx, runID, false)
+	if err != nil {
+		return Run{}, fmt.Errorf("store: get run %q: %w", runID, err)
+	}
+	if len(rows) == 0 {
+		return Run{}, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+	}
+	return queuedOf(rows)[0].Run(), nil
+}
+
+func queuedOf(rows []dialect.QueuedRow) []QueuedRun {
+	out := make([]QueuedRun, len(rows))
+	for i, r := range rows {
+		out[i] = QueuedRun{ID: r.ID, ThreadID: r.ThreadID, Route: r.Route, Request: json.RawMessage(r.Request),
+			NotBefore: fromNanos(r.NotBefore), CreatedAt: fromNanos(r.CreatedAt)}
+	}
+	return out
+}

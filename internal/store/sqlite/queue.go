@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// QueuedRows reads a queued run by id, or a thread's queue in order.
+func (s *DB) QueuedRows(ctx context.Context, id string, byThread bool) ([]dialect.QueuedRow, error) {
+	query := dialect.QueuedColumns + ` WHERE q.id = ?`
+	if byThread {
+		query = dialect.QueuedColumns + ` WHERE t.id = ?` + dialect.QueueOrder
+	}
+	defer s.lockRead()()
+	rows, err := s.rq.QueryContext(ctx, query, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return dialect.ScanQueued(rows)
+}
+
+// DueQueued reads the heads of the queues that are due.
+func (s *DB) DueQueued(ctx context.Context, threadID string, at int64, limit int) ([]dialect.QueuedRow, error) {
+	query := dialect.QueuedColumns + dialect.DueWhere("?")
+	args := []any{at}
+	if threadID != "" {
+		query += ` AND t.id = ?`
+		args = append(args, threadID)
+	}
+	query += dialect.QueueOrder + ` LIMIT ?`
+	args = append(args, limit)
+	defer s.lockRead()()
+	rows, err := s.rq.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return dialect.ScanQueued(rows)
+}
+
+func (t tx) InsertQueued(ctx context.Context, q dialect.QueuedRow) (int, error) {
+	_, err := t.s.conn.ExecContext(ctx, `INSERT INTO queued_runs(id, thread, route, request, not_before, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, q.ID, q.ThreadPK, q.Route, q.Request, q.NotBefore, q.CreatedAt)
+	var e *sqlite.Error
+	if errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+		return 0, dialect.ErrTaken
+	}
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = t.s.conn.QueryRowContext(ctx, `SELECT count(*) FROM queued_runs WHERE thread = ?`, q.ThreadPK).Scan(&n)
+	return n, err
+}
+
+func (t tx) DeleteQueued(ctx context.Context, id string) (dialect.QueuedRow, error) {
+	q := dialect.QueuedRow{ID: id}
+	err := t.s.conn.QueryRowContext(ctx, `DELETE FROM queued_runs WHERE id = ? RETURNING thread, route, request, not_before, created_at`, id).
+		Scan(&q.ThreadPK, &q.Route, &q.Request, &q.NotBefore, &q.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return q, dialect.ErrNoRow
+	}
+	return q, err
+}
+
+func (t tx) InsertEndedRun(ctx context.Context, r dialect.NewRun, status, errText string) error {
+	_, err := t.s.conn.ExecContext(ctx, `INSERT INTO runs(id, thread, route, status, error, created_at, updated_at, owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.ThreadPK, r.Route, status, errText, r.Now, r.Now, r.Owner)
+	return err
+}
+
+func (t tx) DiscardRun(ctx context.Context, threadPK, runPK, fromMessage int64) error {
+	if _, err := t.s.conn.ExecContext(ctx, `DELETE FROM history WHERE thread = ? AND (run = ? OR (run = 0 AND seq >= ?))`, threadPK, runPK, fromMessage); err != nil {
+		return err
+	}
+	_, err := t.s.conn.ExecContext(ctx, `DELETE FROM runs WHERE pk = ?`, runPK)
+	return err
+}
