@@ -202,7 +202,7 @@ func TestAuditAndApprovalsOverHTTP(t *testing.T) {
 	for _, e := range all {
 		got = append(got, e.Action+":"+e.User+":"+e.Outcome+":"+e.ThreadID)
 	}
-	want := []string{"approval:alice:resolved:x1", "cancel:bob:no_run_in_flight:x1", "delete:alice:ok:x1", "revoke:bob:approval_not_found:", "revoke:alice:ok:"}
+	want := []string{"approval:alice:resolved:x1", "cancel:bob:thread_not_found:x1", "delete:alice:ok:x1", "revoke:bob:approval_not_found:", "revoke:alice:ok:"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("audit log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
