@@ -172,6 +172,7 @@ func TestDocsCodeIsReal(t *testing.T) {
 		"client.md":       root,
 		"store.md":        root,
 		"webhooks.md":     root,
+		"auth.md":         root,
 	} {
 		text, err := os.ReadFile(filepath.Join(root, "docs", doc))
 		if err != nil {

@@ -116,7 +116,7 @@ func TestAPIKey(t *testing.T) {
 	if strings.Contains(logs, key) || strings.Contains(logs, key[len(key)-16:]) {
 		t.Errorf("the server's logs hold the API key:\n%s", logs)
 	}
-	if !strings.Contains(logs, `"auth":true`) {
+	if !strings.Contains(logs, `"auth":"api-key"`) {
 		t.Errorf("the ready line does not say auth is on:\n%s", logs)
 	}
 }

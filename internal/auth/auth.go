@@ -143,17 +143,18 @@ func (a *Authenticator) Authenticate(r *http.Request) (capabilities.Identity, er
 	return id, nil
 }
 
-// Credential returns the token r carries: "Authorization: Bearer TOKEN",
-// or "X-Api-Key: TOKEN" as the LangGraph SDK sends it; "" for none.
+// Credential returns the token r carries: "Authorization: Bearer TOKEN"
+// (exactly so: the server has always compared the whole header), or
+// "X-Api-Key: TOKEN" as the LangGraph SDK sends it; "" for none.
 func Credential(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, tok, ok := strings.Cut(h, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
+		tok, _ := strings.CutPrefix(h, "Bearer ")
+		if tok == h {
+			return ""
 		}
-		return ""
+		return tok
 	}
-	return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+	return r.Header.Get("X-Api-Key")
 }
 
 // Missing is the message for a request with no credential at all.

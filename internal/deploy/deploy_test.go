@@ -291,7 +291,10 @@ func TestChartRenders(t *testing.T) {
 		{"store secret", dig(c, "env", 0, "valueFrom", "secretKeyRef", "name"), "shop-store"},
 		{"store secret key", dig(c, "env", 0, "valueFrom", "secretKeyRef", "key"), "url"},
 		{"lease", dig(c, "env", 1, "value"), "30s"},
-		{"extra env", dig(c, "env", 2, "value"), "http://models:8080/v1"},
+		{"api key env", dig(c, "env", 2, "name"), "DAWN_API_KEY"},
+		{"api key secret", dig(c, "env", 2, "valueFrom", "secretKeyRef", "name"), "shop-api-key"},
+		{"api key secret key", dig(c, "env", 2, "valueFrom", "secretKeyRef", "key"), "key"},
+		{"extra env", dig(c, "env", 3, "value"), "http://models:8080/v1"},
 		{"envFrom", dig(c, "envFrom", 0, "secretRef", "name"), "shop-keys"},
 		{"resources", dig(c, "resources", "limits", "memory"), "512Mi"},
 		{"service selector", dig(objs["Service"], "spec", "selector", "app.kubernetes.io/instance"), "shop"},
@@ -384,6 +387,9 @@ func TestCompose(t *testing.T) {
 	pg, app, lb := compose.Services["postgres"], compose.Services["app"], compose.Services["lb"]
 	if !strings.HasPrefix(pg.Image, "postgres:") || pg.Env["POSTGRES_PASSWORD"] == "" {
 		t.Errorf("postgres service = %+v", pg)
+	}
+	if !strings.HasPrefix(app.Env["DAWN_API_KEY"], "${DAWN_API_KEY:?") {
+		t.Errorf("app DAWN_API_KEY = %q, want it required from the shell: the replicas listen beyond loopback", app.Env["DAWN_API_KEY"])
 	}
 	if app.Deploy.Replicas != 3 || !strings.HasPrefix(app.Env["DAWN_STORE"], "postgres://dawn:dawn@postgres:5432/") {
 		t.Errorf("app service = %+v, want 3 replicas on the postgres service", app)

@@ -139,7 +139,7 @@ func checked(b Block) bool {
 	case b.Lang == "go", b.Lang == "markdown", b.Lang == "md", b.Lang == "yaml", strings.HasPrefix(b.Marker, "eval case:"):
 		return true
 	case strings.HasPrefix(b.Lang, "go "):
-		return slices.Contains([]string{"capabilities.md", "client.md", "store.md", "webhooks.md"}, filepath.Base(b.File))
+		return slices.Contains([]string{"capabilities.md", "client.md", "store.md", "webhooks.md", "auth.md"}, filepath.Base(b.File))
 	case b.Lang == "json":
 		return strings.Contains(b.Text, `"steps"`)
 	case b.Lang == "sh" && filepath.Base(b.File) == "README.md" && b.Marker == "":

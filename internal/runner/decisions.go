@@ -9,6 +9,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/telemetry"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -111,7 +112,8 @@ func rememberedFor(stored thread.State, user string) thread.State {
 	return out
 }
 
-// Audit appends e to the audit log with the identity ctx carries. An
+// Audit appends e to the audit log with the identity ctx carries, and
+// exports it as an OpenTelemetry log record when logs are exported. An
 // entry the store cannot keep is logged: the action it records has
 // already happened.
 func (m *Manager) Audit(ctx context.Context, e store.AuditEntry) {
@@ -124,6 +126,7 @@ func (m *Manager) Audit(ctx context.Context, e store.AuditEntry) {
 	if err := m.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
 		m.logger.Error("cannot append to the audit log", "action", e.Action, "thread", e.ThreadID, "user", e.User, "err", err)
 	}
+	m.tel.Audit(ctx, telemetry.AuditRecord{At: e.At, Action: e.Action, ThreadID: e.ThreadID, User: e.User, Service: e.Service, Outcome: e.Outcome, Detail: string(e.Detail)})
 }
 
 // auditDecisions appends one approval entry per answer of adm's resume.

@@ -172,3 +172,31 @@ func TestIdentityReachesTheRun(t *testing.T) {
 		t.Errorf("run config.configurable = %v, want langgraph_auth_user(_id) alice and the client's k", conf)
 	}
 }
+
+// TestAuthJWKS: the server verifies RS256 tokens against a JWKS served
+// over loopback, and keeps doing so after the provider rotates its key.
+func TestAuthJWKS(t *testing.T) {
+	idp := authtest.NewJWKS(t)
+	a, err := auth.New(t.Context(), auth.Options{Config: auth.Config{JWT: &auth.JWT{JWKSURL: idp.URL, Issuer: "https://id.test", Audience: "dawn"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok").Repeat(), apptest.Options{})
+	srv := httptest.NewServer(server.New(h.Runs, server.Options{Auth: a}))
+	t.Cleanup(srv.Close)
+	routes := func(token string) int {
+		resp := authed(t, http.MethodGet, srv.URL+"/routes", token, "")
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := routes(idp.Sign(t, authtest.Claims("carol", "https://id.test", "dawn"))); code != http.StatusOK {
+		t.Fatalf("RS256 token from the JWKS: %d", code)
+	}
+	if code := routes(idp.Sign(t, authtest.Claims("carol", "https://other.test", "dawn"))); code != http.StatusUnauthorized {
+		t.Fatalf("wrong issuer: %d, want 401", code)
+	}
+	idp.Rotate(t)
+	if code := routes(idp.Sign(t, authtest.Claims("carol", "https://id.test", "dawn"))); code != http.StatusOK {
+		t.Fatalf("token of the rotated key: %d", code)
+	}
+}

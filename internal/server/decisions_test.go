@@ -105,6 +105,20 @@ func TestDecisionsRecordWhoAndSurviveRestart(t *testing.T) {
 	if len(got) != 1 || got[0].InterruptID != id || got[0].By.User != "alice" || got[0].Kind != "tool" || string(got[0].Payload) != `"once"` || got[0].At.IsZero() {
 		t.Fatalf("decisions after restart = %+v, want alice's once on %s", got, id)
 	}
+	// The thread's history (LangGraph's, newest first) shows it too.
+	resp := authed(t, http.MethodPost, again+"/threads/d1/history", alice, `{}`)
+	defer resp.Body.Close()
+	var history []struct {
+		Values map[string]json.RawMessage `json:"values"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&history); err != nil || len(history) == 0 {
+		t.Fatalf("history: %d %v", resp.StatusCode, err)
+	}
+	var latest []capabilities.Decision
+	_ = json.Unmarshal(history[0].Values[capabilities.DecisionsKey], &latest)
+	if len(latest) != 1 || latest[0].By.User != "alice" {
+		t.Fatalf("the latest checkpoint of the history has decisions %s", history[0].Values[capabilities.DecisionsKey])
+	}
 }
 
 // TestAlwaysIsPerUser: with users, alice's "always" lets her later calls
@@ -188,7 +202,7 @@ func TestAuditAndApprovalsOverHTTP(t *testing.T) {
 	for _, e := range all {
 		got = append(got, e.Action+":"+e.User+":"+e.Outcome+":"+e.ThreadID)
 	}
-	want := []string{"approval:alice:resolved:x1", "cancel:bob:no_run_in_flight:x1", "delete:alice:ok:x1", "revoke:bob:approval_not_found:", "revoke:alice:ok:"}
+	want := []string{"approval:alice:resolved:x1", "cancel:bob:thread_not_found:x1", "delete:alice:ok:x1", "revoke:bob:approval_not_found:", "revoke:alice:ok:"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("audit log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"strings"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -49,7 +52,11 @@ func FromEnv(ctx context.Context, env func(string) string) (*Telemetry, func(con
 	if err != nil {
 		return nil, nothing, err
 	}
-	if !traces && !metrics {
+	logs, err := wanted(env, "LOGS")
+	if err != nil {
+		return nil, nothing, err
+	}
+	if !traces && !metrics && !logs {
 		return nil, nothing, nil
 	}
 	res, err := resource.New(ctx,
@@ -88,8 +95,20 @@ func FromEnv(ctx context.Context, env func(string) string) (*Telemetry, func(con
 		shutdowns = append(shutdowns, sdk.Shutdown)
 		mp = sdk
 	}
+	opts := Options{}
+	if logs {
+		exp, err := logExporter(ctx, env)
+		if err != nil {
+			_ = shutdown(ctx)
+			return nil, nothing, err
+		}
+		sdk := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)), sdklog.WithResource(res))
+		shutdowns = append(shutdowns, sdk.Shutdown)
+		opts.Logs = sdk
+	}
 	capture := env(CaptureContentVar)
-	return New(tp, mp, Options{CaptureContent: capture == "1" || strings.EqualFold(capture, "true")}), shutdown, nil
+	opts.CaptureContent = capture == "1" || strings.EqualFold(capture, "true")
+	return New(tp, mp, opts), shutdown, nil
 }
 
 // wanted says whether the signal ("TRACES" or "METRICS") is to be
@@ -146,4 +165,18 @@ func metricExporter(ctx context.Context, env func(string) string) (sdkmetric.Exp
 		return otlpmetricgrpc.New(ctx)
 	}
 	return otlpmetrichttp.New(ctx)
+}
+
+// logExporter is the OTLP exporter of the audit log's records, over the
+// protocol OTEL_EXPORTER_OTLP_LOGS_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL)
+// names.
+func logExporter(ctx context.Context, env func(string) string) (sdklog.Exporter, error) {
+	p, err := protocol(env, "LOGS")
+	if err != nil {
+		return nil, err
+	}
+	if p == "grpc" {
+		return otlploggrpc.New(ctx)
+	}
+	return otlploghttp.New(ctx)
 }

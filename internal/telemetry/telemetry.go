@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	otellog "go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -52,6 +53,8 @@ type Telemetry struct {
 	propagator propagation.TextMapPropagator
 	// capture exports prompt and completion text (DAWN_OTEL_CAPTURE_CONTENT).
 	capture bool
+	// audit emits the audit log's records; nil when logs are not exported.
+	audit otellog.Logger
 
 	runsStarted   metric.Int64Counter
 	runsFinished  metric.Int64Counter
@@ -90,6 +93,8 @@ type Options struct {
 	// Propagator reads incoming trace context; default W3C tracecontext
 	// and baggage.
 	Propagator propagation.TextMapPropagator
+	// Logs, when set, receives the audit log as log records (see Audit).
+	Logs otellog.LoggerProvider
 }
 
 // New returns Telemetry that records on tp and mp.
@@ -97,6 +102,9 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts Options) *Teleme
 	t := &Telemetry{tracer: tp.Tracer(ScopeName), propagator: opts.Propagator, capture: opts.CaptureContent}
 	if t.propagator == nil {
 		t.propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	}
+	if opts.Logs != nil {
+		t.audit = opts.Logs.Logger(ScopeName)
 	}
 	m := mp.Meter(ScopeName)
 	// The instruments of a MeterProvider never fail to build with valid
