@@ -215,10 +215,9 @@ func TestMultitaskAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal("npm installed tools/langgraph but node is not on PATH")
 	}
-	model, modelURL := newEchoModel(t, 150*time.Millisecond)
+	_, modelURL := newEchoModel(t, 150*time.Millisecond)
 	app, env := echoApp(t, modelURL)
 	reps := startReplicas(t, 2, app, pgtest.Database(t), env)
-	_ = model
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -233,4 +232,90 @@ func TestMultitaskAcrossReplicas(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^ℹ pass (\d+)`).FindSubmatch(out); m == nil || string(m[1]) != "4" {
 		t.Fatalf("node --test did not pass the four multitask tests")
 	}
+}
+
+// TestQueuedRunSurvivesRestart: a run queued (LangGraph enqueue) behind a
+// run in flight, and a run delayed by after_seconds, are kept in the store
+// when the server is killed (SIGKILL); the restarted server starts them
+// in order, each seeing the answers before it.
+func TestQueuedRunSurvivesRestart(t *testing.T) {
+	model, modelURL := newEchoModel(t, 0)
+	app, env := echoApp(t, modelURL)
+	env = append(env, "DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"))
+	start := func() (*process, *client) {
+		p := startDawn(t, env, "start", "--app", app, "--host", "127.0.0.1", "--port", "0")
+		c := newClient(p.url)
+		t.Cleanup(c.close)
+		return p, c
+	}
+	a, ca := start()
+	post := func(c *client, text string, extra map[string]any) lgRunObject {
+		t.Helper()
+		body := map[string]any{"assistant_id": "chat", "if_not_exists": "create", "input": map[string]any{"messages": []map[string]string{{"type": "human", "content": text}}}}
+		for k, v := range extra {
+			body[k] = v
+		}
+		data, _ := json.Marshal(body)
+		r := c.must(t, http.MethodPost, "/threads/kept/runs", data)
+		var run lgRunObject
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &run) != nil {
+			t.Fatalf("POST /threads/kept/runs %s = %d %s", text, r.status, r.body)
+		}
+		return run
+	}
+	first := post(ca, "[hold:restart] zero", nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for model.heldOn("restart") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first run never reached the model\n%s", a.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	queued := post(ca, "one", map[string]any{"multitask_strategy": "enqueue"})
+	delayed := post(ca, "two", map[string]any{"after_seconds": 1})
+	if queued.Status != "pending" || delayed.Status != "pending" {
+		t.Fatalf("queued %s, delayed %s; want both pending", queued.Status, delayed.Status)
+	}
+	a.kill()
+
+	_, cb := start()
+	logs := func() string { return a.logs.String() }
+	if st := waitLGStatus(t, cb, "kept", delayed.RunID, logs); st != "success" {
+		t.Fatalf("the delayed run ended %s after the restart, want success", st)
+	}
+	for _, r := range []struct {
+		id, want string
+	}{{first.RunID, "error"}, {queued.RunID, "success"}} {
+		var got lgRunObject
+		cb.getJSON(t, "/threads/kept/runs/"+r.id, &got)
+		if got.Status != r.want {
+			t.Errorf("run %s is %s after the restart, want %s", r.id, got.Status, r.want)
+		}
+	}
+	var state struct {
+		Values struct {
+			Messages []struct {
+				Type    string `json:"type"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		} `json:"values"`
+	}
+	cb.getJSON(t, "/threads/kept/state", &state)
+	var texts []string
+	for _, m := range state.Values.Messages {
+		if m.Content != "" {
+			texts = append(texts, m.Content)
+		}
+	}
+	want := []string{"one", "re: one after 0 answers", "two", "re: two after 1 answers"}
+	if strings.Join(texts, "|") != strings.Join(want, "|") {
+		t.Errorf("messages after the restart: %q, want %q", texts, want)
+	}
+}
+
+// heldOn is how many requests the model has held on gate name.
+func (m *echoModel) heldOn(name string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.arrived[name]
 }
