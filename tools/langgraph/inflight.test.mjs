@@ -67,7 +67,7 @@ test("runs.join waits for a run in flight", async () => {
 test("multitask_strategy: reject answers 409, interrupt cancels the run in flight first", async () => {
   const thread = await c.threads.create();
   const first = await c.runs.create(thread.thread_id, "/support/acme", { input: held("multitask") });
-  await assert.rejects(c.runs.create(thread.thread_id, "/support/acme", { input: held("multitask") }), /HTTP 409.*run_in_flight/);
+  await assert.rejects(c.runs.create(thread.thread_id, "/support/acme", { input: held("multitask"), multitaskStrategy: "reject" }), /HTTP 409.*run_in_flight/);
   await assert.rejects(c.runs.wait(thread.thread_id, "/support/acme", { input: held("multitask"), multitaskStrategy: "reject" }), /HTTP 409/);
 
   const second = await c.runs.wait(thread.thread_id, "/blog", {

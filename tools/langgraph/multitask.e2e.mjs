@@ -52,16 +52,20 @@ test("enqueue: messages sent while a run is in flight, through either replica, r
   assert.equal(first.status, "running");
   await held("queue");
 
+  // docs:multitask enqueue begin
   const one = await b.runs.create(thread.thread_id, "chat", { input: say("one"), multitaskStrategy: "enqueue" });
   const two = await a.runs.create(thread.thread_id, "chat", { input: say("two") }); // LangGraph's default: enqueue
   const three = await b.runs.create(thread.thread_id, "chat", { input: say("three"), multitaskStrategy: "enqueue" });
   assert.deepEqual([one.status, two.status, three.status], ["pending", "pending", "pending"]);
+  // docs:multitask enqueue end
   assert.equal(two.multitask_strategy, "enqueue");
   assert.deepEqual((await b.runs.list(thread.thread_id)).map((r) => r.status), ["pending", "pending", "pending", "running"]);
   assert.equal((await a.runs.get(thread.thread_id, one.run_id)).status, "pending");
 
   // A client of runs.wait and one of runs.stream wait for their runs.
+  // docs:multitask wait begin
   const waited = b.runs.wait(thread.thread_id, "chat", { input: say("four"), multitaskStrategy: "enqueue" });
+  // docs:multitask wait end
   await eventually("the waiting run to be queued", async () => (await a.runs.list(thread.thread_id)).filter((r) => r.status === "pending").length === 4);
   const streamed = (async () => {
     const parts = [];
@@ -96,8 +100,10 @@ test("runs.cancel of a pending run takes it out of the queue: it never runs", as
   await held("cancel");
   const gone = await b.runs.create(thread.thread_id, "chat", { input: say("gone"), multitaskStrategy: "enqueue" });
   const kept = await b.runs.create(thread.thread_id, "chat", { input: say("kept"), multitaskStrategy: "enqueue" });
+  // docs:multitask cancel begin
   await b.runs.cancel(thread.thread_id, gone.run_id);
   assert.equal((await a.runs.get(thread.thread_id, gone.run_id)).status, "interrupted");
+  // docs:multitask cancel end
   await openGate("cancel");
   const values = await a.runs.join(thread.thread_id, kept.run_id);
   assert.equal(values.messages.at(-1).content, "re: kept after 1 answers");
@@ -110,9 +116,11 @@ test("interrupt through replica B stops the run on replica A and keeps the step 
   await held("interrupt");
   assert.equal((await b.threads.getState(thread.thread_id)).values.todos[0].status, "in_progress");
 
+  // docs:multitask interrupt begin
   const second = await b.runs.wait(thread.thread_id, "chat", { input: say("instead"), multitaskStrategy: "interrupt" });
   assert.equal(second.messages.at(-1).content, "re: instead after 0 answers");
   assert.equal((await a.runs.get(thread.thread_id, first.run_id)).status, "interrupted");
+  // docs:multitask interrupt end
   const state = await a.threads.getState(thread.thread_id);
   assert.equal(state.values.todos[0].status, "in_progress", "the interrupted run's plan step is kept");
   assert.ok(state.values.messages.some((m) => m.type === "tool"), "its tool call and result are kept");
@@ -126,9 +134,11 @@ test("rollback through replica B stops the run on replica A, deletes it and its 
   await held("rollback");
   assert.equal((await b.threads.getState(thread.thread_id)).values.todos[0].status, "in_progress");
 
+  // docs:multitask rollback begin
   const after = await b.runs.wait(thread.thread_id, "chat", { input: say("again"), multitaskStrategy: "rollback" });
   assert.equal(after.messages.at(-1).content, "re: again after 1 answers");
   await assert.rejects(a.runs.get(thread.thread_id, doomed.run_id), /HTTP 404/);
+  // docs:multitask rollback end
   const state = await b.threads.getState(thread.thread_id);
   assert.deepEqual(state.values.todos.map((t) => t.status), ["pending", "pending"], "the plan is back to before the rolled back run");
   assert.ok(!state.values.messages.some((m) => m.type === "tool"));

@@ -1239,7 +1239,7 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 	switch c.QueryParam("action") {
 	case "", "interrupt":
 	case "rollback":
-		return wire.BadBody("action=rollback is not supported: Dawn keeps every step a run saved; cancel with action=interrupt")
+		return wire.BadBody("action=rollback is not supported on a cancel: to discard a run in flight and its steps, send the next run with multitask_strategy rollback; or cancel with action=interrupt, which keeps its steps")
 	default:
 		return wire.BadBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
 	}
