@@ -19,7 +19,7 @@ func TestDocsMultitaskExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	regions := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?s)// docs:multitask (\w+) begin\n(.*?)\n\s*// docs:multitask (\w+) end\n`).FindAllStringSubmatch(string(src), -1) {
+	for _, m := range regexp.MustCompile(`(?s)// docs:multitask ([\w-]+) begin\n(.*?)\n\s*// docs:multitask ([\w-]+) end\n`).FindAllStringSubmatch(string(src), -1) {
 		var lines []string
 		for _, line := range strings.Split(m[2], "\n") {
 			lines = append(lines, strings.TrimPrefix(line, "  ")) // the test body's indent

@@ -104,7 +104,26 @@ func (h *host) RemoteRun(ctx context.Context, threadID string) (store.Run, bool)
 }
 
 func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
-	return h.s.stopRemote(ctx, r, wait)
+	return h.s.stopRemote(ctx, r, wait, "cancel")
+}
+
+func (h *host) RollbackRun(ctx context.Context, r store.Run, wait bool) (bool, error) {
+	if live := h.s.runs.Active(r.ThreadID); live != nil && live.ID == r.ID {
+		live.Rollback()
+		if wait {
+			select {
+			case <-live.Done():
+			case <-ctx.Done():
+				return true, ctx.Err()
+			}
+		}
+		return true, nil
+	}
+	remote, ok := h.s.runs.RemoteRun(ctx, r.ThreadID)
+	if !ok || remote.ID != r.ID {
+		return false, nil
+	}
+	return true, h.s.stopRemote(ctx, remote, wait, "rollback")
 }
 
 func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {

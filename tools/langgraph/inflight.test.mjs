@@ -88,7 +88,7 @@ test("runs.cancel stops a run in flight; cancelling again is refused", async () 
   assert.equal((await c.runs.get(thread.thread_id, run.run_id)).status, "interrupted");
   assert.equal((await c.threads.get(thread.thread_id)).status, "idle");
   await assert.rejects(c.runs.cancel(thread.thread_id, run.run_id), /HTTP 409.*run_not_running/);
-  await assert.rejects(c.runs.cancel(thread.thread_id, run.run_id, false, "rollback"), /HTTP 400.*rollback/);
+  await assert.rejects(c.runs.cancel(thread.thread_id, run.run_id, false, "rollback"), /HTTP 409.*run_not_running/);
   // The steps it saved stay.
   const state = await c.threads.getState(thread.thread_id);
   assert.equal(state.values.todos[0].status, "in_progress");

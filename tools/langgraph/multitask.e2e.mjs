@@ -145,3 +145,20 @@ test("rollback through replica B stops the run on replica A, deletes it and its 
   assert.deepEqual(await texts(b, thread.thread_id), ["zero", "re: zero after 0 answers", "again", "re: again after 1 answers"]);
   assert.deepEqual((await b.runs.list(thread.thread_id)).map((r) => r.status), ["success", "success"]);
 });
+
+test("runs.cancel with action rollback through replica B deletes the run on replica A with its steps", async () => {
+  const thread = await a.threads.create();
+  await a.runs.wait(thread.thread_id, "chat", { input: say("zero") });
+  const doomed = await a.runs.create(thread.thread_id, "chat", { input: say("[plan][hold:cancel-rollback] start") });
+  await held("cancel-rollback");
+  assert.equal((await b.threads.getState(thread.thread_id)).values.todos[0].status, "in_progress");
+
+  // docs:multitask cancel-rollback begin
+  await b.runs.cancel(thread.thread_id, doomed.run_id, true, "rollback");
+  await assert.rejects(a.runs.get(thread.thread_id, doomed.run_id), /HTTP 404/);
+  // docs:multitask cancel-rollback end
+  const state = await a.threads.getState(thread.thread_id);
+  assert.deepEqual(state.values.todos.map((t) => t.status), ["pending", "pending"]);
+  assert.deepEqual(await texts(a, thread.thread_id), ["zero", "re: zero after 0 answers"]);
+  assert.equal((await a.threads.get(thread.thread_id)).status, "idle");
+});
