@@ -106,7 +106,8 @@ func withoutFenceInfo(text string) string {
 //   - the README's other sh blocks: e2e TestNewcomerPath;
 //   - readme:stream, readme:agui, readme:langgraph,
 //     readme:langgraph-interrupt, docs:aimock-fixture, docs:openai,
-//     docs:mcp-client and docs:crons markers: the tests that look for them;
+//     docs:mcp-client, docs:crons and docs:multitask markers: the tests
+//     that look for them;
 //   - the dawn-build marker: internal/deploy TestDocsShowWhatBuildWrites
 //     (every line is in the file the fence names, as dawn build writes it).
 func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
@@ -128,7 +129,7 @@ func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	}
 }
 
-var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:openai", "docs:mcp-client", "docs:crons", "dawn-build"}
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:openai", "docs:mcp-client", "docs:crons", "docs:multitask", "dawn-build"}
 
 // checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
 // checks b.

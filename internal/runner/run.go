@@ -103,6 +103,11 @@ func (r *Run) requestCancel(sig string) bool {
 	return true
 }
 
+// Rollback stops this run as Cancel does and has its end discard what it
+// saved: the thread goes back to the checkpoint the run started from and
+// the run is deleted. It reports whether it reached the run.
+func (r *Run) Rollback() bool { return r.requestRollback() }
+
 // requestRollback cancels the run and has its end discard its steps,
 // unless its outcome is already decided; it reports whether it reached
 // the run.

@@ -87,6 +87,30 @@ func (h *host) CheckWebhook(ctx context.Context, url string) error {
 
 func (h *host) App() *app.App { return h.s.runs.App() }
 
+// RollbackRun stops run r, here or on another replica, and discards its
+// steps; another user's run is one that does not exist.
+func (h *host) RollbackRun(ctx context.Context, r store.Run, wait bool) (bool, error) {
+	if err := h.runVisible(ctx, r.ID); err != nil {
+		return false, err
+	}
+	if live := h.s.runs.Active(r.ThreadID); live != nil && live.ID == r.ID {
+		live.Rollback()
+		if wait {
+			select {
+			case <-live.Done():
+			case <-ctx.Done():
+				return true, ctx.Err()
+			}
+		}
+		return true, nil
+	}
+	remote, ok := h.s.runs.RemoteRun(ctx, r.ThreadID)
+	if !ok || remote.ID != r.ID {
+		return false, nil
+	}
+	return true, h.s.stopRemote(ctx, remote, wait, "rollback")
+}
+
 func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
 	run, queued, err := h.s.admit(ctx, req, strategy, at)
 	return run, queued, queuedError(err)

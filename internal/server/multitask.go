@@ -156,9 +156,11 @@ func (s *Server) awaitQueued(ctx context.Context, r store.Run) (live *runner.Run
 // the store when another replica has it. A wait that outlasts Next's
 // context is the stream's keep-alive.
 type queuedSource struct {
-	s   *Server
-	r   store.Run
-	src wire.EventSource
+	s *Server
+	r store.Run
+	// after is the id of the last event the client has seen.
+	after int64
+	src   wire.EventSource
 }
 
 func (q *queuedSource) Next(ctx context.Context) (stream.Event, error) {
@@ -171,9 +173,9 @@ func (q *queuedSource) Next(ctx context.Context) (stream.Event, error) {
 		case err != nil:
 			return stream.Event{}, err
 		case live != nil:
-			q.src = live.Log.Subscribe(0)
+			q.src = live.Log.Subscribe(q.after)
 		default:
-			q.src = q.s.runs.Follow(q.r.ID, 0)
+			q.src = q.s.runs.Follow(q.r.ID, q.after)
 		}
 	}
 	return q.src.Next(ctx)

@@ -100,6 +100,20 @@ func TestMultitaskEnqueueDawnWire(t *testing.T) {
 		streamed <- readSSE(t, post(t, base+"/threads/q/runs/stream", multitaskBody("two", map[string]any{"multitask_strategy": "enqueue"})))
 	}()
 	waitStatuses(t, base, "q", "pending", "running")
+	// A client joins the queued run's stream by its id before it starts.
+	var listed []struct {
+		RunID string `json:"run_id"`
+	}
+	getJSON(t, base+"/threads/q/runs", &listed)
+	joined := make(chan []stream.Event, 1)
+	go func() {
+		resp, err := http.Get(base + "/threads/q/runs/" + listed[0].RunID + "/stream")
+		if err != nil {
+			joined <- nil
+			return
+		}
+		joined <- readSSE(t, resp)
+	}()
 	waited := make(chan *http.Response, 1)
 	go func() {
 		waited <- post(t, base+"/threads/q/runs/wait", multitaskBody("three", map[string]any{"multitask_strategy": "enqueue"}))
@@ -119,6 +133,9 @@ func TestMultitaskEnqueueDawnWire(t *testing.T) {
 	}
 	if got := lastContent(t, d.Output); got != "re: two after 1 answers" {
 		t.Errorf("the first queued run answered %q", got)
+	}
+	if got := <-joined; len(got) != len(events) || got[len(got)-1].Type != stream.TypeDone || string(got[len(got)-1].Data) != string(done.Data) {
+		t.Errorf("the joined stream of the queued run: %v, want the same events as its own stream %v", dawntest.Types(got), dawntest.Types(events))
 	}
 	r = <-waited
 	data := readBody(t, r)

@@ -191,7 +191,7 @@ func (h *host) StopRemote(ctx context.Context, r store.Run, wait bool) error {
 	if err := h.visible(ctx, r.ThreadID); err != nil {
 		return runNotFound(r.ID)
 	}
-	return h.s.stopRemote(ctx, r, wait)
+	return h.s.stopRemote(ctx, r, wait, "cancel")
 }
 
 // CreateCron gives the cron the caller's user; a cron's ticks run as its

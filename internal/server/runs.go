@@ -219,6 +219,9 @@ func (s *Server) joinStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.Status == store.RunPending {
+		return s.writeStream(c, &queuedSource{s: s, r: r, after: after}, runID)
+	}
 	return s.followRemote(c, runID, after)
 }
 

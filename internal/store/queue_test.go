@@ -33,15 +33,7 @@ func TestQueueKeepsOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		later := time.Now().Add(time.Hour)
-		for _, q := range []QueuedRun{{ID: "late", NotBefore: later}, {ID: "q1"}, {ID: "q2"}, {ID: "q3"}} {
-			q.ThreadID, q.Route, q.Request = "th", "/chat", req
-			if _, err := s.EnqueueRun(ctx, q, 4); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := s.EnqueueRun(ctx, QueuedRun{ID: "q4", ThreadID: "th", Route: "/chat", Request: req}, 4); !errors.Is(err, ErrQueueFull) {
-			t.Fatalf("a fifth queued run with bound 4: %v, want ErrQueueFull", err)
-		}
+		enqueueUpTo(t, s, req, 4, QueuedRun{ID: "late", NotBefore: later}, QueuedRun{ID: "q1"}, QueuedRun{ID: "q2"}, QueuedRun{ID: "q3"})
 		if due, err := s.DueRuns(ctx, "", time.Now(), 10); err != nil || len(due) != 0 {
 			t.Fatalf("due while r0 runs: %v %v", queueIDs(due), err)
 		}
@@ -61,19 +53,7 @@ func TestQueueKeepsOrder(t *testing.T) {
 			t.Fatalf("a cancelled queued run: %+v %v", r, err)
 		}
 		must(t, s.FinishRun(ctx, "r0", RunSuccess, "", nil, nil))
-		for _, want := range []string{"q1", "q3"} {
-			due, err := s.DueRuns(ctx, "", time.Now(), 10)
-			if err != nil || len(due) != 1 || due[0].ID != want || string(due[0].Request) != string(req) {
-				t.Fatalf("due: %v %v, want %s", queueIDs(due), err, want)
-			}
-			if _, err := s.BeginRunChecked(ctx, Run{ID: want, ThreadID: "th", Route: "/chat", Queued: true}, nil); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.BeginRunChecked(ctx, Run{ID: want, ThreadID: "th", Route: "/chat", Queued: true}, nil); err == nil {
-				t.Fatalf("%s started twice", want)
-			}
-			must(t, s.FinishRun(ctx, want, RunSuccess, "", nil, nil))
-		}
+		startInOrder(t, s, req, "q1", "q3")
 		if due, err := s.DueRuns(ctx, "th", time.Now(), 10); err != nil || len(due) != 0 {
 			t.Fatalf("the delayed run is due an hour early: %v %v", queueIDs(due), err)
 		}
@@ -85,6 +65,41 @@ func TestQueueKeepsOrder(t *testing.T) {
 			t.Fatalf("failed queued run: %+v %v", r, err)
 		}
 	})
+}
+
+// enqueueUpTo queues runs on thread th, which bound then keeps full.
+func enqueueUpTo(t *testing.T, s Store, req json.RawMessage, bound int, runs ...QueuedRun) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range runs {
+		q.ThreadID, q.Route, q.Request = "th", "/chat", req
+		if _, err := s.EnqueueRun(ctx, q, bound); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.EnqueueRun(ctx, QueuedRun{ID: "over", ThreadID: "th", Route: "/chat", Request: req}, bound); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("one more queued run with bound %d: %v, want ErrQueueFull", bound, err)
+	}
+}
+
+// startInOrder starts and ends the due queued runs of thread th, which
+// must come as ids, one at a time, each once.
+func startInOrder(t *testing.T, s Store, req json.RawMessage, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, want := range ids {
+		due, err := s.DueRuns(ctx, "", time.Now(), 10)
+		if err != nil || len(due) != 1 || due[0].ID != want || string(due[0].Request) != string(req) {
+			t.Fatalf("due: %v %v, want %s", queueIDs(due), err, want)
+		}
+		if _, err := s.BeginRunChecked(ctx, Run{ID: want, ThreadID: "th", Route: "/chat", Queued: true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.BeginRunChecked(ctx, Run{ID: want, ThreadID: "th", Route: "/chat", Queued: true}, nil); err == nil {
+			t.Fatalf("%s started twice", want)
+		}
+		must(t, s.FinishRun(ctx, want, RunSuccess, "", nil, nil))
+	}
 }
 
 // TestQueueStartsOnce: processes racing to start the head of a queue

@@ -359,7 +359,8 @@ test("bad requests are refused with a clear 4xx", async () => {
   const cases = [
     [{ input: ask, command: { resume: "yes" } }, /HTTP 400.*not both/],
     [{ command: { resume: "yes" } }, /HTTP 409.*no_interrupt_pending/],
-    [{ input: ask, multitaskStrategy: "enqueue" }, /HTTP 400.*enqueue is not supported/],
+    [{ input: ask, multitaskStrategy: "later" }, /HTTP 400.*multitask_strategy must be one of/],
+    [{ input: ask, afterSeconds: -1 }, /HTTP 400.*after_seconds must be 0 or more/],
     [{ input: { messages: [{ type: "human", content: [{ type: "image_url", image_url: "x" }] }] } }, /HTTP 400.*text only/],
     [{ input: { messages: [{ type: "ai", content: "hi" }] } }, /HTTP 400.*must be user or system/],
   ];

@@ -67,7 +67,7 @@ test("runs.join waits for a run in flight", async () => {
 test("multitask_strategy: reject answers 409, interrupt cancels the run in flight first", async () => {
   const thread = await c.threads.create();
   const first = await c.runs.create(thread.thread_id, "/support/acme", { input: held("multitask") });
-  await assert.rejects(c.runs.create(thread.thread_id, "/support/acme", { input: held("multitask") }), /HTTP 409.*run_in_flight/);
+  await assert.rejects(c.runs.create(thread.thread_id, "/support/acme", { input: held("multitask"), multitaskStrategy: "reject" }), /HTTP 409.*run_in_flight/);
   await assert.rejects(c.runs.wait(thread.thread_id, "/support/acme", { input: held("multitask"), multitaskStrategy: "reject" }), /HTTP 409/);
 
   const second = await c.runs.wait(thread.thread_id, "/blog", {
@@ -88,7 +88,7 @@ test("runs.cancel stops a run in flight; cancelling again is refused", async () 
   assert.equal((await c.runs.get(thread.thread_id, run.run_id)).status, "interrupted");
   assert.equal((await c.threads.get(thread.thread_id)).status, "idle");
   await assert.rejects(c.runs.cancel(thread.thread_id, run.run_id), /HTTP 409.*run_not_running/);
-  await assert.rejects(c.runs.cancel(thread.thread_id, run.run_id, false, "rollback"), /HTTP 400.*rollback/);
+  await assert.rejects(c.runs.cancel(thread.thread_id, run.run_id, false, "rollback"), /HTTP 409.*run_not_running/);
   // The steps it saved stay.
   const state = await c.threads.getState(thread.thread_id);
   assert.equal(state.values.todos[0].status, "in_progress");

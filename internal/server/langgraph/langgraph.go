@@ -1265,11 +1265,9 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 		return err
 	}
 	switch c.QueryParam("action") {
-	case "", "interrupt":
-	case "rollback":
-		return wire.BadBody("action=rollback is not supported: Dawn keeps every step a run saved; cancel with action=interrupt")
+	case "", "interrupt", "rollback":
 	default:
-		return wire.BadBody("action must be interrupt, not " + strconv.Quote(c.QueryParam("action")))
+		return wire.BadBody("action must be interrupt or rollback, not " + strconv.Quote(c.QueryParam("action")))
 	}
 	if r.Status == store.RunPending {
 		// Queued: it leaves the queue and never runs.
@@ -1283,6 +1281,9 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 		// It started meanwhile: cancel it as a running run.
 	}
 	wait := c.QueryParam("wait") == "1" || c.QueryParam("wait") == "true"
+	if c.QueryParam("action") == "rollback" {
+		return s.rollbackRun(c, r, wait)
+	}
 	live := s.host.Active(c.Request().Context(), r.ThreadID)
 	if live == nil || live.ID != r.ID {
 		// Another replica of a shared store may have it.
@@ -1304,6 +1305,25 @@ func (s *dialect) lgCancelRun(c echo.Context) error {
 		}
 	}
 	return s.answerRun(c, r.ThreadID, r.ID)
+}
+
+// rollbackRun is a cancel with action=rollback: the run stops and is
+// deleted with every step it saved. It answers with the run as it ended,
+// which can no longer be read.
+func (s *dialect) rollbackRun(c echo.Context, r store.Run, wait bool) error {
+	reached, err := s.host.RollbackRun(c.Request().Context(), r, wait)
+	switch {
+	case err != nil:
+		if c.Request().Context().Err() != nil {
+			return nil
+		}
+		return err
+	case !reached:
+		return wire.NewError(http.StatusConflict, "run_not_running", "run "+r.ID+" is "+lgStatus(r)+", not running: there is nothing to roll back")
+	}
+	r.Status = store.RunCancelled
+	setRunHeaders(c, r.ThreadID, r.ID)
+	return c.JSON(http.StatusOK, s.runObject(r))
 }
 
 // Kinds of stateless run.

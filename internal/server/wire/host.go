@@ -79,6 +79,11 @@ type Runs interface {
 	// AwaitStart waits until a queued run has started (or ended) and
 	// returns it as the store has it then.
 	AwaitStart(ctx context.Context, runID string) (store.Run, error)
+	// RollbackRun stops run r, here or on another replica, and has it
+	// discard its steps and itself (a cancel with action rollback); with
+	// wait it returns once that is done. reached is false when r is not
+	// in flight.
+	RollbackRun(ctx context.Context, r store.Run, wait bool) (reached bool, err error)
 	// Dequeue cancels a queued run before it starts.
 	Dequeue(ctx context.Context, runID string) error
 	// Follow reads the events of a run that may run on another replica
