@@ -223,3 +223,50 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("GET history before the fork's end: %d checkpoints", len(page))
 	}
 }
+
+// TestLangGraphSuperstepsAndCommandUpdate: threads.create's supersteps
+// become the thread's first checkpoints, through the route's reducers; a
+// run's command.update is a checkpoint before the run, whose user
+// messages are the run's input.
+func TestLangGraphSuperstepsAndCommandUpdate(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("Hello again.").Repeat(), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"s1","graph_id":"/support/acme","supersteps":[
+		{"updates":[{"values":{"messages":[{"type":"human","content":"hi"}]},"as_node":"__input__"}]},
+		{"updates":[{"values":{"messages":[{"type":"ai","content":"hello"}],"todos":[{"content":"Greet","status":"completed"}]},"as_node":"agent"}]}]}`, nil)
+	hist := history(t, url, "s1")
+	if len(hist) != 2 || hist[0].Metadata.Source != "input" || hist[0].last() != "hello" || len(hist[0].Values.Todos) != 1 || len(hist[1].Values.Messages) != 1 {
+		t.Fatalf("a thread created with supersteps: %+v", hist)
+	}
+	if kind := errorKind(t, post(t, url+"/threads", `{"thread_id":"s2","supersteps":[{"updates":[{"values":{"x":1},"as_node":"judge"}]}]}`), http.StatusBadRequest); !bytes.Contains([]byte(kind), []byte("judge")) {
+		t.Errorf("a superstep as an unknown node: %s", kind)
+	}
+	if kind := errorKind(t, post(t, url+"/threads", `{"thread_id":"s3","graph_id":"/support/acme","supersteps":[{"updates":[{"values":{"mood":"calm"}}]}]}`), http.StatusBadRequest); !bytes.Contains([]byte(kind), []byte("mood")) {
+		t.Errorf("a superstep with a field the route lacks: %s", kind)
+	}
+	for _, id := range []string{"s2", "s3"} {
+		if status := getJSON(t, url+"/threads/"+id, nil); status != http.StatusNotFound {
+			t.Errorf("thread %s is left after its supersteps failed: status %d", id, status)
+		}
+	}
+
+	var out struct {
+		Messages []lgMessage     `json:"messages"`
+		Todos    []dawntest.Todo `json:"todos"`
+	}
+	postOK(t, url+"/threads/s1/runs/wait", `{"assistant_id":"/support/acme","input":null,"command":{"update":{"messages":[{"type":"human","content":"from the command"}],"todos":[{"content":"Answer","status":"in_progress"}]}}}`, &out)
+	n := len(out.Messages)
+	if n != 4 || out.Messages[2].Content != "from the command" || out.Messages[3].Content != "Hello again." || len(out.Todos) != 1 || out.Todos[0].Content != "Answer" {
+		t.Fatalf("a run with command.update: %+v, todos %+v", out.Messages, out.Todos)
+	}
+	hist = history(t, url, "s1")
+	if len(hist) != 4 || hist[1].Metadata.Source != "update" || hist[0].Metadata.Source != "loop" {
+		t.Errorf("history after command.update: %d checkpoints", len(hist))
+	}
+	if kind := errorKind(t, post(t, url+"/threads/s1/runs/wait", `{"assistant_id":"/support/acme","input":null,"command":{"update":{"todos":[]}}}`), http.StatusBadRequest); !bytes.Contains([]byte(kind), []byte("needs input")) {
+		t.Errorf("command.update without messages nor input: %s", kind)
+	}
+	if again := history(t, url, "s1"); len(again) != len(hist) {
+		t.Errorf("a refused command.update changed the history: %d checkpoints, want %d", len(again), len(hist))
+	}
+}
