@@ -256,3 +256,80 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	must(t, err)
 	return b
 }
+
+// TestInputCheckpoints: a run's first step also keeps the checkpoint where
+// its input was added, between the step and its parent; a run from it
+// regenerates the answer to that input on a new branch.
+func TestInputCheckpoints(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		user := func(c string) thread.Message { return thread.Message{Role: thread.RoleUser, Content: c} }
+		ai := func(c string) thread.Message { return thread.Message{Role: thread.RoleAssistant, Content: c} }
+		plan := func(c string) thread.State { return thread.State{"todos": json.RawMessage(`["` + c + `"]`)} }
+		_, err := beginRun(ctx, s, Run{ID: "run-1", ThreadID: "th", Route: "/r"})
+		must(t, err)
+		must(t, s.SaveStep(ctx, Step{ThreadID: "th", RunID: "run-1", Route: "/r", Step: 1, Input: 1,
+			Append: []thread.Message{user("Q1"), ai("A1")}, Values: plan("one"), Finish: &Finish{Status: RunSuccess}}))
+		_, err = beginRun(ctx, s, Run{ID: "run-2", ThreadID: "th", Route: "/r"})
+		must(t, err)
+		must(t, s.SaveStep(ctx, Step{ThreadID: "th", RunID: "run-2", Route: "/r", Step: 2, Input: 1,
+			Append: []thread.Message{user("Q2"), ai("calling")}, Values: plan("two")}))
+		must(t, s.SaveStep(ctx, Step{ThreadID: "th", RunID: "run-2", Route: "/r", Step: 3,
+			Append: []thread.Message{ai("A2")}, Values: plan("two"), Finish: &Finish{Status: RunSuccess}}))
+
+		h, err := s.History(ctx, "th", HistoryQuery{})
+		must(t, err)
+		var got []string
+		for _, cp := range h {
+			got = append(got, fmt.Sprintf("%d/%s/%d", cp.Step, cp.Source, len(cp.Messages)))
+		}
+		if want := []string{"3/loop/5", "2/loop/4", "2/input/3", "1/loop/2", "1/input/1"}; !slices.Equal(got, want) {
+			t.Fatalf("history %v, want %v", got, want)
+		}
+		input2 := h[2]
+		if h[1].ParentID != input2.ID || input2.ParentID != h[3].ID || h[3].ParentID != h[4].ID || h[4].ParentID != "" {
+			t.Errorf("parents: %s<-%s, %s<-%s", h[1].ParentID, input2.ID, input2.ParentID, h[3].ID)
+		}
+		if string(input2.Values["todos"]) != `["one"]` || len(h[4].Values) != 0 {
+			t.Errorf("an input checkpoint has its parent's values: %s, %v", input2.Values["todos"], h[4].Values)
+		}
+		at, err := s.CheckpointAt(ctx, "th", input2.ID)
+		must(t, err)
+		if at.ID != input2.ID || !slices.Equal(contents(at.Messages), []string{"Q1", "A1", "Q2"}) {
+			t.Errorf("CheckpointAt(input of step 2): %s %v", at.ID, contents(at.Messages))
+		}
+		page, err := s.History(ctx, "th", HistoryQuery{Before: h[1].ID, Limit: 2})
+		must(t, err)
+		if len(page) != 2 || page[0].ID != input2.ID || page[1].ID != h[3].ID {
+			t.Errorf("a page before step 2: %v", steps(page))
+		}
+
+		// Regenerate A2: a run from the checkpoint where Q2 was added.
+		_, err = beginRun(ctx, s, Run{ID: "run-3", ThreadID: "th", Route: "/r", Checkpoint: input2.ID})
+		must(t, err)
+		must(t, s.SaveStep(ctx, Step{ThreadID: "th", RunID: "run-3", Route: "/r", Step: 4,
+			Append: []thread.Message{ai("A2 again")}, Values: plan("three"), Finish: &Finish{Status: RunSuccess}}))
+		latest, err := s.Latest(ctx, "th")
+		must(t, err)
+		if !slices.Equal(contents(latest.Messages), []string{"Q1", "A1", "Q2", "A2 again"}) || latest.Origins[2] != 0 {
+			t.Fatalf("after regenerating: %v, origins %v", contents(latest.Messages), latest.Origins)
+		}
+		h, err = s.History(ctx, "th", HistoryQuery{Limit: 1})
+		must(t, err)
+		if h[0].ParentID != input2.ID {
+			t.Errorf("the regenerated answer's parent is %s, want the input checkpoint %s", h[0].ParentID, input2.ID)
+		}
+		// A fork from the input checkpoint carries its parent's plan.
+		_, err = beginRun(ctx, s, Run{ID: "run-4", ThreadID: "th", Route: "/r", Checkpoint: input2.ID})
+		must(t, err)
+		cp, err := s.Latest(ctx, "th")
+		must(t, err)
+		if string(cp.Values["todos"]) != `["one"]` || cp.ID != input2.ID {
+			t.Errorf("a run from the input checkpoint starts from %s with plan %s", cp.ID, cp.Values["todos"])
+		}
+		must(t, s.FinishRun(ctx, "run-4", RunSuccess, "", nil, nil))
+		if _, err := beginRun(ctx, s, Run{ID: "run-5", ThreadID: "th", Route: "/r", Checkpoint: CheckpointID("th", 3|inputFlag)}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a run from the input of a step that took none: %v", err)
+		}
+	})
+}

@@ -106,7 +106,8 @@ func testForks(t *testing.T, storePath string) {
 		CallTool("writeTodos", fourTodos(3)).Reply("A2").
 		Reply("A3").
 		Reply("A2 regenerated").
-		Reply("A4")
+		Reply("A4").
+		Reply("A4 again")
 	h := apptest.New(t, supportApp(t), model, apptest.Options{StorePath: storePath})
 	url := h.Serve(t)
 	postOK(t, url+"/threads", `{"thread_id":"f1"}`, nil)
@@ -118,8 +119,9 @@ func testForks(t *testing.T, storePath string) {
 	}
 	before := history(t, url, "f1")
 	// A step is a model turn with its tools: two in each of the first
-	// runs (the plan, then the answer), one in the third.
-	if len(before) != 5 || before[0].last() != "A3" || before[0].Metadata.Step != 5 {
+	// runs (the plan, then the answer), one in the third; before each
+	// run's first step, the checkpoint where its input was added.
+	if len(before) != 8 || before[0].last() != "A3" || before[0].Metadata.Step != 5 || before[1].Metadata.Source != "input" || before[1].last() != "Q3" {
 		t.Fatalf("history after three exchanges: %d checkpoints, newest %q at step %d", len(before), before[0].last(), before[0].Metadata.Step)
 	}
 	for i, k := range before {
@@ -130,7 +132,7 @@ func testForks(t *testing.T, storePath string) {
 			t.Errorf("checkpoint %d's parent is not the one before it", i)
 		}
 	}
-	firstEnd := before[3] // step 2: A1, the plan with one item completed
+	firstEnd := before[5] // step 2: A1, the plan with one item completed
 	if firstEnd.last() != "A1" || !slices.Equal(firstEnd.statuses(), []string{"completed", "in_progress", "pending", "pending"}) {
 		t.Fatalf("the first exchange's end: %q, plan %v", firstEnd.last(), firstEnd.statuses())
 	}
@@ -152,10 +154,10 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the fork's plan %+v: want the plan as the first exchange left it", out.Todos)
 	}
 	after := history(t, url, "f1")
-	if len(after) != 6 || after[0].ParentCheckpoint == nil || after[0].ParentCheckpoint.CheckpointID != firstEnd.Checkpoint.CheckpointID {
-		t.Fatalf("history after the fork: %d checkpoints; the new one's parent %+v, want %s", len(after), after[0].ParentCheckpoint, firstEnd.Checkpoint.CheckpointID)
+	if len(after) != 10 || after[1].ParentCheckpoint == nil || after[1].ParentCheckpoint.CheckpointID != firstEnd.Checkpoint.CheckpointID {
+		t.Fatalf("history after the fork: %d checkpoints; the new input's parent %+v, want %s", len(after), after[1].ParentCheckpoint, firstEnd.Checkpoint.CheckpointID)
 	}
-	oldEnd := after[1]
+	oldEnd := after[2]
 	if oldEnd.Checkpoint.CheckpointID != before[0].Checkpoint.CheckpointID || oldEnd.last() != "A3" || oldEnd.statuses()[3] != "in_progress" {
 		t.Errorf("the old branch's end: %q, plan %v", oldEnd.last(), oldEnd.statuses())
 	}
@@ -194,6 +196,16 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the run after the update: %+v", out.Messages)
 	}
 
+	// Regenerate the answer as useStream does: a run with no input from
+	// the parent of the first checkpoint that holds the answer, where Q4
+	// was added.
+	getJSON(t, url+"/threads/f1/state", &head)
+	input := head.ParentCheckpoint.CheckpointID
+	postOK(t, url+"/threads/f1/runs/wait", `{"assistant_id":"/support/acme","input":null,"checkpoint":{"checkpoint_id":"`+input+`"}}`, &out)
+	if n := len(out.Messages); n != 9 || out.Messages[7].Content != "Q4" || out.Messages[8].Content != "A4 again" {
+		t.Errorf("the regenerated answer: %+v", out.Messages)
+	}
+
 	// threads.copy: the same state and history on a new id.
 	var cp struct {
 		ThreadID string `json:"thread_id"`
@@ -219,7 +231,7 @@ func testForks(t *testing.T, storePath string) {
 	// Dawn's wire: GET /threads/:id/history, newest first, a page at a time.
 	var page []kept
 	getJSON(t, url+"/threads/f1/history?limit=2&before="+after[0].Checkpoint.CheckpointID, &page)
-	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID {
+	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID || page[1].Checkpoint.CheckpointID != oldEnd.Checkpoint.CheckpointID {
 		t.Errorf("GET history before the fork's end: %d checkpoints", len(page))
 	}
 }
@@ -260,7 +272,7 @@ func TestLangGraphSuperstepsAndCommandUpdate(t *testing.T) {
 		t.Fatalf("a run with command.update: %+v, todos %+v", out.Messages, out.Todos)
 	}
 	hist = history(t, url, "s1")
-	if len(hist) != 4 || hist[1].Metadata.Source != "update" || hist[0].Metadata.Source != "loop" {
+	if len(hist) != 5 || hist[2].Metadata.Source != "update" || hist[1].Metadata.Source != "input" || hist[0].Metadata.Source != "loop" {
 		t.Errorf("history after command.update: %d checkpoints", len(hist))
 	}
 	if kind := errorKind(t, post(t, url+"/threads/s1/runs/wait", `{"assistant_id":"/support/acme","input":null,"command":{"update":{"todos":[]}}}`), http.StatusBadRequest); !bytes.Contains([]byte(kind), []byte("needs input")) {
