@@ -111,7 +111,7 @@ func (s *Server) runWait(c echo.Context) error {
 	}
 	run, err := s.runs.Start(c.Request().Context(), req)
 	if err != nil {
-		return err
+		return checkpointError(req, err)
 	}
 	<-run.Done()
 	if run.Cancelled() {
@@ -141,7 +141,7 @@ func (s *Server) runStream(c echo.Context) error {
 	req.Stream = true
 	run, err := s.runs.Start(c.Request().Context(), req)
 	if err != nil {
-		return err
+		return checkpointError(req, err)
 	}
 	return s.writeStream(c, run.Log.Subscribe(0), run.ID)
 }
@@ -238,4 +238,13 @@ func (s *Server) writeStream(c echo.Context, src wire.EventSource, runID string)
 			return nil
 		}
 	}
+}
+
+// checkpointError is err, a run's start failing, or a 404 naming the
+// checkpoint when the run was to start from one the thread does not have.
+func checkpointError(req runner.Request, err error) error {
+	if req.Checkpoint != "" && errors.Is(err, store.ErrNotFound) {
+		return newError(http.StatusNotFound, "checkpoint_not_found", err.Error()+"; list the thread's checkpoints with GET /threads/"+req.ThreadID+"/history")
+	}
+	return err
 }

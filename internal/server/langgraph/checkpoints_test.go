@@ -107,7 +107,8 @@ func testForks(t *testing.T, storePath string) {
 		Reply("A3").
 		Reply("A2 regenerated").
 		Reply("A4").
-		Reply("A4 again")
+		Reply("A4 again").
+		Reply("A2 once more")
 	h := apptest.New(t, supportApp(t), model, apptest.Options{StorePath: storePath})
 	url := h.Serve(t)
 	postOK(t, url+"/threads", `{"thread_id":"f1"}`, nil)
@@ -137,11 +138,23 @@ func testForks(t *testing.T, storePath string) {
 		t.Fatalf("the first exchange's end: %q, plan %v", firstEnd.last(), firstEnd.statuses())
 	}
 
-	// Regenerate the second answer: a run from the first exchange's end.
-	var out struct {
-		Messages []lgMessage     `json:"messages"`
-		Todos    []dawntest.Todo `json:"todos"`
-	}
+	after := checkRegenerate(t, url, before, firstEnd)
+	checkUpdateThenRun(t, url)
+	checkThreadCopy(t, url)
+	checkDawnWire(t, url, firstEnd, after)
+}
+
+// runOutput is the state values runs/wait answers with.
+type runOutput struct {
+	Messages []lgMessage     `json:"messages"`
+	Todos    []dawntest.Todo `json:"todos"`
+}
+
+// checkRegenerate regenerates the second answer of thread f1: a run from
+// the first exchange's end, firstEnd. It returns the history after it.
+func checkRegenerate(t *testing.T, url string, before []kept, firstEnd kept) []kept {
+	t.Helper()
+	var out runOutput
 	postOK(t, url+"/threads/f1/runs/wait", lgBody("/support/acme", "Q2", map[string]any{"checkpoint": map[string]string{"checkpoint_id": firstEnd.Checkpoint.CheckpointID}}), &out)
 	var contents []string
 	for _, m := range out.Messages {
@@ -180,7 +193,15 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the thread's state is %s, want the new branch's head %s", head.Checkpoint.CheckpointID, after[0].Checkpoint.CheckpointID)
 	}
 
-	// updateState, then a run: the update is a checkpoint the run goes on from.
+	return after
+}
+
+// checkUpdateThenRun: updateState, then a run: the update is a checkpoint
+// the run goes on from; then the answer is regenerated as useStream does.
+func checkUpdateThenRun(t *testing.T, url string) {
+	t.Helper()
+	var head kept
+	var out runOutput
 	var upd struct {
 		Checkpoint struct {
 			CheckpointID string `json:"checkpoint_id"`
@@ -206,7 +227,12 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the regenerated answer: %+v", out.Messages)
 	}
 
-	// threads.copy: the same state and history on a new id.
+}
+
+// checkThreadCopy: threads.copy gives the same state and history on a new
+// id.
+func checkThreadCopy(t *testing.T, url string) {
+	t.Helper()
 	var cp struct {
 		ThreadID string `json:"thread_id"`
 	}
@@ -228,10 +254,29 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the copy has %d checkpoints, the original %d", len(hb), len(ha))
 	}
 
+}
+
+// checkDawnWire: on Dawn's wire, a run from a checkpoint, or from one the
+// thread does not have, and the history a page at a time.
+func checkDawnWire(t *testing.T, url string, firstEnd kept, after []kept) {
+	t.Helper()
+	var dawnOut struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	postOK(t, url+"/threads/f1/runs/wait", `{"route":"/support/acme","checkpoint_id":"`+firstEnd.Checkpoint.CheckpointID+`","input":{"messages":[{"role":"user","content":"Q2 once more"}]}}`, &dawnOut)
+	if n := len(dawnOut.Messages); n != 6 || dawnOut.Messages[4].Content != "Q2 once more" {
+		t.Errorf("a run from a checkpoint on Dawn's wire: %+v", dawnOut.Messages)
+	}
+	if kind := errorKind(t, post(t, url+"/threads/f1/runs/wait", `{"route":"/support/acme","checkpoint_id":"nope","input":{"messages":[{"role":"user","content":"x"}]}}`), http.StatusNotFound); !bytes.HasPrefix([]byte(kind), []byte("checkpoint_not_found")) {
+		t.Errorf("a run from an unknown checkpoint on Dawn's wire: %s", kind)
+	}
+
 	// Dawn's wire: GET /threads/:id/history, newest first, a page at a time.
 	var page []kept
 	getJSON(t, url+"/threads/f1/history?limit=2&before="+after[0].Checkpoint.CheckpointID, &page)
-	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID || page[1].Checkpoint.CheckpointID != oldEnd.Checkpoint.CheckpointID {
+	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID || page[1].Checkpoint.CheckpointID != after[2].Checkpoint.CheckpointID {
 		t.Errorf("GET history before the fork's end: %d checkpoints", len(page))
 	}
 }
