@@ -45,6 +45,7 @@ type execution struct {
 // strategy, and records the run's end.
 func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message, strat *strategy) {
 	j := newJournal(m, run, cp.Step, values)
+	j.input = len(input)
 	loop := newLoopHost(m, run, a, j)
 	host := &runHost{m: m, run: run, a: a, loop: loop}
 	loop.steps = host // the route's tools may run steps on fresh agents too

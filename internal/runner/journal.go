@@ -24,6 +24,8 @@ type journal struct {
 	events int64
 	// last is the state of the last step saved.
 	last thread.State
+	// input is how many messages of the run's input its first step adds.
+	input int
 }
 
 // newJournal starts the journal of run, which goes on from step holding
@@ -49,7 +51,7 @@ func (j *journal) save(ctx context.Context, added []thread.Message, values threa
 	defer j.m.storeTimer("save_step")()
 	err := j.m.store.SaveStep(context.WithoutCancel(ctx), store.Step{
 		ThreadID: j.run.ThreadID, RunID: j.run.ID, Route: j.run.RouteID, Step: j.step + 1,
-		Append: added, Values: values, Events: events, Finish: end,
+		Append: added, Values: values, Events: events, Finish: end, Input: j.firstInput(),
 	})
 	if err != nil {
 		return err
@@ -60,6 +62,15 @@ func (j *journal) save(ctx context.Context, added []thread.Message, values threa
 	}
 	j.last = values
 	return nil
+}
+
+// firstInput is the input count of the next step: the run's input on its
+// first step, none after. The caller holds mu.
+func (j *journal) firstInput() int {
+	if j.step == j.start {
+		return j.input
+	}
+	return 0
 }
 
 // unsaved returns the run's events no step has saved, then done.

@@ -443,7 +443,9 @@ func runRecord(res agent.Result, strat *strategy, strategyRecord any) json.RawMe
 
 func (m *Manager) checkInput(a *app.App, req Request) error {
 	limits := a.Config.Limits.WithDefaults()
-	if len(req.Messages) == 0 {
+	if len(req.Messages) == 0 && req.Checkpoint == "" {
+		// A run from a checkpoint may go on without input: it answers
+		// again from there (regenerates).
 		return &InputError{Msg: `input.messages must hold at least one message, like [{"role":"user","content":"Hello"}]`}
 	}
 	for i, msg := range req.Messages {

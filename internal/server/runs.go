@@ -139,7 +139,7 @@ func (s *Server) runWait(c echo.Context) error {
 	ctx := c.Request().Context()
 	run, queued, err := s.admit(ctx, req, adm.strategy, adm.at)
 	if err != nil {
-		return queuedError(err)
+		return queuedError(checkpointError(req, err))
 	}
 	if run == nil {
 		c.Response().Header().Set("Dawn-Run-Id", queued.ID)
@@ -189,7 +189,7 @@ func (s *Server) runStream(c echo.Context) error {
 	req.Stream = true
 	run, queued, err := s.admit(c.Request().Context(), req, adm.strategy, adm.at)
 	if err != nil {
-		return queuedError(err)
+		return queuedError(checkpointError(req, err))
 	}
 	if run == nil {
 		// The stream opens now and carries the run's events once it
@@ -300,4 +300,13 @@ func (s *Server) writeStream(c echo.Context, src wire.EventSource, runID string)
 			return nil
 		}
 	}
+}
+
+// checkpointError is err, a run's start failing, or a 404 naming the
+// checkpoint when the run was to start from one the thread does not have.
+func checkpointError(req runner.Request, err error) error {
+	if req.Checkpoint != "" && errors.Is(err, store.ErrNotFound) {
+		return newError(http.StatusNotFound, "checkpoint_not_found", err.Error()+"; list the thread's checkpoints with GET /threads/"+req.ThreadID+"/history")
+	}
+	return err
 }

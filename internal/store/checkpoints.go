@@ -22,9 +22,14 @@ const (
 	SourceLoop = "loop"
 	// SourceUpdate is a change of state outside any run.
 	SourceUpdate = "update"
-	// SourceInput is a state a thread was created with.
+	// SourceInput is a run's input, or a state a thread was created with.
 	SourceInput = "input"
 )
+
+// inputFlag marks, in a checkpoint number, the checkpoint before a step's
+// model output where its run's input was added (see Step.Input): such a
+// checkpoint is numbered as its step with this bit set.
+const inputFlag = 1 << 46
 
 // CheckpointID names a thread's checkpoint at step: a UUID whose first ten
 // bytes come from the thread id and last six hold the step, so that the id
@@ -64,22 +69,39 @@ type HistoryQuery struct {
 }
 
 // History returns the thread's kept checkpoints that q selects, each with
-// its values and the messages of its branch at that step. A thread
-// without a step has none. It fails with ErrNotFound for an unknown
-// thread.
+// its values and the messages of its branch at that point: one per step,
+// and before a run's first step the one where its input was added. A
+// thread without a step has none. It fails with ErrNotFound for an
+// unknown thread.
 func (s *DB) History(ctx context.Context, threadID string, q HistoryQuery) ([]Checkpoint, error) {
 	if err := s.threadExists(ctx, threadID); err != nil {
 		return nil, err
 	}
-	f := dialect.CheckpointFilter{Limit: max(q.Limit, 0)}
+	f := dialect.CheckpointFilter{}
+	if q.Limit > 0 {
+		f.Limit = q.Limit + 1 // the row of before itself may come first
+	}
+	var before int64
 	if q.Before != "" {
-		step, ok := ParseCheckpointID(threadID, q.Before)
+		n, ok := ParseCheckpointID(threadID, q.Before)
 		if !ok {
 			return nil, fmt.Errorf("thread %q: %w: before %q is no checkpoint id of this thread", threadID, ErrInvalid, q.Before)
 		}
-		f.Before = int64(step)
+		before = int64(n)
+		f.Before = before&^inputFlag + 1
 	}
-	return s.readCheckpoints(ctx, threadID, f)
+	list, err := s.readCheckpoints(ctx, threadID, f, 0)
+	if err != nil {
+		return nil, err
+	}
+	if before != 0 {
+		i := slices.IndexFunc(list, func(cp Checkpoint) bool { return cp.number == before })
+		list = list[i+1:] // -1 when before is gone: all of them
+	}
+	if q.Limit > 0 && len(list) > q.Limit {
+		list = list[:q.Limit]
+	}
+	return list, nil
 }
 
 // CheckpointAt returns the thread's kept checkpoint with the given id. It
@@ -88,11 +110,11 @@ func (s *DB) CheckpointAt(ctx context.Context, threadID, id string) (Checkpoint,
 	if err := s.threadExists(ctx, threadID); err != nil {
 		return Checkpoint{}, err
 	}
-	step, ok := ParseCheckpointID(threadID, id)
+	n, ok := ParseCheckpointID(threadID, id)
 	if !ok {
 		return Checkpoint{}, checkpointNotFound(threadID, id)
 	}
-	list, err := s.readCheckpoints(ctx, threadID, dialect.CheckpointFilter{Step: int64(step), Limit: 1})
+	list, err := s.readCheckpoints(ctx, threadID, dialect.CheckpointFilter{Step: int64(n) &^ inputFlag, Limit: 1}, int64(n))
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -106,9 +128,9 @@ func checkpointNotFound(threadID, id string) error {
 	return fmt.Errorf("thread %q has no checkpoint %q: %w", threadID, id, ErrNotFound)
 }
 
-// readCheckpoints reads the checkpoints f selects, with their values and
-// messages.
-func (s *DB) readCheckpoints(ctx context.Context, threadID string, f dialect.CheckpointFilter) ([]Checkpoint, error) {
+// readCheckpoints reads the checkpoints of the rows f selects, with their
+// values and messages; only checkpoint number only when it is not 0.
+func (s *DB) readCheckpoints(ctx context.Context, threadID string, f dialect.CheckpointFilter, only int64) ([]Checkpoint, error) {
 	var metas []dialect.CheckpointMeta
 	err := s.d.Checkpoints(ctx, threadID, f, func(m dialect.CheckpointMeta) error {
 		metas = append(metas, m)
@@ -117,17 +139,26 @@ func (s *DB) readCheckpoints(ctx context.Context, threadID string, f dialect.Che
 	if err != nil {
 		return nil, fmt.Errorf("store: checkpoints of thread %q: %w", threadID, err)
 	}
-	r := historyReader{d: s.d, threadID: threadID, branches: map[int64]*branchMessages{}}
+	r := historyReader{d: s.d, threadID: threadID, branches: map[int64]*branchMessages{}, metas: map[int64]dialect.CheckpointMeta{}}
 	out := make([]Checkpoint, 0, len(metas))
 	if err := r.load(ctx, metas); err != nil {
 		return nil, fmt.Errorf("store: checkpoints of thread %q: %w", threadID, err)
 	}
 	for _, m := range metas {
-		cp, err := r.checkpoint(m)
-		if err != nil {
-			return nil, fmt.Errorf("store: checkpoint %d of thread %q: %w", m.Step, threadID, err)
+		list := []int64{m.Step}
+		if m.Input > 0 {
+			list = append(list, m.Step|inputFlag)
 		}
-		out = append(out, cp)
+		for _, n := range list {
+			if only != 0 && n != only {
+				continue
+			}
+			cp, err := r.checkpoint(ctx, m, n)
+			if err != nil {
+				return nil, fmt.Errorf("store: checkpoint %d of thread %q: %w", m.Step, threadID, err)
+			}
+			out = append(out, cp)
+		}
 	}
 	return out, nil
 }
@@ -138,7 +169,9 @@ type historyReader struct {
 	d        dialect.Reader
 	threadID string
 	branches map[int64]*branchMessages
+	metas    map[int64]dialect.CheckpointMeta // by step
 	parts    []part
+	parted   bool // parts is read
 }
 
 // branchMessages are the first messages of a branch, with their origins.
@@ -148,30 +181,76 @@ type branchMessages struct {
 	origins  []int64
 }
 
-// load reads the messages and parts metas need.
+// load reads the messages metas need.
 func (r *historyReader) load(ctx context.Context, metas []dialect.CheckpointMeta) error {
-	parted := false
 	for _, m := range metas {
+		r.metas[m.Step] = m
 		b := r.branches[m.Branch]
 		if b == nil {
 			b = &branchMessages{}
 			r.branches[m.Branch] = b
 		}
 		b.want = max(b.want, m.Messages)
-		parted = parted || m.Parts != "{}"
 	}
 	for key, b := range r.branches {
 		if err := r.loadBranch(ctx, key, b); err != nil {
 			return err
 		}
 	}
-	if !parted {
-		return nil
+	return nil
+}
+
+// meta returns the row of step, read when the page does not hold it.
+func (r *historyReader) meta(ctx context.Context, step int64) (dialect.CheckpointMeta, error) {
+	if m, ok := r.metas[step]; ok {
+		return m, nil
 	}
-	return r.d.Parts(ctx, r.threadID, func(row dialect.CheckpointRow) error {
-		r.parts = append(r.parts, part{seq: row.Seq, field: row.Text, data: bytes.Clone(row.Data)})
+	found := false
+	err := r.d.Checkpoints(ctx, r.threadID, dialect.CheckpointFilter{Step: step, Limit: 1}, func(m dialect.CheckpointMeta) error {
+		r.metas[step], found = m, true
 		return nil
 	})
+	if err == nil && !found {
+		err = fmt.Errorf("checkpoint %d is gone", step)
+	}
+	return r.metas[step], err
+}
+
+// values returns the state values of checkpoint number n: a step's own,
+// or, for the checkpoint where a step's input was added, those of the
+// step's parent.
+func (r *historyReader) values(ctx context.Context, n int64) (thread.State, error) {
+	values := thread.State{}
+	for n != 0 {
+		m, err := r.meta(ctx, n&^inputFlag)
+		if err != nil {
+			return nil, err
+		}
+		if n&inputFlag != 0 {
+			n = m.Parent
+			continue
+		}
+		if m.State != "{}" {
+			if err := json.Unmarshal([]byte(m.State), &values); err != nil {
+				return nil, fmt.Errorf("state values: %w", err)
+			}
+		}
+		if m.Parts == "{}" {
+			return values, nil
+		}
+		if !r.parted {
+			r.parted = true
+			err := r.d.Parts(ctx, r.threadID, func(row dialect.CheckpointRow) error {
+				r.parts = append(r.parts, part{seq: row.Seq, field: row.Text, data: bytes.Clone(row.Data)})
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return values, joinParts(values, m.Parts, r.parts)
+	}
+	return values, nil
 }
 
 // loadBranch reads the first b.want messages of branch key: the segments
@@ -216,43 +295,47 @@ func ownStart(segs []dialect.Segment) int64 {
 	return start
 }
 
-// checkpoint builds the checkpoint of m from what load read.
-func (r *historyReader) checkpoint(m dialect.CheckpointMeta) (Checkpoint, error) {
+// checkpoint builds checkpoint number n of row m (its step, or the
+// checkpoint where its input was added) from what load read.
+func (r *historyReader) checkpoint(ctx context.Context, m dialect.CheckpointMeta, n int64) (Checkpoint, error) {
 	b := r.branches[m.Branch]
+	count, parent, source := m.Messages, m.Parent, m.Source
+	if m.Input > 0 {
+		parent = m.Step | inputFlag
+	}
+	if n&inputFlag != 0 {
+		count, parent, source = m.Input, m.Parent, SourceInput
+	}
 	cp := Checkpoint{
 		ThreadID: r.threadID, RunID: m.RunID, Route: m.Route, Step: int(m.Step), Head: int(m.Step),
-		ID: CheckpointID(r.threadID, int(m.Step)), Source: m.Source,
-		Messages:  slices.Clip(b.messages[:m.Messages]),
-		Values:    thread.State{},
+		ID: CheckpointID(r.threadID, int(n)), Source: source, number: n,
+		Messages:  slices.Clip(b.messages[:count]),
 		UpdatedAt: fromNanos(m.CreatedAt), CopyOf: m.CopyOf, Branch: m.Branch,
 	}
-	if m.Parent > 0 {
-		cp.ParentID = CheckpointID(r.threadID, int(m.Parent))
+	if parent > 0 {
+		cp.ParentID = CheckpointID(r.threadID, int(parent))
 	}
-	if slices.ContainsFunc(b.origins[:m.Messages], func(k int64) bool { return k != 0 }) {
-		cp.Origins = slices.Clip(b.origins[:m.Messages])
+	if slices.ContainsFunc(b.origins[:count], func(k int64) bool { return k != 0 }) {
+		cp.Origins = slices.Clip(b.origins[:count])
 	}
-	if m.State != "{}" {
-		if err := json.Unmarshal([]byte(m.State), &cp.Values); err != nil {
-			return cp, fmt.Errorf("state values: %w", err)
-		}
-	}
-	return cp, joinParts(cp.Values, m.Parts, r.parts)
+	var err error
+	cp.Values, err = r.values(ctx, n)
+	return cp, err
 }
 
-// fork makes the thread's kept checkpoint at step its head, on a new
-// branch that shares the messages before it: the next step follows it,
-// and the branch it was on stays as it is. l is the thread, locked.
-// Forking from the head itself changes nothing.
+// fork makes the thread's kept checkpoint id its head, on a new branch
+// that shares the messages before it: the next step follows it, and the
+// branch it was on stays as it is. l is the thread, locked. Forking from
+// the head itself changes nothing.
 func (s *DB) fork(ctx context.Context, tx dialect.Tx, threadID string, l dialect.ThreadLock, id string) error {
-	step, ok := ParseCheckpointID(threadID, id)
+	n, ok := ParseCheckpointID(threadID, id)
 	if !ok {
 		return checkpointNotFound(threadID, id)
 	}
-	if int64(step) == l.Head {
+	if int64(n) == l.Head {
 		return nil
 	}
-	m, err := tx.Checkpoint(ctx, l.PK, int64(step))
+	m, err := forkPoint(ctx, tx, l.PK, int64(n))
 	if errors.Is(err, dialect.ErrNoRow) {
 		return checkpointNotFound(threadID, id)
 	}
@@ -280,8 +363,35 @@ func (s *DB) fork(ctx context.Context, tx dialect.Tx, threadID string, l dialect
 	if err != nil {
 		return err
 	}
-	return tx.MoveHead(ctx, dialect.HeadWrite{ThreadPK: l.PK, Head: m.Step, Branch: key, Messages: m.Messages,
+	return tx.MoveHead(ctx, dialect.HeadWrite{ThreadPK: l.PK, Head: int64(n), Branch: key, Messages: m.Messages,
 		RunID: m.RunID, Route: m.Route, State: m.State, Parts: meta, Now: s.now()})
+}
+
+// forkPoint reads what checkpoint number n holds, as a row: a step's own
+// row, or for the checkpoint where a step's input was added, the step's
+// branch and run with the input's message count and the state of the
+// step's parent.
+func forkPoint(ctx context.Context, tx dialect.Tx, threadPK, n int64) (dialect.CheckpointMeta, error) {
+	m, err := tx.Checkpoint(ctx, threadPK, n&^inputFlag)
+	if err != nil || n&inputFlag == 0 {
+		return m, err
+	}
+	if m.Input == 0 {
+		return m, dialect.ErrNoRow
+	}
+	m.Messages, m.State, m.Parts = m.Input, "{}", "{}"
+	for p := m.Parent; p != 0; {
+		parent, err := tx.Checkpoint(ctx, threadPK, p&^inputFlag)
+		if err != nil {
+			return m, err
+		}
+		if p&inputFlag == 0 {
+			m.State, m.Parts = parent.State, parent.Parts
+			break
+		}
+		p = parent.Parent
+	}
+	return m, nil
 }
 
 // forkParts writes again, as new parts, the parted fields of checkpoint m,

@@ -25,12 +25,15 @@ type Checkpoint struct {
 	Step int
 	// Head is the step whose state this is: Step, unless a run started a
 	// new branch from an earlier checkpoint. ID names it (see
-	// CheckpointID); "" when the thread has no checkpoint yet.
+	// CheckpointID; the checkpoint before a step's model output, where a
+	// run's input was added, has the step's Head and an ID of its own);
+	// "" when the thread has no checkpoint yet.
 	Head int
 	ID   string
 	// ParentID is the checkpoint before it, "" for none; Source says
 	// what made it: "loop" (a step of a run), "update" (a state update)
-	// or "input" (a thread created with its state). Set by History.
+	// or "input" (a run's input, or a thread created with its state).
+	// Set by History.
 	ParentID, Source string
 	Messages         []thread.Message // every message of its branch, in order
 	// Origins are the branch keys the messages are stored under, one per
@@ -44,6 +47,8 @@ type Checkpoint struct {
 	CopyOf    string
 	Values    thread.State
 	UpdatedAt time.Time
+
+	number int64 // the checkpoint number ID holds (History)
 }
 
 // Step is what one agent step writes, in one transaction.
@@ -53,6 +58,11 @@ type Step struct {
 	Route    string
 	Step     int              // must be the thread's previous Step + 1
 	Append   []thread.Message // messages added since the previous checkpoint
+	// Input is how many of Append's first messages are the run's input,
+	// on a run's first step: the step then also stands for the checkpoint
+	// where the input was added and the model had not answered yet (see
+	// History).
+	Input int
 	// Values are the full state values after the step; they replace the
 	// previous ones. A large array field that only gained elements costs
 	// the bytes of those elements (see planParts).
@@ -101,7 +111,7 @@ func (s *DB) saveStep(ctx context.Context, tx dialect.Tx, st Step, in *stepInput
 		return err
 	}
 	err = tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.ThreadPK, Step: int64(st.Step),
-		Parent: l.Head, Branch: l.Branch, Source: SourceLoop,
+		Parent: l.Head, Branch: l.Branch, Source: SourceLoop, Input: inputCount(l.Messages, st.Input, len(in.messages)),
 		Messages: l.Messages + int64(len(in.messages)), RunID: st.RunID, Route: st.Route,
 		State: in.state, Parts: meta, Status: in.threadStatus, Now: now})
 	if err != nil {
@@ -214,10 +224,10 @@ type checkpointReader struct {
 func (c *checkpointReader) row(r dialect.CheckpointRow) error {
 	switch r.Kind {
 	case 0:
-		c.cp.RunID, c.cp.Route, c.cp.Step, c.cp.Head, c.cp.CopyOf = r.RunID, r.Route, int(r.Seq), int(r.Head), r.CopyOf
+		c.cp.RunID, c.cp.Route, c.cp.Step, c.cp.Head, c.cp.CopyOf = r.RunID, r.Route, int(r.Seq), int(r.Head&^inputFlag), r.CopyOf
 		c.cp.Branch = r.Branch
 		if r.Head > 0 {
-			c.cp.ID = CheckpointID(c.cp.ThreadID, c.cp.Head)
+			c.cp.ID = CheckpointID(c.cp.ThreadID, int(r.Head))
 		}
 		c.cp.UpdatedAt = fromNanos(r.Updated)
 		c.cp.Values = thread.State{}
@@ -331,4 +341,14 @@ func checkStepRow(st Step, l dialect.RunLock, err error, self int64) error {
 		return fmt.Errorf("thread %q: %w: got step %d, the last saved step is %d", st.ThreadID, ErrStepOrder, st.Step, l.Step)
 	}
 	return nil
+}
+
+// inputCount is the message count at the checkpoint where a step's input
+// was added: the thread had had, then the input; 0 when the step took
+// none.
+func inputCount(had int64, input, added int) int64 {
+	if input <= 0 || input > added {
+		return 0
+	}
+	return had + int64(input)
 }

@@ -115,7 +115,7 @@ test("runs.stream: values, updates, messages-tuple and custom; the plan is state
   // The same state afterwards, in both dialects' form.
   const state = await c.threads.getState(thread.thread_id);
   assert.deepEqual(state.values, final);
-  assert.equal(state.checkpoint.checkpoint_id, runId, "a run's end is a checkpoint named by the run");
+  assert.equal(state.metadata.run_id, runId, "a run's last step is a checkpoint of the run");
   assert.equal(state.checkpoint.thread_id, thread.thread_id);
   assert.equal(state.checkpoint.checkpoint_ns, "");
   assert.ok(state.checkpoint.step > 0, "Dawn's step is still there");
@@ -261,7 +261,7 @@ test("background runs: runs.create, get, join, list, joinStream replay with last
   assert.ok(custom.length > 1);
 });
 
-test("history and checkpoints: getHistory, getState at a checkpoint, before, parents", async () => {
+test("history and checkpoints: getHistory, getState at a checkpoint, before, parents, forks", async () => {
   const c = client();
   const thread = await c.threads.create();
   const first = await c.runs.wait(thread.thread_id, "/blog", { input: ask });
@@ -269,33 +269,60 @@ test("history and checkpoints: getHistory, getState at a checkpoint, before, par
   assert.equal(second.messages.length, first.messages.length + 2, "Dawn's {role, content} input works too");
   const runs = await c.runs.list(thread.thread_id);
 
+  // Newest first: each run's step, and before it the checkpoint where its
+  // input was added.
   const history = await c.threads.getHistory(thread.thread_id);
-  assert.equal(history.length, 2);
-  assert.deepEqual(history.map((h) => h.checkpoint.checkpoint_id), runs.map((r) => r.run_id));
+  assert.equal(history.length, 4);
+  assert.deepEqual(history.map((h) => h.metadata.source), ["loop", "input", "loop", "input"]);
+  assert.deepEqual(history.map((h) => h.metadata.run_id), [runs[0].run_id, runs[0].run_id, runs[1].run_id, runs[1].run_id]);
   assert.deepEqual(history[0].values, second);
-  assert.deepEqual(history[1].values, first);
-  assert.deepEqual(history[0].parent_checkpoint.checkpoint_id, history[1].checkpoint.checkpoint_id);
-  assert.equal(history[1].parent_checkpoint, null);
+  assert.deepEqual(history[2].values, first);
+  assert.deepEqual(history[1].values.messages.map((m) => m.content), [...first.messages.map((m) => m.content), "And now?"]);
+  for (let i = 0; i + 1 < history.length; i++) {
+    assert.equal(history[i].parent_checkpoint.checkpoint_id, history[i + 1].checkpoint.checkpoint_id);
+  }
+  assert.equal(history[3].parent_checkpoint, null);
   // Message ids do not change between checkpoints.
   assert.deepEqual(history[0].values.messages.slice(0, first.messages.length).map((m) => m.id), first.messages.map((m) => m.id));
 
-  const older = await c.threads.getState(thread.thread_id, history[1].checkpoint.checkpoint_id);
+  const older = await c.threads.getState(thread.thread_id, history[2].checkpoint.checkpoint_id);
   assert.deepEqual(older.values, first);
-  const viaPost = await c.threads.getState(thread.thread_id, { checkpoint_id: history[1].checkpoint.checkpoint_id });
+  const viaPost = await c.threads.getState(thread.thread_id, { checkpoint_id: history[2].checkpoint.checkpoint_id });
   assert.deepEqual(viaPost.values, first);
   const before = await c.threads.getHistory(thread.thread_id, { before: history[0].config });
-  assert.deepEqual(before.map((h) => h.checkpoint.checkpoint_id), [history[1].checkpoint.checkpoint_id]);
+  assert.deepEqual(before.map((h) => h.checkpoint.checkpoint_id), history.slice(1).map((h) => h.checkpoint.checkpoint_id));
   assert.equal((await c.threads.getHistory(thread.thread_id, { limit: 1 })).length, 1);
   const filtered = await c.threads.getHistory(thread.thread_id, { metadata: { run_id: runs[1].run_id } });
-  assert.deepEqual(filtered.map((h) => h.checkpoint.checkpoint_id), [runs[1].run_id]);
+  assert.deepEqual(filtered.map((h) => h.checkpoint.checkpoint_id), history.slice(2).map((h) => h.checkpoint.checkpoint_id));
   await assert.rejects(c.threads.getState(thread.thread_id, "no-such-checkpoint"), /HTTP 404.*checkpoint_not_found/);
 
-  // A run may name the latest checkpoint to continue from, not an older one.
+  // A run from the latest checkpoint goes on; one from an older checkpoint
+  // starts a new branch there, and the old branch stays in the history.
   await c.runs.wait(thread.thread_id, "/blog", { input: ask, checkpointId: history[0].checkpoint.checkpoint_id });
-  await assert.rejects(
-    c.runs.wait(thread.thread_id, "/blog", { input: ask, checkpointId: history[1].checkpoint.checkpoint_id }),
-    /HTTP 400.*latest/,
-  );
+  const forked = await c.runs.wait(thread.thread_id, "/blog", { input: ask, checkpointId: history[2].checkpoint.checkpoint_id });
+  assert.deepEqual(forked.messages.slice(0, first.messages.length), first.messages);
+  assert.equal(forked.messages.length, first.messages.length + 2);
+  assert.deepEqual((await c.threads.getState(thread.thread_id, history[0].checkpoint.checkpoint_id)).values, second);
+  await assert.rejects(c.runs.wait(thread.thread_id, "/blog", { input: ask, checkpointId: "no-such-checkpoint" }), /HTTP 404.*checkpoint_not_found/);
+});
+
+test("updateState and threads.copy", async () => {
+  const c = client();
+  const thread = await c.threads.create();
+  await c.runs.wait(thread.thread_id, "/blog", { input: ask });
+  const updated = await c.threads.updateState(thread.thread_id, { values: { messages: [{ type: "human", content: "A note" }] }, asNode: "agent" });
+  const state = await c.threads.getState(thread.thread_id);
+  assert.equal(state.checkpoint.checkpoint_id, updated.checkpoint.checkpoint_id);
+  assert.equal(state.values.messages.at(-1).content, "A note");
+  assert.equal(state.metadata.source, "update");
+  await assert.rejects(c.threads.updateState(thread.thread_id, { values: { mood: "calm" } }), /HTTP 400.*mood/);
+
+  const copy = await c.threads.copy(thread.thread_id);
+  assert.notEqual(copy.thread_id, thread.thread_id);
+  const copied = await c.threads.getState(copy.thread_id);
+  assert.deepEqual(copied.values, state.values);
+  assert.equal(copied.checkpoint.thread_id, copy.thread_id);
+  assert.equal((await c.threads.getHistory(copy.thread_id)).length, (await c.threads.getHistory(thread.thread_id)).length);
 });
 
 test("threads: create with ifExists, search, count, get, delete", async () => {
@@ -404,8 +431,6 @@ test("calls Dawn does not serve answer 405 with why", async () => {
   const [assistant] = await c.assistants.search();
   const cases = [
     [() => c.threads.update(thread.thread_id, { metadata: { a: 1 } }), /HTTP 405.*metadata is set when it is created/],
-    [() => c.threads.updateState(thread.thread_id, { values: { ticket_id: "T" } }), /HTTP 405.*only through runs/],
-    [() => c.threads.copy(thread.thread_id), /HTTP 405.*cannot be copied/],
     [() => c.assistants.delete(assistant.assistant_id), /HTTP 405.*route's files/],
   ];
   for (const [call, want] of cases) await assert.rejects(call, want);

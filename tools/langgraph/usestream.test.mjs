@@ -155,7 +155,43 @@ test("useStream with fetchStateHistory: a second message continues from the late
   const done = await eventually("the second answer", answered(2), 20000, seen(view));
   assert.deepEqual(done.messages.map((m) => m.type), ["human", "ai", "human", "ai"]);
   assert.equal(done.messages[2].content, "Second question");
-  assert.equal(view.hook.current.history.length, 2, "two checkpoints: one per run");
+  assert.equal(view.hook.current.history.length, 4, "four checkpoints: each run's input, then its answer");
+  view.root.unmount();
+});
+
+test("useStream branching: regenerating an answer starts a branch, setBranch shows the old one", async () => {
+  const thread = await client(gatedUrl).threads.create();
+  const view = mount({ threadId: thread.thread_id, assistantId: "/blog", fetchStateHistory: { limit: 100 } });
+  await eventually("the first render", () => view.hook.current && !view.latest().isLoading, 20000, seen(view));
+  const idle = (check) => () => {
+    const r = view.latest();
+    return !r.isLoading && check(r) && r;
+  };
+  view.hook.current.submit({ messages: [{ type: "human", content: "First question" }] });
+  await eventually("the first answer", idle((r) => r.messages.length === 2), 20000, seen(view));
+  view.hook.current.submit({ messages: [{ type: "human", content: "Second question" }] });
+  const before = await eventually("the second answer", idle((r) => r.messages.length === 4), 20000, seen(view));
+
+  // Regenerate the first answer as a chat UI does: a run without input
+  // from the parent of the first checkpoint that holds the answer.
+  const answer = before.messages[1];
+  const meta = view.hook.current.getMessagesMetadata(answer, 1);
+  const parent = meta?.firstSeenState?.parent_checkpoint;
+  assert.ok(parent?.checkpoint_id, "the answer's first checkpoint has a parent");
+  view.hook.current.submit(undefined, { checkpoint: parent });
+  const regenerated = await eventually("the regenerated branch", idle((r) => r.messages.length === 2 && r.messages[1].id !== answer.id), 20000, seen(view));
+  assert.deepEqual(regenerated.messages.map((m) => m.type), ["human", "ai"]);
+  assert.equal(regenerated.messages[0].id, before.messages[0].id, "the question keeps its id on the new branch");
+
+  const branched = view.hook.current.getMessagesMetadata(regenerated.messages[1], 1);
+  assert.equal(branched.branchOptions?.length, 2, "the answer has two versions");
+  const old = branched.branchOptions.find((b) => b !== branched.branch);
+  view.hook.current.setBranch(old);
+  const back = await eventually("the old branch", () => view.latest().messages.length === 4 && view.latest(), 20000, seen(view));
+  assert.deepEqual(back.messages.map((m) => m.id), before.messages.map((m) => m.id), "the old branch is as it was");
+  assert.equal(back.messages[2].content, "Second question");
+  const history = await client(gatedUrl).threads.getHistory(thread.thread_id, { limit: 100 });
+  assert.equal(history.length, 5, "both branches stay in the history: each run's input and answer, and the regenerated answer");
   view.root.unmount();
 });
 

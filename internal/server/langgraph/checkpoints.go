@@ -279,6 +279,9 @@ func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Req
 	for _, m := range in.Messages {
 		asInput = asInput && (m.Role == thread.RoleUser || m.Role == thread.RoleSystem)
 	}
+	if !asInput && len(req.Messages) == 0 && run.resume == nil {
+		return wire.BadBody("command.update needs input to run on: send input with messages, or put the user's message in command.update")
+	}
 	update := cmd.Update
 	if asInput {
 		fields := map[string]json.RawMessage{}
@@ -296,9 +299,6 @@ func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Req
 	}
 	if asInput {
 		req.Messages = append(in.Messages, req.Messages...)
-	}
-	if len(req.Messages) == 0 && run.resume == nil {
-		return wire.BadBody("command.update was applied to the thread's state; a run also needs input: send input with messages, or put the user's message in command.update")
 	}
 	return nil
 }

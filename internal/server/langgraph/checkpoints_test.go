@@ -106,7 +106,9 @@ func testForks(t *testing.T, storePath string) {
 		CallTool("writeTodos", fourTodos(3)).Reply("A2").
 		Reply("A3").
 		Reply("A2 regenerated").
-		Reply("A4")
+		Reply("A4").
+		Reply("A4 again").
+		Reply("A2 once more")
 	h := apptest.New(t, supportApp(t), model, apptest.Options{StorePath: storePath})
 	url := h.Serve(t)
 	postOK(t, url+"/threads", `{"thread_id":"f1"}`, nil)
@@ -118,8 +120,9 @@ func testForks(t *testing.T, storePath string) {
 	}
 	before := history(t, url, "f1")
 	// A step is a model turn with its tools: two in each of the first
-	// runs (the plan, then the answer), one in the third.
-	if len(before) != 5 || before[0].last() != "A3" || before[0].Metadata.Step != 5 {
+	// runs (the plan, then the answer), one in the third; before each
+	// run's first step, the checkpoint where its input was added.
+	if len(before) != 8 || before[0].last() != "A3" || before[0].Metadata.Step != 5 || before[1].Metadata.Source != "input" || before[1].last() != "Q3" {
 		t.Fatalf("history after three exchanges: %d checkpoints, newest %q at step %d", len(before), before[0].last(), before[0].Metadata.Step)
 	}
 	for i, k := range before {
@@ -130,16 +133,28 @@ func testForks(t *testing.T, storePath string) {
 			t.Errorf("checkpoint %d's parent is not the one before it", i)
 		}
 	}
-	firstEnd := before[3] // step 2: A1, the plan with one item completed
+	firstEnd := before[5] // step 2: A1, the plan with one item completed
 	if firstEnd.last() != "A1" || !slices.Equal(firstEnd.statuses(), []string{"completed", "in_progress", "pending", "pending"}) {
 		t.Fatalf("the first exchange's end: %q, plan %v", firstEnd.last(), firstEnd.statuses())
 	}
 
-	// Regenerate the second answer: a run from the first exchange's end.
-	var out struct {
-		Messages []lgMessage     `json:"messages"`
-		Todos    []dawntest.Todo `json:"todos"`
-	}
+	after := checkRegenerate(t, url, before, firstEnd)
+	checkUpdateThenRun(t, url)
+	checkThreadCopy(t, url)
+	checkDawnWire(t, url, firstEnd, after)
+}
+
+// runOutput is the state values runs/wait answers with.
+type runOutput struct {
+	Messages []lgMessage     `json:"messages"`
+	Todos    []dawntest.Todo `json:"todos"`
+}
+
+// checkRegenerate regenerates the second answer of thread f1: a run from
+// the first exchange's end, firstEnd. It returns the history after it.
+func checkRegenerate(t *testing.T, url string, before []kept, firstEnd kept) []kept {
+	t.Helper()
+	var out runOutput
 	postOK(t, url+"/threads/f1/runs/wait", lgBody("/support/acme", "Q2", map[string]any{"checkpoint": map[string]string{"checkpoint_id": firstEnd.Checkpoint.CheckpointID}}), &out)
 	var contents []string
 	for _, m := range out.Messages {
@@ -152,10 +167,10 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the fork's plan %+v: want the plan as the first exchange left it", out.Todos)
 	}
 	after := history(t, url, "f1")
-	if len(after) != 6 || after[0].ParentCheckpoint == nil || after[0].ParentCheckpoint.CheckpointID != firstEnd.Checkpoint.CheckpointID {
-		t.Fatalf("history after the fork: %d checkpoints; the new one's parent %+v, want %s", len(after), after[0].ParentCheckpoint, firstEnd.Checkpoint.CheckpointID)
+	if len(after) != 10 || after[1].ParentCheckpoint == nil || after[1].ParentCheckpoint.CheckpointID != firstEnd.Checkpoint.CheckpointID {
+		t.Fatalf("history after the fork: %d checkpoints; the new input's parent %+v, want %s", len(after), after[1].ParentCheckpoint, firstEnd.Checkpoint.CheckpointID)
 	}
-	oldEnd := after[1]
+	oldEnd := after[2]
 	if oldEnd.Checkpoint.CheckpointID != before[0].Checkpoint.CheckpointID || oldEnd.last() != "A3" || oldEnd.statuses()[3] != "in_progress" {
 		t.Errorf("the old branch's end: %q, plan %v", oldEnd.last(), oldEnd.statuses())
 	}
@@ -178,7 +193,15 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the thread's state is %s, want the new branch's head %s", head.Checkpoint.CheckpointID, after[0].Checkpoint.CheckpointID)
 	}
 
-	// updateState, then a run: the update is a checkpoint the run goes on from.
+	return after
+}
+
+// checkUpdateThenRun: updateState, then a run: the update is a checkpoint
+// the run goes on from; then the answer is regenerated as useStream does.
+func checkUpdateThenRun(t *testing.T, url string) {
+	t.Helper()
+	var head kept
+	var out runOutput
 	var upd struct {
 		Checkpoint struct {
 			CheckpointID string `json:"checkpoint_id"`
@@ -194,7 +217,22 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the run after the update: %+v", out.Messages)
 	}
 
-	// threads.copy: the same state and history on a new id.
+	// Regenerate the answer as useStream does: a run with no input from
+	// the parent of the first checkpoint that holds the answer, where Q4
+	// was added.
+	getJSON(t, url+"/threads/f1/state", &head)
+	input := head.ParentCheckpoint.CheckpointID
+	postOK(t, url+"/threads/f1/runs/wait", `{"assistant_id":"/support/acme","input":null,"checkpoint":{"checkpoint_id":"`+input+`"}}`, &out)
+	if n := len(out.Messages); n != 9 || out.Messages[7].Content != "Q4" || out.Messages[8].Content != "A4 again" {
+		t.Errorf("the regenerated answer: %+v", out.Messages)
+	}
+
+}
+
+// checkThreadCopy: threads.copy gives the same state and history on a new
+// id.
+func checkThreadCopy(t *testing.T, url string) {
+	t.Helper()
 	var cp struct {
 		ThreadID string `json:"thread_id"`
 	}
@@ -216,10 +254,76 @@ func testForks(t *testing.T, storePath string) {
 		t.Errorf("the copy has %d checkpoints, the original %d", len(hb), len(ha))
 	}
 
+}
+
+// checkDawnWire: on Dawn's wire, a run from a checkpoint, or from one the
+// thread does not have, and the history a page at a time.
+func checkDawnWire(t *testing.T, url string, firstEnd kept, after []kept) {
+	t.Helper()
+	var dawnOut struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	postOK(t, url+"/threads/f1/runs/wait", `{"route":"/support/acme","checkpoint_id":"`+firstEnd.Checkpoint.CheckpointID+`","input":{"messages":[{"role":"user","content":"Q2 once more"}]}}`, &dawnOut)
+	if n := len(dawnOut.Messages); n != 6 || dawnOut.Messages[4].Content != "Q2 once more" {
+		t.Errorf("a run from a checkpoint on Dawn's wire: %+v", dawnOut.Messages)
+	}
+	if kind := errorKind(t, post(t, url+"/threads/f1/runs/wait", `{"route":"/support/acme","checkpoint_id":"nope","input":{"messages":[{"role":"user","content":"x"}]}}`), http.StatusNotFound); !bytes.HasPrefix([]byte(kind), []byte("checkpoint_not_found")) {
+		t.Errorf("a run from an unknown checkpoint on Dawn's wire: %s", kind)
+	}
+
 	// Dawn's wire: GET /threads/:id/history, newest first, a page at a time.
 	var page []kept
 	getJSON(t, url+"/threads/f1/history?limit=2&before="+after[0].Checkpoint.CheckpointID, &page)
-	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID {
+	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID || page[1].Checkpoint.CheckpointID != after[2].Checkpoint.CheckpointID {
 		t.Errorf("GET history before the fork's end: %d checkpoints", len(page))
+	}
+}
+
+// TestLangGraphSuperstepsAndCommandUpdate: threads.create's supersteps
+// become the thread's first checkpoints, through the route's reducers; a
+// run's command.update is a checkpoint before the run, whose user
+// messages are the run's input.
+func TestLangGraphSuperstepsAndCommandUpdate(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("Hello again.").Repeat(), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"s1","graph_id":"/support/acme","supersteps":[
+		{"updates":[{"values":{"messages":[{"type":"human","content":"hi"}]},"as_node":"__input__"}]},
+		{"updates":[{"values":{"messages":[{"type":"ai","content":"hello"}],"todos":[{"content":"Greet","status":"completed"}]},"as_node":"agent"}]}]}`, nil)
+	hist := history(t, url, "s1")
+	if len(hist) != 2 || hist[0].Metadata.Source != "input" || hist[0].last() != "hello" || len(hist[0].Values.Todos) != 1 || len(hist[1].Values.Messages) != 1 {
+		t.Fatalf("a thread created with supersteps: %+v", hist)
+	}
+	if kind := errorKind(t, post(t, url+"/threads", `{"thread_id":"s2","supersteps":[{"updates":[{"values":{"x":1},"as_node":"judge"}]}]}`), http.StatusBadRequest); !bytes.Contains([]byte(kind), []byte("judge")) {
+		t.Errorf("a superstep as an unknown node: %s", kind)
+	}
+	if kind := errorKind(t, post(t, url+"/threads", `{"thread_id":"s3","graph_id":"/support/acme","supersteps":[{"updates":[{"values":{"mood":"calm"}}]}]}`), http.StatusBadRequest); !bytes.Contains([]byte(kind), []byte("mood")) {
+		t.Errorf("a superstep with a field the route lacks: %s", kind)
+	}
+	for _, id := range []string{"s2", "s3"} {
+		if status := getJSON(t, url+"/threads/"+id, nil); status != http.StatusNotFound {
+			t.Errorf("thread %s is left after its supersteps failed: status %d", id, status)
+		}
+	}
+
+	var out struct {
+		Messages []lgMessage     `json:"messages"`
+		Todos    []dawntest.Todo `json:"todos"`
+	}
+	postOK(t, url+"/threads/s1/runs/wait", `{"assistant_id":"/support/acme","input":null,"command":{"update":{"messages":[{"type":"human","content":"from the command"}],"todos":[{"content":"Answer","status":"in_progress"}]}}}`, &out)
+	n := len(out.Messages)
+	if n != 4 || out.Messages[2].Content != "from the command" || out.Messages[3].Content != "Hello again." || len(out.Todos) != 1 || out.Todos[0].Content != "Answer" {
+		t.Fatalf("a run with command.update: %+v, todos %+v", out.Messages, out.Todos)
+	}
+	hist = history(t, url, "s1")
+	if len(hist) != 5 || hist[2].Metadata.Source != "update" || hist[1].Metadata.Source != "input" || hist[0].Metadata.Source != "loop" {
+		t.Errorf("history after command.update: %d checkpoints", len(hist))
+	}
+	if kind := errorKind(t, post(t, url+"/threads/s1/runs/wait", `{"assistant_id":"/support/acme","input":null,"command":{"update":{"todos":[]}}}`), http.StatusBadRequest); !bytes.Contains([]byte(kind), []byte("needs input")) {
+		t.Errorf("command.update without messages nor input: %s", kind)
+	}
+	if again := history(t, url, "s1"); len(again) != len(hist) {
+		t.Errorf("a refused command.update changed the history: %d checkpoints, want %d", len(again), len(hist))
 	}
 }

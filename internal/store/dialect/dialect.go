@@ -312,20 +312,23 @@ type CheckpointRow struct {
 // id and route.
 type CheckpointWrite struct {
 	ThreadPK, Step, Parent, Branch, Messages int64
-	RunID, Route, Source                     string
-	State, Parts                             string
-	Status                                   string
-	Now                                      int64
-	ValuesOnly                               bool
+	// Input is the message count once the run's input was added, before
+	// the step's own messages; 0 when the step took no input.
+	Input                int64
+	RunID, Route, Source string
+	State, Parts         string
+	Status               string
+	Now                  int64
+	ValuesOnly           bool
 }
 
 // CheckpointMeta is a kept checkpoint as its row holds it: its messages
 // are the first Messages of Branch.
 type CheckpointMeta struct {
-	Step, Parent, Branch, Messages     int64
-	RunID, Route, Source, State, Parts string
-	CreatedAt                          int64
-	CopyOf                             string // the thread's copy_of
+	Step, Parent, Branch, Messages, Input int64
+	RunID, Route, Source, State, Parts    string
+	CreatedAt                             int64
+	CopyOf                                string // the thread's copy_of
 }
 
 // CheckpointFilter selects kept checkpoints: below step Before (0: any),

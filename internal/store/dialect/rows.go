@@ -51,13 +51,13 @@ func ScanOwners(rows Rows) ([]OwnerRow, error) {
 
 // CheckpointColumns are the columns ScanCheckpoints reads, of checkpoints
 // c joined with their thread t.
-const CheckpointColumns = `c.step, c.parent, c.branch, c.message_count, c.run_id, c.route, c.source, c.state, c.parts, c.created_at, t.copy_of`
+const CheckpointColumns = `c.step, c.parent, c.branch, c.message_count, c.input_count, c.run_id, c.route, c.source, c.state, c.parts, c.created_at, t.copy_of`
 
 // ScanCheckpoints hands each row of CheckpointColumns to each.
 func ScanCheckpoints(rows Rows, each func(CheckpointMeta) error) error {
 	for rows.Next() {
 		var m CheckpointMeta
-		if err := rows.Scan(&m.Step, &m.Parent, &m.Branch, &m.Messages, &m.RunID, &m.Route, &m.Source,
+		if err := rows.Scan(&m.Step, &m.Parent, &m.Branch, &m.Messages, &m.Input, &m.RunID, &m.Route, &m.Source,
 			&m.State, &m.Parts, &m.CreatedAt, &m.CopyOf); err != nil {
 			return err
 		}

@@ -166,9 +166,9 @@ func (t *tx) SaveCheckpoint(_ context.Context, c dialect.CheckpointWrite) error 
 			state = $6, parts = $7, checkpoint_at = $8, updated_at = $8, status = coalesce($9, status) WHERE pk = $10`,
 			c.Step, c.Branch, c.Messages, c.RunID, c.Route, c.State, c.Parts, c.Now, status, c.ThreadPK)
 	}
-	t.queue(`INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		c.ThreadPK, c.Step, c.Parent, c.Branch, c.Messages, c.RunID, c.Route, c.Source, c.State, c.Parts, c.Now)
+	t.queue(`INSERT INTO checkpoints(thread, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		c.ThreadPK, c.Step, c.Parent, c.Branch, c.Messages, c.Input, c.RunID, c.Route, c.Source, c.State, c.Parts, c.Now)
 	return nil
 }
 
@@ -231,8 +231,8 @@ func (t *tx) MoveHead(_ context.Context, f dialect.HeadWrite) error {
 func (t *tx) CopyThread(_ context.Context, fromPK, toPK int64, copyOf string) error {
 	t.queue(`INSERT INTO history(thread, run, seq, type, codec, data)
 		SELECT $2, run, seq, type, codec, data FROM history WHERE thread = $1 AND run <= 0`, fromPK, toPK)
-	t.queue(`INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
-		SELECT $2, step, parent, branch, message_count, run_id, route, source, state, parts, created_at
+	t.queue(`INSERT INTO checkpoints(thread, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at)
+		SELECT $2, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at
 		FROM checkpoints WHERE thread = $1`, fromPK, toPK)
 	t.queue(`INSERT INTO branches(thread, branch, key, lo, hi) SELECT $2, branch, key, lo, hi FROM branches WHERE thread = $1`, fromPK, toPK)
 	t.queue(`UPDATE threads SET (step, head, branch, message_count, run_id, route, checkpoint_at, state, parts, copy_of) =

@@ -61,8 +61,8 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 			state = ?6, parts = ?7, checkpoint_at = ?8, updated_at = ?8, status = coalesce(?9, status) WHERE pk = ?10`},
 		{writer, &st.saveValues, `UPDATE threads SET step = ?1, head = ?1, branch = ?2, message_count = ?3,
 			state = ?4, parts = ?5, checkpoint_at = ?6, updated_at = ?6 WHERE pk = ?7`},
-		{writer, &st.insertCheckpoint, `INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{writer, &st.insertCheckpoint, `INSERT INTO checkpoints(thread, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{writer, &st.insertPart, `INSERT INTO history(thread, run, seq, type, data) VALUES (?, -1, ?, ?, ?)`},
 		{writer, &st.deleteParts, `DELETE FROM history WHERE thread = ? AND run = -1 AND type = ?`},
 

@@ -144,7 +144,7 @@ func (t tx) SaveCheckpoint(ctx context.Context, c dialect.CheckpointWrite) error
 	if err != nil {
 		return err
 	}
-	_, err = t.s.st.insertCheckpoint.ExecContext(ctx, c.ThreadPK, c.Step, c.Parent, c.Branch, c.Messages,
+	_, err = t.s.st.insertCheckpoint.ExecContext(ctx, c.ThreadPK, c.Step, c.Parent, c.Branch, c.Messages, c.Input,
 		c.RunID, c.Route, c.Source, c.State, c.Parts, c.Now)
 	return err
 }
@@ -204,8 +204,8 @@ func (t tx) MoveHead(ctx context.Context, f dialect.HeadWrite) error {
 var copyThreadStatements = []string{
 	`INSERT INTO history(thread, run, seq, type, codec, data)
 		SELECT ?2, run, seq, type, codec, data FROM history WHERE thread = ?1 AND run <= 0 ORDER BY run DESC, seq`,
-	`INSERT INTO checkpoints(thread, step, parent, branch, message_count, run_id, route, source, state, parts, created_at)
-		SELECT ?2, step, parent, branch, message_count, run_id, route, source, state, parts, created_at
+	`INSERT INTO checkpoints(thread, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at)
+		SELECT ?2, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at
 		FROM checkpoints WHERE thread = ?1 ORDER BY step`,
 	`INSERT INTO branches(thread, branch, key, lo, hi) SELECT ?2, branch, key, lo, hi FROM branches WHERE thread = ?1`,
 	`UPDATE threads SET (step, head, branch, message_count, run_id, route, checkpoint_at, state, parts) =

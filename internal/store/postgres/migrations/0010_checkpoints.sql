@@ -13,6 +13,7 @@ CREATE TABLE checkpoints (
 	parent        bigint NOT NULL,
 	branch        bigint NOT NULL,
 	message_count bigint NOT NULL,
+	input_count   bigint NOT NULL DEFAULT 0,
 	run_id        text NOT NULL,
 	route         text NOT NULL,
 	source        text NOT NULL,

@@ -16,9 +16,15 @@
 -- of that key. A thread that was never forked has no segments, so reading
 -- its latest checkpoint costs what it did.
 --
--- threads.head is the step of the checkpoint the next step follows (the
--- thread's latest, or the one a fork started from); threads.step stays the
--- highest step, so new steps keep counting up.
+-- threads.head is the checkpoint the next step follows (the thread's
+-- latest, or the one a fork started from); threads.step stays the highest
+-- step, so new steps keep counting up.
+--
+-- The first step of a run also stands for the checkpoint before it, where
+-- the run's input was added and the model had not answered yet: its
+-- input_count is the number of messages then (0 when the step took no
+-- input). That checkpoint is numbered as its step with bit 46 set, in
+-- threads.head and checkpoints.parent too.
 ALTER TABLE threads ADD COLUMN head INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE threads ADD COLUMN branch INTEGER NOT NULL DEFAULT 0;
 -- copy_of is the thread a copy was made from (its first one, for a copy of
@@ -36,6 +42,7 @@ CREATE TABLE checkpoints (
 	parent        INTEGER NOT NULL, -- step of the parent checkpoint; 0 for none
 	branch        INTEGER NOT NULL,
 	message_count INTEGER NOT NULL,
+	input_count   INTEGER NOT NULL DEFAULT 0, -- see below
 	run_id        TEXT NOT NULL,
 	route         TEXT NOT NULL,
 	source        TEXT NOT NULL, -- loop, update, fork or input
