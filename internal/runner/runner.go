@@ -165,6 +165,8 @@ type Request struct {
 	Options map[string]string
 	// Webhook is a URL the run is POSTed to when it ends or parks.
 	Webhook string
+	// Overrides change what the route's agent.md sets, for this run.
+	Overrides Overrides
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -199,6 +201,10 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	if err != nil {
 		return nil, err
 	}
+	if err := req.Overrides.Check(prepared); err != nil {
+		return nil, err
+	}
+	prepared = req.Overrides.apply(prepared)
 	adm := &admission{a: a, p: prepared, threadID: req.ThreadID, answers: answers}
 	if err := m.checkWebhook(ctx, req.Webhook); err != nil {
 		return nil, err

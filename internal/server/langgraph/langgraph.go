@@ -64,11 +64,16 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 	h.Add(http.MethodPost, "/assistants/search", s.searchAssistants, markLG)
 	h.Add(http.MethodPost, "/assistants/count", s.countAssistants, markLG)
 	h.Add(http.MethodGet, "/assistants/:assistant", s.getAssistant, markLG)
-	h.Add(http.MethodPatch, "/assistants/:assistant", s.readOnlyAssistant, markLG)
-	h.Add(http.MethodDelete, "/assistants/:assistant", s.readOnlyAssistant, markLG)
+	h.Add(http.MethodPatch, "/assistants/:assistant", s.updateAssistant, markLG)
+	h.Add(http.MethodDelete, "/assistants/:assistant", s.deleteAssistant, markLG)
+	h.Add(http.MethodPost, "/assistants/:assistant/versions", s.assistantVersions, markLG)
+	h.Add(http.MethodPost, "/assistants/:assistant/latest", s.setLatestAssistant, markLG)
 	h.Add(http.MethodGet, "/assistants/:assistant/schemas", s.assistantSchemas, markLG)
 	h.Add(http.MethodGet, "/assistants/:assistant/graph", s.assistantGraph, markLG)
 	h.Add(http.MethodGet, "/assistants/:assistant/subgraphs", s.assistantSubgraphs, markLG)
+	h.Add(http.MethodGet, "/assistants/:assistant/subgraphs/:namespace", s.assistantSubgraphs, markLG)
+	h.Add(http.MethodGet, "/info", s.serverInfo, markLG)
+	h.Add(http.MethodGet, "/ok", serverOK, markLG)
 
 	h.Add(http.MethodPost, "/threads/search", s.searchThreads, markLG)
 	h.Add(http.MethodPost, "/threads/count", s.countThreads, markLG)
@@ -83,7 +88,7 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 	h.Add(http.MethodPost, "/threads/:id/runs/:run/cancel", s.lgCancelRun, markLG)
 
 	// What Dawn does not do answers with why, not a bare 404 or 405.
-	h.Add(http.MethodPatch, "/threads/:id", unsupported("a thread's metadata is set when it is created and cannot be changed"), markLG)
+	h.Add(http.MethodPatch, "/threads/:id", s.patchThread, markLG)
 	h.Add(http.MethodPost, "/threads/:id/copy", unsupported("threads cannot be copied"), markLG)
 	h.Add(http.MethodPost, "/threads/:id/state", unsupported("a thread's state changes only through runs; start a run with the input"), markLG)
 	h.Add(http.MethodPatch, "/threads/:id/state", unsupported("checkpoint metadata cannot be changed"), markLG)
@@ -242,6 +247,8 @@ func (b *lgRunBody) UnmarshalJSON(data []byte) error {
 
 type lgConfig struct {
 	Configurable map[string]any `json:"configurable"`
+	// RecursionLimit caps the run's steps (see overrides.go).
+	RecursionLimit any `json:"recursion_limit,omitempty"`
 }
 
 // lgRun is what the server keeps of a run started in the LangGraph
@@ -250,6 +257,8 @@ type lgConfig struct {
 // the store without its metadata and stream modes.
 type lgRun struct {
 	RunID, ThreadID, RouteID string
+	// AssistantID is the assistant the run was started with.
+	AssistantID              string
 	Modes                    map[string]bool
 	Subgraphs                bool
 	Metadata                 json.RawMessage
@@ -328,13 +337,13 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 	if err := wire.Decode(c, &body); err != nil {
 		return nil, runner.Request{}, body, err
 	}
-	run, req, err := s.lgRunOf(body, threadID)
+	run, req, err := s.lgRunOf(c.Request().Context(), body, threadID)
 	return run, req, body, err
 }
 
 // lgRunOf checks a LangGraph run request for thread threadID and returns
 // the run to remember and the runner's request.
-func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Request, error) {
+func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) (*lgRun, runner.Request, error) {
 	fail := func(err error) (*lgRun, runner.Request, error) { return nil, runner.Request{}, err }
 	switch {
 	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
@@ -371,14 +380,23 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 	if err != nil {
 		return fail(err)
 	}
-	a := s.host.App()
-	r, path, err := findAssistant(a, body.AssistantID)
+	found, err := s.resolveAssistant(ctx, body.AssistantID)
+	var werr *wire.Error
+	if errors.As(err, &werr) && werr.Kind == "assistant_not_found" {
+		return fail(runAssistantNotFound(body.AssistantID))
+	}
 	if err != nil {
 		return fail(err)
 	}
-	path = withParams(r, path, body.Config.Configurable, body.Context)
+	r := found.route
+	overrides, err := s.runOverrides(found, body)
+	if err != nil {
+		return fail(err)
+	}
+	asConfigurable, _ := found.Config["configurable"].(map[string]any)
+	path := withParams(r, found.path, body.Config.Configurable, body.Context, asConfigurable, found.Context)
 	run := &lgRun{
-		ThreadID: threadID, RouteID: r.ID, Modes: modes, Subgraphs: body.StreamSubgraphs,
+		ThreadID: threadID, RouteID: r.ID, AssistantID: found.AssistantID, Modes: modes, Subgraphs: body.StreamSubgraphs,
 		Metadata: body.Metadata, Multitask: body.MultitaskStrategy, Input: in.Messages, OnDisconnect: body.OnDisconnect,
 		Kwargs: map[string]any{"input": json.RawMessage(orNull(body.Input)), "config": body.Config, "context": body.Context, "stream_mode": sortedModes(modes), "subgraphs": body.StreamSubgraphs},
 		resume: resume,
@@ -393,7 +411,7 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 	if err != nil {
 		return fail(err)
 	}
-	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts, Webhook: body.Webhook}
+	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts, Webhook: body.Webhook, Overrides: overrides}
 	return run, req, nil
 }
 
@@ -1010,6 +1028,9 @@ func (s *dialect) runObject(r store.Run) lgRunObject {
 			o.Metadata = known.Metadata
 		}
 		o.MultitaskStrategy, o.Kwargs = known.Multitask, known.Kwargs
+		if known.AssistantID != "" {
+			o.AssistantID = known.AssistantID
+		}
 	}
 	return o
 }

@@ -373,7 +373,7 @@ func TestLangGraphBadRuns(t *testing.T) {
 		status                 int
 	}{
 		{"no assistant", `{"input":{"messages":"hi"},"assistant_id":""}`, "invalid_body", "assistant_id is required", 400},
-		{"unknown assistant", lgBody("/nowhere", "hi", nil), "assistant_not_found", "an assistant is a route", 404},
+		{"unknown assistant", lgBody("/nowhere", "hi", nil), "assistant_not_found", `No assistant found for "/nowhere"`, 404},
 		{"command with input", lgBody("/plain", "hi", map[string]any{"command": map[string]any{"resume": 1}}), "invalid_body", "not both", 400},
 		{"interrupt_before", lgBody("/plain", "hi", map[string]any{"interrupt_before": []string{"tools"}}), "invalid_body", "interrupt_before", 400},
 		{"enqueue", lgBody("/plain", "hi", map[string]any{"multitask_strategy": "enqueue"}), "invalid_body", "enqueue is not supported", 400},
