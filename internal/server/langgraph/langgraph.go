@@ -258,14 +258,14 @@ type lgConfig struct {
 type lgRun struct {
 	RunID, ThreadID, RouteID string
 	// AssistantID is the assistant the run was started with.
-	AssistantID              string
-	Modes                    map[string]bool
-	Subgraphs                bool
-	Metadata                 json.RawMessage
-	Multitask                string
-	Input                    []thread.Message
-	Kwargs                   map[string]any
-	OnDisconnect             string
+	AssistantID  string
+	Modes        map[string]bool
+	Subgraphs    bool
+	Metadata     json.RawMessage
+	Multitask    string
+	Input        []thread.Message
+	Kwargs       map[string]any
+	OnDisconnect string
 	// start is what the run started from, kept only on the request that
 	// started it (not in lgRuns).
 	start *lgStart
