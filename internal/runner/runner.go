@@ -167,6 +167,9 @@ type Request struct {
 	Webhook string
 	// Overrides change what the route's agent.md sets, for this run.
 	Overrides Overrides
+	// NoInput lets the run start without new messages: the model goes on
+	// from the thread's (a LangGraph run with input {"messages": []}).
+	NoInput bool
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -403,7 +406,7 @@ func runRecord(res agent.Result, strat *strategy, strategyRecord any) json.RawMe
 
 func (m *Manager) checkInput(a *app.App, req Request) error {
 	limits := a.Config.Limits.WithDefaults()
-	if len(req.Messages) == 0 {
+	if len(req.Messages) == 0 && !req.NoInput {
 		return &InputError{Msg: `input.messages must hold at least one message, like [{"role":"user","content":"Hello"}]`}
 	}
 	for i, msg := range req.Messages {

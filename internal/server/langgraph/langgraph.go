@@ -411,7 +411,10 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 	if err != nil {
 		return fail(err)
 	}
-	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts, Webhook: body.Webhook, Overrides: overrides}
+	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts, Webhook: body.Webhook, Overrides: overrides,
+		// A LangGraph run may bring no new message ({"messages": []}): the
+		// model goes on from the thread's.
+		NoInput: true}
 	return run, req, nil
 }
 
@@ -961,12 +964,13 @@ func (s *dialect) waitLG(c echo.Context, threadID string, run *runner.Run) error
 func (s *dialect) answerResult(c echo.Context, threadID string, output json.RawMessage) error {
 	var ended struct {
 		Error     string `json:"error"`
+		ErrorName string `json:"error_name"`
 		Cancelled bool   `json:"cancelled"`
 	}
 	if _, _, ok := splitValues(output); !ok && json.Unmarshal(output, &ended) == nil {
 		switch {
 		case ended.Error != "":
-			output = wire.MustJSON(map[string]any{"__error__": map[string]string{"error": "RunError", "message": ended.Error}})
+			output = wire.MustJSON(map[string]any{"__error__": map[string]string{"error": errorNameOr(ended.ErrorName), "message": ended.Error}})
 			return c.JSONBlob(http.StatusOK, output)
 		case ended.Cancelled:
 			cp, err := s.host.Latest(c.Request().Context(), threadID)

@@ -411,6 +411,7 @@ func (t *lgTranslator) done(data json.RawMessage) {
 	_ = json.Unmarshal(data, &d)
 	var failed struct {
 		Error     string `json:"error"`
+		ErrorName string `json:"error_name"`
 		Cancelled bool   `json:"cancelled"`
 	}
 	msgs, fields, ok := splitValues(d.Output)
@@ -426,7 +427,7 @@ func (t *lgTranslator) done(data json.RawMessage) {
 	}
 	if !ok {
 		if json.Unmarshal(d.Output, &failed) == nil && failed.Error != "" {
-			t.out = append(t.out, stream.Event{Type: "error", Data: wire.MustJSON(map[string]string{"error": "RunError", "message": failed.Error})})
+			t.out = append(t.out, stream.Event{Type: "error", Data: wire.MustJSON(map[string]string{"error": errorNameOr(failed.ErrorName), "message": failed.Error})})
 		}
 		return
 	}
@@ -595,4 +596,13 @@ func planUpdate(g *lgGraph, data json.RawMessage) {
 	}
 	raw := wire.MustJSON(plan)
 	g.fields["plan"], g.changed["plan"] = raw, raw
+}
+
+// errorNameOr is the name of a failed run's error as LangGraph sends it:
+// the one its output carries, else RunError.
+func errorNameOr(name string) string {
+	if name == "" {
+		return "RunError"
+	}
+	return name
 }
