@@ -408,7 +408,6 @@ test("calls Dawn does not serve answer 405 with why", async () => {
   const thread = await c.threads.create();
   const [assistant] = await c.assistants.search();
   const cases = [
-    [() => c.threads.update(thread.thread_id, { metadata: { a: 1 } }), /HTTP 405.*metadata is set when it is created/],
     [() => c.threads.updateState(thread.thread_id, { values: { ticket_id: "T" } }), /HTTP 405.*only through runs/],
     [() => c.threads.copy(thread.thread_id), /HTTP 405.*cannot be copied/],
     [() => c.assistants.delete(assistant.assistant_id), /HTTP 405.*route's files/],
