@@ -31,6 +31,7 @@ func TestLangGraphConformance(t *testing.T) {
 	app := t.TempDir()
 	writeFile(t, filepath.Join(app, "agent", "agent.md"), "---\nmodel: openai:gpt-4o-mini\n---\nYou are the agent.\n")
 	writeFile(t, filepath.Join(app, "agent", "plan.md"), "- [ ] Answer\n")
+	writeFile(t, filepath.Join(app, "agent", "skills", "greet", "SKILL.md"), "---\nname: greet\ndescription: How to greet.\n---\nSay hello.\n")
 	writeFile(t, filepath.Join(app, "teams", "[team]", "agent.md"), "---\nmodel: openai:gpt-4o-mini\n---\nYou serve team {{ .Params.team }}.\n")
 	url := startDawn(t, buildDawn(t), app,
 		"DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"), "DAWN_MODEL=", "DAWN_API_KEY=", "DAWN_PERMISSIONS_MODE=",

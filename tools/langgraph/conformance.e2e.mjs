@@ -1,6 +1,6 @@
 // LangGraph conformance: the SDK's Client against the stock dawn binary on
 // aimock, serving /agent (its model calls writeTodos on "Plan it", then
-// answers "Planned.") and /teams/[team] (a prompt template reading the
+// answers "Planned."; readSkill on "Look it up", then "Found it.") and /teams/[team] (a prompt template reading the
 // team). Run by e2e/langgraph_conformance_test.go, which passes the server
 // in DAWN_CONFORMANCE_URL and aimock in DAWN_AIMOCK_URL. (Not named
 // *.test.mjs: TestLangGraphClients runs those against other servers.)
@@ -102,7 +102,7 @@ test("assistants: config and context overrides are checked against the route, na
   await assert.rejects(c.assistants.create({ graphId: "agent", config: { configurable: { temperature: 5 } } }),
     /HTTP 400.*config\.configurable\.temperature: must be a number from 0 to 2/);
   await assert.rejects(c.assistants.create({ graphId: "agent", context: { tools: ["rm"] } }),
-    /HTTP 400.*context\.tools: tools\[0\] \\"rm\\" is not a tool of the route; it has writeTodos/);
+    /HTTP 400.*context\.tools: tools\[0\] \\"rm\\" is not a tool of the route; it has .*writeTodos/);
   await assert.rejects(c.assistants.create({ graphId: "agent", config: { configurable: { model: "gpt" } } }),
     /HTTP 400.*config\.configurable\.model/);
   await assert.rejects(c.assistants.create({ graphId: "teams/[team]", config: { configurable: { team: 7 } } }),
@@ -192,7 +192,7 @@ test("unknown assistant: LangGraph's message", async () => {
 test("stream values: one state per step, the model's turn included", async () => {
   const c = client();
   const thread = await c.threads.create();
-  const parts = await collect(c.runs.stream(thread.thread_id, "agent", { input: human("Plan it"), streamMode: "values" }));
+  const parts = await collect(c.runs.stream(thread.thread_id, "agent", { input: human("Look it up"), streamMode: "values" }));
   const values = parts.filter((p) => p.event === "values").map((p) => p.data.messages.map((m) => m.type));
   assert.deepEqual(values, [["human"], ["human", "ai"], ["human", "ai", "tool"], ["human", "ai", "tool", "ai"]]);
   // Each state's ids are the last one's plus one, as LangGraph's test of it checks.
@@ -208,19 +208,19 @@ test("stream values: one state per step, the model's turn included", async () =>
 
 test("stream updates: agent, tools, agent", async () => {
   const c = client();
-  const parts = await collect(c.runs.stream(null, "agent", { input: human("Plan it"), streamMode: "updates" }));
+  const parts = await collect(c.runs.stream(null, "agent", { input: human("Look it up"), streamMode: "updates" }));
   const updates = parts.filter((p) => p.event === "updates");
   assert.deepEqual(updates.map((p) => Object.keys(p.data)[0]), ["agent", "tools", "agent"]);
-  assert.equal(updates[0].data.agent.messages[0].tool_calls[0].name, "writeTodos");
+  assert.equal(updates[0].data.agent.messages[0].tool_calls[0].name, "readSkill");
   assert.equal(updates[1].data.tools.messages[0].type, "tool");
-  assert.deepEqual(updates[1].data.tools.todos.map((t) => t.content), ["Answer"]);
-  assert.equal(updates[2].data.agent.messages[0].content, "Planned.");
+  assert.match(updates[1].data.tools.messages[0].content, /Say hello/);
+  assert.equal(updates[2].data.agent.messages[0].content, "Found it.");
 });
 
 test("stream tasks, checkpoints and debug: one task and one checkpoint per step", async () => {
   const c = client();
   const thread = await c.threads.create();
-  const parts = await collect(c.runs.stream(thread.thread_id, "agent", { input: human("Plan it"), streamMode: ["tasks", "checkpoints", "debug"] }));
+  const parts = await collect(c.runs.stream(thread.thread_id, "agent", { input: human("Look it up"), streamMode: ["tasks", "checkpoints", "debug"] }));
   const tasks = parts.filter((p) => p.event === "tasks").map((p) => p.data);
   assert.deepEqual(tasks.map((t) => [t.name, "result" in t ? "result" : "input"]), [
     ["agent", "input"], ["agent", "result"], ["tools", "input"], ["tools", "result"], ["agent", "input"], ["agent", "result"],
@@ -231,7 +231,7 @@ test("stream tasks, checkpoints and debug: one task and one checkpoint per step"
   }
   assert.equal(tasks[0].id, tasks[1].id, "a task's result has its id");
   assert.deepEqual(tasks[0].triggers, ["branch:to:agent"]);
-  assert.deepEqual(tasks[3].result.map(([k]) => k).sort(), ["messages", "todos"]);
+  assert.deepEqual(tasks[3].result.map(([k]) => k), ["messages"]);
 
   const checkpoints = parts.filter((p) => p.event === "checkpoints").map((p) => p.data);
   assert.deepEqual(checkpoints.map((cp) => cp.next), [["agent"], ["tools"], ["agent"], []]);
@@ -252,7 +252,7 @@ test("stream tasks, checkpoints and debug: one task and one checkpoint per step"
 
 test("stream events: chain, chat model and tool events, LangChain's shapes", async () => {
   const c = client();
-  const parts = await collect(c.runs.stream(null, "agent", { input: human("Plan it"), streamMode: "events" }));
+  const parts = await collect(c.runs.stream(null, "agent", { input: human("Look it up"), streamMode: "events" }));
   assert.deepEqual(new Set(parts.map((p) => p.event)), new Set(["metadata", "events"]));
   const events = parts.filter((p) => p.event === "events").map((p) => p.data);
   assert.deepEqual(new Set(events.map((e) => e.event)), new Set([
@@ -263,8 +263,8 @@ test("stream events: chain, chat model and tool events, LangChain's shapes", asy
   assert.equal(events[0].run_id, events.at(-1).run_id);
   assert.equal(events.at(-1).data.output.messages.length, 4);
   const tool = events.find((e) => e.event === "on_tool_start");
-  assert.equal(tool.name, "writeTodos");
-  assert.deepEqual(tool.data.input.todos.map((t) => t.content), ["Answer"]);
+  assert.equal(tool.name, "readSkill");
+  assert.deepEqual(tool.data.input, { name: "greet" });
   for (const e of events) {
     assert.ok(Array.isArray(e.tags) && Array.isArray(e.parent_ids) && typeof e.metadata === "object", JSON.stringify(e));
   }
@@ -274,9 +274,9 @@ test("stream events: chain, chat model and tool events, LangChain's shapes", asy
 
 test("stream [messages, values]: ends with messages/complete, as LangGraph's does", async () => {
   const c = client();
-  const parts = await collect(c.runs.stream(null, "agent", { input: human("Plan it"), streamMode: ["messages", "values"] }));
+  const parts = await collect(c.runs.stream(null, "agent", { input: human("Look it up"), streamMode: ["messages", "values"] }));
   assert.equal(parts.at(-1).event, "messages/complete");
-  assert.equal(parts.at(-1).data[0].content, "Planned.");
+  assert.equal(parts.at(-1).data[0].content, "Found it.");
   assert.equal(parts.filter((p) => p.event === "values").at(-1).data.messages.length, 4);
   assert.deepEqual(new Set(parts.map((p) => p.event)), new Set(["metadata", "messages/metadata", "messages/partial", "messages/complete", "values"]));
 });

@@ -622,7 +622,7 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
 	}
 	tr := newTranslator(s.host.App(), lgRunView{
-		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, Modes: run.Modes, Subgraphs: run.Subgraphs,
+		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, AssistantID: run.AssistantID, Modes: run.Modes, Subgraphs: run.Subgraphs,
 		Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID),
 	})
 	var gone func()
@@ -725,8 +725,11 @@ func (s *dialect) writeLG(c echo.Context, src wire.EventSource, tr *lgTranslator
 	setRunHeaders(c, threadID, runID)
 	w.WriteHeader(http.StatusOK)
 	buf := stream.AppendSSE(nil, stream.Event{Type: "metadata", Data: wire.MustJSON(map[string]any{"run_id": runID, "attempt": 1})})
+	// The opening parts bring the translator up to date even when the
+	// client saw them already.
+	opening := tr.begin()
 	if after <= 0 {
-		for _, p := range tr.begin() {
+		for _, p := range opening {
 			buf = stream.AppendSSE(buf, p)
 		}
 	}
@@ -841,7 +844,7 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, head)
 	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
 	tr := newTranslator(s.host.App(), lgRunView{
-		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
+		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: view.AssistantID, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID),
 	})
 	// Read from the first event: the translator rebuilds the run's parts
