@@ -76,18 +76,18 @@ const (
 // lgTranslator turns one run's events into LangGraph stream parts. It is
 // used by one goroutine.
 type lgTranslator struct {
-	modes     map[string]bool
-	subgraphs bool
+	modes       map[string]bool
+	subgraphs   bool
 	threadID    string
 	runID       string
 	graphID     string
 	assistantID string
-	app       *app.App
-	top       *lgGraph
-	subs      map[string]*lgGraph // subagents running, by task call id
-	tasks     map[string]taskCall // task calls seen, by call id
-	saved     func() ([]thread.Message, thread.State, bool)
-	out       []stream.Event
+	app         *app.App
+	top         *lgGraph
+	subs        map[string]*lgGraph // subagents running, by task call id
+	tasks       map[string]taskCall // task calls seen, by call id
+	saved       func() ([]thread.Message, thread.State, bool)
+	out         []stream.Event
 }
 
 // taskCall is a call of the task tool: what its subagent is asked, and the
@@ -131,8 +131,8 @@ type lgRunView struct {
 	// AssistantID is the assistant the run was started with; "" for the
 	// route's default one.
 	AssistantID string
-	Modes                    map[string]bool
-	Subgraphs                bool
+	Modes       map[string]bool
+	Subgraphs   bool
 	// Prefix is the thread's messages the run started from, its input
 	// included; Fields the state fields then.
 	Prefix []thread.Message
