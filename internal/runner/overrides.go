@@ -25,6 +25,10 @@ type Overrides struct {
 	Tools []string
 	// MaxTurns, above 0, caps the run's model calls.
 	MaxTurns int
+	// PauseBeforeTools parks the run before each tools step's calls run;
+	// PauseAfterTools parks it after each tools step, before the next
+	// model turn. Their interrupts are of kind PauseKind.
+	PauseBeforeTools, PauseAfterTools bool
 }
 
 // OverrideError is an override a route does not allow; Field names it
@@ -86,7 +90,7 @@ func orNone(names []string) string {
 
 // apply returns p as a run with o sees it; p is not changed.
 func (o Overrides) apply(p *capabilities.Prepared) *capabilities.Prepared {
-	if o.Model == "" && o.Temperature == nil && o.Tools == nil && o.MaxTurns == 0 {
+	if o.Model == "" && o.Temperature == nil && o.Tools == nil && o.MaxTurns == 0 && !o.PauseBeforeTools && !o.PauseAfterTools {
 		return p
 	}
 	out := *p
@@ -111,6 +115,9 @@ func (o Overrides) apply(p *capabilities.Prepared) *capabilities.Prepared {
 		if !slices.Contains(o.Tools, capabilities.ReservedToolName) {
 			route.Subagents = nil
 		}
+	}
+	if o.PauseBeforeTools || o.PauseAfterTools {
+		out.Hooks = append(p.Hooks[:len(p.Hooks):len(p.Hooks)], pauseHooks(o.PauseBeforeTools, o.PauseAfterTools))
 	}
 	return &out
 }

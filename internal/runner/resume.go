@@ -194,6 +194,9 @@ func resolveOne(p *capabilities.Prepared, values thread.State, in capabilities.I
 		}
 		return r, nil
 	}
+	if in.Kind == PauseKind {
+		return resolvePause(in, a), nil
+	}
 	if a.Status == capabilities.AnswerCancelled {
 		return capabilities.Resolution{Refusal: "a person declined this call"}, nil
 	}

@@ -281,6 +281,38 @@ test("stream [messages, values]: ends with messages/complete, as LangGraph's doe
   assert.deepEqual(new Set(parts.map((p) => p.event)), new Set(["metadata", "messages/metadata", "messages/partial", "messages/complete", "values"]));
 });
 
+test("interrupt_before tools (after agent): the run parks before its tool calls run; input null goes on", async () => {
+  const c = client();
+  const thread = await c.threads.create();
+  const parked = await c.runs.wait(thread.thread_id, "agent", { input: human("Look it up"), interruptBefore: ["tools"] });
+  assert.equal((await c.threads.get(thread.thread_id)).status, "interrupted");
+  assert.equal(parked.messages.at(-1).tool_calls[0].name, "readSkill", "the call is held back");
+  const state = await c.threads.getState(thread.thread_id);
+  assert.deepEqual(state.next, ["tools"]);
+  const done = await c.runs.wait(thread.thread_id, "agent", { input: null });
+  assert.deepEqual(done.messages.map((m) => m.type), ["human", "ai", "tool", "ai"]);
+  assert.equal(lastAI(done.messages).content, "Found it.");
+  assert.equal((await c.threads.get(thread.thread_id)).status, "idle");
+
+  const again = await c.threads.create();
+  await c.runs.wait(again.thread_id, "agent", { input: human("Look it up"), interruptAfter: ["agent"] });
+  assert.equal((await c.threads.get(again.thread_id)).status, "interrupted");
+  await assert.rejects(c.runs.wait(again.thread_id, "agent", { input: human("Look it up"), interruptBefore: ["model"] }),
+    /HTTP 400.*interrupt_before\[0\] \\"model\\" is not a node of the agent graph/);
+});
+
+test("interrupt_after tools: the run parks after its tools step; command.resume goes on", async () => {
+  const c = client();
+  const thread = await c.threads.create();
+  const parts = await collect(c.runs.stream(thread.thread_id, "agent", { input: human("Look it up"), interruptAfter: ["tools"], streamMode: ["values"] }));
+  const states = parts.filter((p) => p.event === "values").map((p) => p.data);
+  assert.ok(states.at(-1).__interrupt__, "the stream ends with the pause");
+  assert.deepEqual(states.at(-2).messages.map((m) => m.type), ["human", "ai", "tool"], "the tools step ran");
+  assert.equal((await c.threads.get(thread.thread_id)).status, "interrupted");
+  const done = await c.runs.wait(thread.thread_id, "agent", { command: { resume: "go on" } });
+  assert.equal(lastAI(done.messages).content, "Found it.");
+});
+
 test("Studio: info, ok, graph, schemas and subgraphs answer", async () => {
   const info = await (await fetch(`${apiUrl}/info`)).json();
   assert.equal(info.flags.assistants, true);

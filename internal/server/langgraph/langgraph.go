@@ -346,8 +346,6 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) (*lgRun, runner.Request, error) {
 	fail := func(err error) (*lgRun, runner.Request, error) { return nil, runner.Request{}, err }
 	switch {
-	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
-		return fail(wire.BadBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
 	case body.AfterSeconds > 0:
 		return fail(wire.BadBody("after_seconds is not supported: start the run when it should run"))
 	}
@@ -391,6 +389,9 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 	r := found.route
 	overrides, err := s.runOverrides(found, body)
 	if err != nil {
+		return fail(err)
+	}
+	if err := pauses(body.InterruptBefore, body.InterruptAfter, &overrides); err != nil {
 		return fail(err)
 	}
 	asConfigurable, _ := found.Config["configurable"].(map[string]any)
@@ -507,6 +508,9 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		if want != head {
 			return nil, wire.BadBody("checkpoint " + want + " is not the thread's latest: Dawn continues a thread from its latest state only, which is " + head)
 		}
+	}
+	if err := s.continuePaused(ctx, run, body); err != nil {
+		return nil, err
 	}
 	if run.resume != nil {
 		// A parked thread has no run in flight to cancel.

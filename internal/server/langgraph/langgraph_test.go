@@ -375,7 +375,7 @@ func TestLangGraphBadRuns(t *testing.T) {
 		{"no assistant", `{"input":{"messages":"hi"},"assistant_id":""}`, "invalid_body", "assistant_id is required", 400},
 		{"unknown assistant", lgBody("/nowhere", "hi", nil), "assistant_not_found", `No assistant found for "/nowhere"`, 404},
 		{"command with input", lgBody("/plain", "hi", map[string]any{"command": map[string]any{"resume": 1}}), "invalid_body", "not both", 400},
-		{"interrupt_before", lgBody("/plain", "hi", map[string]any{"interrupt_before": []string{"tools"}}), "invalid_body", "interrupt_before", 400},
+		{"interrupt_before", lgBody("/plain", "hi", map[string]any{"interrupt_before": []string{"nowhere"}}), "invalid_body", `interrupt_before[0] "nowhere" is not a node of the agent graph`, 400},
 		{"enqueue", lgBody("/plain", "hi", map[string]any{"multitask_strategy": "enqueue"}), "invalid_body", "enqueue is not supported", 400},
 		{"stream mode", lgBody("/plain", "hi", map[string]any{"stream_mode": "everything"}), "invalid_body", `stream_mode "everything"`, 400},
 		{"image", `{"assistant_id":"/plain","input":{"messages":[{"type":"human","content":[{"type":"image_url"}]}]}}`, "invalid_body", "text only", 400},
