@@ -153,29 +153,43 @@ type lgAssistant struct {
 }
 
 // resolveAssistant finds the assistant id names: a default assistant
-// (see findAssistant) or a stored one.
+// (see findAssistant) or a stored one. A UUID that is no default
+// assistant's is looked up in the store before it is taken as a path, so
+// that a route with a dynamic segment at the root does not hide the
+// stored assistants.
 func (s *dialect) resolveAssistant(ctx context.Context, id string) (lgAssistant, error) {
 	a := s.host.App()
+	if _, perr := uuid.Parse(id); perr == nil && !isDefaultAssistant(a, id) {
+		x, err := s.host.GetAssistant(ctx, id)
+		switch {
+		case err == nil:
+			r, _, ferr := findAssistant(a, x.GraphID)
+			if ferr != nil {
+				return lgAssistant{}, wire.NewError(http.StatusNotFound, "graph_not_found", "assistant "+id+" runs graph "+x.GraphID+", which is no route of the app now: restore the route, or delete the assistant")
+			}
+			return lgAssistant{assistant: storedAssistant(x), route: r, path: r.ID, stored: true}, nil
+		case !errors.Is(err, store.ErrNotFound):
+			return lgAssistant{}, err
+		}
+	}
 	r, path, err := findAssistant(a, id)
-	if err == nil {
-		return lgAssistant{assistant: newAssistant(a, r), route: r, path: path}, nil
-	}
-	var werr *wire.Error
-	if _, perr := uuid.Parse(id); perr != nil || !errors.As(err, &werr) || werr.Status != http.StatusNotFound {
-		return lgAssistant{}, err
-	}
-	x, serr := s.host.GetAssistant(ctx, id)
-	if errors.Is(serr, store.ErrNotFound) {
-		return lgAssistant{}, err
-	}
-	if serr != nil {
-		return lgAssistant{}, serr
-	}
-	r, _, err = findAssistant(a, x.GraphID)
 	if err != nil {
-		return lgAssistant{}, wire.NewError(http.StatusNotFound, "graph_not_found", "assistant "+id+" runs graph "+x.GraphID+", which is no route of the app now: restore the route, or delete the assistant")
+		return lgAssistant{}, err
 	}
-	return lgAssistant{assistant: storedAssistant(x), route: r, path: r.ID, stored: true}, nil
+	return lgAssistant{assistant: newAssistant(a, r), route: r, path: path}, nil
+}
+
+// isDefaultAssistant reports whether id is a route's default assistant.
+func isDefaultAssistant(a *app.App, id string) bool {
+	if a.Tree == nil {
+		return false
+	}
+	for _, r := range a.Tree.Routes {
+		if assistantID(r.ID) == id {
+			return true
+		}
+	}
+	return false
 }
 
 // assistantNotFound is LangGraph's answer for an assistant id that names
