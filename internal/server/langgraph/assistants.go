@@ -302,10 +302,12 @@ func (s *dialect) matchAssistants(c echo.Context, q assistantSearch) ([]assistan
 			}
 		}
 	}
-	// Every stored assistant that could be on the page: the page is cut
-	// after the default ones join them.
+	// The stored assistants that could be on the page (the store gives
+	// at most 1000 at once): the page is cut after the default ones join
+	// them.
 	stored, err := s.host.SearchAssistants(c.Request().Context(), store.AssistantQuery{
-		GraphID: graph, Name: q.Name, Metadata: q.Metadata, Limit: 1000,
+		GraphID: graph, Name: q.Name, Metadata: q.Metadata, Limit: max(q.Offset, 0) + max(q.Limit, 10),
+		SortBy: cmpOr(q.SortBy, "graph_id"), SortOrder: cmpOr(q.SortOrder, "asc"),
 	})
 	if err != nil {
 		return nil, err
@@ -350,16 +352,30 @@ func (s *dialect) searchAssistants(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// countAssistants is POST /assistants/count: the default assistants the
+// query selects, and the stored ones the store counts.
 func (s *dialect) countAssistants(c echo.Context) error {
 	var q assistantSearch
 	if err := wire.Decode(c, &q); err != nil {
 		return err
 	}
-	all, err := s.matchAssistants(c, q)
+	graph, known := s.graphOf(q.GraphID)
+	if !known {
+		return c.JSON(http.StatusOK, 0)
+	}
+	n := 0
+	if a := s.host.App(); a.Tree != nil {
+		for _, r := range a.Tree.Routes {
+			if q.match(newAssistant(a, r), graph) {
+				n++
+			}
+		}
+	}
+	stored, err := s.host.CountAssistants(c.Request().Context(), store.AssistantQuery{GraphID: graph, Name: q.Name, Metadata: q.Metadata})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, len(all))
+	return c.JSON(http.StatusOK, n+stored)
 }
 
 // assistantBody is the body of POST /assistants and PATCH

@@ -132,6 +132,7 @@ type Assistants interface {
 	SetLatestAssistant(ctx context.Context, id string, version int) (store.Assistant, error)
 	DeleteAssistant(ctx context.Context, id string) error
 	SearchAssistants(ctx context.Context, q store.AssistantQuery) ([]store.Assistant, error)
+	CountAssistants(ctx context.Context, q store.AssistantQuery) (int, error)
 	AssistantVersions(ctx context.Context, id string, q store.AssistantQuery) ([]store.Assistant, error)
 	PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (store.Thread, error)
 }
