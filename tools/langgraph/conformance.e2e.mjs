@@ -234,15 +234,16 @@ test("stream tasks, checkpoints and debug: one task and one checkpoint per step"
   assert.deepEqual(tasks[3].result.map(([k]) => k), ["messages"]);
 
   const checkpoints = parts.filter((p) => p.event === "checkpoints").map((p) => p.data);
-  assert.deepEqual(checkpoints.map((cp) => cp.next), [["agent"], ["tools"], ["agent"], []]);
-  assert.deepEqual(checkpoints.map((cp) => cp.metadata.step), [0, 1, 2, 3]);
-  assert.deepEqual(checkpoints.map((cp) => cp.values.messages.length), [1, 2, 3, 4]);
+  assert.deepEqual(checkpoints.map((cp) => cp.next), [["__start__"], ["agent"], ["tools"], ["agent"], []]);
+  assert.deepEqual(checkpoints.map((cp) => cp.metadata.step), [-1, 0, 1, 2, 3]);
+  assert.deepEqual(checkpoints.map((cp) => cp.metadata.source), ["input", "loop", "loop", "loop", "loop"]);
+  assert.deepEqual(checkpoints.map((cp) => cp.values.messages.length), [0, 1, 2, 3, 4]);
   for (const cp of checkpoints) assert.equal(cp.config.configurable.thread_id, thread.thread_id);
-  assert.equal(checkpoints[1].tasks[0].name, "tools");
+  assert.equal(checkpoints[2].tasks[0].name, "tools");
 
   const debug = parts.filter((p) => p.event === "debug").map((p) => p.data);
   assert.deepEqual(debug.map((d) => d.type), [
-    "checkpoint", "task", "task_result", "checkpoint", "task", "task_result", "checkpoint", "task", "task_result", "checkpoint",
+    "checkpoint", "checkpoint", "task", "task_result", "checkpoint", "task", "task_result", "checkpoint", "task", "task_result", "checkpoint",
   ]);
   for (const d of debug) {
     assert.equal(typeof d.timestamp, "string");

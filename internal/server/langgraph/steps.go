@@ -111,11 +111,29 @@ func (t *lgTranslator) stepDone(g *lgGraph, next []string) {
 	t.checkpoint(g, next)
 }
 
+// inputCheckpoint reports the state before the run's input as the
+// checkpoint of step -1, whose next node is __start__, as LangGraph
+// saves the input before the first step; input is how many of the
+// graph's messages the input brought.
+func (t *lgTranslator) inputCheckpoint(g *lgGraph, input int) {
+	if !t.wants(g, modeCheckpoints) && !t.wants(g, modeDebug) {
+		return
+	}
+	before := &lgGraph{ns: g.ns, msgs: g.msgs[:len(g.msgs)-min(input, len(g.msgs))], fields: g.fields, step: -1}
+	t.emitCheckpoint(before, []string{"__start__"}, "input")
+}
+
 // checkpoint reports g's state as a checkpoint whose next nodes are next.
 func (t *lgTranslator) checkpoint(g *lgGraph, next []string) {
 	if !t.wants(g, modeCheckpoints) && !t.wants(g, modeDebug) {
 		return
 	}
+	t.emitCheckpoint(g, next, "loop")
+}
+
+// emitCheckpoint emits the checkpoints and debug parts of g's state, made
+// by source ("input" or "loop"), with the nodes next.
+func (t *lgTranslator) emitCheckpoint(g *lgGraph, next []string, source string) {
 	tasks := make([]map[string]any, len(next))
 	for i, node := range next {
 		tasks[i] = map[string]any{"id": t.stepID(g, g.step+1, node), "name": node, "error": nil, "interrupts": []any{}, "checkpoint": nil, "state": nil, "result": nil}
@@ -126,7 +144,7 @@ func (t *lgTranslator) checkpoint(g *lgGraph, next []string) {
 	cp := map[string]any{
 		"values": stateOf(g), "next": next, "tasks": tasks,
 		"config":   map[string]any{"configurable": map[string]any{"thread_id": t.threadID, "checkpoint_ns": g.ns}},
-		"metadata": map[string]any{"source": "loop", "step": g.step, "run_id": t.runID, "thread_id": t.threadID, "graph_id": t.graphID, "parents": map[string]any{}},
+		"metadata": map[string]any{"source": source, "step": g.step, "run_id": t.runID, "thread_id": t.threadID, "graph_id": t.graphID, "parents": map[string]any{}},
 	}
 	t.emit(g, modeCheckpoints, modeCheckpoints, cp)
 	t.emit(g, modeDebug, modeDebug, map[string]any{"type": "checkpoint", "timestamp": timestamp(), "step": g.step, "payload": cp})

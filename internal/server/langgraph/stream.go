@@ -87,7 +87,9 @@ type lgTranslator struct {
 	subs        map[string]*lgGraph // subagents running, by task call id
 	tasks       map[string]taskCall // task calls seen, by call id
 	saved       func() ([]thread.Message, thread.State, bool)
-	out         []stream.Event
+	// input is how many of the run's starting messages its input brought.
+	input int
+	out   []stream.Event
 }
 
 // taskCall is a call of the task tool: what its subagent is asked, and the
@@ -137,6 +139,8 @@ type lgRunView struct {
 	// included; Fields the state fields then.
 	Prefix []thread.Message
 	Fields thread.State
+	// Input is how many of Prefix's last messages are the run's input.
+	Input int
 	// Saved, when set, reads the state the run saved last, if it is still
 	// the thread's latest: what a parked run's final values show.
 	Saved func() ([]thread.Message, thread.State, bool)
@@ -145,7 +149,7 @@ type lgRunView struct {
 func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 	t := &lgTranslator{
 		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: v.RouteID, assistantID: cmpOr(v.AssistantID, assistantID(v.RouteID)),
-		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved,
+		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved, input: v.Input,
 	}
 	fields := v.Fields.Clone()
 	t.top = &lgGraph{msgs: lcMessages(v.ThreadID, "", v.Prefix), fields: fields, changed: thread.State{}, ai: -1, completed: map[string]bool{}}
@@ -185,6 +189,7 @@ func unansweredCalls(msgs []thread.Message) []thread.ToolCall {
 func (t *lgTranslator) begin() []stream.Event {
 	t.out = nil
 	t.rootEvent("on_chain_start", map[string]any{"input": stateOf(t.top)})
+	t.inputCheckpoint(t.top, t.input)
 	next := []string{nodeAgent}
 	if t.top.calls > 0 {
 		next = []string{nodeTools}
