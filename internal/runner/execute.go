@@ -144,7 +144,7 @@ func (x *execution) outcome() {
 		x.record = run.output
 	default:
 		x.status, x.errText = store.RunError, errorText(err)
-		run.output, _ = json.Marshal(map[string]string{"error": x.errText})
+		run.output, _ = json.Marshal(map[string]string{"error": x.errText, "error_name": errorName(err)})
 		x.record = run.output
 		x.m.logger.Warn("run failed", "thread", run.ThreadID, "run", run.ID, "route", run.RouteID, "err", err)
 	}

@@ -47,6 +47,8 @@ type ResumeRequest struct {
 	Stream bool
 	// Webhook is a URL the run is POSTed to when it ends or parks again.
 	Webhook string
+	// Overrides change what the route's agent.md sets, for this run.
+	Overrides Overrides
 }
 
 // Resume answers the thread's pending interrupts and starts the run that
@@ -57,7 +59,7 @@ func (m *Manager) Resume(ctx context.Context, req ResumeRequest) (*Run, error) {
 	if req.Answers == nil {
 		req.Answers = []capabilities.Answer{}
 	}
-	return m.start(ctx, Request{ThreadID: req.ThreadID, Route: req.Route, Stream: req.Stream, Webhook: req.Webhook}, req.Answers)
+	return m.start(ctx, Request{ThreadID: req.ThreadID, Route: req.Route, Stream: req.Stream, Webhook: req.Webhook, Overrides: req.Overrides}, req.Answers)
 }
 
 // resolve checks answers against the pending interrupts of cp and asks the
@@ -191,6 +193,9 @@ func resolveOne(p *capabilities.Prepared, values thread.State, in capabilities.I
 			}
 		}
 		return r, nil
+	}
+	if in.Kind == PauseKind {
+		return resolvePause(in, a), nil
 	}
 	if a.Status == capabilities.AnswerCancelled {
 		return capabilities.Resolution{Refusal: "a person declined this call"}, nil

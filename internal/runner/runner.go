@@ -175,6 +175,11 @@ type Request struct {
 	// Checkpoint, when set, is a kept checkpoint of the thread to start
 	// from: the thread starts a new branch there (store.Run.Checkpoint).
 	Checkpoint string
+	// Overrides change what the route's agent.md sets, for this run.
+	Overrides Overrides
+	// NoInput lets the run start without new messages: the model goes on
+	// from the thread's (a LangGraph run with input {"messages": []}).
+	NoInput bool
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -222,6 +227,10 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	if err != nil {
 		return nil, err
 	}
+	if err := req.Overrides.Check(prepared); err != nil {
+		return nil, err
+	}
+	prepared = req.Overrides.apply(prepared)
 	adm := &admission{a: a, p: prepared, threadID: req.ThreadID, answers: answers}
 	if err := m.checkWebhook(ctx, req.Webhook); err != nil {
 		return nil, err
@@ -443,7 +452,7 @@ func runRecord(res agent.Result, strat *strategy, strategyRecord any) json.RawMe
 
 func (m *Manager) checkInput(a *app.App, req Request) error {
 	limits := a.Config.Limits.WithDefaults()
-	if len(req.Messages) == 0 && req.Checkpoint == "" {
+	if len(req.Messages) == 0 && req.Checkpoint == "" && !req.NoInput {
 		// A run from a checkpoint may go on without input: it answers
 		// again from there (regenerates).
 		return &InputError{Msg: `input.messages must hold at least one message, like [{"role":"user","content":"Hello"}]`}

@@ -36,7 +36,10 @@ func classify(err error) *apiError {
 	var broken *app.BrokenRouteError
 	var pending *runner.InterruptPendingError
 	var resumeErr *runner.ResumeError
+	var overrideErr *runner.OverrideError
 	switch {
+	case errors.As(err, &overrideErr):
+		return newError(http.StatusBadRequest, "invalid_override", err.Error())
 	case errors.As(err, &pending):
 		return newError(http.StatusConflict, "interrupt_pending", err.Error())
 	case errors.As(err, &resumeErr):

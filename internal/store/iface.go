@@ -112,6 +112,20 @@ type Store interface {
 	// DeleteThread deletes them.
 	PutToolOutput(ctx context.Context, threadID, id, tool string, data []byte) error
 	ReadToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutput, error)
+	// CreateAssistant, GetAssistant, UpdateAssistant (a new version),
+	// SetLatestAssistant, DeleteAssistant, SearchAssistants,
+	// CountAssistants and AssistantVersions keep assistants: configured
+	// variants of a route, with their versions.
+	CreateAssistant(ctx context.Context, a Assistant) (Assistant, error)
+	GetAssistant(ctx context.Context, id string) (Assistant, error)
+	UpdateAssistant(ctx context.Context, id string, change func(*Assistant) error) (Assistant, error)
+	SetLatestAssistant(ctx context.Context, id string, version int) (Assistant, error)
+	DeleteAssistant(ctx context.Context, id string) error
+	SearchAssistants(ctx context.Context, q AssistantQuery) ([]Assistant, error)
+	CountAssistants(ctx context.Context, q AssistantQuery) (int, error)
+	AssistantVersions(ctx context.Context, id string, q AssistantQuery) ([]Assistant, error)
+	// PatchThreadMetadata merges members into a thread's metadata.
+	PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (Thread, error)
 
 	// Path names the database for people: the file path, or the
 	// Postgres URL without its password.

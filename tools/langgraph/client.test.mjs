@@ -8,7 +8,7 @@ import { apiUrl, client, collect, eventually, lastAI } from "./helpers.mjs";
 
 const ask = { messages: [{ type: "human", content: "Help me with my account" }] };
 
-test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create; update is refused", async () => {
+test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create; a route's default assistant is its files", async () => {
   const c = client();
   const all = await c.assistants.search({ limit: 100 });
   const graphs = all.map((a) => a.graph_id).sort();
@@ -42,8 +42,14 @@ test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create
   const subgraphs = await c.assistants.getSubgraphs(research.assistant_id);
   assert.deepEqual(Object.keys(subgraphs), ["researcher"]);
 
-  const created = await c.assistants.create({ graphId: "/support/[tenant]", ifExists: "do_nothing" });
-  assert.equal(created.assistant_id, support.assistant_id);
+  assert.equal(support.name, "support/[tenant]", "a default assistant is named by its graph, without the leading /");
+  const existing = await c.assistants.create({ graphId: "/support/[tenant]", assistantId: support.assistant_id, ifExists: "do_nothing" });
+  assert.equal(existing.assistant_id, support.assistant_id);
+  const created = await c.assistants.create({ graphId: "support/[tenant]", name: "acme desk", config: { configurable: { tenant: "acme" } } });
+  assert.notEqual(created.assistant_id, support.assistant_id);
+  assert.equal(created.graph_id, "/support/[tenant]");
+  assert.equal(await c.assistants.count({ graphId: "/support/[tenant]" }), 2);
+  await c.assistants.delete(created.assistant_id);
   await assert.rejects(c.assistants.update(support.assistant_id, { name: "x" }), /HTTP 405.*change the route's files/);
   await assert.rejects(c.assistants.get("nope"), /HTTP 404.*assistant_not_found/);
 });
@@ -430,7 +436,6 @@ test("calls Dawn does not serve answer 405 with why", async () => {
   const thread = await c.threads.create();
   const [assistant] = await c.assistants.search();
   const cases = [
-    [() => c.threads.update(thread.thread_id, { metadata: { a: 1 } }), /HTTP 405.*metadata is set when it is created/],
     [() => c.assistants.delete(assistant.assistant_id), /HTTP 405.*route's files/],
   ];
   for (const [call, want] of cases) await assert.rejects(call, want);

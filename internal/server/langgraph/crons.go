@@ -113,7 +113,7 @@ func (s *dialect) checkPayload(ctx context.Context, fields map[string]json.RawMe
 	if !isNull(body.Command) {
 		return nil, "", wire.BadBody("command is not supported in a cron: a cron starts runs with input")
 	}
-	if _, _, err := s.lgRunOf(body, uuid.NewString()); err != nil {
+	if _, _, err := s.lgRunOf(ctx, body, uuid.NewString()); err != nil {
 		return nil, "", err
 	}
 	if err := s.host.CheckWebhook(ctx, body.Webhook); err != nil {
@@ -244,7 +244,7 @@ func selectFields(v any, names []string) (any, error) {
 	for _, n := range names {
 		v, ok := all[n]
 		if !ok {
-			return nil, wire.BadBody("select names " + n + ", which is not a field of a cron")
+			return nil, wire.BadBody("select names " + n + ", which is not a field of the objects listed")
 		}
 		kept[n] = v
 	}
@@ -347,7 +347,7 @@ func (s *dialect) StartCron(ctx context.Context, c store.Cron) error {
 		threadID = uuid.NewString()
 		body.IfNotExists = "create"
 	}
-	run, req, err := s.lgRunOf(body, threadID)
+	run, req, err := s.lgRunOf(ctx, body, threadID)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func TestLangGraphBadCrons(t *testing.T) {
 		{"on_run_completed", "/runs/crons", `{"assistant_id":"/plain","schedule":"0 9 * * *","on_run_completed":"archive"}`, "on_run_completed must be one of", 400},
 		{"webhook", "/runs/crons", `{"assistant_id":"/plain","schedule":"0 9 * * *","webhook":"https://example.com/"}`, "webhook", 400},
 		{"command", "/runs/crons", `{"assistant_id":"/plain","schedule":"0 9 * * *","command":{"resume":1}}`, "command is not supported", 400},
-		{"unknown assistant", "/runs/crons", `{"assistant_id":"/nowhere","schedule":"0 9 * * *"}`, "an assistant is a route", 404},
+		{"unknown assistant", "/runs/crons", `{"assistant_id":"/nowhere","schedule":"0 9 * * *"}`, `No assistant found for "/nowhere"`, 404},
 		{"unknown thread", "/threads/missing/runs/crons", `{"assistant_id":"/plain","schedule":"0 9 * * *"}`, "missing", 404},
 	}
 	for _, tt := range tests {

@@ -159,6 +159,18 @@ func lgAnswers(threadID string, resume json.RawMessage, pending []capabilities.I
 			}
 		}
 	}
+	if !isMap && onlyPauses(pending) {
+		// One answer goes on past every pause.
+		answers := make([]capabilities.Answer, 0, len(ids))
+		for _, id := range ids {
+			a, err := lgAnswer(id, resume)
+			if err != nil {
+				return nil, err
+			}
+			answers = append(answers, a)
+		}
+		return answers, nil
+	}
 	if !isMap {
 		if len(pending) != 1 {
 			return nil, invalidResume(fmt.Sprintf("thread %s has %d pending interrupts (%s): command.resume must answer each by id, like {%q:\"once\"}", threadID, len(pending), strings.Join(ids, ", "), ids[0]))
@@ -248,7 +260,7 @@ func (s *dialect) startResume(ctx context.Context, run *lgRun, req runner.Reques
 	// The run starts from the parked state with its interrupts answered,
 	// as the runner starts it.
 	delete(run.start.Fields, capabilities.InterruptsKey)
-	started, err := s.host.Resume(ctx, runner.ResumeRequest{ThreadID: run.ThreadID, Route: req.Route, Answers: answers, Stream: req.Stream, Webhook: req.Webhook})
+	started, err := s.host.Resume(ctx, runner.ResumeRequest{ThreadID: run.ThreadID, Route: req.Route, Answers: answers, Stream: req.Stream, Webhook: req.Webhook, Overrides: req.Overrides})
 	if err != nil {
 		var re *runner.ResumeError
 		if errors.As(err, &re) {

@@ -64,11 +64,16 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 	h.Add(http.MethodPost, "/assistants/search", s.searchAssistants, markLG)
 	h.Add(http.MethodPost, "/assistants/count", s.countAssistants, markLG)
 	h.Add(http.MethodGet, "/assistants/:assistant", s.getAssistant, markLG)
-	h.Add(http.MethodPatch, "/assistants/:assistant", s.readOnlyAssistant, markLG)
-	h.Add(http.MethodDelete, "/assistants/:assistant", s.readOnlyAssistant, markLG)
+	h.Add(http.MethodPatch, "/assistants/:assistant", s.updateAssistant, markLG)
+	h.Add(http.MethodDelete, "/assistants/:assistant", s.deleteAssistant, markLG)
+	h.Add(http.MethodPost, "/assistants/:assistant/versions", s.assistantVersions, markLG)
+	h.Add(http.MethodPost, "/assistants/:assistant/latest", s.setLatestAssistant, markLG)
 	h.Add(http.MethodGet, "/assistants/:assistant/schemas", s.assistantSchemas, markLG)
 	h.Add(http.MethodGet, "/assistants/:assistant/graph", s.assistantGraph, markLG)
 	h.Add(http.MethodGet, "/assistants/:assistant/subgraphs", s.assistantSubgraphs, markLG)
+	h.Add(http.MethodGet, "/assistants/:assistant/subgraphs/:namespace", s.assistantSubgraphs, markLG)
+	h.Add(http.MethodGet, "/info", s.serverInfo, markLG)
+	h.Add(http.MethodGet, "/ok", serverOK, markLG)
 
 	h.Add(http.MethodPost, "/threads/search", s.searchThreads, markLG)
 	h.Add(http.MethodPost, "/threads/count", s.countThreads, markLG)
@@ -83,7 +88,7 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 	h.Add(http.MethodPost, "/threads/:id/runs/:run/cancel", s.lgCancelRun, markLG)
 
 	// What Dawn does not do answers with why, not a bare 404 or 405.
-	addUnsupported(h, http.MethodPatch, "/threads/:id", "a thread's metadata is set when it is created and cannot be changed")
+	h.Add(http.MethodPatch, "/threads/:id", s.patchThread, markLG)
 	h.Add(http.MethodPost, "/threads/:id/copy", s.copyThread, markLG)
 	h.Add(http.MethodPost, "/threads/:id/state", s.updateState, markLG)
 	addUnsupported(h, http.MethodPatch, "/threads/:id/state", "checkpoint metadata cannot be changed")
@@ -251,6 +256,8 @@ func (b *lgRunBody) UnmarshalJSON(data []byte) error {
 
 type lgConfig struct {
 	Configurable map[string]any `json:"configurable"`
+	// RecursionLimit caps the run's steps (see overrides.go).
+	RecursionLimit any `json:"recursion_limit,omitempty"`
 }
 
 // lgRun is what the server keeps of a run started in the LangGraph
@@ -259,13 +266,15 @@ type lgConfig struct {
 // the store without its metadata and stream modes.
 type lgRun struct {
 	RunID, ThreadID, RouteID string
-	Modes                    map[string]bool
-	Subgraphs                bool
-	Metadata                 json.RawMessage
-	Multitask                string
-	Input                    []thread.Message
-	Kwargs                   map[string]any
-	OnDisconnect             string
+	// AssistantID is the assistant the run was started with.
+	AssistantID  string
+	Modes        map[string]bool
+	Subgraphs    bool
+	Metadata     json.RawMessage
+	Multitask    string
+	Input        []thread.Message
+	Kwargs       map[string]any
+	OnDisconnect string
 	// start is what the run started from, kept only on the request that
 	// started it (not in lgRuns).
 	start *lgStart
@@ -337,7 +346,7 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 	if err := wire.Decode(c, &body); err != nil {
 		return nil, runner.Request{}, body, err
 	}
-	run, req, err := s.lgRunOf(body, threadID)
+	run, req, err := s.lgRunOf(c.Request().Context(), body, threadID)
 	if run != nil {
 		run.Kwargs["config"] = authConfig(c.Request().Context(), body.Config)
 	}
@@ -346,11 +355,9 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 
 // lgRunOf checks a LangGraph run request for thread threadID and returns
 // the run to remember and the runner's request.
-func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Request, error) {
+func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) (*lgRun, runner.Request, error) {
 	fail := func(err error) (*lgRun, runner.Request, error) { return nil, runner.Request{}, err }
 	switch {
-	case !isNull(body.InterruptBefore) || !isNull(body.InterruptAfter):
-		return fail(wire.BadBody("interrupt_before and interrupt_after are not supported: a Dawn route has no graph nodes to stop at"))
 	case body.AfterSeconds < 0:
 		return fail(wire.BadBody("after_seconds must be 0 or more seconds to wait before the run starts"))
 	}
@@ -383,14 +390,26 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 	if err != nil {
 		return fail(err)
 	}
-	a := s.host.App()
-	r, path, err := findAssistant(a, body.AssistantID)
+	found, err := s.resolveAssistant(ctx, body.AssistantID)
+	var werr *wire.Error
+	if errors.As(err, &werr) && werr.Kind == "assistant_not_found" {
+		return fail(runAssistantNotFound(body.AssistantID))
+	}
 	if err != nil {
 		return fail(err)
 	}
-	path = withParams(r, path, body.Config.Configurable, body.Context)
+	r := found.route
+	overrides, err := s.runOverrides(found, body)
+	if err != nil {
+		return fail(err)
+	}
+	if err := pauses(body.InterruptBefore, body.InterruptAfter, &overrides); err != nil {
+		return fail(err)
+	}
+	asConfigurable, _ := found.Config["configurable"].(map[string]any)
+	path := withParams(r, found.path, body.Config.Configurable, body.Context, asConfigurable, found.Context)
 	run := &lgRun{
-		ThreadID: threadID, RouteID: r.ID, Modes: modes, Subgraphs: body.StreamSubgraphs,
+		ThreadID: threadID, RouteID: r.ID, AssistantID: found.AssistantID, Modes: modes, Subgraphs: body.StreamSubgraphs,
 		Metadata: body.Metadata, Multitask: body.MultitaskStrategy, Input: in.Messages, OnDisconnect: body.OnDisconnect,
 		Kwargs: map[string]any{"input": json.RawMessage(orNull(body.Input)), "config": body.Config, "context": body.Context, "stream_mode": sortedModes(modes), "subgraphs": body.StreamSubgraphs},
 		resume: resume,
@@ -406,7 +425,10 @@ func (s *dialect) lgRunOf(body lgRunBody, threadID string) (*lgRun, runner.Reque
 	if err != nil {
 		return fail(err)
 	}
-	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts, Webhook: body.Webhook}
+	req := runner.Request{ThreadID: threadID, Route: path, Messages: in.Messages, Values: in.Values, Stream: true, Options: opts, Webhook: body.Webhook, Overrides: overrides,
+		// A LangGraph run may bring no new message ({"messages": []}): the
+		// model goes on from the thread's.
+		NoInput: true}
 	return run, req, nil
 }
 
@@ -497,6 +519,9 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		return fail(err)
 	}
 	if err := s.commandUpdate(ctx, run, &req, body); err != nil {
+		return fail(err)
+	}
+	if err := s.continuePaused(ctx, run, body); err != nil {
 		return fail(err)
 	}
 	if run.resume != nil {
@@ -659,8 +684,8 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 		names = s.threadNames(c.Request().Context(), run.ThreadID)
 	}
 	tr := newTranslator(s.host.App(), lgRunView{
-		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, Modes: run.Modes, Subgraphs: run.Subgraphs,
-		Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID), Names: names,
+		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, AssistantID: run.AssistantID, Modes: run.Modes, Subgraphs: run.Subgraphs,
+		Input: len(run.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID), Names: names,
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
@@ -762,8 +787,11 @@ func (s *dialect) writeLG(c echo.Context, src wire.EventSource, tr *lgTranslator
 	setRunHeaders(c, threadID, runID)
 	w.WriteHeader(http.StatusOK)
 	buf := stream.AppendSSE(nil, stream.Event{Type: "metadata", Data: wire.MustJSON(map[string]any{"run_id": runID, "attempt": 1})})
+	// The opening parts bring the translator up to date even when the
+	// client saw them already.
+	opening := tr.begin()
 	if after <= 0 {
-		for _, p := range tr.begin() {
+		for _, p := range opening {
 			buf = stream.AppendSSE(buf, p)
 		}
 	}
@@ -892,8 +920,8 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, head)
 	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
 	tr := newTranslator(s.host.App(), lgRunView{
-		ThreadID: threadID, RunID: runID, RouteID: r.Route, Modes: view.Modes, Subgraphs: view.Subgraphs,
-		Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
+		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: view.AssistantID, Modes: view.Modes, Subgraphs: view.Subgraphs,
+		Input: len(view.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
 	})
 	// Read from the first event: the translator rebuilds the run's parts
 	// from all of them, and the follower reads what commits from now on
@@ -1019,12 +1047,13 @@ func (s *dialect) waitLG(c echo.Context, threadID string, run *runner.Run) error
 func (s *dialect) answerResult(c echo.Context, threadID string, output json.RawMessage) error {
 	var ended struct {
 		Error     string `json:"error"`
+		ErrorName string `json:"error_name"`
 		Cancelled bool   `json:"cancelled"`
 	}
 	if _, _, ok := splitValues(output); !ok && json.Unmarshal(output, &ended) == nil {
 		switch {
 		case ended.Error != "":
-			output = wire.MustJSON(map[string]any{"__error__": map[string]string{"error": "RunError", "message": ended.Error}})
+			output = wire.MustJSON(map[string]any{"__error__": map[string]string{"error": errorNameOr(ended.ErrorName), "message": ended.Error}})
 			return c.JSONBlob(http.StatusOK, output)
 		case ended.Cancelled:
 			cp, err := s.host.Latest(c.Request().Context(), threadID)
@@ -1087,6 +1116,9 @@ func (s *dialect) runObject(r store.Run) lgRunObject {
 			o.Metadata = known.Metadata
 		}
 		o.MultitaskStrategy, o.Kwargs = known.Multitask, known.Kwargs
+		if known.AssistantID != "" {
+			o.AssistantID = known.AssistantID
+		}
 	}
 	return o
 }

@@ -374,9 +374,9 @@ func TestLangGraphBadRuns(t *testing.T) {
 		status                 int
 	}{
 		{"no assistant", `{"input":{"messages":"hi"},"assistant_id":""}`, "invalid_body", "assistant_id is required", 400},
-		{"unknown assistant", lgBody("/nowhere", "hi", nil), "assistant_not_found", "an assistant is a route", 404},
+		{"unknown assistant", lgBody("/nowhere", "hi", nil), "assistant_not_found", `No assistant found for "/nowhere"`, 404},
 		{"command with input", lgBody("/plain", "hi", map[string]any{"command": map[string]any{"resume": 1}}), "invalid_body", "not both", 400},
-		{"interrupt_before", lgBody("/plain", "hi", map[string]any{"interrupt_before": []string{"tools"}}), "invalid_body", "interrupt_before", 400},
+		{"interrupt_before", lgBody("/plain", "hi", map[string]any{"interrupt_before": []string{"nowhere"}}), "invalid_body", `interrupt_before[0] "nowhere" is not a node of the agent graph`, 400},
 		{"multitask", lgBody("/plain", "hi", map[string]any{"multitask_strategy": "later"}), "invalid_body", "multitask_strategy must be one of reject, interrupt, rollback, enqueue", 400},
 		{"after_seconds", lgBody("/plain", "hi", map[string]any{"after_seconds": -1}), "invalid_body", "after_seconds must be 0 or more", 400},
 		{"stream mode", lgBody("/plain", "hi", map[string]any{"stream_mode": "everything"}), "invalid_body", `stream_mode "everything"`, 400},

@@ -76,18 +76,21 @@ const (
 // lgTranslator turns one run's events into LangGraph stream parts. It is
 // used by one goroutine.
 type lgTranslator struct {
-	modes     map[string]bool
-	subgraphs bool
-	threadID  string
-	runID     string
-	graphID   string
-	app       *app.App
-	top       *lgGraph
-	subs      map[string]*lgGraph // subagents running, by task call id
-	tasks     map[string]taskCall // task calls seen, by call id
-	saved     func() ([]thread.Message, thread.State, bool)
-	out       []stream.Event
-	names     messageNames // of the top graph's messages
+	modes       map[string]bool
+	subgraphs   bool
+	threadID    string
+	runID       string
+	graphID     string
+	assistantID string
+	app         *app.App
+	top         *lgGraph
+	subs        map[string]*lgGraph // subagents running, by task call id
+	tasks       map[string]taskCall // task calls seen, by call id
+	saved       func() ([]thread.Message, thread.State, bool)
+	// input is how many of the run's starting messages its input brought.
+	input int
+	out   []stream.Event
+	names messageNames // of the top graph's messages
 }
 
 // taskCall is a call of the task tool: what its subagent is asked, and the
@@ -111,6 +114,10 @@ type lgGraph struct {
 	results int         // tool results seen for them
 	tools   []lcMessage // the tool messages of the current tools step
 	step    int
+	// node is the node whose step is open ("" between steps).
+	node string
+	// completed are the ids of the messages the messages mode completed.
+	completed map[string]bool
 	// reported is set once the model step's tools step was reported: a
 	// state change after that is reported on its own, as the tools
 	// node's.
@@ -124,12 +131,17 @@ func (g *lgGraph) open() bool { return g.results < g.calls }
 // lgRunView is what the translator needs to know of a run.
 type lgRunView struct {
 	ThreadID, RunID, RouteID string
-	Modes                    map[string]bool
-	Subgraphs                bool
+	// AssistantID is the assistant the run was started with; "" for the
+	// route's default one.
+	AssistantID string
+	Modes       map[string]bool
+	Subgraphs   bool
 	// Prefix is the thread's messages the run started from, its input
 	// included; Fields the state fields then.
 	Prefix []thread.Message
 	Fields thread.State
+	// Input is how many of Prefix's last messages are the run's input.
+	Input int
 	// Saved, when set, reads the state the run saved last, if it is still
 	// the thread's latest: what a parked run's final values show.
 	Saved func() ([]thread.Message, thread.State, bool)
@@ -140,15 +152,15 @@ type lgRunView struct {
 
 func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 	t := &lgTranslator{
-		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: v.RouteID,
-		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved,
+		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: v.RouteID, assistantID: cmpOr(v.AssistantID, assistantID(v.RouteID)),
+		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved, input: v.Input,
 	}
 	fields := v.Fields.Clone()
 	t.names = v.Names
 	if t.names.base == "" {
 		t.names.base = v.ThreadID
 	}
-	t.top = &lgGraph{msgs: t.names.messages(v.Prefix), fields: fields, changed: thread.State{}, ai: -1}
+	t.top = &lgGraph{msgs: t.names.messages(v.Prefix), fields: fields, changed: thread.State{}, ai: -1, completed: map[string]bool{}}
 	// A run that goes on with a parked run's held-back calls starts in
 	// that run's tools step: it ends when they all have their results.
 	t.top.calls = len(unansweredCalls(v.Prefix))
@@ -184,7 +196,13 @@ func unansweredCalls(msgs []thread.Message) []thread.ToolCall {
 // from.
 func (t *lgTranslator) begin() []stream.Event {
 	t.out = nil
-	t.values(t.top)
+	t.rootEvent("on_chain_start", map[string]any{"input": stateOf(t.top)})
+	t.inputCheckpoint(t.top, t.input)
+	next := []string{nodeAgent}
+	if t.top.calls > 0 {
+		next = []string{nodeTools}
+	}
+	t.stepDone(t.top, next)
 	return t.out
 }
 
@@ -192,8 +210,9 @@ func (t *lgTranslator) begin() []stream.Event {
 func (t *lgTranslator) feed(e stream.Event) []stream.Event {
 	t.out = nil
 	switch {
-	case e.Type == stream.TypeModelCall || e.Type == stream.SubagentPrefix+stream.TypeModelCall:
+	case e.Type == stream.TypeModelCall:
 		// LangGraph has no part for a model call's duration and tokens.
+	case e.Type == stream.SubagentPrefix+stream.TypeModelCall:
 	case strings.HasPrefix(e.Type, stream.SubagentPrefix):
 		t.subagentEvent(e)
 	case e.Type == stream.TypeDone:
@@ -278,14 +297,14 @@ func orNull(data json.RawMessage) json.RawMessage {
 // meta is the metadata of a messages part.
 func (t *lgTranslator) meta(g *lgGraph, node string) map[string]any {
 	return map[string]any{
-		"run_id": t.runID, "thread_id": t.threadID, "graph_id": t.graphID, "assistant_id": assistantID(t.graphID),
+		"run_id": t.runID, "thread_id": t.threadID, "graph_id": t.graphID, "assistant_id": t.assistantID,
 		"langgraph_node": node, "langgraph_step": g.step, "langgraph_checkpoint_ns": g.ns, "checkpoint_ns": g.ns,
 	}
 }
 
 // openAI starts the model message of a new model step.
 func (t *lgTranslator) openAI(g *lgGraph) {
-	g.step++
+	t.startNode(g, nodeAgent)
 	g.reported = false
 	g.msgs = append(g.msgs, lcMessage{Type: "ai", Role: thread.RoleAssistant, ID: t.messageID(g, len(g.msgs))})
 	g.ai = len(g.msgs) - 1
@@ -301,6 +320,9 @@ func (t *lgTranslator) chunk(g *lgGraph, text string) {
 	g.text.WriteString(text)
 	m.Content = g.text.String() // shares the builder's bytes: no copy
 	t.emit(g, modeMessagesTuple, modeMessages, []any{aiChunk(m.ID, text, nil), t.meta(g, nodeAgent)})
+	if t.wants(g, modeEvents) {
+		t.runEvent(g, "on_chat_model_stream", "model", t.stepID(g, g.step, "model"), map[string]any{"chunk": aiChunk(m.ID, text, nil)}, nodeAgent)
+	}
 	if first {
 		t.emit(g, modeMessages, "messages/metadata", map[string]any{m.ID: map[string]any{"metadata": t.meta(g, nodeAgent)}})
 	}
@@ -337,8 +359,11 @@ func (t *lgTranslator) toolCall(g *lgGraph, c thread.ToolCall) {
 }
 
 func (t *lgTranslator) toolResult(g *lgGraph, id, name string, output json.RawMessage, errText string) {
-	if g.results == 0 && g.ai >= 0 {
-		t.completeAI(g)
+	if g.results == 0 {
+		if g.ai >= 0 {
+			t.completeAI(g)
+		}
+		t.startNode(g, nodeTools)
 	}
 	if sub, ok := t.subs[id]; ok {
 		t.endSubagent(id, sub, output)
@@ -350,11 +375,8 @@ func (t *lgTranslator) toolResult(g *lgGraph, id, name string, output json.RawMe
 	g.msgs = append(g.msgs, msg)
 	g.tools = append(g.tools, msg)
 	g.results++
-	if g.results == 1 {
-		g.step++
-	}
 	t.emit(g, modeMessagesTuple, modeMessages, []any{lcDict(msg), t.meta(g, nodeTools)})
-	t.emit(g, modeMessages, "messages/complete", []any{lcDict(msg)})
+	t.toolEvents(g, msg)
 	if !g.open() {
 		t.endTools(g)
 	}
@@ -374,12 +396,16 @@ func outputText(output json.RawMessage) string {
 	return string(output)
 }
 
-// completeAI ends the model message being built: it is an update of the
-// agent node.
+// completeAI ends the model message being built, which calls tools: it
+// ends the agent node's step, and the tools step is next.
 func (t *lgTranslator) completeAI(g *lgGraph) {
-	m := g.msgs[g.ai]
-	t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeAgent: map[string]any{"messages": []lcMessage{m}}})
-	t.emit(g, modeMessages, "messages/complete", []any{lcDict(m)})
+	t.endAgent(g, g.msgs[g.ai])
+	t.stepDone(g, []string{nodeTools})
+}
+
+// endAgent ends the agent node's step, which made message m.
+func (t *lgTranslator) endAgent(g *lgGraph, m lcMessage) {
+	t.endNode(g, nodeAgent, map[string]any{"messages": []lcMessage{m}})
 }
 
 // endTools reports a tools step whose every call has its result: an update
@@ -388,24 +414,27 @@ func (t *lgTranslator) completeAI(g *lgGraph) {
 // known to be over; what its last call's hooks change after its result is
 // reported on its own (see changedState).
 func (t *lgTranslator) endTools(g *lgGraph) {
+	t.endToolsNode(g)
+	t.stepDone(g, []string{nodeAgent})
+}
+
+// endToolsNode ends the tools node's step with its update: its tool
+// messages and the state changes made during it.
+func (t *lgTranslator) endToolsNode(g *lgGraph) {
 	g.reported = true
 	update := map[string]any{"messages": g.tools}
 	for k, v := range g.changed {
 		update[k] = v
 	}
-	t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeTools: update})
+	t.endNode(g, nodeTools, update)
 	g.changed = thread.State{}
 	g.ai, g.calls, g.results, g.tools = -1, 0, 0, nil
-	t.values(g)
 }
 
+// values reports g's state, and completes the messages it brings.
 func (t *lgTranslator) values(g *lgGraph) {
-	v := make(map[string]any, len(g.fields)+1)
-	for k, f := range g.fields {
-		v[k] = f
-	}
-	v["messages"] = g.msgs
-	t.emit(g, modeValues, modeValues, v)
+	t.emit(g, modeValues, modeValues, stateOf(g))
+	t.completeMessages(g)
 }
 
 // done ends the run's graph: the final answer, then the final state from
@@ -419,6 +448,7 @@ func (t *lgTranslator) done(data json.RawMessage) {
 	_ = json.Unmarshal(data, &d)
 	var failed struct {
 		Error     string `json:"error"`
+		ErrorName string `json:"error_name"`
 		Cancelled bool   `json:"cancelled"`
 	}
 	msgs, fields, ok := splitValues(d.Output)
@@ -434,7 +464,10 @@ func (t *lgTranslator) done(data json.RawMessage) {
 	}
 	if !ok {
 		if json.Unmarshal(d.Output, &failed) == nil && failed.Error != "" {
-			t.out = append(t.out, stream.Event{Type: "error", Data: wire.MustJSON(map[string]string{"error": "RunError", "message": failed.Error})})
+			if g.node != "" {
+				t.failNode(g, errorNameOr(failed.ErrorName)+": "+failed.Error)
+			}
+			t.out = append(t.out, stream.Event{Type: "error", Data: wire.MustJSON(map[string]string{"error": errorNameOr(failed.ErrorName), "message": failed.Error})})
 		}
 		return
 	}
@@ -444,14 +477,17 @@ func (t *lgTranslator) done(data json.RawMessage) {
 		if g.ai < 0 {
 			// The answer was not streamed (runs/wait, or no text deltas):
 			// it comes whole.
-			g.step++
+			t.startNode(g, nodeAgent)
 			t.emit(g, modeMessagesTuple, modeMessages, []any{aiChunk(last.ID, last.Content, nil), t.meta(g, nodeAgent)})
+			if t.wants(g, modeEvents) {
+				t.runEvent(g, "on_chat_model_stream", "model", t.stepID(g, g.step, "model"), map[string]any{"chunk": aiChunk(last.ID, last.Content, nil)}, nodeAgent)
+			}
 		}
-		t.emit(g, modeUpdates, modeUpdates, map[string]any{nodeAgent: map[string]any{"messages": []lcMessage{last}}})
-		t.emit(g, modeMessages, "messages/complete", []any{lcDict(last)})
+		t.endAgent(g, last)
 	}
 	g.msgs, g.fields = final, fields
-	t.values(g)
+	t.stepDone(g, nil)
+	t.rootEvent("on_chain_end", map[string]any{"output": stateOf(g)})
 }
 
 // park ends a run that parked for a person's decision, as LangGraph ends
@@ -461,15 +497,18 @@ func (t *lgTranslator) done(data json.RawMessage) {
 // and then values and updates each get {"__interrupt__": [...]}.
 func (t *lgTranslator) park(interrupts []capabilities.Interrupt) {
 	g := t.top
+	next := []string{nodeTools}
 	if g.ai >= 0 && g.results == 0 {
-		t.completeAI(g)
+		t.endAgent(g, g.msgs[g.ai])
+	} else if g.calls == 0 {
+		next = []string{nodeAgent}
 	}
 	if t.saved != nil {
 		if msgs, fields, ok := t.saved(); ok {
 			g.msgs, g.fields = t.names.messages(msgs), fields
 		}
 	}
-	t.values(g)
+	t.stepDone(g, next)
 	list := map[string]any{interruptKey: lgInterrupts(interrupts)}
 	t.emit(g, modeValues, modeValues, list)
 	t.emit(g, modeUpdates, modeUpdates, list)
@@ -520,7 +559,7 @@ func (t *lgTranslator) subagent(callID, routeID string) *lgGraph {
 	if p, ok := t.app.Routes[routeID]; ok {
 		fields = p.InitialState()
 	}
-	g := &lgGraph{ns: ns, fields: fields, changed: thread.State{}, ai: -1}
+	g := &lgGraph{ns: ns, fields: fields, changed: thread.State{}, ai: -1, completed: map[string]bool{}}
 	g.msgs = lcMessages(t.threadID, ns, []thread.Message{{Role: thread.RoleUser, Content: call.input}})
 	t.subs[callID] = g
 	t.values(g)
@@ -534,8 +573,8 @@ func (t *lgTranslator) endSubagent(callID string, g *lgGraph, output json.RawMes
 		t.openAI(g)
 		g.msgs[g.ai].Content = outputText(output)
 	}
-	t.completeAI(g)
-	t.values(g)
+	t.endAgent(g, g.msgs[g.ai])
+	t.stepDone(g, nil)
 	delete(t.subs, callID)
 }
 
@@ -612,4 +651,13 @@ func (t *lgTranslator) messageID(g *lgGraph, i int) string {
 		return messageID(t.threadID, g.ns, i)
 	}
 	return t.names.id(i)
+}
+
+// errorNameOr is the name of a failed run's error as LangGraph sends it:
+// the one its output carries, else RunError.
+func errorNameOr(name string) string {
+	if name == "" {
+		return "RunError"
+	}
+	return name
 }

@@ -53,9 +53,9 @@ func TestTranslatorSubgraphs(t *testing.T) {
 				{"values|tools:c1", "messages|tools:c1"},
 				{"values|tools:c1|tools:c2", "messages|tools:c1|tools:c2"},
 				{"custom|tools:c1|tools:c2", "values|tools:c1|tools:c2"},
-				{"updates|tools:c1", "updates|tools:c1|tools:c2", "values|tools:c1|tools:c2", "messages|tools:c1", "updates|tools:c1", "values|tools:c1"},
+				{"updates|tools:c1", "values|tools:c1", "updates|tools:c1|tools:c2", "values|tools:c1|tools:c2", "messages|tools:c1", "updates|tools:c1", "values|tools:c1"},
 				{"messages|tools:c1"},
-				{"updates", "updates|tools:c1", "values|tools:c1", "messages", "updates", "values"},
+				{"updates", "values", "updates|tools:c1", "values|tools:c1", "messages", "updates", "values"},
 				{"messages"},
 				{"updates", "values"},
 			},
@@ -63,13 +63,13 @@ func TestTranslatorSubgraphs(t *testing.T) {
 		{
 			name: "no subgraphs", modes: all,
 			want: [][]string{
-				{"values"}, {"messages"}, nil, nil, {"custom"}, nil, nil, {"updates", "messages", "updates", "values"}, {"messages"}, {"updates", "values"},
+				{"values"}, {"messages"}, nil, nil, {"custom"}, nil, nil, {"updates", "values", "messages", "updates", "values"}, {"messages"}, {"updates", "values"},
 			},
 		},
 		{
 			name: "values only", modes: map[string]bool{modeValues: true}, subgraphs: true,
 			want: [][]string{
-				{"values"}, nil, {"values|tools:c1"}, {"values|tools:c1|tools:c2"}, {"values|tools:c1|tools:c2"}, {"values|tools:c1|tools:c2", "values|tools:c1"}, nil, {"values|tools:c1", "values"}, nil, {"values"},
+				{"values"}, nil, {"values|tools:c1"}, {"values|tools:c1|tools:c2"}, {"values|tools:c1|tools:c2"}, {"values|tools:c1", "values|tools:c1|tools:c2", "values|tools:c1"}, nil, {"values", "values|tools:c1", "values"}, nil, {"values"},
 			},
 		},
 	}
@@ -146,8 +146,9 @@ func eventName(i int) string {
 	return nestedRun[i-1].Type
 }
 
-// TestTranslatorToolsStep: a tools step is reported at the result of its
-// last call, with the plan changes made during it; a plan change that
+// TestTranslatorToolsStep: a model step is reported, with the state after
+// it, when its tools step begins; a tools step is reported at the result
+// of its last call, with the plan changes made during it; a plan change that
 // comes after that report is reported on its own, one before any model
 // step as the state; the next model step does not report the step again.
 func TestTranslatorToolsStep(t *testing.T) {
@@ -162,7 +163,7 @@ func TestTranslatorToolsStep(t *testing.T) {
 		{stream.Event{ID: 1, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"pending"}]}`)}, []string{"values"}},
 		{stream.Event{ID: 2, Type: "tool_call", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","input":{"todos":[]}}`)}, nil},
 		{stream.Event{ID: 3, Type: "tool_call", Data: json.RawMessage(`{"id":"c2","name":"lookup","input":{}}`)}, nil},
-		{stream.Event{ID: 4, Type: "tool_result", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","output":{"todos":[]}}`)}, []string{"updates"}},
+		{stream.Event{ID: 4, Type: "tool_result", Data: json.RawMessage(`{"id":"c1","name":"writeTodos","output":{"todos":[]}}`)}, []string{"updates", "values"}},
 		{stream.Event{ID: 5, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"in_progress"}]}`)}, nil},
 		{stream.Event{ID: 6, Type: "tool_result", Data: json.RawMessage(`{"id":"c2","name":"lookup","output":"ok"}`)}, []string{"updates", "values"}},
 		{stream.Event{ID: 7, Type: "plan_update", Data: json.RawMessage(`{"todos":[{"content":"A","status":"completed"}]}`)}, []string{"updates", "values"}},

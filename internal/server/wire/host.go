@@ -24,6 +24,7 @@ type Host interface {
 	Threads
 	Crons
 	Items
+	Assistants
 	// Logger is the server's logger.
 	Logger() *slog.Logger
 }
@@ -153,4 +154,18 @@ type Items interface {
 	DeleteItem(ctx context.Context, namespace []string, key string) error
 	SearchItems(ctx context.Context, q store.ItemQuery) ([]store.Item, error)
 	ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][]string, error)
+}
+
+// Assistants keeps the assistants clients create (store.Store's methods
+// of those names), and merges a thread's metadata.
+type Assistants interface {
+	CreateAssistant(ctx context.Context, a store.Assistant) (store.Assistant, error)
+	GetAssistant(ctx context.Context, id string) (store.Assistant, error)
+	UpdateAssistant(ctx context.Context, id string, change func(*store.Assistant) error) (store.Assistant, error)
+	SetLatestAssistant(ctx context.Context, id string, version int) (store.Assistant, error)
+	DeleteAssistant(ctx context.Context, id string) error
+	SearchAssistants(ctx context.Context, q store.AssistantQuery) ([]store.Assistant, error)
+	CountAssistants(ctx context.Context, q store.AssistantQuery) (int, error)
+	AssistantVersions(ctx context.Context, id string, q store.AssistantQuery) ([]store.Assistant, error)
+	PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (store.Thread, error)
 }

@@ -94,6 +94,10 @@ type Reader interface {
 	// f's page.
 	Crons(ctx context.Context, f CronFilter) ([]CronRow, error)
 	CountCrons(ctx context.Context, f CronFilter) (int, error)
+	// Assistants reads the assistants (or versions) f selects;
+	// CountAssistants counts them, ignoring f's page.
+	Assistants(ctx context.Context, f AssistantFilter) ([]AssistantRow, error)
+	CountAssistants(ctx context.Context, f AssistantFilter) (int, error)
 
 	// Item reads one item of the key-value store, or ErrNoRow.
 	Item(ctx context.Context, namespace, key string) (ItemRow, error)
@@ -194,6 +198,25 @@ type Tx interface {
 	// ClaimCron moves a cron's next tick from at to next, only if it
 	// still is at: the one writer that sees true owns tick at.
 	ClaimCron(ctx context.Context, id string, at, next, now int64) (bool, error)
+
+	// InsertAssistant inserts an assistant's current version, or
+	// ErrTaken. Assistant reads one for an update, holding it until
+	// commit, or ErrNoRow; AssistantVersion reads one version, or
+	// ErrNoRow; LastAssistantVersion is the highest version kept.
+	// PutAssistant replaces the current version; InsertAssistantVersion
+	// keeps a version; DeleteAssistant deletes an assistant with its
+	// versions, or ErrNoRow.
+	InsertAssistant(ctx context.Context, r AssistantRow) error
+	Assistant(ctx context.Context, id string) (AssistantRow, error)
+	AssistantVersion(ctx context.Context, id string, version int) (AssistantRow, error)
+	LastAssistantVersion(ctx context.Context, id string) (int, error)
+	PutAssistant(ctx context.Context, r AssistantRow) error
+	InsertAssistantVersion(ctx context.Context, r AssistantRow) error
+	DeleteAssistant(ctx context.Context, id string) error
+	// ThreadMetadata reads the metadata of a thread the transaction
+	// locked; SetThreadMetadata replaces it.
+	ThreadMetadata(ctx context.Context, threadPK int64) (string, error)
+	SetThreadMetadata(ctx context.Context, threadPK int64, metadata string, now int64) error
 
 	// InsertOwner registers an owner whose lease runs from at for lease
 	// and returns its pk; RenewOwner pushes it a full lease from at,

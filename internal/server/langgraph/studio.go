@@ -1,0 +1,165 @@
+package langgraph
+
+import (
+	"encoding/json"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/labstack/echo/v4"
+)
+
+// This file serves what LangGraph Studio and other tools read of a
+// self-hosted server besides runs and threads: GET /info and /ok, and an
+// assistant's schemas, graph and subgraphs.
+
+// serverInfo is GET /info: what the server is and which LangGraph
+// features it serves.
+func (s *dialect) serverInfo(c echo.Context) error {
+	version := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	return c.JSON(http.StatusOK, map[string]any{
+		"version": version,
+		"context": "go",
+		"flags":   map[string]any{"assistants": true, "crons": true, "langsmith": false, "langsmith_tracing_replicas": false},
+		"host":    map[string]any{"kind": "self-hosted", "project_id": nil, "revision_id": nil, "tenant_id": nil},
+	})
+}
+
+// serverOK is GET /ok.
+func serverOK(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]bool{"ok": true})
+}
+
+// graphSchema is GET /assistants/:id/schemas.
+type graphSchema struct {
+	GraphID       string         `json:"graph_id"`
+	InputSchema   map[string]any `json:"input_schema"`
+	OutputSchema  map[string]any `json:"output_schema"`
+	StateSchema   map[string]any `json:"state_schema"`
+	ConfigSchema  map[string]any `json:"config_schema"`
+	ContextSchema map[string]any `json:"context_schema"`
+}
+
+func (s *dialect) assistantSchemas(c echo.Context) error {
+	a := s.host.App()
+	found, err := s.resolveAssistant(c.Request().Context(), assistantParam(c))
+	if err != nil {
+		return err
+	}
+	r := found.route
+	p, ok := a.Routes[r.ID]
+	if !ok {
+		return &app.BrokenRouteError{Route: r.ID}
+	}
+	return c.JSON(http.StatusOK, schemasOf(p))
+}
+
+// schemasOf derives a route's schemas from its state fields and params:
+// the state is messages plus every field, the input messages plus the
+// fields a run may set (those no capability owns), and the params go in
+// config.configurable or context.
+func schemasOf(p *capabilities.Prepared) graphSchema {
+	r := p.Route
+	message := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"type":    map[string]any{"type": "string", "enum": []string{"human", "ai", "tool", "system"}},
+			"role":    map[string]any{"type": "string", "enum": []string{"user", "assistant", "tool", "system"}},
+			"id":      map[string]any{"type": "string"},
+			"content": map[string]any{"type": "string"},
+		},
+	}
+	state := map[string]any{"messages": map[string]any{"type": "array", "items": message}}
+	input := map[string]any{"messages": map[string]any{"type": "array", "items": message}}
+	for _, f := range p.Fields {
+		var fs map[string]any
+		if len(f.Schema) == 0 || json.Unmarshal(f.Schema, &fs) != nil {
+			fs = map[string]any{"type": f.Type}
+		}
+		if len(f.Default) > 0 {
+			var d any
+			if json.Unmarshal(f.Default, &d) == nil {
+				fs["default"] = d
+			}
+		}
+		if f.Capability != "" {
+			fs["readOnly"] = true
+		} else {
+			input[f.Name] = fs
+		}
+		state[f.Name] = fs
+	}
+	params := map[string]any{}
+	for _, name := range r.Params {
+		params[name] = map[string]any{"type": "string", "description": "route param [" + name + "] of " + r.ID}
+	}
+	object := func(title string, props map[string]any) map[string]any {
+		return map[string]any{"title": title, "type": "object", "properties": props}
+	}
+	return graphSchema{
+		GraphID:       r.ID,
+		InputSchema:   object("Input of "+r.ID, input),
+		OutputSchema:  object("State of "+r.ID, state),
+		StateSchema:   object("State of "+r.ID, state),
+		ConfigSchema:  object("Config of "+r.ID, map[string]any{"configurable": object("Params of "+r.ID, params)}),
+		ContextSchema: object("Params of "+r.ID, params),
+	}
+}
+
+// assistantGraph is GET /assistants/:id/graph: the agent loop as a graph,
+// the model node calling the tools node until it answers.
+func (s *dialect) assistantGraph(c echo.Context) error {
+	if _, err := s.resolveAssistant(c.Request().Context(), assistantParam(c)); err != nil {
+		return err
+	}
+	node := func(id, typ string) map[string]any {
+		return map[string]any{"id": id, "type": typ, "data": map[string]any{"id": []string{"dawn", id}, "name": id}}
+	}
+	edge := func(from, to string, conditional bool) map[string]any {
+		return map[string]any{"source": from, "target": to, "conditional": conditional}
+	}
+	return c.JSON(http.StatusOK, map[string]any{
+		"nodes": []any{node("__start__", "schema"), node(nodeAgent, "runnable"), node(nodeTools, "runnable"), node("__end__", "schema")},
+		"edges": []any{edge("__start__", nodeAgent, false), edge(nodeAgent, nodeTools, true), edge(nodeAgent, "__end__", true), edge(nodeTools, nodeAgent, false)},
+	})
+}
+
+// assistantSubgraphs is GET /assistants/:id/subgraphs: the schemas of the
+// route's subagents, by subagent name.
+func (s *dialect) assistantSubgraphs(c echo.Context) error {
+	a := s.host.App()
+	found, err := s.resolveAssistant(c.Request().Context(), assistantParam(c))
+	if err != nil {
+		return err
+	}
+	out := map[string]graphSchema{}
+	s.subgraphs(a, found.route.Subagents, c.Param("namespace"), "", c.QueryParam("recurse") == "true", out)
+	return c.JSON(http.StatusOK, out)
+}
+
+// subgraphs adds the schemas of the subagents under namespace ns (all
+// when ns is ""), named by their namespace from prefix; with recurse,
+// their subagents' too ("researcher|critic").
+func (s *dialect) subgraphs(a *app.App, subagents map[string]string, ns, prefix string, recurse bool, out map[string]graphSchema) {
+	for name, id := range subagents {
+		full := prefix + name
+		if ns != "" && ns != full && !strings.HasPrefix(ns, full+"|") {
+			continue
+		}
+		p, ok := a.Routes[id]
+		if !ok {
+			continue
+		}
+		if ns == "" || ns == full {
+			out[full] = schemasOf(p)
+		}
+		if recurse || (ns != "" && ns != full) {
+			s.subgraphs(a, p.Route.Subagents, ns, full+"|", recurse, out)
+		}
+	}
+}
