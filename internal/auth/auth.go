@@ -157,7 +157,7 @@ func Credential(r *http.Request) string {
 	return r.Header.Get("X-Api-Key")
 }
 
-// Missing is the message for a request with no credential at all.
+// missing is the refusal of a request with no credential at all.
 func missing(mode string) *Error {
 	return &Error{Msg: fmt.Sprintf("missing credentials: send Authorization: Bearer <token> (this server authenticates with %s)", mode)}
 }
