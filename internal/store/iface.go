@@ -71,7 +71,7 @@ type Store interface {
 
 	// SearchThreads and CountThreads select threads by id, status,
 	// metadata and state values; FinishedRuns lists a thread's successful
-	// runs, the checkpoints the LangGraph dialect's history shows.
+	// runs, with their done events when asked.
 	SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, error)
 	CountThreads(ctx context.Context, q ThreadQuery) (int, error)
 	FinishedRuns(ctx context.Context, q FinishedQuery) ([]FinishedRun, error)

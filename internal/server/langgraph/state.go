@@ -140,6 +140,9 @@ func keptState(t store.Thread, k store.Checkpoint) threadState {
 		CreatedAt:  k.UpdatedAt,
 		ThreadID:   t.ID,
 	}
+	if k.Source == store.SourceInput && k.RunID != "" {
+		cs.Next = []string{nodeAgent} // the run's input is in; the model answers next
+	}
 	cs.ParentCheckpoint, cs.ParentConfig = parentOf(t.ID, k)
 	return cs
 }
