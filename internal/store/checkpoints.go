@@ -530,7 +530,9 @@ func (s *DB) CopyThread(ctx context.Context, fromID, toID string) (Thread, error
 		return Thread{}, err
 	}
 	now := s.now()
-	row := dialect.ThreadRow{ID: toID, CreatedAt: now, UpdatedAt: now, Metadata: string(from.Metadata), Status: StatusIdle}
+	// The copy belongs to the thread's owner: whoever may copy it may see
+	// it, and the copy stays theirs.
+	row := dialect.ThreadRow{ID: toID, CreatedAt: now, UpdatedAt: now, Metadata: string(from.Metadata), Status: StatusIdle, Owner: from.Owner}
 	if from.Status != StatusBusy {
 		row.Status = from.Status
 	}
