@@ -112,11 +112,18 @@ func (m *Manager) SweepQueue(ctx context.Context) {
 
 // wakeQueue starts, in the background, the head of a thread's queue if it
 // is due: called when a run is queued and when a run of the thread ends.
+// Under a --max-runs cap, a run's end also frees room for the queued runs
+// of other threads that found the server full.
 func (m *Manager) wakeQueue(threadID string) {
 	if m.Draining() {
 		return
 	}
-	go m.startDue(context.Background(), threadID)
+	go func() {
+		m.startDue(context.Background(), threadID)
+		if m.maxRuns > 0 {
+			m.startDue(context.Background(), "")
+		}
+	}()
 }
 
 // startDue starts the due queued runs of threadID, or of every thread
