@@ -118,11 +118,18 @@ func (m *Manager) SweepQueue(ctx context.Context) {
 
 // wakeQueue starts, in the background, the head of a thread's queue if it
 // is due: called when a run is queued and when a run of the thread ends.
+// Under a --max-runs cap, a run's end also frees room for the queued runs
+// of other threads that found the server full.
 func (m *Manager) wakeQueue(threadID string) {
 	if m.Draining() {
 		return
 	}
-	go m.startDue(context.Background(), threadID)
+	go func() {
+		m.startDue(context.Background(), threadID)
+		if m.maxRuns > 0 {
+			m.startDue(context.Background(), "")
+		}
+	}()
 }
 
 // startDue starts the due queued runs of threadID, or of every thread
@@ -136,7 +143,15 @@ func (m *Manager) startDue(ctx context.Context, threadID string) {
 		return
 	}
 	for _, q := range due {
-		m.startQueued(ctx, q)
+		// A run that ended without starting leaves its thread free for
+		// the next of its queue.
+		for m.startQueued(ctx, q) {
+			next, err := m.store.DueRuns(ctx, q.ThreadID, time.Now(), 1)
+			if err != nil || len(next) == 0 {
+				break
+			}
+			q = next[0]
+		}
 	}
 }
 
@@ -144,12 +159,11 @@ func (m *Manager) startDue(ctx context.Context, threadID string) {
 // thread is busy, the server is full or draining, another replica took
 // it, the store is unreachable) stays queued; one that can never start
 // (its route is gone, its thread waits for a person, its request is
-// refused) ends with an error that says why.
-func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) {
+// refused) ends with an error that says why, and failed reports it.
+func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) (failed bool) {
 	var kept queuedRequest
 	if err := json.Unmarshal(q.Request, &kept); err != nil {
-		m.failQueued(ctx, q, fmt.Errorf("the queued request cannot be read: %w", err))
-		return
+		return m.failQueued(ctx, q, fmt.Errorf("the queued request cannot be read: %w", err))
 	}
 	req := kept.Request
 	req.queuedID = q.ID
@@ -162,9 +176,9 @@ func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) {
 	switch {
 	case err == nil, errors.Is(err, ErrBusy), errors.Is(err, ErrOverloaded), errors.Is(err, ErrShuttingDown),
 		errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrUnavailable), ctx.Err() != nil:
-		return
+		return false
 	}
-	m.failQueued(ctx, q, err)
+	return m.failQueued(ctx, q, err)
 }
 
 // queuedRequest is a queued run's request as the store keeps it, with the
@@ -174,9 +188,11 @@ type queuedRequest struct {
 	Identity *capabilities.Identity `json:"identity,omitempty"`
 }
 
-// failQueued ends queued run q with err.
-func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, err error) {
-	if ferr := m.store.FailQueued(ctx, q.ID, errorText(err)); ferr != nil && !errors.Is(ferr, store.ErrNotFound) {
+// failQueued ends queued run q with err, and reports whether it did.
+func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, err error) bool {
+	ferr := m.store.FailQueued(ctx, q.ID, errorText(err))
+	if ferr != nil && !errors.Is(ferr, store.ErrNotFound) {
 		m.logger.Warn("cannot record why a queued run could not start", "run", q.ID, "thread", q.ThreadID, "err", ferr)
 	}
+	return ferr == nil
 }

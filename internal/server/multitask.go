@@ -57,7 +57,8 @@ func notBefore(afterSeconds float64) (time.Time, error) {
 
 // admit starts req on its thread as strategy says, or queues it: with a
 // delay (at not zero) the run is always queued, and with enqueue it is
-// queued when the thread has a run in flight or runs waiting. It returns
+// queued when the thread has a run in flight or runs waiting, or the
+// server has as many runs in flight as --max-runs allows. It returns
 // the run started here, or the queued run (pending).
 func (s *Server) admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
 	// Another user's thread is not found, whatever the strategy: it is
@@ -71,8 +72,9 @@ func (s *Server) admit(ctx context.Context, req runner.Request, strategy string,
 			break
 		}
 		if waiting, err := s.runs.Store().QueuedRuns(ctx, req.ThreadID); err == nil && len(waiting) == 0 {
+			// The thread busy, or the server at --max-runs: the run waits.
 			run, err := s.runs.Start(ctx, req)
-			if !errors.Is(err, runner.ErrBusy) {
+			if !errors.Is(err, runner.ErrBusy) && !errors.Is(err, runner.ErrOverloaded) {
 				return run, store.Run{}, err
 			}
 		}

@@ -44,7 +44,15 @@ func waitStatuses(t *testing.T, base, thread string, want ...string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got := runStatuses(t, base, thread)
+		var got []string
+		if resp, err := http.Get(base + "/threads/" + thread + "/runs"); err == nil {
+			var runs []struct{ Status string }
+			_ = json.NewDecoder(resp.Body).Decode(&runs) // 404 until the thread exists
+			resp.Body.Close()
+			for _, r := range runs {
+				got = append(got, r.Status)
+			}
+		}
 		if slices.Equal(got, want) {
 			return
 		}
@@ -249,4 +257,43 @@ func readBody(t *testing.T, resp *http.Response) []byte {
 		t.Fatal(err)
 	}
 	return []byte(b.String())
+}
+
+// TestMultitaskEnqueueWhenFull: under --max-runs, a run sent with enqueue
+// while the server is full is queued, not refused, and starts once a run
+// ends; one sent with reject is refused (503 overloaded).
+func TestMultitaskEnqueueWhenFull(t *testing.T) {
+	gate := make(chan struct{})
+	model := dawntest.Script().Wait(gate).Then(echoTurn).Then(echoTurn)
+	h := apptest.New(t, supportApp(t), model, apptest.Options{MaxRuns: 1})
+	base := h.Serve(t)
+	opened := false
+	defer func() {
+		if !opened {
+			close(gate)
+		}
+	}()
+	first := make(chan *http.Response, 1)
+	go func() { first <- post(t, base+"/threads/a/runs/wait", multitaskBody("one", nil)) }()
+	for model.Calls() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	r := post(t, base+"/threads/b/runs/wait", multitaskBody("refused", nil))
+	if r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a run on another thread of a full server: %d %s, want 503", r.StatusCode, readBody(t, r))
+	} else {
+		r.Body.Close()
+	}
+	queued := make(chan *http.Response, 1)
+	go func() {
+		queued <- post(t, base+"/threads/b/runs/wait", multitaskBody("two", map[string]any{"multitask_strategy": "enqueue"}))
+	}()
+	waitStatuses(t, base, "b", "pending")
+	close(gate)
+	opened = true
+	readBody(t, <-first)
+	r = <-queued
+	if data := readBody(t, r); r.StatusCode != http.StatusOK || lastContent(t, data) != "re: two after 0 answers" {
+		t.Errorf("the queued run of the full server: %d %s", r.StatusCode, data)
+	}
 }
