@@ -168,6 +168,7 @@ func TestDiscardRun(t *testing.T) {
 		if _, err := s.GetRun(ctx, "r2"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("the rolled back run: %v, want ErrNotFound", err)
 		}
+		checkHistoryAfterDiscard(t, s, "th", "r2", cp)
 		if evs, err := s.Events(ctx, "r2", 0); !errors.Is(err, ErrNotFound) || len(evs) != 0 {
 			t.Fatalf("events of the rolled back run: %v %v", evs, err)
 		}
@@ -188,4 +189,28 @@ func TestDiscardRun(t *testing.T) {
 			t.Fatalf("the next run's messages: %+v", cp.Messages)
 		}
 	})
+}
+
+// checkHistoryAfterDiscard checks that the thread's history keeps no
+// checkpoint of the discarded run, that its head is the latest state, and
+// that the head's parent is the checkpoint the run started from.
+func checkHistoryAfterDiscard(t *testing.T, s Store, threadID, runID string, latest Checkpoint) {
+	t.Helper()
+	hist, err := s.History(context.Background(), threadID, HistoryQuery{})
+	must(t, err)
+	if len(hist) == 0 {
+		t.Fatal("no history after the rollback")
+	}
+	for _, h := range hist {
+		if h.RunID == runID {
+			t.Errorf("the history keeps checkpoint %s (step %d, %s) of the rolled back run %s", h.ID, h.Step, h.Source, runID)
+		}
+	}
+	head := hist[0]
+	if head.ID != latest.ID || len(head.Messages) != len(latest.Messages) {
+		t.Errorf("history head %s with %d messages, want the latest state %s with %d", head.ID, len(head.Messages), latest.ID, len(latest.Messages))
+	}
+	if len(hist) > 1 && head.ParentID != hist[1].ID {
+		t.Errorf("history head's parent %q, want the checkpoint before it %q", head.ParentID, hist[1].ID)
+	}
 }

@@ -37,15 +37,19 @@ func (s *DB) DiscardRun(ctx context.Context, runID string, base Checkpoint) erro
 		case l.ThreadID != base.ThreadID || int64(len(base.Messages)) > l.Messages:
 			return fmt.Errorf("run %q: %w: the checkpoint to roll back to is not one of its thread before it", runID, ErrInvalid)
 		}
-		if err := tx.DiscardRun(ctx, l.ThreadPK, l.PK, int64(len(base.Messages))); err != nil {
+		// The run's messages are on the branch it ran on; its kept
+		// checkpoints go with it, so the history shows no step of it.
+		if err := tx.DiscardRun(ctx, l.ThreadPK, l.PK, l.Branch, int64(len(base.Messages)), runID); err != nil {
 			return fmt.Errorf("store: roll back run %q: %w", runID, err)
 		}
 		meta, err := planParts(ctx, tx, l.ThreadPK, l.Parts, parted)
 		if err != nil {
 			return fmt.Errorf("store: roll back run %q: %w", runID, err)
 		}
-		err = tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.ThreadPK, Step: l.Step + 1, Messages: int64(len(base.Messages)),
-			RunID: base.RunID, Route: base.Route, State: state, Parts: meta, Status: StatusIdle, Now: s.now()})
+		// The thread's state is the run's starting state again, kept as
+		// a checkpoint after the one it started from.
+		err = tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.ThreadPK, Step: l.Step + 1, Parent: int64(base.Head), Branch: l.Branch,
+			Messages: int64(len(base.Messages)), RunID: base.RunID, Route: base.Route, Source: SourceUpdate, State: state, Parts: meta, Status: StatusIdle, Now: s.now()})
 		if err != nil {
 			return fmt.Errorf("store: roll back run %q: %w", runID, err)
 		}

@@ -180,9 +180,10 @@ type Tx interface {
 	// DeleteQueued deletes a queued run and returns it with its ThreadPK,
 	// or ErrNoRow.
 	DeleteQueued(ctx context.Context, id string) (QueuedRow, error)
-	// DiscardRun deletes a run, its events and the thread's messages
-	// from number fromMessage on (a rollback).
-	DiscardRun(ctx context.Context, threadPK, runPK, fromMessage int64) error
+	// DiscardRun deletes a run, its events, its kept checkpoints (by
+	// runID) and the messages of branch from number fromMessage on (a
+	// rollback).
+	DiscardRun(ctx context.Context, threadPK, runPK, branch, fromMessage int64, runID string) error
 	// InsertEndedRun inserts a run that has already ended with status,
 	// such as a queued run that could not start.
 	InsertEndedRun(ctx context.Context, r NewRun, status, errText string) error

@@ -58,8 +58,9 @@ func (t *tx) InsertEndedRun(ctx context.Context, r dialect.NewRun, status, errTe
 	return err
 }
 
-func (t *tx) DiscardRun(_ context.Context, threadPK, runPK, fromMessage int64) error {
-	t.queue(`DELETE FROM history WHERE thread = $1 AND (run = $2 OR (run = 0 AND seq >= $3))`, threadPK, runPK, fromMessage)
+func (t *tx) DiscardRun(_ context.Context, threadPK, runPK, branch, fromMessage int64, runID string) error {
+	t.queue(`DELETE FROM history WHERE thread = $1 AND (run = $2 OR (run = $3 AND seq >= $4))`, threadPK, runPK, branch, fromMessage)
+	t.queue(`DELETE FROM checkpoints WHERE thread = $1 AND run_id = $2`, threadPK, runID)
 	t.queue(`DELETE FROM runs WHERE pk = $1`, runPK)
 	return nil
 }

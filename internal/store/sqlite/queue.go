@@ -75,8 +75,11 @@ func (t tx) InsertEndedRun(ctx context.Context, r dialect.NewRun, status, errTex
 	return err
 }
 
-func (t tx) DiscardRun(ctx context.Context, threadPK, runPK, fromMessage int64) error {
-	if _, err := t.s.conn.ExecContext(ctx, `DELETE FROM history WHERE thread = ? AND (run = ? OR (run = 0 AND seq >= ?))`, threadPK, runPK, fromMessage); err != nil {
+func (t tx) DiscardRun(ctx context.Context, threadPK, runPK, branch, fromMessage int64, runID string) error {
+	if _, err := t.s.conn.ExecContext(ctx, `DELETE FROM history WHERE thread = ? AND (run = ? OR (run = ? AND seq >= ?))`, threadPK, runPK, branch, fromMessage); err != nil {
+		return err
+	}
+	if _, err := t.s.conn.ExecContext(ctx, `DELETE FROM checkpoints WHERE thread = ? AND run_id = ?`, threadPK, runID); err != nil {
 		return err
 	}
 	_, err := t.s.conn.ExecContext(ctx, `DELETE FROM runs WHERE pk = ?`, runPK)
