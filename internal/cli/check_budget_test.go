@@ -2,33 +2,19 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/cli"
-	"github.com/dawn-go/dawn/markers"
-	"github.com/dawn-go/dawn/router"
 )
-
-// budgetMarker stands for the capability that holds context: settings:
-// on every route, with max_input_tokens in its details as that capability
-// gives them.
-type budgetMarker struct{ tokens int }
-
-func (budgetMarker) Name() string                 { return "context" }
-func (budgetMarker) Detect(string) (string, bool) { return "agent.md", true }
-func (m budgetMarker) Load(context.Context, *router.Route, string) (*capabilities.Contribution, error) {
-	return &capabilities.Contribution{Details: map[string]any{"max_input_tokens": m.tokens, "keep_recent_turns": 6}}, nil
-}
 
 // TestCheckWarnsOfAPromptOverTheBudget: `dawn check` warns of a route whose
 // system prompt and tool definitions alone exceed its
 // context.max_input_tokens, naming the route, the estimate, the setting and
-// the file, and not of a route that fits; the app is still ok.
+// the file, and not of a route that fits; the app is still ok. The budget
+// is the built-in context capability's, set for every route in dawn.yaml.
 func TestCheckWarnsOfAPromptOverTheBudget(t *testing.T) {
 	var long strings.Builder
 	for i := range 400 {
@@ -36,15 +22,13 @@ func TestCheckWarnsOfAPromptOverTheBudget(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
+		"dawn.yaml":      "context: {max_input_tokens: 1000}\n",
 		"long/agent.md":  "---\nmodel: openai:gpt-4o-mini\n---\n" + long.String(),
 		"long/plan.md":   "- [ ] Read the rules\n",
 		"short/agent.md": "---\nmodel: openai:gpt-4o-mini\n---\nYou answer briefly.\n",
 	})
 	var stdout, stderr bytes.Buffer
-	code := cli.Run([]string{"check", "--app", dir}, cli.Config{
-		Markers: append(markers.All(), budgetMarker{tokens: 1000}),
-		Stdout:  &stdout, Stderr: &stderr,
-	})
+	code := cli.Run([]string{"check", "--app", dir}, cli.Config{Stdout: &stdout, Stderr: &stderr})
 	out := stdout.String()
 	if code != 0 {
 		t.Fatalf("check exited %d, want 0 (a warning is no problem)\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())

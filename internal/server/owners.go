@@ -311,3 +311,44 @@ func (s *Server) guardThread(path string, h echo.HandlerFunc) echo.HandlerFunc {
 		return h(c)
 	}
 }
+
+// History, CheckpointAt, UpdateState and PatchThreadMetadata read or
+// change a thread's checkpoints and metadata: another user's thread is
+// not found.
+
+func (h *host) History(ctx context.Context, threadID string, q store.HistoryQuery) ([]store.Checkpoint, error) {
+	if err := h.visible(ctx, threadID); err != nil {
+		return nil, err
+	}
+	return h.Store.History(ctx, threadID, q)
+}
+
+func (h *host) CheckpointAt(ctx context.Context, threadID, id string) (store.Checkpoint, error) {
+	if err := h.visible(ctx, threadID); err != nil {
+		return store.Checkpoint{}, err
+	}
+	return h.Store.CheckpointAt(ctx, threadID, id)
+}
+
+func (h *host) UpdateState(ctx context.Context, u store.StateUpdate) (store.Checkpoint, error) {
+	if err := h.visible(ctx, u.ThreadID); err != nil {
+		return store.Checkpoint{}, err
+	}
+	return h.Store.UpdateState(ctx, u)
+}
+
+func (h *host) PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (store.Thread, error) {
+	if err := h.visible(ctx, id); err != nil {
+		return store.Thread{}, err
+	}
+	return h.Store.PatchThreadMetadata(ctx, id, patch)
+}
+
+// CopyThread copies a thread ctx may see; the copy keeps the thread's
+// owner, so it is the caller's own.
+func (h *host) CopyThread(ctx context.Context, fromID, toID string) (store.Thread, error) {
+	if err := h.visible(ctx, fromID); err != nil {
+		return store.Thread{}, err
+	}
+	return h.Store.CopyThread(ctx, fromID, toID)
+}

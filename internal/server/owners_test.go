@@ -36,8 +36,8 @@ import (
 // 404 with the body a missing thread gets, and ann the endpoint's normal
 // answer; bob's searches and counts never hold ann's thread.
 
-// ownerCall is one request of the matrix: {thread}, {run} and {cron} in
-// path, body and headers are replaced by ann's ids. annStatus is ann's
+// ownerCall is one request of the matrix: {thread}, {run}, {checkpoint}
+// and {cron} in path, body and headers are replaced by ann's ids. annStatus is ann's
 // normal answer (0: any status but 404; annKind, when set, is the error
 // kind of a 404 that is her normal answer). stream calls read the stream
 // to its end.
@@ -61,6 +61,7 @@ var threadEndpoints = map[string][]ownerCall{
 	"GET /threads/:id/files":             {{method: "GET", path: "/threads/{thread}/files", annStatus: 200}},
 	"GET /threads/:id/files/*":           {{method: "GET", path: "/threads/{thread}/files/notes.md", annStatus: 200}},
 	"POST /threads/:id/history":          {{method: "POST", path: "/threads/{thread}/history", body: `{}`, annStatus: 200}},
+	"GET /threads/:id/history":           {{method: "GET", path: "/threads/{thread}/history", annStatus: 200}, {method: "GET", path: "/threads/{thread}/history?limit=1&before={checkpoint}", annStatus: 200}},
 	"GET /threads/:id/plan":              {{method: "GET", path: "/threads/{thread}/plan", annStatus: 200}},
 	"POST /threads/:id/plan/pause":       {{method: "POST", path: "/threads/{thread}/plan/pause"}},
 	"POST /threads/:id/plan/resume":      {{method: "POST", path: "/threads/{thread}/plan/resume"}},
@@ -79,8 +80,8 @@ var threadEndpoints = map[string][]ownerCall{
 	"GET /threads/:id/state":             {{method: "GET", path: "/threads/{thread}/state", annStatus: 200}},
 	"POST /threads/:id/state":            {{method: "POST", path: "/threads/{thread}/state", body: `{"values":{}}`}},
 	"PATCH /threads/:id/state":           {{method: "PATCH", path: "/threads/{thread}/state", body: `{"metadata":{}}`}},
-	"GET /threads/:id/state/:checkpoint": {{method: "GET", path: "/threads/{thread}/state/{run}"}},
-	"POST /threads/:id/state/checkpoint": {{method: "POST", path: "/threads/{thread}/state/checkpoint", body: `{"checkpoint":{"checkpoint_id":"{run}"}}`}},
+	"GET /threads/:id/state/:checkpoint": {{method: "GET", path: "/threads/{thread}/state/{checkpoint}", annStatus: 200}},
+	"POST /threads/:id/state/checkpoint": {{method: "POST", path: "/threads/{thread}/state/checkpoint", body: `{"checkpoint":{"checkpoint_id":"{checkpoint}"}}`, annStatus: 200}},
 	"GET /threads/:id/stream":            {{method: "GET", path: "/threads/{thread}/stream", annStatus: 200, stream: true}},
 	"GET /threads/:id/tool-outputs/*":    {{method: "GET", path: "/threads/{thread}/tool-outputs/out_none", annStatus: 404, annKind: "tool_output_not_found"}},
 	"POST /agui/*":                       {{method: "POST", path: "/agui/job", body: `{"threadId":"{thread}","runId":"agui-again","messages":[{"id":"m-2","role":"user","content":"again"}]}`, annStatus: 200, stream: true}},
@@ -105,41 +106,46 @@ var cronOrder = []string{"PATCH /runs/crons/:cron", "DELETE /runs/crons/:cron"}
 // threadFree are the endpoints that name no thread or run, with why
 // ownership does not reach them (or how the matrix checks it otherwise).
 var threadFree = map[string]string{
-	"GET /healthz":                         "a probe",
-	"GET /readyz":                          "a probe",
-	"GET /routes":                          "the app's routes, the same for everyone",
-	"GET /approvals":                       "remembered decisions, filtered by user (a user sees their own and the app's; TestAuditAndApprovalsOverHTTP)",
-	"DELETE /approvals/:key":               "revokes the caller's own remembered decision; another user's answers 404 (TestAuditAndApprovalsOverHTTP)",
-	"GET /audit":                           "the audit log, for the service credential only: users get 403 (TestAuditAndApprovalsOverHTTP)",
-	"POST /threads":                        "creates a thread owned by the caller (the matrix's first call on Dawn's and LangGraph's surfaces)",
-	"POST /threads/search":                 "filtered by owner in the store; the matrix checks bob's page",
-	"POST /threads/count":                  "filtered by owner in the store; the matrix checks bob's count",
-	"POST /assistants":                     "assistants are the app's routes, shared",
-	"POST /assistants/search":              "assistants are the app's routes, shared",
-	"POST /assistants/count":               "assistants are the app's routes, shared",
-	"GET /assistants/:assistant":           "assistants are the app's routes, shared",
-	"PATCH /assistants/:assistant":         "assistants are the app's routes, shared",
-	"DELETE /assistants/:assistant":        "assistants are the app's routes, shared",
-	"GET /assistants/:assistant/graph":     "assistants are the app's routes, shared",
-	"GET /assistants/:assistant/schemas":   "assistants are the app's routes, shared",
-	"GET /assistants/:assistant/subgraphs": "assistants are the app's routes, shared",
-	"POST /runs":                           "a stateless run on a thread of its own, deleted after it",
-	"POST /runs/stream":                    "a stateless run on a thread of its own, deleted after it",
-	"POST /runs/wait":                      "a stateless run on a thread of its own, deleted after it",
-	"POST /runs/batch":                     "not supported",
-	"POST /runs/crons":                     "creates a cron owned by the caller (the matrix's cron)",
-	"POST /runs/crons/search":              "filtered by owner in the store; the matrix checks bob's page",
-	"POST /runs/crons/count":               "filtered by owner in the store; the matrix checks bob's count",
-	"PUT /store/items":                     "items are per user: the matrix checks bob cannot read ann's",
-	"GET /store/items":                     "items are per user: the matrix checks bob cannot read ann's",
-	"DELETE /store/items":                  "items are per user: the matrix checks bob cannot read ann's",
-	"POST /store/items/search":             "items are per user: the matrix checks bob's search",
-	"POST /store/namespaces":               "items are per user: the matrix checks bob's namespaces",
-	"GET /v1/models":                       "the app's routes as models, shared",
-	"GET /v1/models/*":                     "the app's routes as models, shared",
-	"GET /mcp":                             "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
-	"POST /mcp":                            "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
-	"DELETE /mcp":                          "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
+	"GET /healthz":                                    "a probe",
+	"GET /readyz":                                     "a probe",
+	"GET /routes":                                     "the app's routes, the same for everyone",
+	"GET /approvals":                                  "remembered decisions, filtered by user (a user sees their own and the app's; TestAuditAndApprovalsOverHTTP)",
+	"DELETE /approvals/:key":                          "revokes the caller's own remembered decision; another user's answers 404 (TestAuditAndApprovalsOverHTTP)",
+	"GET /audit":                                      "the audit log, for the service credential only: users get 403 (TestAuditAndApprovalsOverHTTP)",
+	"POST /threads":                                   "creates a thread owned by the caller (the matrix's first call on Dawn's and LangGraph's surfaces)",
+	"POST /threads/search":                            "filtered by owner in the store; the matrix checks bob's page",
+	"POST /threads/count":                             "filtered by owner in the store; the matrix checks bob's count",
+	"POST /assistants":                                "assistants are the app's configuration, shared: the service credential changes them, a user gets 403 (TestAssistantsAreSharedConfiguration)",
+	"POST /assistants/search":                         "assistants are the app's configuration, shared: everyone reads them",
+	"POST /assistants/count":                          "assistants are the app's configuration, shared: everyone reads them",
+	"GET /assistants/:assistant":                      "assistants are the app's configuration, shared: everyone reads them",
+	"PATCH /assistants/:assistant":                    "assistants are the app's configuration, shared: the service credential changes them, a user gets 403 (TestAssistantsAreSharedConfiguration)",
+	"DELETE /assistants/:assistant":                   "assistants are the app's configuration, shared: the service credential changes them, a user gets 403 (TestAssistantsAreSharedConfiguration)",
+	"GET /assistants/:assistant/graph":                "assistants are the app's configuration, shared: everyone reads them",
+	"GET /assistants/:assistant/schemas":              "assistants are the app's configuration, shared: everyone reads them",
+	"GET /assistants/:assistant/subgraphs":            "assistants are the app's configuration, shared: everyone reads them",
+	"GET /assistants/:assistant/subgraphs/:namespace": "assistants are the app's configuration, shared: everyone reads them",
+	"POST /assistants/:assistant/versions":            "assistants are the app's configuration, shared: everyone reads them",
+	"POST /assistants/:assistant/latest":              "assistants are the app's configuration, shared: the service credential changes them, a user gets 403 (TestAssistantsAreSharedConfiguration)",
+	"GET /info":                                       "the server's version and features, the same for everyone",
+	"GET /ok":                                         "a probe",
+	"POST /runs":                                      "a stateless run on a thread of its own, deleted after it",
+	"POST /runs/stream":                               "a stateless run on a thread of its own, deleted after it",
+	"POST /runs/wait":                                 "a stateless run on a thread of its own, deleted after it",
+	"POST /runs/batch":                                "not supported",
+	"POST /runs/crons":                                "creates a cron owned by the caller (the matrix's cron)",
+	"POST /runs/crons/search":                         "filtered by owner in the store; the matrix checks bob's page",
+	"POST /runs/crons/count":                          "filtered by owner in the store; the matrix checks bob's count",
+	"PUT /store/items":                                "items are per user: the matrix checks bob cannot read ann's",
+	"GET /store/items":                                "items are per user: the matrix checks bob cannot read ann's",
+	"DELETE /store/items":                             "items are per user: the matrix checks bob cannot read ann's",
+	"POST /store/items/search":                        "items are per user: the matrix checks bob's search",
+	"POST /store/namespaces":                          "items are per user: the matrix checks bob's namespaces",
+	"GET /v1/models":                                  "the app's routes as models, shared",
+	"GET /v1/models/*":                                "the app's routes as models, shared",
+	"GET /mcp":                                        "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
+	"POST /mcp":                                       "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
+	"DELETE /mcp":                                     "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
 }
 
 // ownerApp is an app whose route "job" has a harness plan and a thread
@@ -188,8 +194,8 @@ func (g *holdGate) wait() {
 // "hold" waits for gate first.
 func modelFor(gate *holdGate) func([]llms.MessageContent, llms.CallOptions) (*llms.ContentResponse, error) {
 	return func(msgs []llms.MessageContent, opts llms.CallOptions) (*llms.ContentResponse, error) {
-		if len(msgs) > 0 && msgs[len(msgs)-1].Role == llms.ChatMessageTypeHuman {
-			for _, p := range msgs[len(msgs)-1].Parts {
+		if last, ok := lastTurn(msgs); ok && last.Role == llms.ChatMessageTypeHuman {
+			for _, p := range last.Parts {
 				if tc, ok := p.(llms.TextContent); ok && tc.Text == "hold" {
 					gate.wait()
 				}
@@ -202,7 +208,7 @@ func modelFor(gate *holdGate) func([]llms.MessageContent, llms.CallOptions) (*ll
 // writeThenReply writes notes.md into the thread's workspace and calls
 // noteCaller, then replies.
 func writeThenReply(msgs []llms.MessageContent, _ llms.CallOptions) (*llms.ContentResponse, error) {
-	if len(msgs) > 0 && msgs[len(msgs)-1].Role == llms.ChatMessageTypeTool {
+	if last, ok := lastTurn(msgs); ok && last.Role == llms.ChatMessageTypeTool {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "done", StopReason: "stop"}}}, nil
 	}
 	calls := []llms.ToolCall{
@@ -210,6 +216,22 @@ func writeThenReply(msgs []llms.MessageContent, _ llms.CallOptions) (*llms.Conte
 		{ID: "call-remember", Type: "function", FunctionCall: &llms.FunctionCall{Name: "noteCaller", Arguments: `{}`}},
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{StopReason: "tool_calls", ToolCalls: calls, FuncCall: calls[0].FunctionCall}}}, nil
+}
+
+// lastTurn is the last message of the conversation: the per-turn state
+// block (a system message opening "## Current state", such as the
+// route's plan) that follows it is not part of it.
+func lastTurn(msgs []llms.MessageContent) (llms.MessageContent, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role == llms.ChatMessageTypeSystem && len(m.Parts) > 0 {
+			if tc, ok := m.Parts[0].(llms.TextContent); ok && strings.HasPrefix(tc.Text, "## Current state") {
+				continue
+			}
+		}
+		return m, true
+	}
+	return llms.MessageContent{}, false
 }
 
 // rememberTool keeps, in the item store, the user the run acts for under
@@ -367,9 +389,12 @@ type matrix struct {
 	t           *testing.T
 	urls        func(user string, i int) string
 	thread, run string
-	cron        string
-	calls       int
-	missing     int
+	// checkpoint is the id of a checkpoint of ann's thread (its first
+	// run's last step).
+	checkpoint string
+	cron       string
+	calls      int
+	missing    int
 	// tokens are each user's credential ("service": the service key).
 	tokens map[string]string
 	// gate holds ann's "hold" run for busy.
@@ -380,7 +405,7 @@ type matrix struct {
 // status and the body (empty for a stream).
 func (m *matrix) do(user string, c ownerCall, thread, run, cron string) (int, string) {
 	m.t.Helper()
-	fill := strings.NewReplacer("{thread}", thread, "{run}", run, "{cron}", cron)
+	fill := strings.NewReplacer("{thread}", thread, "{run}", run, "{checkpoint}", m.checkpoint, "{cron}", cron)
 	m.calls++
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -442,6 +467,16 @@ func (m *matrix) createOn(surface string) {
 		t.Fatalf("ann's runs on %s: %v %s", m.thread, err, body)
 	}
 	m.run = runs[len(runs)-1].RunID
+	_, body = m.do("ann", ownerCall{method: "GET", path: "/threads/{thread}/history?limit=1"}, m.thread, "", "")
+	var history []struct {
+		Checkpoint struct {
+			ID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if err := json.Unmarshal([]byte(body), &history); err != nil || len(history) == 0 || history[0].Checkpoint.ID == "" {
+		t.Fatalf("ann's checkpoints on %s: %v %s", m.thread, err, body)
+	}
+	m.checkpoint = history[0].Checkpoint.ID
 	// bob has a thread of his own, which his searches must find.
 	m.mustStatus("bob", ownerCall{method: "POST", path: "/threads", body: `{"thread_id":"bob-` + m.thread + `"}`}, 200)
 }
@@ -483,6 +518,9 @@ func (m *matrix) check(key string, c ownerCall) {
 	if strings.Contains(c.path+c.body, "{run}") {
 		m.crossRun(key, c)
 	}
+	if strings.Contains(c.path+c.body, "{checkpoint}") {
+		m.crossCheckpoint(key, c)
+	}
 	m.waitIdle()
 	status, body = m.do("ann", c, m.thread, m.run, m.cron)
 	switch {
@@ -505,6 +543,22 @@ func (m *matrix) crossRun(key string, c ownerCall) {
 	norm := strings.NewReplacer(m.run, "{run}", "no-such-run", "{run}")
 	if status < 300 || status != wantStatus || norm.Replace(got) != norm.Replace(want) {
 		m.t.Errorf("%s (%s %s) as bob with ann's run on his own thread: %d %s; want what a missing run gets: %d %s", key, c.method, c.path, status, got, wantStatus, want)
+	}
+}
+
+// crossCheckpoint checks that ann's checkpoint named under bob's own
+// thread reads as a checkpoint his thread does not have (an error, or
+// for a history page before it, the same empty page).
+func (m *matrix) crossCheckpoint(key string, c ownerCall) {
+	m.t.Helper()
+	own, annCheckpoint := "bob-"+m.thread, m.checkpoint
+	status, got := m.do("bob", c, own, m.run, m.cron)
+	m.checkpoint = "no-such-checkpoint"
+	wantStatus, want := m.do("bob", c, own, m.run, m.cron)
+	m.checkpoint = annCheckpoint
+	norm := strings.NewReplacer(annCheckpoint, "{checkpoint}", "no-such-checkpoint", "{checkpoint}")
+	if status != wantStatus || norm.Replace(got) != norm.Replace(want) {
+		m.t.Errorf("%s (%s %s) as bob with ann's checkpoint on his own thread: %d %s; want what a missing checkpoint gets: %d %s", key, c.method, c.path, status, got, wantStatus, want)
 	}
 }
 
