@@ -54,11 +54,7 @@ func runComparison(ctx context.Context, o options) (*comparison, error) {
 	c.load[0] = loadAverage()
 	defer func() { c.load[1] = loadAverage() }()
 	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
-	servers := []struct {
-		client *loadClient
-		mock   string
-		pid    int // the server's process, for its CPU time; 0 when not found
-	}{
+	servers := []compareServer{
 		{newClient(o.url, o.route, o.concurrency), o.mock, 0},
 		{newClient(o.url2, o.route, o.concurrency), o.mock2, 0},
 	}
@@ -78,56 +74,107 @@ func runComparison(ctx context.Context, o options) (*comparison, error) {
 			order = []int{1, 0}
 		}
 		for _, s := range order {
-			srv, second := servers[s], s == 1
-			thread := func(phase string) timed {
-				return func(ctx context.Context, i int) error {
-					_, err := srv.client.wait(ctx, fmt.Sprintf("%s-%d-%d-%s-%d", tag, round, s, phase, i))
-					return err
-				}
-			}
-			if round == 0 && srv.mock != "" {
-				if err := thread("capture")(ctx, 0); err != nil {
-					return nil, err
-				}
-				pair, err := capturePair(ctx, srv.mock)
-				if err != nil {
-					return nil, err
-				}
-				c.add("bytes sent to the model per run", "B", second, float64(len(pair.plan)+len(pair.answer)))
-				c.add("bytes of the first model request", "B", second, float64(len(pair.plan)))
-				c.add("prompt tokens per run (o200k)", "tok", second, float64(promptTokens(pair.plan)+promptTokens(pair.answer)))
-			}
-			cpu0, cpuErr := processCPU(srv.pid)
-			seq, err := runBatch(ctx, o.runs, 1, thread("seq"))
-			if err != nil {
+			r := compareRound{o: o, srv: servers[s], round: round, s: s, tag: tag}
+			if err := c.measure(ctx, r); err != nil {
 				return nil, err
 			}
-			cpu1, _ := processCPU(srv.pid)
-			c.add("runs/wait sequential p50", "ms", second, median(millis(seq.Latencies)))
-			c.add("runs/wait sequential", "runs/s", second, seq.rate())
-			conc, err := runBatch(ctx, o.runs, o.concurrency, thread("conc"))
-			if err != nil {
-				return nil, err
-			}
-			c.add(fmt.Sprintf("runs/wait %d concurrent", o.concurrency), "runs/s", second, conc.rate())
-			if cpu2, err := processCPU(srv.pid); cpuErr == nil && err == nil && srv.pid != 0 {
-				perRun := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(o.runs) }
-				c.add("server CPU per run, sequential", "ms", second, perRun(cpu1-cpu0))
-				c.add(fmt.Sprintf("server CPU per run, %d concurrent", o.concurrency), "ms", second, perRun(cpu2-cpu1))
-			}
-			var firsts []time.Duration
-			_, err = runBatch(ctx, o.streamRuns, 1, func(ctx context.Context, i int) error {
-				d, _, err := srv.client.streamToPlan(ctx, fmt.Sprintf("%s-%d-%d-stream-%d", tag, round, s, i))
-				firsts = append(firsts, d) // one worker: no lock needed
-				return err
-			})
-			if err != nil {
-				return nil, err
-			}
-			c.add("runs/stream -> first plan_update p50", "ms", second, median(millis(firsts)))
 		}
 	}
 	return c, nil
+}
+
+// compareServer is one of the two servers a comparison measures.
+type compareServer struct {
+	client *loadClient
+	mock   string
+	pid    int // the server's process, for its CPU time; 0 when not found
+}
+
+// compareRound is one server's turn in one round of a comparison.
+type compareRound struct {
+	o     options
+	srv   compareServer
+	round int
+	s     int // 0 for A, 1 for B
+	tag   string
+}
+
+// thread returns the workload's call for phase: one runs/wait on a new
+// thread named after the round, the server and the phase.
+func (r compareRound) thread(phase string) timed {
+	return func(ctx context.Context, i int) error {
+		_, err := r.srv.client.wait(ctx, fmt.Sprintf("%s-%d-%d-%s-%d", r.tag, r.round, r.s, phase, i))
+		return err
+	}
+}
+
+// measure runs one server's turn of a round and adds its figures: the
+// bytes and tokens sent to the model (first round, with a mock), the
+// runs/wait rates and CPU, and the time to the first plan_update.
+func (c *comparison) measure(ctx context.Context, r compareRound) error {
+	second := r.s == 1
+	if r.round == 0 && r.srv.mock != "" {
+		if err := c.measureModelInput(ctx, r); err != nil {
+			return err
+		}
+	}
+	if err := c.measureWaits(ctx, r); err != nil {
+		return err
+	}
+	var firsts []time.Duration
+	_, err := runBatch(ctx, r.o.streamRuns, 1, func(ctx context.Context, i int) error {
+		d, _, err := r.srv.client.streamToPlan(ctx, fmt.Sprintf("%s-%d-%d-stream-%d", r.tag, r.round, r.s, i))
+		firsts = append(firsts, d) // one worker: no lock needed
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	c.add("runs/stream -> first plan_update p50", "ms", second, median(millis(firsts)))
+	return nil
+}
+
+// measureModelInput runs one run and reads from the mock's journal what
+// the server sent to the model for it.
+func (c *comparison) measureModelInput(ctx context.Context, r compareRound) error {
+	second := r.s == 1
+	if err := r.thread("capture")(ctx, 0); err != nil {
+		return err
+	}
+	pair, err := capturePair(ctx, r.srv.mock)
+	if err != nil {
+		return err
+	}
+	c.add("bytes sent to the model per run", "B", second, float64(len(pair.plan)+len(pair.answer)))
+	c.add("bytes of the first model request", "B", second, float64(len(pair.plan)))
+	c.add("prompt tokens per run (o200k)", "tok", second, float64(promptTokens(pair.plan)+promptTokens(pair.answer)))
+	return nil
+}
+
+// measureWaits runs --runs runs/wait one at a time, then with
+// --concurrency clients, and adds their rates and the server's CPU per
+// run.
+func (c *comparison) measureWaits(ctx context.Context, r compareRound) error {
+	second, o, pid := r.s == 1, r.o, r.srv.pid
+	cpu0, cpuErr := processCPU(pid)
+	seq, err := runBatch(ctx, o.runs, 1, r.thread("seq"))
+	if err != nil {
+		return err
+	}
+	cpu1, _ := processCPU(pid)
+	c.add("runs/wait sequential p50", "ms", second, median(millis(seq.Latencies)))
+	c.add("runs/wait sequential", "runs/s", second, seq.rate())
+	conc, err := runBatch(ctx, o.runs, o.concurrency, r.thread("conc"))
+	if err != nil {
+		return err
+	}
+	c.add(fmt.Sprintf("runs/wait %d concurrent", o.concurrency), "runs/s", second, conc.rate())
+	if cpu2, err := processCPU(pid); cpuErr == nil && err == nil && pid != 0 {
+		perRun := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(o.runs) }
+		c.add("server CPU per run, sequential", "ms", second, perRun(cpu1-cpu0))
+		c.add(fmt.Sprintf("server CPU per run, %d concurrent", o.concurrency), "ms", second, perRun(cpu2-cpu1))
+	}
+	return nil
 }
 
 // write prints each figure's median on A and on B and the median of the

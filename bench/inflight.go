@@ -196,8 +196,31 @@ func runInflight(ctx context.Context, opts options) (*inflightResult, error) {
 // hold, lets the runs in flight finish and fills in the result.
 func (in *inflighter) measure(ctx context.Context) error {
 	o := in.opts
-	// Warm-up: one round of runs at once, not counted (a round lasts two
-	// model latencies).
+	if err := in.warmUp(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	rampEnd := start.Add(o.ramp)
+	holdEnd := rampEnd.Add(o.hold)
+	stopCtx, stop := context.WithDeadline(ctx, holdEnd)
+	defer stop()
+
+	sm := &holdSampler{in: in, rampEnd: rampEnd, midHold: rampEnd.Add(o.hold / 2)}
+	var sampleWG sync.WaitGroup
+	sampleWG.Go(func() { sm.run(ctx, stopCtx) })
+	in.runClients(ctx, stopCtx, start) // the runs in flight at the end of the hold finish
+	stop()
+	sampleWG.Wait()
+	if ctx.Err() != nil {
+		in.res.Notes = append(in.res.Notes, "cut short by --duration or a signal")
+	}
+	in.fillResult(sm, rampEnd, holdEnd)
+	return nil
+}
+
+// warmUp runs one round of runs at once, not counted (a round lasts two
+// model latencies), then resets the counts and reads the idle RSS.
+func (in *inflighter) warmUp(ctx context.Context) error {
 	var warm sync.WaitGroup
 	for i := range 128 {
 		warm.Go(func() { _ = in.one(ctx, fmt.Sprintf("%s-warm-%d", in.tag, i)) })
@@ -215,69 +238,14 @@ func (in *inflighter) measure(ctx context.Context) error {
 		return err
 	}
 	in.res.IdleRSSMiB = inMiB(idle)
+	return nil
+}
 
-	start := time.Now()
-	rampEnd := start.Add(o.ramp)
-	holdEnd := rampEnd.Add(o.hold)
-	stopCtx, stop := context.WithDeadline(ctx, holdEnd)
-	defer stop()
-
-	// The sampler: RSS and in-flight counts every 200 ms; the server's
-	// goroutines, threads and descriptors once, in the middle of the hold.
-	var (
-		sampleWG            sync.WaitGroup
-		holdRSS, holdOpen   []float64
-		peakRSS             int64
-		cpuAtRamp, cpuEnd   time.Duration
-		toolAtRamp, toolEnd time.Duration
-		runsAtRamp, runsAt  int
-	)
-	midHold := rampEnd.Add(o.hold / 2)
-	sampleWG.Go(func() {
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		rampDone, midDone := false, false
-		for {
-			select {
-			case <-stopCtx.Done():
-				cpuEnd, _ = processCPU(in.pid)
-				toolEnd, _ = processCPU(os.Getpid())
-				in.mu.Lock()
-				runsAt = len(in.runs)
-				in.mu.Unlock()
-				return
-			case now := <-tick.C:
-				rss, err := processRSS(in.pid)
-				if err != nil {
-					continue
-				}
-				peakRSS = max(peakRSS, rss)
-				if now.After(rampEnd) {
-					if !rampDone {
-						rampDone = true
-						cpuAtRamp, _ = processCPU(in.pid)
-						toolAtRamp, _ = processCPU(os.Getpid())
-						in.mu.Lock()
-						runsAtRamp = len(in.runs)
-						in.mu.Unlock()
-					}
-					holdRSS = append(holdRSS, inMiB(rss))
-					holdOpen = append(holdOpen, float64(in.open.Load()))
-				}
-				if now.After(midHold) && !midDone {
-					midDone = true
-					in.res.Goroutines = in.goroutines(ctx)
-					in.res.Threads, in.res.FDs = threadsAndFDs(in.pid)
-					if o.profileDir != "" {
-						in.profile(ctx, o.profileDir, min(10*time.Second, o.hold/3))
-					}
-				}
-			}
-		}
-	})
-
-	// The clients: each starts at its place in the ramp and runs the
-	// workload until the hold ends.
+// runClients starts each client at its place in the ramp; each runs the
+// workload until the hold ends (stopCtx). It returns when every client's
+// last run has finished.
+func (in *inflighter) runClients(ctx, stopCtx context.Context, start time.Time) {
+	o := in.opts
 	var clients sync.WaitGroup
 	for i := range o.inflight {
 		at := start.Add(time.Duration(int64(o.ramp) * int64(i) / int64(o.inflight)))
@@ -298,17 +266,83 @@ func (in *inflighter) measure(ctx context.Context) error {
 			}
 		})
 	}
-	clients.Wait() // the runs in flight at the end of the hold finish
-	stop()
-	sampleWG.Wait()
-	if ctx.Err() != nil {
-		in.res.Notes = append(in.res.Notes, "cut short by --duration or a signal")
-	}
+	clients.Wait()
+}
 
-	r := in.res
-	r.PeakRSSMiB = inMiB(peakRSS)
-	r.SteadyRSSMiB = median(holdRSS)
-	r.MeanInFlight = mean(holdOpen)
+// holdSampler samples the server during a measurement: RSS and in-flight
+// counts every 200 ms; CPU and runs at the end of the ramp and of the
+// hold; the server's goroutines, threads and descriptors once, in the
+// middle of the hold.
+type holdSampler struct {
+	in                  *inflighter
+	rampEnd, midHold    time.Time
+	holdRSS, holdOpen   []float64
+	peakRSS             int64
+	cpuAtRamp, cpuEnd   time.Duration
+	toolAtRamp, toolEnd time.Duration
+	runsAtRamp, runsAt  int
+	rampDone, midDone   bool
+}
+
+// run samples until stopCtx ends.
+func (sm *holdSampler) run(ctx, stopCtx context.Context) {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stopCtx.Done():
+			sm.cpuEnd, _ = processCPU(sm.in.pid)
+			sm.toolEnd, _ = processCPU(os.Getpid())
+			sm.runsAt = sm.in.runCount()
+			return
+		case now := <-tick.C:
+			sm.sample(ctx, now)
+		}
+	}
+}
+
+// sample takes one tick's samples.
+func (sm *holdSampler) sample(ctx context.Context, now time.Time) {
+	in := sm.in
+	rss, err := processRSS(in.pid)
+	if err != nil {
+		return
+	}
+	sm.peakRSS = max(sm.peakRSS, rss)
+	if now.After(sm.rampEnd) {
+		if !sm.rampDone {
+			sm.rampDone = true
+			sm.cpuAtRamp, _ = processCPU(in.pid)
+			sm.toolAtRamp, _ = processCPU(os.Getpid())
+			sm.runsAtRamp = in.runCount()
+		}
+		sm.holdRSS = append(sm.holdRSS, inMiB(rss))
+		sm.holdOpen = append(sm.holdOpen, float64(in.open.Load()))
+	}
+	if now.After(sm.midHold) && !sm.midDone {
+		sm.midDone = true
+		in.res.Goroutines = in.goroutines(ctx)
+		in.res.Threads, in.res.FDs = threadsAndFDs(in.pid)
+		if in.opts.profileDir != "" {
+			in.profile(ctx, in.opts.profileDir, min(10*time.Second, in.opts.hold/3))
+		}
+	}
+}
+
+// runCount is the number of runs recorded so far.
+func (in *inflighter) runCount() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.runs)
+}
+
+// fillResult fills in the result from the samples and the runs started
+// during the hold.
+func (in *inflighter) fillResult(sm *holdSampler, rampEnd, holdEnd time.Time) {
+	o, r := in.opts, in.res
+	r.PeakRSSMiB = inMiB(sm.peakRSS)
+	r.SteadyRSSMiB = median(sm.holdRSS)
+	r.MeanInFlight = mean(sm.holdOpen)
 	if r.MeanInFlight > 0 {
 		r.RSSPerRunKiB = (r.SteadyRSSMiB - r.IdleRSSMiB) * 1024 / r.MeanInFlight
 	}
@@ -320,12 +354,19 @@ func (in *inflighter) measure(ctx context.Context) error {
 	for _, n := range in.errors {
 		r.Errors += n
 	}
-	if held := runsAt - runsAtRamp; held > 0 && o.hold > 0 {
+	if held := sm.runsAt - sm.runsAtRamp; held > 0 && o.hold > 0 {
 		r.RunsPerSecond = float64(held) / o.hold.Seconds()
-		r.CPUSeconds = (cpuEnd - cpuAtRamp).Seconds()
-		r.ToolCPUSeconds = (toolEnd - toolAtRamp).Seconds()
+		r.CPUSeconds = (sm.cpuEnd - sm.cpuAtRamp).Seconds()
+		r.ToolCPUSeconds = (sm.toolEnd - sm.toolAtRamp).Seconds()
 		r.CPUPerRunMS = r.CPUSeconds * 1000 / float64(held)
 	}
+	in.fillRunFigures(rampEnd, holdEnd)
+}
+
+// fillRunFigures fills in the durations, overheads, model calls and tokens
+// of the runs started during the hold; in.mu is held.
+func (in *inflighter) fillRunFigures(rampEnd, holdEnd time.Time) {
+	r := in.res
 	var dur, model, over []float64
 	var calls, bytesSent, promptTok, outTok []float64
 	fromEvents := true
@@ -360,7 +401,6 @@ func (in *inflighter) measure(ctx context.Context) error {
 	if len(dur) == 0 {
 		r.Notes = append(r.Notes, "no run started during the hold finished: lengthen --hold")
 	}
-	return nil
 }
 
 // one runs the workload once on a fresh thread and records it.
