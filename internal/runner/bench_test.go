@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -29,7 +30,10 @@ const planArgs = `{"todos":[` +
 type instantModel struct{}
 
 func (instantModel) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	if n := len(msgs); n > 0 && msgs[n-1].Role == llms.ChatMessageTypeTool {
+	// The live state block comes after the conversation, so the tool result
+	// is not the last message; each run is on a fresh thread, so any tool
+	// result in the request is this run's.
+	if slices.ContainsFunc(msgs, func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeTool }) {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "Your account is in good standing.", StopReason: "stop"}}}, nil
 	}
 	call := llms.ToolCall{ID: "call_plan", Type: "function", FunctionCall: &llms.FunctionCall{Name: "writeTodos", Arguments: planArgs}}
