@@ -53,7 +53,7 @@ func benchRuns(b *testing.B, settings ...string) *runner.Manager {
 	b.Helper()
 	dir := b.TempDir()
 	files := map[string]string{
-		"support/[tenant]/agent.md": "---\ndescription: support\n---\nYou help customers.\n",
+		"support/[tenant]/agent.md": "---\ndescription: support\nmodel: openai:gpt-4o-mini\n---\nYou help customers.\n",
 		"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
 	}
 	if len(settings) > 0 {

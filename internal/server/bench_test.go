@@ -86,7 +86,7 @@ func benchServe(b *testing.B, model llms.Model) (*apptest.Harness, string) {
 	b.Helper()
 	dir := b.TempDir()
 	files := map[string]string{
-		"support/[tenant]/agent.md": "---\ndescription: support\n---\nYou help customers.\n",
+		"support/[tenant]/agent.md": "---\ndescription: support\nmodel: openai:gpt-4o-mini\n---\nYou help customers.\n",
 		"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
 	}
 	for name, body := range files {
