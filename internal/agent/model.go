@@ -86,26 +86,6 @@ func (c Config) SamplingOptions() []llms.CallOption {
 // answer's chunks and the gate's verdict on them (a client takes back the
 // chunks right before an answer_rejected).
 func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, stream.Event, error) {
-	ctx, request, opts, err := l.request(ctx, msgs, state)
-	if err != nil {
-		return nil, stream.Event{}, err
-	}
-	start := time.Now()
-	resp, err := l.cfg.Model.GenerateContent(ctx, request, opts...)
-	return l.answer(ctx, resp, time.Since(start), err)
-}
-
-// The phases of generate around the model call are frames of their own
-// (go:noinline): a run's goroutine waits in the call, and what they keep on
-// the stack would sit under it and hold a larger stack for every run in a
-// model call (the collector halves a stack only while a quarter of it is
-// used).
-
-// request is a model call's context (retries shown, the app's tools),
-// messages and options, after the window check.
-//
-//go:noinline
-func (l *loop) request(ctx context.Context, msgs []thread.Message, state thread.State) (context.Context, []llms.MessageContent, []llms.CallOption, error) {
 	opts := l.cfg.SamplingOptions()
 	if len(l.defs) > 0 {
 		opts = append(opts, llms.WithTools(l.defs))
@@ -126,20 +106,15 @@ func (l *loop) request(ctx context.Context, msgs []thread.Message, state thread.
 	ctx = models.WithAppTools(ctx, l.cfg.Route.AppTools())
 	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state, userOf(ctx))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, stream.Event{}, err
 	}
 	block := StateBlock(l.cfg.Route, state)
 	if err := l.checkWindow(system, block, msgs); err != nil {
-		return nil, nil, nil, err
+		return nil, stream.Event{}, err
 	}
-	return ctx, withStateBlock(toLLM(system, msgs), block), opts, nil
-}
-
-// answer is the first choice of a model call's response resp (or its
-// error err) after elapsed, with the model_call event that reports it.
-//
-//go:noinline
-func (l *loop) answer(ctx context.Context, resp *llms.ContentResponse, elapsed time.Duration, err error) (*llms.ContentChoice, stream.Event, error) {
+	start := time.Now()
+	resp, err := l.cfg.Model.GenerateContent(ctx, withStateBlock(toLLM(system, msgs), block), opts...)
+	elapsed := time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, stream.Event{}, ctx.Err()

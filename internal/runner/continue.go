@@ -95,7 +95,7 @@ func (m *Manager) continueRun(ctx context.Context, r store.Run) error {
 	go func() {
 		defer m.release(c.run)
 		defer c.cancel()
-		m.execute(c.ctx, c.run, c.a, &c.cfg, &c.cp, c.values, c.input, nil)
+		m.execute(c.ctx, c.run, c.a, c.cfg, c.cp, c.values, c.input, nil)
 	}()
 	return nil
 }

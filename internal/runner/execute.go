@@ -43,18 +43,15 @@ type execution struct {
 
 // execute runs the agent loop, after strat when the run goes through a run
 // strategy, and records the run's end.
-func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg *agent.Config, cp *store.Checkpoint, values thread.State, input []thread.Message, strat *strategy) {
+func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message, strat *strategy) {
 	j := newJournal(m, run, cp.Step, values)
 	loop := newLoopHost(m, run, a, j)
 	host := &runHost{m: m, run: run, a: a, loop: loop}
 	loop.steps = host // the route's tools may run steps on fresh agents too
 	cfg.Host = loop
 	cfg.DeferLastCheckpoint = true
-	host.cfg = *cfg
-	x := newExecution()
-	x.m, x.run, x.strat, x.journal, x.host = m, run, strat, j, host
-	x.cfg = *cfg
-	x.base = *cp
+	host.cfg = cfg
+	x := &execution{m: m, run: run, cfg: cfg, strat: strat, journal: j, host: host, base: cp}
 	x.drive(ctx, cp.Messages, values, input)
 	x.decide()
 	x.signals()
@@ -62,50 +59,28 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg *agent.
 	x.recordEnd()
 }
 
-// newExecution returns an execution on the heap. A run's goroutine waits in its
-// model calls under execute's frame; an execution kept in that frame
-// (about 900 bytes) takes a held run's stack past the size at which the
-// collector halves it, so each run held in a model call would keep a stack
-// twice as large.
-//
-//go:noinline
-func newExecution() *execution { return new(execution) }
-
 // drive runs the run's strategy, when it has one, and then the agent loop,
 // unless the strategy parked or stopped the run.
 func (x *execution) drive(ctx context.Context, history []thread.Message, values thread.State, input []thread.Message) {
 	if x.strat != nil {
-		var done bool
-		if history, values, input, done = x.driveStrategy(ctx, history, values, input); done {
+		var parked *agent.Result
+		x.sr, x.err = x.strat.run(ctx, x.host, history, values, input)
+		if x.err == nil {
+			parked, x.err = x.host.settle(ctx, x.strat, len(history), x.sr)
+		}
+		switch {
+		case x.err != nil:
+			return
+		case parked != nil:
+			x.res = *parked
+			return
+		case x.sr.Stop != "":
+			x.res = agent.Result{Messages: x.sr.Messages, Values: x.sr.Values, Stopped: x.sr.Stop}
 			return
 		}
+		history, values, input = x.sr.Messages, x.sr.Values, nil
 	}
 	x.res, x.err = agent.Run(ctx, x.cfg, history, values, input)
-}
-
-// driveStrategy runs the run's strategy, and returns what the agent loop
-// goes on from, or done when the strategy failed, parked or stopped the
-// run. It is a frame of its own, so that its results do not sit on the
-// stack under the agent loop (see newExecution).
-//
-//go:noinline
-func (x *execution) driveStrategy(ctx context.Context, history []thread.Message, values thread.State, input []thread.Message) ([]thread.Message, thread.State, []thread.Message, bool) {
-	var parked *agent.Result
-	x.sr, x.err = x.strat.run(ctx, x.host, history, values, input)
-	if x.err == nil {
-		parked, x.err = x.host.settle(ctx, x.strat, len(history), x.sr)
-	}
-	switch {
-	case x.err != nil:
-		return nil, nil, nil, true
-	case parked != nil:
-		x.res = *parked
-		return nil, nil, nil, true
-	case x.sr.Stop != "":
-		x.res = agent.Result{Messages: x.sr.Messages, Values: x.sr.Values, Stopped: x.sr.Stop}
-		return nil, nil, nil, true
-	}
-	return x.sr.Messages, x.sr.Values, nil, false
 }
 
 // decide decides the run's outcome: a cancel that came first wins over

@@ -280,7 +280,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		defer m.wakeQueue(run.ThreadID)
 		defer m.release(run)
 		defer cancel()
-		m.execute(runCtx, run, a, &cfg, &cp, values, req.Messages, adm.strat)
+		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
 	}()
 	return run, nil
 }
