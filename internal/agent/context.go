@@ -24,7 +24,7 @@ func (l *loop) requestTokens(ctx context.Context, msgs []thread.Message, state t
 	if block := StateBlock(l.cfg.Route, state); block != "" {
 		system += "\n\n" + block
 	}
-	return tokens.EstimateMessages(l.cfg.ModelName, system, msgs, l.defs)
+	return tokens.EstimateConversation(l.cfg.ModelName, system, msgs) + l.toolTokens()
 }
 
 // modelView is the conversation the turn's model call sends: the

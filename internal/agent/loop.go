@@ -220,6 +220,8 @@ type loop struct {
 	maxTurns int
 	tools    []capabilities.Tool
 	defs     []llms.Tool
+	// toolSize is what defs add to a request, worked out once.
+	toolSize toolSizes
 	task     *taskTool
 	hooks    []*capabilities.Hooks
 

@@ -30,13 +30,18 @@ func (e *ContextWindowError) Error() string {
 
 // checkWindow refuses a request of system, block and msgs that would not
 // fit the model's known context window; a model whose window is unknown
-// is not checked.
+// is not checked. A request with no more bytes than the window has no
+// more tokens (tokens.BoundConversation) and is not counted: only one
+// near the window is encoded with the model's tokenizer.
 func (l *loop) checkWindow(system, block string, msgs []thread.Message) error {
 	window, ok := tokens.Window(l.cfg.ModelName)
 	if !ok || tokens.UpperBound(system, msgs, l.defs)+len(block)+messageOverhead <= window {
 		return nil // most requests: far under the window, not counted
 	}
-	est := tokens.EstimateMessages(l.cfg.ModelName, system, msgs, l.defs)
+	if tokens.BoundConversation(system, msgs)+len(block)+3+l.toolBound() <= window {
+		return nil
+	}
+	est := tokens.EstimateConversation(l.cfg.ModelName, system, msgs) + l.toolTokens()
 	if block != "" {
 		est += tokens.EstimateText(l.cfg.ModelName, block) + messageOverhead
 	}
@@ -66,4 +71,28 @@ func FixedTokens(p *capabilities.Prepared, model string) int {
 		n += tokens.EstimateText(model, block) + messageOverhead
 	}
 	return n
+}
+
+// toolSizes are the tokens the run's tool definitions add to each
+// request, worked out once a run: their schemas do not change between
+// calls.
+type toolSizes struct {
+	bound, estimate       int
+	haveBound, haveTokens bool
+}
+
+// toolBound is tokens.BoundTools of the run's tools.
+func (l *loop) toolBound() int {
+	if !l.toolSize.haveBound {
+		l.toolSize.bound, l.toolSize.haveBound = tokens.BoundTools(l.defs), true
+	}
+	return l.toolSize.bound
+}
+
+// toolTokens is tokens.EstimateTools of the run's tools on its model.
+func (l *loop) toolTokens() int {
+	if !l.toolSize.haveTokens {
+		l.toolSize.estimate, l.toolSize.haveTokens = tokens.EstimateTools(l.cfg.ModelName, l.defs), true
+	}
+	return l.toolSize.estimate
 }

@@ -6,8 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
-	"net/http"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -119,28 +117,15 @@ func lateSystemAsUser(provider string, messages []llms.MessageContent) ([]llms.M
 	return out, turned
 }
 
-// withCacheFields returns req with its body edited as the context of its
-// call says (see cacheEdit), else req.
-func withCacheFields(req *http.Request) (*http.Request, error) {
-	edit, ok := req.Context().Value(cacheEditKey{}).(cacheEdit)
-	if !ok || req.Body == nil || req.Method != http.MethodPost {
-		return req, nil
-	}
-	body, err := io.ReadAll(req.Body)
-	_ = req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
+// apply returns body with the edit's cache fields.
+func (edit cacheEdit) apply(body []byte) []byte {
 	if edit.openAIKey != "" {
-		body = withMember(body, "prompt_cache_key", edit.openAIKey)
-	} else if edit.anthropic {
-		body = withBreakpoints(body, edit.stateMessages)
+		return withMember(body, "prompt_cache_key", edit.openAIKey)
 	}
-	out := req.Clone(req.Context())
-	out.Body = io.NopCloser(bytes.NewReader(body))
-	out.ContentLength = int64(len(body))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return out, nil
+	if edit.anthropic {
+		return withBreakpoints(body, edit.stateMessages)
+	}
+	return body
 }
 
 // withMember returns the JSON object body with the string member key

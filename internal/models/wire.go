@@ -69,11 +69,8 @@ func (b *cancelBody) Close() error {
 }
 
 func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	out, err := withoutTemperature(req)
+	out, err := editBody(req)
 	if err != nil {
-		return nil, err
-	}
-	if out, err = withCacheFields(out); err != nil {
 		return nil, err
 	}
 	resp, err := t.next.RoundTrip(out)
@@ -83,25 +80,50 @@ func (t wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return joinStream(req, resp), nil
 }
 
-// withoutTemperature returns req without "temperature" in its body when
-// its call's context says so (see omitTemperatureKey), else req.
-func withoutTemperature(req *http.Request) (*http.Request, error) {
-	if req.Body == nil || req.Context().Value(omitTemperatureKey{}) == nil {
+// editBody returns req with its body edited as the context of its call
+// says: without "temperature" (see omitTemperatureKey), with the
+// provider's cache fields (see cacheEdit); req itself when no edit
+// applies. However many edits apply, the body is read once and the
+// request copied once: it runs on every model request, and what it
+// allocates is held while the call waits for the model.
+func editBody(req *http.Request) (*http.Request, error) {
+	omit := req.Context().Value(omitTemperatureKey{}) != nil
+	edit, cache := req.Context().Value(cacheEditKey{}).(cacheEdit)
+	cache = cache && req.Method == http.MethodPost
+	if req.Body == nil || !omit && !cache {
 		return req, nil
 	}
-	body, err := io.ReadAll(req.Body)
-	_ = req.Body.Close()
+	body, err := readBody(req)
 	if err != nil {
 		return nil, err
 	}
-	if edited, ok := withoutKey(body, "temperature"); ok {
-		body = edited
+	if omit {
+		if edited, ok := withoutKey(body, "temperature"); ok {
+			body = edited
+		}
+	}
+	if cache {
+		body = edit.apply(body)
 	}
 	out := req.Clone(req.Context())
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	out.ContentLength = int64(len(body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	return out, nil
+}
+
+// readBody reads and closes req's body, into a buffer of its length when
+// the request gives it.
+func readBody(req *http.Request) ([]byte, error) {
+	defer func() { _ = req.Body.Close() }()
+	if n := req.ContentLength; n > 0 {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(req.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(req.Body)
 }
 
 // withoutKey returns the JSON object body without its top-level member

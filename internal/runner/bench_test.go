@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/runner"
@@ -29,7 +31,10 @@ const planArgs = `{"todos":[` +
 type instantModel struct{}
 
 func (instantModel) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	if n := len(msgs); n > 0 && msgs[n-1].Role == llms.ChatMessageTypeTool {
+	// The live state block comes after the conversation, so the tool result
+	// is not the last message; each run is on a fresh thread, so any tool
+	// result in the request is this run's.
+	if slices.ContainsFunc(msgs, func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeTool }) {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "Your account is in good standing.", StopReason: "stop"}}}, nil
 	}
 	call := llms.ToolCall{ID: "call_plan", Type: "function", FunctionCall: &llms.FunctionCall{Name: "writeTodos", Arguments: planArgs}}
@@ -49,7 +54,7 @@ func benchRuns(b *testing.B, settings ...string) *runner.Manager {
 	b.Helper()
 	dir := b.TempDir()
 	files := map[string]string{
-		"support/[tenant]/agent.md": "---\ndescription: support\n---\nYou help customers.\n",
+		"support/[tenant]/agent.md": "---\ndescription: support\nmodel: openai:gpt-4o-mini\n---\nYou help customers.\n",
 		"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
 	}
 	if len(settings) > 0 {
@@ -129,4 +134,100 @@ func BenchmarkRunWaitParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+}
+
+// heldModel is instantModel whose answer turn waits until release is
+// closed: the run stays held in its model call, as runs do behind a slow
+// model.
+type heldModel struct {
+	instantModel
+	waiting chan struct{}
+	release chan struct{}
+}
+
+func (m *heldModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	if slices.ContainsFunc(msgs, func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeTool }) {
+		m.waiting <- struct{}{}
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return m.instantModel.GenerateContent(ctx, msgs, opts...)
+}
+
+// BenchmarkHeldRuns holds 500 runs in their answer's model call and
+// reports what each keeps in the runner, past the model: goroutines,
+// goroutine stack bytes and heap bytes (after a GC) per held run.
+func BenchmarkHeldRuns(b *testing.B) {
+	const held = 500
+	model := &heldModel{waiting: make(chan struct{}, held), release: make(chan struct{})}
+	dir := b.TempDir()
+	app := filepath.Join(dir, "app", "support", "[tenant]")
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"agent.md": "---\ndescription: support\nmodel: openai:gpt-4o-mini\n---\nYou help customers.\n",
+		"plan.md":  "- [ ] Understand the customer request\n- [ ] Write the final response\n",
+	} {
+		if err := os.WriteFile(filepath.Join(app, name), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h := apptest.New(b, filepath.Join(dir, "app"), model, apptest.Options{StorePath: filepath.Join(dir, "dawn.db")})
+	var goroutines, stack, heap float64
+	round := 0
+	for b.Loop() {
+		round++
+		var before, after runtime.MemStats
+		g0 := settledGoroutines()
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		runs := make([]*runner.Run, held)
+		for i := range runs {
+			run, err := h.Runs.Start(context.Background(), runner.Request{
+				ThreadID: "h-" + strconv.Itoa(round) + "-" + strconv.Itoa(i), Route: "/support/acme",
+				Messages: []thread.Message{{Role: thread.RoleUser, Content: "Help me with my account"}},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			runs[i] = run
+		}
+		for range held {
+			<-model.waiting
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		goroutines += float64(runtime.NumGoroutine()-g0) / held
+		stack += (float64(after.StackInuse) - float64(before.StackInuse)) / held
+		heap += (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / held
+		close(model.release)
+		for _, run := range runs {
+			<-run.Done()
+		}
+		model.release = make(chan struct{})
+	}
+	n := float64(round)
+	b.ReportMetric(goroutines/n, "goroutines/run")
+	b.ReportMetric(stack/n, "stack-B/run")
+	b.ReportMetric(heap/n, "heap-B/run")
+}
+
+// settledGoroutines waits up to a second for the goroutines of ended runs
+// to exit (each ends a little after its run is done), and returns how
+// many goroutines there are.
+func settledGoroutines() int {
+	n := runtime.NumGoroutine()
+	for range 100 {
+		time.Sleep(10 * time.Millisecond)
+		m := runtime.NumGoroutine()
+		if m == n {
+			return n
+		}
+		n = m
+	}
+	return n
 }

@@ -45,7 +45,7 @@ func (m *benchModel) GenerateContent(ctx context.Context, msgs []llms.MessageCon
 	for _, o := range options {
 		o(&opts)
 	}
-	if n := len(msgs); n == 0 || msgs[n-1].Role != llms.ChatMessageTypeTool {
+	if !slices.ContainsFunc(msgs, isToolResult) {
 		call := llms.ToolCall{ID: "call_plan", Type: "function", FunctionCall: &llms.FunctionCall{Name: "writeTodos", Arguments: benchPlanArgs}}
 		m.planned.Store(time.Now().UnixNano())
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
@@ -68,6 +68,14 @@ func (m *benchModel) GenerateContent(ctx context.Context, msgs []llms.MessageCon
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text, StopReason: "stop"}}}, nil
 }
 
+// isToolResult reports whether msg is a tool result. The live state block
+// comes after the conversation, so a tool result is not the request's last
+// message; each benchmark run is on a fresh thread, so any tool result in
+// the request is this run's.
+func isToolResult(msg llms.MessageContent) bool {
+	return msg.Role == llms.ChatMessageTypeTool
+}
+
 func (m *benchModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }
@@ -78,7 +86,7 @@ func benchServe(b *testing.B, model llms.Model) (*apptest.Harness, string) {
 	b.Helper()
 	dir := b.TempDir()
 	files := map[string]string{
-		"support/[tenant]/agent.md": "---\ndescription: support\n---\nYou help customers.\n",
+		"support/[tenant]/agent.md": "---\ndescription: support\nmodel: openai:gpt-4o-mini\n---\nYou help customers.\n",
 		"support/[tenant]/plan.md":  "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
 	}
 	for name, body := range files {

@@ -33,7 +33,48 @@ const bytesPerToken = 4
 // recipe for chat overheads, so it is close, not exact: providers add a
 // few tokens of their own framing, and count tool schemas their own way.
 func EstimateMessages(model, system string, msgs []thread.Message, tools []llms.Tool) int {
-	count := counterFor(model)
+	return EstimateConversation(model, system, msgs) + EstimateTools(model, tools)
+}
+
+// EstimateConversation is EstimateMessages without the tool definitions,
+// for a caller that estimates those once (EstimateTools) and adds them.
+func EstimateConversation(model, system string, msgs []thread.Message) int {
+	return conversation(counterFor(model), system, msgs)
+}
+
+// BoundConversation returns a number of tokens that EstimateConversation
+// never exceeds, for any model, without encoding: every token of a
+// byte-level BPE encoding (and every four-byte estimate) stands for at
+// least one byte of text, so a text has at most as many tokens as bytes.
+// A request whose bound fits a window fits it without being counted.
+func BoundConversation(system string, msgs []thread.Message) int {
+	// conversation(byteCount, ...) counts the same, but converts each call's
+	// input to a string to count it.
+	n := replyOverhead
+	if system != "" {
+		n += messageOverhead + len(system)
+	}
+	for _, m := range msgs {
+		n += messageOverhead + len(m.Content)
+		if m.Name != "" {
+			n += 1 + len(m.Name)
+		}
+		for _, c := range m.ToolCalls {
+			n += messageOverhead + len(c.Name) + len(c.Input)
+		}
+	}
+	return n
+}
+
+// BoundTools is BoundConversation for tool definitions: a number of
+// tokens EstimateTools never exceeds.
+func BoundTools(tools []llms.Tool) int {
+	return toolTokens(func(text string) int { return len(text) }, tools)
+}
+
+// conversation counts a request's system prompt and messages with count,
+// adding the chat overheads.
+func conversation(count func(string) int, system string, msgs []thread.Message) int {
 	n := replyOverhead
 	if system != "" {
 		n += messageOverhead + count(system)
@@ -47,7 +88,7 @@ func EstimateMessages(model, system string, msgs []thread.Message, tools []llms.
 			n += messageOverhead + count(c.Name) + count(string(c.Input))
 		}
 	}
-	return n + EstimateTools(model, tools)
+	return n
 }
 
 // EstimateText returns the estimated tokens of text for model, counted as
@@ -57,7 +98,12 @@ func EstimateText(model, text string) int { return counterFor(model)(text) }
 // EstimateTools returns the estimated tokens the tool definitions add to a
 // request to model: each definition's JSON, counted as text.
 func EstimateTools(model string, tools []llms.Tool) int {
-	count := counterFor(model)
+	return toolTokens(counterFor(model), tools)
+}
+
+// toolTokens counts tool definitions with count: each one's name,
+// description and parameters' JSON, with the chat overhead.
+func toolTokens(count func(string) int, tools []llms.Tool) int {
 	n := 0
 	for _, t := range tools {
 		if t.Function == nil {

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -94,6 +95,29 @@ func TestUpperBound(t *testing.T) {
 			if est := EstimateMessages(model, text, msgs, tools); est > bound {
 				t.Errorf("%s, %q: estimate %d over the bound %d", model, text, est, bound)
 			}
+		}
+	}
+}
+
+// TestBoundsHoldEveryEstimate: the byte bounds are never below the
+// estimates, whatever the model and text (a check that skips counting
+// below a window relies on it).
+func TestBoundsHoldEveryEstimate(t *testing.T) {
+	texts := []string{"", "a", " the", "naïve café ☕ 東京 🌅🌅", strings.Repeat("x", 1000), "{\"a\":[1,2,3]}", "\x00\xff invalid utf8 \xc3"}
+	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "t", Description: "é 東", Parameters: json.RawMessage(`{"type": "object"}`)}}}
+	for _, model := range []string{"openai:gpt-4o-mini", "openai:gpt-4", "anthropic:claude-sonnet-4", "ollama:llama3"} {
+		for _, text := range texts {
+			msgs := []thread.Message{
+				{Role: thread.RoleUser, Content: text},
+				{Role: thread.RoleAssistant, ToolCalls: []thread.ToolCall{{Name: "t", Input: json.RawMessage(strconv.Quote(text))}}},
+				{Role: thread.RoleTool, Name: "t", Content: text},
+			}
+			if b, e := BoundConversation(text, msgs), EstimateConversation(model, text, msgs); b < e {
+				t.Errorf("%s, %q: bound %d below the estimate %d", model, text, b, e)
+			}
+		}
+		if b, e := BoundTools(tools), EstimateTools(model, tools); b < e {
+			t.Errorf("%s tools: bound %d below the estimate %d", model, b, e)
 		}
 	}
 }
