@@ -93,12 +93,32 @@ func (s *dialect) updateState(c echo.Context) error {
 		return err
 	}
 	threadID := c.Param("id")
+	if err := s.refuseQueued(c.Request().Context(), threadID); err != nil {
+		return err
+	}
 	cp, err := s.applyUpdates(c.Request().Context(), threadID, "", cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID), store.SourceUpdate, updates)
 	if err != nil {
 		return err
 	}
 	ref := newCheckpointRef(threadID, cp.ID)
 	return c.JSON(http.StatusOK, map[string]any{"checkpoint": ref, "configurable": ref})
+}
+
+// refuseQueued fails with 409 run_in_flight while a run waits to start on
+// the thread (after_seconds, or queued behind another): LangGraph counts
+// the thread busy then, and the update would slip in under the run. The
+// store refuses an update during a running run itself.
+func (s *dialect) refuseQueued(ctx context.Context, threadID string) error {
+	runs, err := s.host.Runs(ctx, threadID)
+	if err != nil {
+		return nil // the update reports an unknown thread itself
+	}
+	for _, r := range runs {
+		if r.Status == store.RunPending {
+			return updateError(threadID, "", store.ErrBusy)
+		}
+	}
+	return nil
 }
 
 // checkAsNode accepts the nodes Dawn's loop has, as LangGraph's prebuilt
