@@ -279,8 +279,8 @@ func parseSupersteps(raw json.RawMessage) ([]json.RawMessage, error) {
 // before the run: checkpoint_id (or checkpoint) starts a new branch there,
 // and command.update is kept as a checkpoint on it. The update's user
 // messages become the run's input, which its first step saves; an update
-// with other messages is kept whole, and the run then needs input of its
-// own.
+// with other messages, or none, is kept whole, and the run goes on from
+// the updated state (with its own input, if any).
 func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Request, body lgRunBody) error {
 	from := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID)
 	var cmd lgCommand
@@ -298,9 +298,6 @@ func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Req
 	asInput := len(in.Messages) > 0
 	for _, m := range in.Messages {
 		asInput = asInput && (m.Role == thread.RoleUser || m.Role == thread.RoleSystem)
-	}
-	if !asInput && len(req.Messages) == 0 && run.resume == nil {
-		return wire.BadBody("command.update needs input to run on: send input with messages, or put the user's message in command.update")
 	}
 	update := cmd.Update
 	if asInput {
