@@ -93,12 +93,32 @@ func (s *dialect) updateState(c echo.Context) error {
 		return err
 	}
 	threadID := c.Param("id")
+	if err := s.refuseQueued(c.Request().Context(), threadID); err != nil {
+		return err
+	}
 	cp, err := s.applyUpdates(c.Request().Context(), threadID, "", cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID), store.SourceUpdate, updates)
 	if err != nil {
 		return err
 	}
 	ref := newCheckpointRef(threadID, cp.ID)
 	return c.JSON(http.StatusOK, map[string]any{"checkpoint": ref, "configurable": ref})
+}
+
+// refuseQueued fails with 409 run_in_flight while a run waits to start on
+// the thread (after_seconds, or queued behind another): LangGraph counts
+// the thread busy then, and the update would slip in under the run. The
+// store refuses an update during a running run itself.
+func (s *dialect) refuseQueued(ctx context.Context, threadID string) error {
+	runs, err := s.host.Runs(ctx, threadID)
+	if err != nil {
+		return nil // the update reports an unknown thread itself
+	}
+	for _, r := range runs {
+		if r.Status == store.RunPending {
+			return updateError(threadID, "", store.ErrBusy)
+		}
+	}
+	return nil
 }
 
 // checkAsNode accepts the nodes Dawn's loop has, as LangGraph's prebuilt
@@ -259,8 +279,8 @@ func parseSupersteps(raw json.RawMessage) ([]json.RawMessage, error) {
 // before the run: checkpoint_id (or checkpoint) starts a new branch there,
 // and command.update is kept as a checkpoint on it. The update's user
 // messages become the run's input, which its first step saves; an update
-// with other messages is kept whole, and the run then needs input of its
-// own.
+// with other messages, or none, is kept whole, and the run goes on from
+// the updated state (with its own input, if any).
 func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Request, body lgRunBody) error {
 	from := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID)
 	var cmd lgCommand
@@ -278,9 +298,6 @@ func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Req
 	asInput := len(in.Messages) > 0
 	for _, m := range in.Messages {
 		asInput = asInput && (m.Role == thread.RoleUser || m.Role == thread.RoleSystem)
-	}
-	if !asInput && len(req.Messages) == 0 && run.resume == nil {
-		return wire.BadBody("command.update needs input to run on: send input with messages, or put the user's message in command.update")
 	}
 	update := cmd.Update
 	if asInput {
