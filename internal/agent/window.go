@@ -35,11 +35,8 @@ func (e *ContextWindowError) Error() string {
 // near the window is encoded with the model's tokenizer.
 func (l *loop) checkWindow(system, block string, msgs []thread.Message) error {
 	window, ok := tokens.Window(l.cfg.ModelName)
-	if !ok || tokens.UpperBound(system, msgs, l.defs)+len(block)+messageOverhead <= window {
+	if !ok || tokens.BoundConversation(system, msgs)+len(block)+messageOverhead+l.toolBound() <= window {
 		return nil // most requests: far under the window, not counted
-	}
-	if tokens.BoundConversation(system, msgs)+len(block)+3+l.toolBound() <= window {
-		return nil
 	}
 	est := tokens.EstimateConversation(l.cfg.ModelName, system, msgs) + l.toolTokens()
 	if block != "" {

@@ -227,29 +227,3 @@ func (c *counts) put(k memoKey, n int) {
 	}
 	c.m[k] = n
 }
-
-// UpperBound is a bound EstimateMessages never exceeds for the same
-// request, whatever the model: no token of a byte-level encoding, nor of
-// the four-bytes estimate, is shorter than a byte. It costs one pass over
-// the lengths, so a caller can skip counting a request far under a limit.
-func UpperBound(system string, msgs []thread.Message, tools []llms.Tool) int {
-	n := replyOverhead + messageOverhead + len(system)
-	for _, m := range msgs {
-		n += messageOverhead + len(m.Content) + 1 + len(m.Name)
-		for _, c := range m.ToolCalls {
-			n += messageOverhead + len(c.Name) + len(c.Input)
-		}
-	}
-	for _, t := range tools {
-		if t.Function == nil {
-			continue
-		}
-		n += messageOverhead + len(t.Function.Name) + len(t.Function.Description)
-		if t.Function.Parameters != nil {
-			if b, err := json.Marshal(t.Function.Parameters); err == nil {
-				n += len(b)
-			}
-		}
-	}
-	return n
-}

@@ -80,25 +80,6 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-// TestUpperBound: the bound is never under the estimate, for either way
-// of counting, on text of short and long tokens alike.
-func TestUpperBound(t *testing.T) {
-	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "lookup", Description: "Looks up.", Parameters: map[string]any{"type": "object"}}}}
-	for _, text := range []string{"", "a b c d e f g", "数据库连接失败，请稍后重试。", strings.Repeat("internationalization ", 50), "{\"id\":1}"} {
-		msgs := []thread.Message{
-			{Role: thread.RoleUser, Content: text},
-			{Role: thread.RoleAssistant, ToolCalls: []thread.ToolCall{{ID: "c", Name: "lookup", Input: json.RawMessage(`{"q":1}`)}}},
-			{Role: thread.RoleTool, Name: "lookup", Content: text},
-		}
-		bound := UpperBound(text, msgs, tools)
-		for _, model := range []string{"openai:gpt-4o", "openai:gpt-4", "anthropic:claude-sonnet-4-5"} {
-			if est := EstimateMessages(model, text, msgs, tools); est > bound {
-				t.Errorf("%s, %q: estimate %d over the bound %d", model, text, est, bound)
-			}
-		}
-	}
-}
-
 // TestBoundsHoldEveryEstimate: the byte bounds are never below the
 // estimates, whatever the model and text (a check that skips counting
 // below a window relies on it).
