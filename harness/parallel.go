@@ -146,6 +146,15 @@ func (f *fanOut) stop(why string) {
 // startReady starts queued items while fewer than parallel run, checking
 // the supervisor's signal and the plan's state before each.
 func (f *fanOut) startReady() {
+	// The workers go only once every item of this batch is announced, so
+	// a client sees each step_started with its plan_update before any
+	// worker's events.
+	var launch []func()
+	defer func() {
+		for _, run := range launch {
+			run()
+		}
+	}()
 	for len(f.queue) > 0 && len(f.running) < f.parallel && f.report.Stopped == "" && f.ctx.Err() == nil {
 		if sig := f.steps.Signal(); sig != "" {
 			f.stop("supervisor " + sig)
@@ -155,13 +164,13 @@ func (f *fanOut) startReady() {
 			f.stop("the plan is " + string(f.p.State))
 			break
 		}
-		f.start()
+		launch = append(launch, f.start())
 	}
 }
 
-// start marks the first queued item running, tells the stream and runs it
-// on its own goroutine.
-func (f *fanOut) start() {
+// start marks the first queued item running and tells the stream; the
+// function it returns runs the item on its own goroutine.
+func (f *fanOut) start() func() {
 	i := f.queue[0]
 	f.queue = f.queue[1:]
 	f.running = append(f.running, i)
@@ -170,10 +179,12 @@ func (f *fanOut) start() {
 	f.steps.Emit(stream.New(EventStepStarted, map[string]any{"step": it.ID, "index": i, "total": len(f.p.Items), "attempt": it.Attempts + 1}))
 	f.changed()
 	task := itemTask(f.p, i)
-	go func() {
-		text, err := runItem(f.ctx, f.steps, it.ID, task)
-		f.done <- itemDone{i, text, err}
-	}()
+	return func() {
+		go func() {
+			text, err := runItem(f.ctx, f.steps, it.ID, task)
+			f.done <- itemDone{i, text, err}
+		}()
+	}
 }
 
 // finish records an item's worker returning: completed, queued again for
