@@ -135,6 +135,11 @@ func (m *Manager) wakeQueue(threadID string) {
 // startDue starts the due queued runs of threadID, or of every thread
 // when it is empty.
 func (m *Manager) startDue(ctx context.Context, threadID string) {
+	// Most ends of runs find no queue at all: one cheap read instead of
+	// the due-run query (it was a fifth of a run's CPU).
+	if queued, err := m.store.AnyQueued(ctx); err == nil && !queued {
+		return
+	}
 	due, err := m.store.DueRuns(ctx, threadID, time.Now(), dueBatch)
 	if err != nil {
 		if ctx.Err() == nil && !m.Draining() {

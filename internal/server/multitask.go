@@ -71,7 +71,7 @@ func (s *Server) admit(ctx context.Context, req runner.Request, strategy string,
 		if !at.IsZero() {
 			break
 		}
-		if waiting, err := s.runs.Store().QueuedRuns(ctx, req.ThreadID); err == nil && len(waiting) == 0 {
+		if s.queueEmpty(ctx, req.ThreadID) {
 			// The thread busy, or the server at --max-runs: the run waits.
 			run, err := s.runs.Start(ctx, req)
 			if !errors.Is(err, runner.ErrBusy) && !errors.Is(err, runner.ErrOverloaded) {
@@ -89,6 +89,18 @@ func (s *Server) admit(ctx context.Context, req runner.Request, strategy string,
 	}
 	run, err := s.runs.Start(ctx, req)
 	return run, store.Run{}, err
+}
+
+// queueEmpty reports whether threadID has no queued run; a store that
+// cannot say counts as not empty, so the run is queued rather than
+// jumping the queue.
+func (s *Server) queueEmpty(ctx context.Context, threadID string) bool {
+	st := s.runs.Store()
+	if queued, err := st.AnyQueued(ctx); err == nil && !queued {
+		return true
+	}
+	waiting, err := st.QueuedRuns(ctx, threadID)
+	return err == nil && len(waiting) == 0
 }
 
 // clearThread makes way for a run that interrupts or rolls back: the

@@ -47,6 +47,7 @@ type Store interface {
 	EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun, error)
 	DueRuns(ctx context.Context, threadID string, at time.Time, limit int) ([]QueuedRun, error)
 	QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, error)
+	AnyQueued(ctx context.Context) (bool, error)
 	DequeueRun(ctx context.Context, runID string) error
 	FailQueued(ctx context.Context, runID, errText string) error
 	// DiscardRun rolls a running run back to the checkpoint it started

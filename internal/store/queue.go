@@ -96,6 +96,17 @@ func (s *DB) DueRuns(ctx context.Context, threadID string, at time.Time, limit i
 	return queuedOf(rows), nil
 }
 
+// AnyQueued reports whether any thread has a queued run, so that the
+// end of a run (see the runner's queue) skips looking for due runs when
+// none is queued, as is usual.
+func (s *DB) AnyQueued(ctx context.Context) (bool, error) {
+	queued, err := s.d.AnyQueued(ctx)
+	if err != nil {
+		return false, fmt.Errorf("store: any queued run: %w", err)
+	}
+	return queued, nil
+}
+
 // QueuedRuns returns a thread's queue, in the order it is taken.
 func (s *DB) QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, error) {
 	rows, err := s.d.QueuedRows(ctx, threadID, true)

@@ -214,3 +214,29 @@ func checkHistoryAfterDiscard(t *testing.T, s Store, threadID, runID string, lat
 		t.Errorf("history head's parent %q, want the checkpoint before it %q", head.ParentID, hist[1].ID)
 	}
 }
+
+// TestAnyQueued: false on an empty queue, true while a run waits on any
+// thread, false again once it has left the queue.
+func TestAnyQueued(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		anyQueued := func() bool {
+			t.Helper()
+			queued, err := s.AnyQueued(ctx)
+			must(t, err)
+			return queued
+		}
+		if anyQueued() {
+			t.Fatal("an empty queue reports a queued run")
+		}
+		_, err := s.EnqueueRun(ctx, QueuedRun{ID: "q1", ThreadID: "th", Route: "/chat", Request: json.RawMessage(`{}`)}, 0)
+		must(t, err)
+		if !anyQueued() {
+			t.Fatal("a queued run is not reported")
+		}
+		must(t, s.DequeueRun(ctx, "q1"))
+		if anyQueued() {
+			t.Fatal("a cancelled queued run is still reported")
+		}
+	})
+}

@@ -76,6 +76,9 @@ type Reader interface {
 	// runs whose thread id (byThread true) is id, in the order the queue
 	// takes them.
 	QueuedRows(ctx context.Context, id string, byThread bool) ([]QueuedRow, error)
+	// AnyQueued reports whether any run of any thread is queued: one
+	// cheap read that spares the due-run query when none is.
+	AnyQueued(ctx context.Context) (bool, error)
 	// DueQueued reads the head of each thread's queue that is due at at
 	// and whose thread has no running run, oldest first, at most limit;
 	// threadID, when not empty, keeps to that thread.

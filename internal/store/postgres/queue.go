@@ -7,6 +7,13 @@ import (
 )
 
 // QueuedRows reads a queued run by id, or a thread's queue in order.
+// AnyQueued reads whether the queue has a row.
+func (s *DB) AnyQueued(ctx context.Context) (bool, error) {
+	var queued bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS(SELECT 1 FROM queued_runs)`).Scan(&queued)
+	return queued, err
+}
+
 func (s *DB) QueuedRows(ctx context.Context, id string, byThread bool) ([]dialect.QueuedRow, error) {
 	query := dialect.QueuedColumns + ` WHERE q.id = $1`
 	if byThread {

@@ -25,6 +25,14 @@ func (s *DB) QueuedRows(ctx context.Context, id string, byThread bool) ([]dialec
 	return dialect.ScanQueued(rows)
 }
 
+// AnyQueued reads whether the queue has a row, with a prepared statement.
+func (s *DB) AnyQueued(ctx context.Context) (bool, error) {
+	defer s.lockRead()()
+	var queued bool
+	err := s.st.anyQueued.QueryRowContext(ctx).Scan(&queued)
+	return queued, err
+}
+
 // DueQueued reads the heads of the queues that are due.
 func (s *DB) DueQueued(ctx context.Context, threadID string, at int64, limit int) ([]dialect.QueuedRow, error) {
 	query := dialect.QueuedColumns + dialect.DueWhere("?")

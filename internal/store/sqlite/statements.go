@@ -24,6 +24,8 @@ type statements struct {
 	deleteOwner                         *sql.Stmt
 	// Latest on the read pool, and inside a write transaction
 	latest, latestW *sql.Stmt
+	// anyQueued on the read pool: whether the queue has a row at all
+	anyQueued *sql.Stmt
 
 	all []*sql.Stmt
 }
@@ -78,6 +80,7 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		// One statement, so one read transaction: the thread's head row,
 		// then one row per message, then one per part of a state field.
 		{reader, &st.latest, latestQuery},
+		{reader, &st.anyQueued, `SELECT EXISTS(SELECT 1 FROM queued_runs)`},
 		{writer, &st.latestW, latestQuery},
 	}
 	for _, p := range list {
