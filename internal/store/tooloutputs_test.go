@@ -9,8 +9,8 @@ import (
 
 // TestToolOutputs: a tool output is kept with its thread byte for byte,
 // read a page at a time by byte offsets, refused under an id the thread
-// already uses or for a thread that does not exist, and deleted with the
-// thread, on every kind of store.
+// already uses or for a thread that does not exist, copied with the
+// thread, and deleted with it, on every kind of store.
 func TestToolOutputs(t *testing.T) {
 	eachKind(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
@@ -45,6 +45,15 @@ func TestToolOutputs(t *testing.T) {
 		if err := s.PutToolOutput(ctx, "nope", "out_2", "fetchPage", []byte("x")); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("a missing thread: %v", err)
 		}
+		// A copy of the thread reads the outputs its messages name.
+		_, err = s.CopyThread(ctx, "th", "th-copy")
+		must(t, err)
+		copied, err := s.ReadToolOutput(ctx, "th-copy", "out_1", 5, 10)
+		must(t, err)
+		if page.Tool != copied.Tool || page.Total != copied.Total || !bytes.Equal(copied.Data, page.Data) {
+			t.Fatalf("the copy's page 5+10: tool %q total %d data %q", copied.Tool, copied.Total, copied.Data)
+		}
+		must(t, s.DeleteThread(ctx, "th-copy"))
 		must(t, s.DeleteThread(ctx, "th"))
 		if _, err := s.ReadToolOutput(ctx, "th", "out_1", 0, 10); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("after the thread was deleted: %v", err)

@@ -235,6 +235,8 @@ func (t *tx) CopyThread(_ context.Context, fromPK, toPK int64, copyOf string) er
 		SELECT $2, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at
 		FROM checkpoints WHERE thread = $1`, fromPK, toPK)
 	t.queue(`INSERT INTO branches(thread, branch, key, lo, hi) SELECT $2, branch, key, lo, hi FROM branches WHERE thread = $1`, fromPK, toPK)
+	// The copy's tool messages name the outputs stored with the thread.
+	t.queue(`INSERT INTO tool_outputs(thread, id, tool, data, created_at) SELECT $2, id, tool, data, created_at FROM tool_outputs WHERE thread = $1`, fromPK, toPK)
 	t.queue(`UPDATE threads SET (step, head, branch, message_count, run_id, route, checkpoint_at, state, parts, copy_of) =
 		(SELECT step, head, branch, message_count, run_id, route, checkpoint_at, state, parts, $3::text FROM threads WHERE pk = $1)
 		WHERE pk = $2`, fromPK, toPK, copyOf)

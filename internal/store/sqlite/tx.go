@@ -208,6 +208,8 @@ var copyThreadStatements = []string{
 		SELECT ?2, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at
 		FROM checkpoints WHERE thread = ?1 ORDER BY step`,
 	`INSERT INTO branches(thread, branch, key, lo, hi) SELECT ?2, branch, key, lo, hi FROM branches WHERE thread = ?1`,
+	// The copy's tool messages name the outputs stored with the thread.
+	`INSERT INTO tool_outputs(thread, id, tool, data, created_at) SELECT ?2, id, tool, data, created_at FROM tool_outputs WHERE thread = ?1`,
 	`UPDATE threads SET (step, head, branch, message_count, run_id, route, checkpoint_at, state, parts) =
 		(SELECT step, head, branch, message_count, run_id, route, checkpoint_at, state, parts FROM threads WHERE pk = ?1)
 		WHERE pk = ?2`,
