@@ -110,12 +110,14 @@ func buildAppBinary(ctx context.Context, cfg *Config, appDir, mainDir string) (s
 }
 
 // runAppBinary runs bin with the command line this CLI was given, passing
-// signals on, and ends with its exit code.
+// signals on, and ends with its exit code. On Linux the child also stops
+// when this process dies without passing a signal on (SIGKILL).
 func runAppBinary(ctx context.Context, cfg *Config, bin string) error {
 	child := exec.Command(bin, cfg.args...)
 	child.Stdin = os.Stdin
 	child.Stdout, child.Stderr = cfg.Stdout, cfg.Stderr
 	child.Env = append(os.Environ(), AppBinaryEnv+"=1")
+	child.SysProcAttr = appBinaryAttrs()
 	if err := child.Start(); err != nil {
 		return appProblem(fmt.Errorf("cannot run the app's binary %s: %w", bin, err))
 	}

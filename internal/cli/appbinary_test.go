@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -158,4 +159,25 @@ func checkStartServesTool(t *testing.T, root, appDir string) {
 	if !strings.Contains(string(body), "countWords") {
 		t.Errorf("GET /routes of the stock binary's start does not list countWords:\n%s", body)
 	}
+	if runtime.GOOS == "linux" {
+		checkAppStopsWithWrapper(t, cmd, base)
+	}
+}
+
+// checkAppStopsWithWrapper kills the stock binary that runs the app's
+// binary, as a supervisor's SIGKILL would, and checks the app's server at
+// base stops too instead of serving on as an orphan.
+func checkAppStopsWithWrapper(t *testing.T, wrapper *exec.Cmd, base string) {
+	t.Helper()
+	_ = wrapper.Process.Kill()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return // nothing serves there any more
+		}
+		resp.Body.Close()
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("the app's server at %s still serves 15 s after the stock dawn that ran it was killed", base)
 }
