@@ -141,10 +141,16 @@ func (b *bench) mockEnv() []string {
 	return []string{"OPENAI_BASE_URL=" + b.mock.url + "/v1", "OPENAI_API_KEY=test"}
 }
 
-// startServer runs `dawn start` on app with env, on a free loopback port,
-// and waits for /healthz.
+// startServer runs the bench's `dawn start` on app with env (see
+// startDawn).
 func (b *bench) startServer(ctx context.Context, app string, env []string) (*proc, error) {
-	p, err := start(ctx, "dawn start", b.dawn, []string{"start", "--app", app, "--host", "127.0.0.1", "--port", "0"}, env, 30*time.Second)
+	return startDawn(ctx, b.dawn, app, env)
+}
+
+// startDawn runs `bin start` on app with env, on a free loopback port,
+// and waits for /healthz; a server that never gets healthy is stopped.
+func startDawn(ctx context.Context, bin, app string, env []string) (*proc, error) {
+	p, err := start(ctx, "dawn start", bin, []string{"start", "--app", app, "--host", "127.0.0.1", "--port", "0"}, env, 30*time.Second)
 	if err != nil {
 		return nil, err
 	}

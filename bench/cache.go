@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -290,15 +289,11 @@ func runCache(ctx context.Context, opts options) (*cacheResult, error) {
 		return nil, err
 	}
 	defer mock.close()
-	args := []string{"start", "--app", app, "--host", "127.0.0.1", "--port", "0"}
-	srv, err := start(ctx, "dawn start", bin, args, []string{"OPENAI_BASE_URL=" + mock.url, "OPENAI_API_KEY=test"}, 30*time.Second)
+	srv, err := startDawn(ctx, bin, app, []string{"OPENAI_BASE_URL=" + mock.url, "OPENAI_API_KEY=test"})
 	if err != nil {
 		return nil, err
 	}
 	defer srv.stop(30 * time.Second)
-	if err := waitHealthy(ctx, srv.url+"/healthz", 10*time.Second); err != nil {
-		return nil, err
-	}
 	client := &http.Client{Timeout: time.Minute}
 	thread := "cache-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	for turn := 1; turn <= opts.cacheTurns; turn++ {
@@ -328,28 +323,7 @@ func runCache(ctx context.Context, opts options) (*cacheResult, error) {
 
 // cacheTurn runs one user turn of the thread with runs/wait.
 func cacheTurn(ctx context.Context, client *http.Client, base, thread string, turn int) error {
-	body, _ := json.Marshal(map[string]any{"route": "/work", "input": map[string]any{"messages": []map[string]string{{"role": "user", "content": fmt.Sprintf("Go on with the next step (message %d).", turn)}}}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/threads/"+thread+"/runs/wait", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("runs/wait answered %d: %s", resp.StatusCode, firstWords(string(out), 30))
-	}
-	var failed struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(out, &failed) == nil && failed.Error != "" {
-		return fmt.Errorf("the run failed: %s", failed.Error)
-	}
-	return nil
+	return contextRun(ctx, client, base, "/work", thread, fmt.Sprintf("Go on with the next step (message %d).", turn))
 }
 
 func writeCache(w io.Writer, r *cacheResult) {

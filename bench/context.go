@@ -175,16 +175,11 @@ func runContext(ctx context.Context, opts options) (*contextResult, error) {
 		return nil, err
 	}
 	defer mock.close()
-	args := []string{"start", "--app", app, "--host", "127.0.0.1", "--port", "0"}
-	env := []string{"OPENAI_BASE_URL=" + mock.url, "OPENAI_API_KEY=test"}
-	srv, err := start(ctx, "dawn start", bin, args, env, 30*time.Second)
+	srv, err := startDawn(ctx, bin, app, []string{"OPENAI_BASE_URL=" + mock.url, "OPENAI_API_KEY=test"})
 	if err != nil {
 		return nil, err
 	}
 	defer srv.stop(30 * time.Second)
-	if err := waitHealthy(ctx, srv.url+"/healthz", 10*time.Second); err != nil {
-		return nil, err
-	}
 	res := &contextResult{Binary: bin, Turns: contextTurns, Budget: contextBudget,
 		TokensFrom: "o200k tokens of what the mock model was sent (message text, tool calls, tool results, tool definitions), as --lazy counts them"}
 	if opts.dawn == "" {

@@ -325,16 +325,11 @@ func runLazy(ctx context.Context, opts options) (*lazyResult, error) {
 		return nil, err
 	}
 	defer mock.close()
-	args := []string{"start", "--app", app, "--host", "127.0.0.1", "--port", "0"}
-	env := []string{"OPENAI_BASE_URL=" + mock.url, "OPENAI_API_KEY=test"}
-	srv, err := start(ctx, "dawn start", bin, args, env, 30*time.Second)
+	srv, err := startDawn(ctx, bin, app, []string{"OPENAI_BASE_URL=" + mock.url, "OPENAI_API_KEY=test"})
 	if err != nil {
 		return nil, err
 	}
 	defer srv.stop(30 * time.Second)
-	if err := waitHealthy(ctx, srv.url+"/healthz", 10*time.Second); err != nil {
-		return nil, err
-	}
 	res := &lazyResult{
 		Binary: bin, Repeat: opts.repeat,
 		TokensFrom: "o200k tokens of what the mock model was sent, counted as the in-process test's promptSize (message text, tool calls, tool results, tool definitions); the usage it reports",
