@@ -68,6 +68,20 @@ func ScanCheckpoints(rows Rows, each func(CheckpointMeta) error) error {
 	return rows.Err()
 }
 
+// ScanCheckpoint reads the one checkpoint of rows (CheckpointColumns), or
+// fails with ErrNoRow when there is none.
+func ScanCheckpoint(rows Rows) (CheckpointMeta, error) {
+	var found *CheckpointMeta
+	err := ScanCheckpoints(rows, func(m CheckpointMeta) error { found = &m; return nil })
+	if err == nil && found == nil {
+		err = ErrNoRow
+	}
+	if err != nil {
+		return CheckpointMeta{}, err
+	}
+	return *found, nil
+}
+
 // ScanSegments reads rows of key, lo, hi.
 func ScanSegments(rows Rows) ([]Segment, error) {
 	return scanAll(rows, func(s *Segment) []any { return []any{&s.Key, &s.Lo, &s.Hi} })

@@ -156,15 +156,7 @@ func (t tx) Checkpoint(ctx context.Context, threadPK, step int64) (dialect.Check
 		return dialect.CheckpointMeta{}, err
 	}
 	defer rows.Close()
-	var found *dialect.CheckpointMeta
-	err = dialect.ScanCheckpoints(rows, func(m dialect.CheckpointMeta) error { found = &m; return nil })
-	if err == nil && found == nil {
-		err = dialect.ErrNoRow
-	}
-	if err != nil {
-		return dialect.CheckpointMeta{}, err
-	}
-	return *found, nil
+	return dialect.ScanCheckpoint(rows)
 }
 
 func (t tx) Segments(ctx context.Context, threadID string, branch int64) ([]dialect.Segment, error) {
