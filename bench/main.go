@@ -56,6 +56,9 @@ type options struct {
 	// cache mode: the cached-prefix share over one long thread (cache.go).
 	cache      bool
 	cacheTurns int
+	// langgraph suite mode: LangGraph.js's own server tests from this
+	// langgraphjs checkout, run against dawn start (lgsuite.go).
+	langGraphSuite string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -101,6 +104,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.parallel, "parallel", "1,2", "with --diamond: the plan-first parallel settings to time, comma-separated (2 is the route's default)")
 	fs.BoolVar(&o.cache, "cache", false, "run the cached-prefix scenario instead: one thread of --cache-turns turns that each change the plan; the share of each model request's input tokens that begins the previous request")
 	fs.IntVar(&o.cacheTurns, "cache-turns", 50, "with --cache: user turns in the thread")
+	fs.StringVar(&o.langGraphSuite, "langgraph-suite", "", "run LangGraph.js's own server tests from this langgraphjs checkout against dawn start instead, and print passed and failed per describe block")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -196,6 +200,9 @@ func main() {
 	}
 	if opts.diamond {
 		os.Exit(diamondMain(ctx, opts))
+	}
+	if opts.langGraphSuite != "" {
+		os.Exit(langGraphSuiteMain(ctx, opts))
 	}
 	if opts.contextMode {
 		os.Exit(contextMain(ctx, opts))
