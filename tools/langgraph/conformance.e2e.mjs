@@ -231,7 +231,8 @@ test("stream tasks, checkpoints and debug: one task and one checkpoint per step"
   }
   assert.equal(tasks[0].id, tasks[1].id, "a task's result has its id");
   assert.deepEqual(tasks[0].triggers, ["branch:to:agent"]);
-  assert.deepEqual(tasks[3].result.map(([k]) => k), ["messages"]);
+  assert.deepEqual(Object.keys(tasks[3].result), ["messages"], "a task's result is its writes by channel");
+  assert.equal(tasks[1].result.messages[0].type, "ai");
 
   const checkpoints = parts.filter((p) => p.event === "checkpoints").map((p) => p.data);
   assert.deepEqual(checkpoints.map((cp) => cp.next), [["__start__"], ["agent"], ["tools"], ["agent"], []]);

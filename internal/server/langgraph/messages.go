@@ -170,7 +170,9 @@ type lcInput struct {
 // parseLCInput reads a run's input: {"messages": ..., "field": value}.
 // messages may be a string, one message or a list; a message may be a
 // LangChain dict ({"type": "human", "content": ...}) or Dawn's ({"role":
-// "user", ...}), and its content a string or a list of text blocks.
+// "user", ...}), and its content a string or a list of text blocks. A
+// model message keeps its tool calls and a tool message its call id, name
+// and error status, as a state update adds them.
 func parseLCInput(raw json.RawMessage) (lcInput, error) {
 	var in lcInput
 	raw = bytes.TrimSpace(raw)
@@ -224,9 +226,13 @@ func parseLCMessage(raw json.RawMessage) (thread.Message, error) {
 		return thread.Message{Role: thread.RoleUser, Content: text}, nil
 	}
 	var m struct {
-		Type    string          `json:"type"`
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Type       string          `json:"type"`
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCalls  []inputToolCall `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
+		Name       string          `json:"name"`
+		Status     string          `json:"status"`
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return thread.Message{}, errors.New(`a message is an object like {"type":"human","content":"Hello"} or a string`)
@@ -246,7 +252,37 @@ func parseLCMessage(raw json.RawMessage) (thread.Message, error) {
 	if err != nil {
 		return thread.Message{}, err
 	}
-	return thread.Message{Role: role, Content: text}, nil
+	out := thread.Message{Role: role, Content: text}
+	switch role {
+	case thread.RoleAssistant:
+		for _, c := range m.ToolCalls {
+			out.ToolCalls = append(out.ToolCalls, c.toolCall())
+		}
+	case thread.RoleTool:
+		out.ToolCallID, out.Name, out.IsError = m.ToolCallID, m.Name, m.Status == "error"
+	}
+	return out, nil
+}
+
+// inputToolCall is a model message's tool call as a client sends it in a
+// state update: LangChain's {id, name, args} or Dawn's {id, name, input}.
+type inputToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Args  json.RawMessage `json:"args"`
+	Input json.RawMessage `json:"input"`
+}
+
+// toolCall is c in Dawn's form; args win over input when both are set.
+func (c inputToolCall) toolCall() thread.ToolCall {
+	input := c.Args
+	if isNull(input) {
+		input = c.Input
+	}
+	if isNull(input) {
+		input = json.RawMessage(`{}`)
+	}
+	return thread.ToolCall{ID: c.ID, Name: c.Name, Input: input}
 }
 
 // contentText reads LangChain message content: a string, or a list of

@@ -1,7 +1,6 @@
 package langgraph
 
 import (
-	"slices"
 	"strconv"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 // node "tools" for its tool calls):
 //   - tasks: a node's task when it starts ({id, name, input, triggers,
 //     interrupts}) and its result when it ends ({id, name, result,
-//     interrupts});
+//     interrupts}, result being the node's writes by channel);
 //   - checkpoints: the state after each step, with the nodes to run next;
 //   - debug: both, as {type: "task" | "task_result" | "checkpoint",
 //     timestamp, step, payload};
@@ -74,16 +73,9 @@ func (t *lgTranslator) startNode(g *lgGraph, node string) {
 // part, the task's result and its chain's end.
 func (t *lgTranslator) endNode(g *lgGraph, node string, update map[string]any) {
 	t.emit(g, modeUpdates, modeUpdates, map[string]any{node: update})
-	keys := make([]string, 0, len(update))
-	for k := range update {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	result := make([][2]any, len(keys))
-	for i, k := range keys {
-		result[i] = [2]any{k, update[k]}
-	}
-	task := map[string]any{"id": t.stepID(g, g.step, node), "name": node, "result": result, "interrupts": []any{}}
+	// The result is the node's writes by channel, as LangGraph folds a
+	// task's writes (each channel written once here).
+	task := map[string]any{"id": t.stepID(g, g.step, node), "name": node, "result": update, "interrupts": []any{}}
 	t.emit(g, modeTasks, modeTasks, task)
 	t.emit(g, modeDebug, modeDebug, map[string]any{"type": "task_result", "timestamp": timestamp(), "step": g.step, "payload": task})
 	if t.wants(g, modeEvents) {
