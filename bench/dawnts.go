@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -261,8 +262,9 @@ func setupVsDawnTS(ctx context.Context, o options) ([]*vsSide, string, func(), m
 		"dawn_ts_commit": checkout.commit,
 		"node":           tc.nodeVersion,
 		"pnpm":           tc.pnpmVersion,
+		"dawn_ts_src":    checkout.dir,
 		"dawn_go":        goBin,
-		"dawn_go_commit": gitHead(ctx, "."),
+		"dawn_go_commit": goCommit(ctx, o, goBin),
 	}
 	return []*vsSide{ts, goSide}, mock.url, cleanup, versions, nil
 }
@@ -353,13 +355,27 @@ func startAimockOn(ctx context.Context, bin, fixtures string, port int) (*proc, 
 	return p, nil
 }
 
-// gitHead is the commit checked out at dir, or "".
-func gitHead(ctx context.Context, dir string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+// goCommit is the commit the Go binary was built from: the repository's
+// HEAD when the tool built it, else the revision the binary records (empty
+// when it records none).
+func goCommit(ctx context.Context, o options, bin string) string {
+	if o.dawn == "" {
+		if repo, err := repoRoot(); err == nil {
+			if out, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "HEAD").Output(); err == nil {
+				return strings.TrimSpace(string(out))
+			}
+		}
+	}
+	info, err := buildinfo.ReadFile(bin)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 // vsTurn is one server's turn in one round.
