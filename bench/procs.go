@@ -92,7 +92,13 @@ func ready(line string) string {
 // start runs bin with args and env (added to a clean copy of the tool's
 // environment) and waits up to timeout for it to print its address.
 func start(ctx context.Context, name, bin string, args, env []string, timeout time.Duration) (*proc, error) {
+	return startIn(ctx, "", name, bin, args, env, timeout)
+}
+
+// startIn is start with the working directory dir ("" for the tool's).
+func startIn(ctx context.Context, dir, name, bin string, args, env []string, timeout time.Duration) (*proc, error) {
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(childEnv(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
