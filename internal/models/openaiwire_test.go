@@ -284,12 +284,12 @@ func TestWireFallsBack(t *testing.T) {
 		msgs []llms.MessageContent
 		opts []llms.CallOption
 	}{
-		"json mode":     {wireConversation()[:2], []llms.CallOption{llms.WithJSONMode()}},
-		"model option":  {wireConversation()[:2], []llms.CallOption{llms.WithModel("gpt-4o")}},
-		"stop words":    {wireConversation()[:2], []llms.CallOption{llms.WithStopWords([]string{"x"})}},
-		"image":         {[]llms.MessageContent{{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.ImageURLContent{URL: "http://x"}}}}, nil},
-		"two texts":     {[]llms.MessageContent{{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.TextPart("a"), llms.TextPart("b")}}}, nil},
-		"function role": {[]llms.MessageContent{{Role: llms.ChatMessageTypeFunction, Parts: []llms.ContentPart{llms.ToolCallResponse{Name: "f", Content: "x"}}}}, nil},
+		"json mode":      {wireConversation()[:2], []llms.CallOption{llms.WithJSONMode()}},
+		"model option":   {wireConversation()[:2], []llms.CallOption{llms.WithModel("gpt-4o")}},
+		"stop words":     {wireConversation()[:2], []llms.CallOption{llms.WithStopWords([]string{"x"})}},
+		"image":          {[]llms.MessageContent{{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.ImageURLContent{URL: "http://x"}}}}, nil},
+		"two texts":      {[]llms.MessageContent{{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.TextPart("a"), llms.TextPart("b")}}}, nil},
+		"function role":  {[]llms.MessageContent{{Role: llms.ChatMessageTypeFunction, Parts: []llms.ContentPart{llms.ToolCallResponse{Name: "f", Content: "x"}}}}, nil},
 		"reasoning func": {wireConversation()[:2], []llms.CallOption{llms.WithStreamingReasoningFunc(func(context.Context, []byte, []byte) error { return nil })}},
 	} {
 		if _, ok := w.prepare(call.msgs, call.opts); ok {
