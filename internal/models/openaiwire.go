@@ -157,7 +157,7 @@ func (w *openAIWire) generate(ctx context.Context, messages []llms.MessageConten
 	if call.stream != nil {
 		return readStream(ctx, resp.Body, call.stream)
 	}
-	return readAnswer(resp.Body)
+	return readAnswer(resp.Body, resp.ContentLength)
 }
 
 // statusText is the error for an answer that is not 200, in the words of

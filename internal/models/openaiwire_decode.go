@@ -91,20 +91,25 @@ type wireEvent struct {
 
 // decodeFirst decodes the first JSON value of data into v, as a
 // json.Decoder does (trailing bytes ignored), without the Decoder's
-// buffer when data is one value.
+// buffer when data is one value. v must be a new value: after a failed
+// Unmarshal the Decoder decodes into it again.
 func decodeFirst(data []byte, v any) error {
-	if json.Valid(data) {
-		return json.Unmarshal(data, v)
+	if json.Unmarshal(data, v) == nil {
+		return nil
 	}
 	return json.NewDecoder(bytes.NewReader(data)).Decode(v)
 }
 
 // readAnswer reads a whole answer.
-func readAnswer(body io.Reader) (*llms.ContentResponse, error) {
-	data, err := io.ReadAll(body)
-	if err != nil {
+func readAnswer(body io.Reader, size int64) (*llms.ContentResponse, error) {
+	var buf bytes.Buffer
+	if size > 0 && size < 64<<20 {
+		buf.Grow(int(size) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	var a wireAnswer
 	if err := decodeFirst(data, &a); err != nil {
 		return nil, err
