@@ -26,6 +26,9 @@ type comparison struct {
 	load       [2]string // load average at start and end
 	figures    []*compareFigure
 	byName     map[string]*compareFigure
+	// pairs replays, per server, the two model requests of its run
+	// straight to its mock (captured in the first round).
+	pairs [2]*pairTimer
 }
 
 func (c *comparison) add(name, unit string, second bool, v float64) {
@@ -121,6 +124,9 @@ func (c *comparison) measure(ctx context.Context, r compareRound) error {
 	if err := c.measureWaits(ctx, r); err != nil {
 		return err
 	}
+	if err := c.measureServerTime(ctx, r); err != nil {
+		return err
+	}
 	var firsts []time.Duration
 	_, err := runBatch(ctx, r.o.streamRuns, 1, func(ctx context.Context, i int) error {
 		d, _, err := r.srv.client.streamToPlan(ctx, fmt.Sprintf("%s-%d-%d-stream-%d", r.tag, r.round, r.s, i))
@@ -148,6 +154,31 @@ func (c *comparison) measureModelInput(ctx context.Context, r compareRound) erro
 	c.add("bytes sent to the model per run", "B", second, float64(len(pair.plan)+len(pair.answer)))
 	c.add("bytes of the first model request", "B", second, float64(len(pair.plan)))
 	c.add("prompt tokens per run (o200k)", "tok", second, float64(promptTokens(pair.plan)+promptTokens(pair.answer)))
+	c.pairs[r.s] = newPairTimer(r.srv.mock, pair)
+	return nil
+}
+
+// measureServerTime sends the server's captured model requests straight
+// to its mock --pairs times, right after its sequential runs, and adds
+// the server's own time per run: the sequential p50 minus the mock's p50
+// for the pair.
+func (c *comparison) measureServerTime(ctx context.Context, r compareRound) error {
+	p, seq := c.pairs[r.s], c.byName["runs/wait sequential p50"]
+	if p == nil || r.o.pairs <= 0 || seq == nil {
+		return nil
+	}
+	second := r.s == 1
+	mb, err := runBatch(ctx, r.o.pairs, 1, p.once)
+	if err != nil {
+		return err
+	}
+	pairP50 := median(millis(mb.Latencies))
+	runP50 := seq.a
+	if second {
+		runP50 = seq.b
+	}
+	c.add("mock pair p50 (aimock alone)", "ms", second, pairP50)
+	c.add("server time per run (p50 - mock pair)", "ms", second, runP50[len(runP50)-1]-pairP50)
 	return nil
 }
 

@@ -25,6 +25,12 @@ func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		return nil, classify(ctx, m.spec, m.baseURL, err)
 	}
 	messages = splitMessages(m.spec.Provider, messages)
+	if w, ok := m.inner.(*wireModel); ok && w.fast != nil {
+		if call, ok := w.fast.prepare(messages, options); ok {
+			resp, err := w.fast.generate(ctx, messages, call)
+			return m.outcome(ctx, resp, err)
+		}
+	}
 	messages, state := lateSystemAsUser(m.spec.Provider, messages)
 	ctx = withCacheEdit(ctx, m.spec.Provider, state)
 	if !temperatureSet(options) {
@@ -35,14 +41,21 @@ func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		ctx, options, join = joinStreamedText(ctx, textOnlyStreaming(options))
 	}
 	resp, err := m.inner.GenerateContent(ctx, messages, options...)
+	resp, err = m.outcome(ctx, resp, err)
+	if err == nil && join != nil {
+		join.fill(resp)
+	}
+	return resp, err
+}
+
+// outcome checks what a call under ctx returned: every error becomes a
+// *ModelError, and so does an answer without a choice.
+func (m *checkedModel) outcome(ctx context.Context, resp *llms.ContentResponse, err error) (*llms.ContentResponse, error) {
 	if err != nil {
 		return nil, classify(ctx, m.spec, m.baseURL, err)
 	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return nil, classify(ctx, m.spec, m.baseURL, errors.New("the server returned no answer"))
-	}
-	if join != nil {
-		join.fill(resp)
 	}
 	return resp, nil
 }

@@ -141,15 +141,9 @@ func newOpenAI(s Spec, env func(string) string, client *http.Client) (llms.Model
 	if err != nil {
 		return nil, "", err
 	}
-	m, err := openai.New(
-		openai.WithModel(s.Name),
-		openai.WithToken(key),
-		openai.WithBaseURL(base),
-		openai.WithOrganization(env(EnvOpenAIOrg)),
-		openai.WithHTTPClient(client),
-	)
+	m, err := newWireModel(s, client, base, key, env(EnvOpenAIOrg), true)
 	if err != nil {
-		return nil, "", fmt.Errorf("model %q: %w", s, err)
+		return nil, "", err
 	}
 	return m, base, nil
 }
@@ -211,14 +205,9 @@ func newCompatible(s Spec, env func(string) string, client *http.Client) (llms.M
 	if key == "" {
 		key = "none" // the client insists on a token; keyless servers ignore it
 	}
-	m, err := openai.New(
-		openai.WithModel(s.Name),
-		openai.WithToken(key),
-		openai.WithBaseURL(base),
-		openai.WithHTTPClient(client),
-	)
+	m, err := newWireModel(s, client, base, key, "", false)
 	if err != nil {
-		return nil, "", fmt.Errorf("model %q: %w", s, err)
+		return nil, "", err
 	}
 	return m, base, nil
 }
@@ -232,16 +221,38 @@ func newOllama(s Spec, env func(string) string, client *http.Client) (llms.Model
 		return nil, "", err
 	}
 	base := host + "/v1"
-	m, err := openai.New(
-		openai.WithModel(s.Name),
-		openai.WithToken("ollama"),
-		openai.WithBaseURL(base),
-		openai.WithHTTPClient(client),
-	)
+	m, err := newWireModel(s, client, base, "ollama", "", false)
 	if err != nil {
-		return nil, "", fmt.Errorf("model %q: %w", s, err)
+		return nil, "", err
 	}
 	return m, base, nil
+}
+
+// wireModel is an OpenAI-wire model: langchaingo's openai client, and the
+// fast path (see openAIWire) that checkedModel takes for the calls it
+// covers.
+type wireModel struct {
+	*openai.LLM
+	fast *openAIWire
+}
+
+// newWireModel returns the model for an OpenAI-wire server at base.
+// cacheKey says the server takes a prompt-cache key (OpenAI's own).
+func newWireModel(s Spec, client *http.Client, base, key, org string, cacheKey bool) (*wireModel, error) {
+	opts := []openai.Option{
+		openai.WithModel(s.Name),
+		openai.WithToken(key),
+		openai.WithBaseURL(base),
+		openai.WithHTTPClient(client),
+	}
+	if cacheKey {
+		opts = append(opts, openai.WithOrganization(org))
+	}
+	m, err := openai.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", s, err)
+	}
+	return &wireModel{LLM: m, fast: newOpenAIWire(client, base, key, org, s.Name, cacheKey)}, nil
 }
 
 // baseURLFrom reads an http(s) base URL from variable name, or returns def.

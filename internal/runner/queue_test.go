@@ -3,7 +3,9 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/thread"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // TestEnqueue: Enqueue checks a request as Start does; a queued run
@@ -75,5 +78,64 @@ func TestEnqueue(t *testing.T) {
 	d, err := h.Store.GetRun(ctx, doomed.ID)
 	if err != nil || d.Status != store.RunError || !strings.Contains(d.Error, "/support/acme") {
 		t.Errorf("the run whose route is gone: %+v %v, want an error naming the route", d, err)
+	}
+}
+
+// countingStore counts the reads of whether any run is queued.
+type countingStore struct {
+	store.Store
+	mu        sync.Mutex
+	anyQueued int
+}
+
+func (c *countingStore) AnyQueued(ctx context.Context) (bool, error) {
+	c.mu.Lock()
+	c.anyQueued++
+	c.mu.Unlock()
+	return c.Store.AnyQueued(ctx)
+}
+
+func (c *countingStore) reads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.anyQueued
+}
+
+// TestRunEndReadsQueueOnce: the end of a run under a --max-runs cap looks
+// once whether any run is queued, for its thread's queue and the other
+// threads' alike (it looked twice: a read transaction per run).
+func TestRunEndReadsQueueOnce(t *testing.T) {
+	ctx := context.Background()
+	a, err := app.Load(ctx, apptest.SupportApp(t), app.Options{ToolsKnown: true, Markers: markers.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	counted := &countingStore{Store: st}
+	model := dawntest.Script().Reply("one").Reply("two").Reply("three")
+	runs := runner.New(counted, a, runner.Options{
+		Models: func(string) (llms.Model, error) { return model, nil }, Env: func(string) string { return "" }, MaxRuns: 4,
+	})
+	const n = 3
+	for i := range n {
+		run, err := runs.Start(ctx, runner.Request{ThreadID: fmt.Sprintf("th%d", i), Route: "/plain",
+			Messages: []thread.Message{{Role: thread.RoleUser, Content: "hi"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-run.Done()
+	}
+	// The read follows the run's end; give the last one time to happen.
+	deadline := time.Now().Add(5 * time.Second)
+	for counted.reads() < n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got := counted.reads(); got != n {
+		t.Errorf("%d runs read whether any run is queued %d times, want %d", n, got, n)
 	}
 }
