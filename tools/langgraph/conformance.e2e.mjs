@@ -38,7 +38,7 @@ test("assistants: create, get, update (a new version), versions, set latest, sea
   const c = client();
   const [system] = await c.assistants.search({ graphId: "agent", metadata: { created_by: "system" } });
   assert.equal(system.name, "agent", "the default assistant is named by its graph, without the leading /");
-  assert.equal(system.graph_id, "/agent");
+  assert.equal(system.graph_id, "agent", "graph_id is the graph name, without the leading /");
 
   const created = await c.assistants.create({
     graphId: "agent",
@@ -46,7 +46,7 @@ test("assistants: create, get, update (a new version), versions, set latest, sea
     description: "foo",
     metadata: { team: "red" },
   });
-  assert.equal(created.graph_id, "/agent");
+  assert.equal(created.graph_id, "agent");
   assert.equal(created.name, "Untitled");
   assert.equal(created.version, 1);
   assert.deepEqual(created.config, { configurable: { model_name: "gpt" } });
@@ -73,7 +73,7 @@ test("assistants: create, get, update (a new version), versions, set latest, sea
   const named = await c.assistants.create({ graphId: "/agent", name: "woof" });
   const byGraph = await c.assistants.search({ graphId: "agent", limit: 100 });
   assert.deepEqual(new Set(byGraph.map((a) => a.assistant_id)), new Set([system.assistant_id, created.assistant_id, named.assistant_id]));
-  assert.ok(byGraph.every((a) => a.graph_id === "/agent"));
+  assert.ok(byGraph.every((a) => a.graph_id === "agent"), "created as \"agent\" or \"/agent\", graph_id is \"agent\"");
   assert.deepEqual((await c.assistants.search({ name: "woof" })).map((a) => a.assistant_id), [named.assistant_id]);
   assert.deepEqual((await c.assistants.search({ metadata: { team: "red" } })).map((a) => a.assistant_id), [created.assistant_id]);
   assert.equal(await c.assistants.count({ graphId: "/agent" }), 3);

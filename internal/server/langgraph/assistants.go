@@ -19,8 +19,10 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// In the LangGraph dialect a graph is a route: graph_id is the route id.
-// Every route has a default assistant, the route as its files say, whose
+// In the LangGraph dialect a graph is a route: graph_id is the route's
+// graph name (the route id without its leading "/": "agent" for /agent,
+// "support/[tenant]" for /support/[tenant]), as LangGraph names graphs;
+// a request may name a graph either way. Every route has a default assistant, the route as its files say, whose
 // assistant_id is a UUID derived from the route id the way the LangGraph
 // server derives a graph's default assistant, so it is stable across
 // restarts and replicas. Clients may create more assistants of a route
@@ -81,15 +83,16 @@ func newAssistant(a *app.App, r *router.Route) assistant {
 		desc = &r.Agent.Description
 	}
 	return assistant{
-		AssistantID: assistantID(r.ID), GraphID: r.ID, Name: graphName(r.ID), Description: desc,
+		AssistantID: assistantID(r.ID), GraphID: graphName(r.ID), Name: graphName(r.ID), Description: desc,
 		Config: map[string]any{"configurable": map[string]any{}}, Context: map[string]any{}, Metadata: meta,
 		Version: 1, CreatedAt: a.LoadedAt, UpdatedAt: a.LoadedAt,
 	}
 }
 
 // storedAssistant is an assistant the store keeps as LangGraph shows it.
+// The store keeps the route id; graph_id shows the graph name.
 func storedAssistant(x store.Assistant) assistant {
-	out := assistant{AssistantID: x.ID, GraphID: x.GraphID, Name: x.Name, Version: x.Version, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
+	out := assistant{AssistantID: x.ID, GraphID: graphName(x.GraphID), Name: x.Name, Version: x.Version, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
 	if x.Description != "" {
 		out.Description = &x.Description
 	}
@@ -246,9 +249,10 @@ var assistantSorts = map[string]func(assistant) string{
 	"updated_at":   func(as assistant) string { return as.UpdatedAt.Format(time.RFC3339Nano) + as.GraphID },
 }
 
-// match reports whether default assistant as is one q selects.
+// match reports whether default assistant as is one q selects; graphID
+// is a route id.
 func (q assistantSearch) match(as assistant, graphID string) bool {
-	if graphID != "" && as.GraphID != graphID {
+	if graphID != "" && as.GraphID != graphName(graphID) {
 		return false
 	}
 	if q.Name != "" && !strings.Contains(strings.ToLower(as.Name), strings.ToLower(q.Name)) {

@@ -60,7 +60,7 @@ func (s *dialect) assistantSchemas(c echo.Context) error {
 }
 
 // schemasOf derives a route's schemas from its state fields and params:
-// the state is messages plus every field, the input messages plus the
+// the state is messages (marked langgraph_type "messages") plus every field, the input messages plus the
 // fields a run may set (those no capability owns), and the params go in
 // config.configurable or context.
 func schemasOf(p *capabilities.Prepared) graphSchema {
@@ -74,8 +74,13 @@ func schemasOf(p *capabilities.Prepared) graphSchema {
 			"content": map[string]any{"type": "string"},
 		},
 	}
-	state := map[string]any{"messages": map[string]any{"type": "array", "items": message}}
-	input := map[string]any{"messages": map[string]any{"type": "array", "items": message}}
+	// langgraph_type marks the messages channel as LangGraph marks one
+	// (jsonSchemaExtra), where Studio and other tools look for the chat.
+	messages := func() map[string]any {
+		return map[string]any{"type": "array", "items": message, "langgraph_type": "messages"}
+	}
+	state := map[string]any{"messages": messages()}
+	input := map[string]any{"messages": messages()}
 	for _, f := range p.Fields {
 		var fs map[string]any
 		if len(f.Schema) == 0 || json.Unmarshal(f.Schema, &fs) != nil {
@@ -102,7 +107,7 @@ func schemasOf(p *capabilities.Prepared) graphSchema {
 		return map[string]any{"title": title, "type": "object", "properties": props}
 	}
 	return graphSchema{
-		GraphID:       r.ID,
+		GraphID:       graphName(r.ID),
 		InputSchema:   object("Input of "+r.ID, input),
 		OutputSchema:  object("State of "+r.ID, state),
 		StateSchema:   object("State of "+r.ID, state),
