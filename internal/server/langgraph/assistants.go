@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -63,8 +64,9 @@ func graphName(routeID string) string {
 	return routeID
 }
 
-// newAssistant is the default assistant of route r.
-func newAssistant(a *app.App, r *router.Route) assistant {
+// newAssistant is the default assistant of route r: its config and
+// context are what LANGGRAPH_CONFIG gives its graph, if anything.
+func (s *dialect) newAssistant(a *app.App, r *router.Route) assistant {
 	meta := map[string]any{"created_by": "system", "route_id": r.ID, "kind": r.Kind, "params": orEmpty(r.Params)}
 	if r.Parent != "" {
 		meta["parent"] = r.Parent
@@ -82,9 +84,16 @@ func newAssistant(a *app.App, r *router.Route) assistant {
 	if r.Agent.Description != "" {
 		desc = &r.Agent.Description
 	}
+	config, context := map[string]any{"configurable": map[string]any{}}, map[string]any{}
+	if d, ok := s.defaults[graphName(r.ID)]; ok {
+		config, context = maps.Clone(d.config), d.context
+		if _, ok := config["configurable"]; !ok {
+			config["configurable"] = map[string]any{}
+		}
+	}
 	return assistant{
 		AssistantID: assistantID(r.ID), GraphID: graphName(r.ID), Name: graphName(r.ID), Description: desc,
-		Config: map[string]any{"configurable": map[string]any{}}, Context: map[string]any{}, Metadata: meta,
+		Config: config, Context: context, Metadata: meta,
 		Version: 1, CreatedAt: a.LoadedAt, UpdatedAt: a.LoadedAt,
 	}
 }
@@ -179,7 +188,7 @@ func (s *dialect) resolveAssistant(ctx context.Context, id string) (lgAssistant,
 	if err != nil {
 		return lgAssistant{}, err
 	}
-	return lgAssistant{assistant: newAssistant(a, r), route: r, path: path}, nil
+	return lgAssistant{assistant: s.newAssistant(a, r), route: r, path: path}, nil
 }
 
 // isDefaultAssistant reports whether id is a route's default assistant.
@@ -301,7 +310,7 @@ func (s *dialect) matchAssistants(c echo.Context, q assistantSearch) ([]assistan
 	a := s.host.App()
 	if a.Tree != nil {
 		for _, r := range a.Tree.Routes {
-			if as := newAssistant(a, r); q.match(as, graph) {
+			if as := s.newAssistant(a, r); q.match(as, graph) {
 				out = append(out, as)
 			}
 		}
@@ -370,7 +379,7 @@ func (s *dialect) countAssistants(c echo.Context) error {
 	n := 0
 	if a := s.host.App(); a.Tree != nil {
 		for _, r := range a.Tree.Routes {
-			if q.match(newAssistant(a, r), graph) {
+			if q.match(s.newAssistant(a, r), graph) {
 				n++
 			}
 		}

@@ -30,6 +30,8 @@ import (
 type dialect struct {
 	host  wire.Host
 	known lgRuns
+	// defaults are LANGGRAPH_CONFIG's configs of default assistants.
+	defaults envDefaults
 }
 
 // Mount mounts the LangGraph dialect on h: its own endpoints, and its
@@ -37,7 +39,7 @@ type dialect struct {
 // (see byDialect). The thread and state reads (GET /threads/:id and
 // /threads/:id/state) are in the shape both dialects read, built here.
 func Mount(h wire.Host) {
-	s := &dialect{host: h}
+	s := &dialect{host: h, defaults: readEnvDefaults(h)}
 	// A LangGraph client in a browser reads the run's id from
 	// Content-Location (useStream keeps it to rejoin the run), where to
 	// rejoin from Location, and the next page of assistants from
