@@ -132,7 +132,7 @@ var threadFree = map[string]string{
 	"POST /runs":                                      "a stateless run on a thread of its own, deleted after it",
 	"POST /runs/stream":                               "a stateless run on a thread of its own, deleted after it",
 	"POST /runs/wait":                                 "a stateless run on a thread of its own, deleted after it",
-	"POST /runs/batch":                                "not supported",
+	"POST /runs/batch":                                "stateless runs, each on a thread of its own, deleted after it",
 	"POST /runs/crons":                                "creates a cron owned by the caller (the matrix's cron)",
 	"POST /runs/crons/search":                         "filtered by owner in the store; the matrix checks bob's page",
 	"POST /runs/crons/count":                          "filtered by owner in the store; the matrix checks bob's count",
