@@ -34,7 +34,9 @@ test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create
   assert.ok(schemas.state_schema.properties.messages);
   assert.ok(schemas.input_schema.properties.ticket_id, "state.yaml fields are input");
   assert.equal(schemas.input_schema.properties.todos, undefined, "a run's input cannot set todos");
-  assert.deepEqual(Object.keys(schemas.context_schema.properties), ["tenant"]);
+  assert.deepEqual(Object.keys(schemas.context_schema.properties).sort(), ["model", "temperature", "tenant", "tools"]);
+  assert.deepEqual(schemas.config_schema.properties, schemas.context_schema.properties, "config_schema is config.configurable's schema, as LangGraph's");
+  assert.deepEqual(schemas.context_schema.properties.tools.items.enum, ["writeTodos"]);
 
   const graph = await c.assistants.getGraph(support.assistant_id);
   assert.deepEqual(graph.nodes.map((n) => n.id), ["__start__", "agent", "tools", "__end__"]);

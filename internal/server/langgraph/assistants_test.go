@@ -113,3 +113,34 @@ func TestSchemasMarkMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemasListSettableKeys: config_schema is the schema of
+// config.configurable, as LangGraph's is, and it and context_schema list
+// what a run of the route may set: model, temperature, tools (the
+// route's, by name) and the route's params.
+func TestSchemasListSettableKeys(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script(), apptest.Options{})
+	url := h.Serve(t)
+	type schema struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	var schemas struct {
+		Config  schema `json:"config_schema"`
+		Context schema `json:"context_schema"`
+	}
+	getJSON(t, url+"/assistants/support%2F%5Btenant%5D/schemas", &schemas)
+	for which, s := range map[string]schema{"config_schema": schemas.Config, "context_schema": schemas.Context} {
+		for _, key := range []string{"model", "temperature", "tools", "tenant"} {
+			if s.Properties[key] == nil {
+				t.Errorf("%s has no %s: %v", which, key, s.Properties)
+			}
+		}
+		if len(s.Properties) != 4 {
+			t.Errorf("%s: %v, want model, temperature, tools and tenant only", which, s.Properties)
+		}
+		items, _ := s.Properties["tools"]["items"].(map[string]any)
+		if enum, _ := items["enum"].([]any); len(enum) != 1 || enum[0] != "writeTodos" {
+			t.Errorf("%s tools items %v, want the route's tools [writeTodos]", which, items)
+		}
+	}
+}
