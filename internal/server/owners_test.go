@@ -83,6 +83,7 @@ var threadEndpoints = map[string][]ownerCall{
 	"GET /threads/:id/state/:checkpoint": {{method: "GET", path: "/threads/{thread}/state/{checkpoint}", annStatus: 200}},
 	"POST /threads/:id/state/checkpoint": {{method: "POST", path: "/threads/{thread}/state/checkpoint", body: `{"checkpoint":{"checkpoint_id":"{checkpoint}"}}`, annStatus: 200}},
 	"GET /threads/:id/stream":            {{method: "GET", path: "/threads/{thread}/stream", annStatus: 200, stream: true}},
+	"GET /runs/:run/stream":              {{method: "GET", path: "/runs/{run}/stream", annStatus: 200, stream: true}},
 	"GET /threads/:id/tool-outputs/*":    {{method: "GET", path: "/threads/{thread}/tool-outputs/out_none", annStatus: 404, annKind: "tool_output_not_found"}},
 	"POST /agui/*":                       {{method: "POST", path: "/agui/job", body: `{"threadId":"{thread}","runId":"agui-again","messages":[{"id":"m-2","role":"user","content":"again"}]}`, annStatus: 200, stream: true}},
 	"POST /v1/chat/completions":          {{method: "POST", path: "/v1/chat/completions", body: `{"model":"job","messages":[{"role":"user","content":"again"}]}`, header: map[string]string{"Dawn-Thread-Id": "{thread}"}, annStatus: 200}},

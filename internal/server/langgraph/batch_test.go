@@ -63,3 +63,35 @@ func TestRunsBatch(t *testing.T) {
 		t.Errorf("a refused batch started runs: threads %d, then %d", before, after)
 	}
 }
+
+// TestJoinRunByID: GET /runs/:run/stream streams a run named by its id
+// alone, as its thread's run stream does; a run that is not there is
+// 404 Run not found.
+func TestJoinRunByID(t *testing.T) {
+	app := writeApp(t, map[string]string{"agent/agent.md": "You help."})
+	h := apptest.New(t, app, dawntest.Script().Reply("done").Repeat(), apptest.Options{})
+	url := h.Serve(t)
+	resp := post(t, url+"/runs", lgBody("agent", "hi", map[string]any{"on_completion": "keep"}))
+	var run struct {
+		RunID    string `json:"run_id"`
+		ThreadID string `json:"thread_id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&run); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /runs: %d %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+	byID := readLG(t, get(t, url+"/runs/"+run.RunID+"/stream?stream_mode=values", ""))
+	byThread := readLG(t, get(t, url+"/threads/"+run.ThreadID+"/runs/"+run.RunID+"/stream?stream_mode=values", ""))
+	if len(byID) < 2 || len(byID) != len(byThread) {
+		t.Fatalf("GET /runs/%s/stream: %d parts, the thread's run stream %d", run.RunID, len(byID), len(byThread))
+	}
+	for i := range byID {
+		if byID[i].Type != byThread[i].Type || string(byID[i].Data) != string(byThread[i].Data) {
+			t.Errorf("part %d: %s %s, the thread's run stream %s %s", i, byID[i].Type, byID[i].Data, byThread[i].Type, byThread[i].Data)
+		}
+	}
+	resp = get(t, url+"/runs/no-such-run/stream", "")
+	if e := decodeErr(t, resp); resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(e.Error.Message, "Run not found") {
+		t.Errorf("GET /runs/no-such-run/stream: %d %+v", resp.StatusCode, e)
+	}
+}

@@ -100,6 +100,7 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 	h.Add(http.MethodPost, "/runs", s.lgStateless(statelessBackground), markLG)
 	h.Add(http.MethodPost, "/runs/stream", s.lgStateless(statelessStream), markLG)
 	h.Add(http.MethodPost, "/runs/wait", s.lgStateless(statelessWait), markLG)
+	h.Add(http.MethodGet, "/runs/:run/stream", s.joinRunByID, markLG)
 }
 
 // lgError is Dawn's error body with the message repeated as "detail",
