@@ -36,7 +36,7 @@ test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create
   assert.equal(schemas.input_schema.properties.todos, undefined, "a run's input cannot set todos");
   assert.deepEqual(Object.keys(schemas.context_schema.properties).sort(), ["model", "temperature", "tenant", "tools"]);
   assert.deepEqual(schemas.config_schema.properties, schemas.context_schema.properties, "config_schema is config.configurable's schema, as LangGraph's");
-  assert.deepEqual(schemas.context_schema.properties.tools.items.enum, ["writeTodos"]);
+  assert.deepEqual(schemas.context_schema.properties.tools.items.enum, ["lookupAccount", "writeTodos"], "the route's tools: the app's, then planning's");
 
   const graph = await c.assistants.getGraph(support.assistant_id);
   assert.deepEqual(graph.nodes.map((n) => n.id), ["__start__", "agent", "tools", "__end__"]);
