@@ -19,7 +19,8 @@ import (
 // template reading the team): assistants with their versions and
 // overrides, thread metadata updates, input edge cases, errors by name,
 // the stream modes of the agent/tools graph, interrupt_before and
-// interrupt_after, recursion_limit and Studio's calls. The script reads
+// interrupt_after, recursion_limit, Studio's calls and the default
+// assistants LANGGRAPH_CONFIG configures. The script reads
 // aimock's journal (DAWN_AIMOCK_URL) to see what the model was sent.
 func TestLangGraphConformance(t *testing.T) {
 	dir := nodetool.Package(t, "langgraph", filepath.Join("@langchain", "langgraph-sdk", "package.json"), requireNodeEnv)
@@ -35,7 +36,8 @@ func TestLangGraphConformance(t *testing.T) {
 	writeFile(t, filepath.Join(app, "teams", "[team]", "agent.md"), "---\nmodel: openai:gpt-4o-mini\n---\nYou serve team {{ .Params.team }}.\n")
 	url := startDawn(t, buildDawn(t), app,
 		"DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"), "DAWN_MODEL=", "DAWN_API_KEY=", "DAWN_PERMISSIONS_MODE=",
-		"OPENAI_BASE_URL="+mock+"/v1", "OPENAI_API_KEY=test")
+		"OPENAI_BASE_URL="+mock+"/v1", "OPENAI_API_KEY=test",
+		`LANGGRAPH_CONFIG={"teams/[team]": {"configurable": {"team": "blue"}}}`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -58,6 +58,8 @@ type Options struct {
 	// Auth authenticates the API's requests (server.Options.Auth); nil
 	// serves without authentication.
 	Auth *auth.Authenticator
+	// Env is the API's environment (server.Options.Env); nil has none.
+	Env func(string) string
 }
 
 // New loads the app in dir and returns a harness whose routes all run on
@@ -86,7 +88,7 @@ func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 		factory = func(string) (llms.Model, error) { return model, nil }
 	}
 	runs := runner.New(st, a, runner.Options{Models: factory, Env: func(string) string { return "" }, Telemetry: opts.Telemetry, MaxRuns: opts.MaxRuns, Webhooks: opts.Webhooks})
-	return &Harness{App: a, Store: st, Runs: runs, API: server.New(runs, server.Options{Auth: opts.Auth})}
+	return &Harness{App: a, Store: st, Runs: runs, API: server.New(runs, server.Options{Auth: opts.Auth, Env: opts.Env})}
 }
 
 // Result is a finished run as tests look at it.

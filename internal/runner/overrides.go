@@ -59,7 +59,7 @@ func (o Overrides) Check(p *capabilities.Prepared) error {
 		return fail("max_turns", "must be a positive number of model turns, not %d", o.MaxTurns)
 	}
 	if o.Tools != nil {
-		known := toolNames(p)
+		known := ToolNames(p)
 		for i, name := range o.Tools {
 			if !slices.Contains(known, name) {
 				return fail("tools", "tools[%d] %q is not a tool of the route; it has %s", i, name, orNone(known))
@@ -69,8 +69,8 @@ func (o Overrides) Check(p *capabilities.Prepared) error {
 	return nil
 }
 
-// toolNames are the names of the tools a run of p may call.
-func toolNames(p *capabilities.Prepared) []string {
+// ToolNames are the names of the tools a run of p may call.
+func ToolNames(p *capabilities.Prepared) []string {
 	var names []string
 	for _, t := range p.Tools {
 		names = append(names, t.Spec().Name)

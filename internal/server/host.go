@@ -147,6 +147,13 @@ func (h *host) Subscribed() func() { return h.s.runs.Telemetry().Subscribed() }
 
 func (h *host) Logger() *slog.Logger { return h.s.logger }
 
+func (h *host) Env(key string) string {
+	if h.s.opts.Env == nil {
+		return ""
+	}
+	return h.s.opts.Env(key)
+}
+
 // RunOptions reads the options of the app's run strategies from the body:
 // each is a string, like "plan_first": "preview".
 func (h *host) RunOptions(fields map[string]json.RawMessage) (map[string]string, error) {

@@ -12,9 +12,9 @@ test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create
   const c = client();
   const all = await c.assistants.search({ limit: 100 });
   const graphs = all.map((a) => a.graph_id).sort();
-  assert.deepEqual(graphs, ["/blog", "/onboarding", "/research", "/research/subagents/researcher", "/returns", "/scratchpad", "/support/[tenant]"]);
+  assert.deepEqual(graphs, ["blog", "onboarding", "research", "research/subagents/researcher", "returns", "scratchpad", "support/[tenant]"]);
   assert.equal(await c.assistants.count(), 7);
-  const support = all.find((a) => a.graph_id === "/support/[tenant]");
+  const support = all.find((a) => a.graph_id === "support/[tenant]");
   assert.match(support.assistant_id, /^[0-9a-f-]{36}$/);
   assert.equal(support.metadata.route_id, "/support/[tenant]");
   assert.deepEqual(support.metadata.capabilities, ["planning"]);
@@ -29,16 +29,18 @@ test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create
   assert.equal((await c.assistants.get(encodeURIComponent("/support/[tenant]"))).assistant_id, support.assistant_id);
 
   const schemas = await c.assistants.getSchemas(support.assistant_id);
-  assert.equal(schemas.graph_id, "/support/[tenant]");
+  assert.equal(schemas.graph_id, "support/[tenant]");
   assert.ok(schemas.state_schema.properties.todos.readOnly, "todos belong to planning: read-only");
   assert.ok(schemas.state_schema.properties.messages);
   assert.ok(schemas.input_schema.properties.ticket_id, "state.yaml fields are input");
   assert.equal(schemas.input_schema.properties.todos, undefined, "a run's input cannot set todos");
-  assert.deepEqual(Object.keys(schemas.context_schema.properties), ["tenant"]);
+  assert.deepEqual(Object.keys(schemas.context_schema.properties).sort(), ["model", "temperature", "tenant", "tools"]);
+  assert.deepEqual(schemas.config_schema.properties, schemas.context_schema.properties, "config_schema is config.configurable's schema, as LangGraph's");
+  assert.deepEqual(schemas.context_schema.properties.tools.items.enum, ["lookupAccount", "writeTodos"], "the route's tools: the app's, then planning's");
 
   const graph = await c.assistants.getGraph(support.assistant_id);
   assert.deepEqual(graph.nodes.map((n) => n.id), ["__start__", "agent", "tools", "__end__"]);
-  const research = all.find((a) => a.graph_id === "/research");
+  const research = all.find((a) => a.graph_id === "research");
   const subgraphs = await c.assistants.getSubgraphs(research.assistant_id);
   assert.deepEqual(Object.keys(subgraphs), ["researcher"]);
 
@@ -47,7 +49,7 @@ test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create
   assert.equal(existing.assistant_id, support.assistant_id);
   const created = await c.assistants.create({ graphId: "support/[tenant]", name: "acme desk", config: { configurable: { tenant: "acme" } } });
   assert.notEqual(created.assistant_id, support.assistant_id);
-  assert.equal(created.graph_id, "/support/[tenant]");
+  assert.equal(created.graph_id, "support/[tenant]", "graph_id is the graph name, however the client named it");
   assert.equal(await c.assistants.count({ graphId: "/support/[tenant]" }), 2);
   await c.assistants.delete(created.assistant_id);
   await assert.rejects(c.assistants.update(support.assistant_id, { name: "x" }), /HTTP 405.*change the route's files/);

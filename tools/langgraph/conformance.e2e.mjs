@@ -38,7 +38,7 @@ test("assistants: create, get, update (a new version), versions, set latest, sea
   const c = client();
   const [system] = await c.assistants.search({ graphId: "agent", metadata: { created_by: "system" } });
   assert.equal(system.name, "agent", "the default assistant is named by its graph, without the leading /");
-  assert.equal(system.graph_id, "/agent");
+  assert.equal(system.graph_id, "agent", "graph_id is the graph name, without the leading /");
 
   const created = await c.assistants.create({
     graphId: "agent",
@@ -46,7 +46,7 @@ test("assistants: create, get, update (a new version), versions, set latest, sea
     description: "foo",
     metadata: { team: "red" },
   });
-  assert.equal(created.graph_id, "/agent");
+  assert.equal(created.graph_id, "agent");
   assert.equal(created.name, "Untitled");
   assert.equal(created.version, 1);
   assert.deepEqual(created.config, { configurable: { model_name: "gpt" } });
@@ -73,7 +73,7 @@ test("assistants: create, get, update (a new version), versions, set latest, sea
   const named = await c.assistants.create({ graphId: "/agent", name: "woof" });
   const byGraph = await c.assistants.search({ graphId: "agent", limit: 100 });
   assert.deepEqual(new Set(byGraph.map((a) => a.assistant_id)), new Set([system.assistant_id, created.assistant_id, named.assistant_id]));
-  assert.ok(byGraph.every((a) => a.graph_id === "/agent"));
+  assert.ok(byGraph.every((a) => a.graph_id === "agent"), "created as \"agent\" or \"/agent\", graph_id is \"agent\"");
   assert.deepEqual((await c.assistants.search({ name: "woof" })).map((a) => a.assistant_id), [named.assistant_id]);
   assert.deepEqual((await c.assistants.search({ metadata: { team: "red" } })).map((a) => a.assistant_id), [created.assistant_id]);
   assert.equal(await c.assistants.count({ graphId: "/agent" }), 3);
@@ -327,4 +327,34 @@ test("Studio: info, ok, graph, schemas and subgraphs answer", async () => {
   assert.ok(schemas.state_schema.properties.todos);
   assert.deepEqual(await c.assistants.getSubgraphs(created.assistant_id, { recurse: true }), {});
   await c.assistants.delete(created.assistant_id);
+});
+
+test("assistants: LANGGRAPH_CONFIG configures a graph's default assistant; graph_id is the graph name", async () => {
+  const c = client();
+  const [team] = await c.assistants.search({ graphId: "/teams/[team]", metadata: { created_by: "system" } });
+  assert.equal(team.graph_id, "teams/[team]");
+  assert.deepEqual(team.config, { configurable: { team: "blue" } }, "the test server runs with LANGGRAPH_CONFIG naming teams/[team]");
+  const served = await c.runs.wait(null, team.assistant_id, { input: human("Who do you serve") });
+  assert.equal(lastAI(served.messages).content, "Team blue.", "the default assistant's run renders the team LANGGRAPH_CONFIG gives it");
+  const [agent] = await c.assistants.search({ graphId: "agent", metadata: { created_by: "system" } });
+  assert.deepEqual(agent.config, { configurable: {} }, "a graph LANGGRAPH_CONFIG does not name keeps its route's files");
+});
+
+test("Studio: the state schema marks messages langgraph_type messages; runs.createBatch starts each run", async () => {
+  const c = client();
+  const schemas = await c.assistants.getSchemas("agent");
+  assert.equal(schemas.graph_id, "agent");
+  assert.equal(schemas.state_schema.properties.messages.langgraph_type, "messages");
+  assert.equal(schemas.state_schema.properties.todos.langgraph_type, undefined);
+  const runs = await c.runs.createBatch([
+    { assistantId: "agent", input: human("Which model"), on_completion: "keep" },
+    { assistantId: "agent", input: human("Which model"), on_completion: "keep" },
+  ]);
+  assert.equal(runs.length, 2);
+  assert.notEqual(runs[0].thread_id, runs[1].thread_id);
+  for (const run of runs) {
+    const out = await c.runs.join(run.thread_id, run.run_id);
+    assert.equal(lastAI(out.messages).content, "Route model.");
+  }
+  await assert.rejects(c.runs.createBatch([{ assistantId: "nowhere", input: human("Which model") }]), /HTTP 404.*\[0\]: No assistant found/);
 });

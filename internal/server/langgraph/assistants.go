@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -19,8 +20,10 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// In the LangGraph dialect a graph is a route: graph_id is the route id.
-// Every route has a default assistant, the route as its files say, whose
+// In the LangGraph dialect a graph is a route: graph_id is the route's
+// graph name (the route id without its leading "/": "agent" for /agent,
+// "support/[tenant]" for /support/[tenant]), as LangGraph names graphs;
+// a request may name a graph either way. Every route has a default assistant, the route as its files say, whose
 // assistant_id is a UUID derived from the route id the way the LangGraph
 // server derives a graph's default assistant, so it is stable across
 // restarts and replicas. Clients may create more assistants of a route
@@ -61,8 +64,9 @@ func graphName(routeID string) string {
 	return routeID
 }
 
-// newAssistant is the default assistant of route r.
-func newAssistant(a *app.App, r *router.Route) assistant {
+// newAssistant is the default assistant of route r: its config and
+// context are what LANGGRAPH_CONFIG gives its graph, if anything.
+func (s *dialect) newAssistant(a *app.App, r *router.Route) assistant {
 	meta := map[string]any{"created_by": "system", "route_id": r.ID, "kind": r.Kind, "params": orEmpty(r.Params)}
 	if r.Parent != "" {
 		meta["parent"] = r.Parent
@@ -80,16 +84,24 @@ func newAssistant(a *app.App, r *router.Route) assistant {
 	if r.Agent.Description != "" {
 		desc = &r.Agent.Description
 	}
+	config, context := map[string]any{"configurable": map[string]any{}}, map[string]any{}
+	if d, ok := s.defaults[graphName(r.ID)]; ok {
+		config, context = maps.Clone(d.config), d.context
+		if _, ok := config["configurable"]; !ok {
+			config["configurable"] = map[string]any{}
+		}
+	}
 	return assistant{
-		AssistantID: assistantID(r.ID), GraphID: r.ID, Name: graphName(r.ID), Description: desc,
-		Config: map[string]any{"configurable": map[string]any{}}, Context: map[string]any{}, Metadata: meta,
+		AssistantID: assistantID(r.ID), GraphID: graphName(r.ID), Name: graphName(r.ID), Description: desc,
+		Config: config, Context: context, Metadata: meta,
 		Version: 1, CreatedAt: a.LoadedAt, UpdatedAt: a.LoadedAt,
 	}
 }
 
 // storedAssistant is an assistant the store keeps as LangGraph shows it.
+// The store keeps the route id; graph_id shows the graph name.
 func storedAssistant(x store.Assistant) assistant {
-	out := assistant{AssistantID: x.ID, GraphID: x.GraphID, Name: x.Name, Version: x.Version, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
+	out := assistant{AssistantID: x.ID, GraphID: graphName(x.GraphID), Name: x.Name, Version: x.Version, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
 	if x.Description != "" {
 		out.Description = &x.Description
 	}
@@ -176,7 +188,7 @@ func (s *dialect) resolveAssistant(ctx context.Context, id string) (lgAssistant,
 	if err != nil {
 		return lgAssistant{}, err
 	}
-	return lgAssistant{assistant: newAssistant(a, r), route: r, path: path}, nil
+	return lgAssistant{assistant: s.newAssistant(a, r), route: r, path: path}, nil
 }
 
 // isDefaultAssistant reports whether id is a route's default assistant.
@@ -246,9 +258,10 @@ var assistantSorts = map[string]func(assistant) string{
 	"updated_at":   func(as assistant) string { return as.UpdatedAt.Format(time.RFC3339Nano) + as.GraphID },
 }
 
-// match reports whether default assistant as is one q selects.
+// match reports whether default assistant as is one q selects; graphID
+// is a route id.
 func (q assistantSearch) match(as assistant, graphID string) bool {
-	if graphID != "" && as.GraphID != graphID {
+	if graphID != "" && as.GraphID != graphName(graphID) {
 		return false
 	}
 	if q.Name != "" && !strings.Contains(strings.ToLower(as.Name), strings.ToLower(q.Name)) {
@@ -297,7 +310,7 @@ func (s *dialect) matchAssistants(c echo.Context, q assistantSearch) ([]assistan
 	a := s.host.App()
 	if a.Tree != nil {
 		for _, r := range a.Tree.Routes {
-			if as := newAssistant(a, r); q.match(as, graph) {
+			if as := s.newAssistant(a, r); q.match(as, graph) {
 				out = append(out, as)
 			}
 		}
@@ -366,7 +379,7 @@ func (s *dialect) countAssistants(c echo.Context) error {
 	n := 0
 	if a := s.host.App(); a.Tree != nil {
 		for _, r := range a.Tree.Routes {
-			if q.match(newAssistant(a, r), graph) {
+			if q.match(s.newAssistant(a, r), graph) {
 				n++
 			}
 		}

@@ -30,6 +30,8 @@ import (
 type dialect struct {
 	host  wire.Host
 	known lgRuns
+	// defaults are LANGGRAPH_CONFIG's configs of default assistants.
+	defaults envDefaults
 }
 
 // Mount mounts the LangGraph dialect on h: its own endpoints, and its
@@ -37,7 +39,7 @@ type dialect struct {
 // (see byDialect). The thread and state reads (GET /threads/:id and
 // /threads/:id/state) are in the shape both dialects read, built here.
 func Mount(h wire.Host) {
-	s := &dialect{host: h}
+	s := &dialect{host: h, defaults: readEnvDefaults(h)}
 	// A LangGraph client in a browser reads the run's id from
 	// Content-Location (useStream keeps it to rejoin the run), where to
 	// rejoin from Location, and the next page of assistants from
@@ -93,11 +95,12 @@ func (s *dialect) routeLangGraph(h wire.Mux) {
 	h.Add(http.MethodPost, "/threads/:id/state", s.updateState, markLG)
 	addUnsupported(h, http.MethodPatch, "/threads/:id/state", "checkpoint metadata cannot be changed")
 	addUnsupported(h, http.MethodDelete, "/threads/:id/runs/:run", "a run cannot be deleted on its own; delete its thread")
-	h.Add(http.MethodPost, "/runs/batch", unsupported("batches of runs are not supported; start each run"), markLG)
+	h.Add(http.MethodPost, "/runs/batch", s.batchRuns, markLG)
 
 	h.Add(http.MethodPost, "/runs", s.lgStateless(statelessBackground), markLG)
 	h.Add(http.MethodPost, "/runs/stream", s.lgStateless(statelessStream), markLG)
 	h.Add(http.MethodPost, "/runs/wait", s.lgStateless(statelessWait), markLG)
+	h.Add(http.MethodGet, "/runs/:run/stream", s.joinRunByID, markLG)
 }
 
 // lgError is Dawn's error body with the message repeated as "detail",
@@ -1377,8 +1380,7 @@ func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 		if kind == statelessWait {
 			req.Stream = false
 		}
-		body.IfNotExists = "create"
-		started, queued, err := s.startLG(c.Request().Context(), run, req, body)
+		started, queued, err := s.startStateless(c.Request().Context(), run, req, body)
 		if err != nil {
 			return err
 		}
@@ -1393,14 +1395,6 @@ func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 			}
 			return s.answerRun(c, threadID, queued.ID)
 		}
-		if body.OnCompletion != "keep" {
-			go func() {
-				<-started.Done()
-				if err := s.host.DeleteThread(context.Background(), threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
-					s.host.Logger().Warn("cannot delete the thread of a stateless run", "thread", threadID, "err", err)
-				}
-			}()
-		}
 		switch kind {
 		case statelessStream:
 			return s.streamLG(c, run, started, 0)
@@ -1409,6 +1403,27 @@ func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 		}
 		return s.answerRun(c, threadID, started.ID)
 	}
+}
+
+// startStateless starts a run on a thread of its own (run.ThreadID, new),
+// which is deleted when the run ends unless on_completion is "keep". A
+// delayed run answers with started nil and the queued run.
+func (s *dialect) startStateless(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, store.Run, error) {
+	body.IfNotExists = "create"
+	started, queued, err := s.startLG(ctx, run, req, body)
+	if err != nil || started == nil {
+		return started, queued, err
+	}
+	if body.OnCompletion != "keep" {
+		threadID := run.ThreadID
+		go func() {
+			<-started.Done()
+			if err := s.host.DeleteThread(context.Background(), threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				s.host.Logger().Warn("cannot delete the thread of a stateless run", "thread", threadID, "err", err)
+			}
+		}()
+	}
+	return started, queued, nil
 }
 
 // lgThread is the LangGraph Thread object: Dawn's thread with its state

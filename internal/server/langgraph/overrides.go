@@ -175,23 +175,29 @@ func (s *dialect) checkAssistantConfig(r *router.Route, config, context json.Raw
 	if !isNull(context) && (json.Unmarshal(context, &ctx) != nil || ctx == nil) {
 		return wire.BadBody("context must be a JSON object")
 	}
-	l, lc := configLayers("config", cfg)
-	_, err := checkLayers(s.host.App(), r, []layer{l, {where: "context", values: ctx}}, []layerConfig{lc})
+	return checkConfigMaps(s.host.App(), r, "config", "context", cfg, ctx)
+}
+
+// checkConfigMaps checks a config and context of route r, set where
+// configWhere and contextWhere say.
+func checkConfigMaps(a *app.App, r *router.Route, configWhere, contextWhere string, cfg, ctx map[string]any) error {
+	l, lc := configLayers(configWhere, cfg)
+	_, err := checkLayers(a, r, []layer{l, {where: contextWhere, values: ctx}}, []layerConfig{lc})
 	return err
 }
 
 // runOverrides are the overrides of a run of assistant as with the run
 // request body: the assistant's, then the run's own over them.
 func (s *dialect) runOverrides(as lgAssistant, body lgRunBody) (runner.Overrides, error) {
-	asWhere := "config"
-	if as.stored {
-		asWhere = "assistant " + as.AssistantID + " config"
+	asWhere, asContextWhere := "config", "context"
+	switch {
+	case as.stored:
+		asWhere, asContextWhere = "assistant "+as.AssistantID+" config", "assistant "+as.AssistantID+" context"
+	case s.defaults[as.GraphID].config != nil:
+		asWhere, asContextWhere = envConfigVar+"."+as.GraphID, envConfigVar+"."+as.GraphID+".context"
 	}
 	asLayer, asConfig := configLayers(asWhere, as.Config)
-	asContext := layer{where: "context", values: as.Context}
-	if as.stored {
-		asContext.where = "assistant " + as.AssistantID + " context"
-	}
+	asContext := layer{where: asContextWhere, values: as.Context}
 	runConfig := layerConfig{where: "config", recursion: body.Config.RecursionLimit}
 	return checkLayers(s.host.App(), as.route,
 		[]layer{asLayer, asContext, {where: "config.configurable", values: body.Config.Configurable}, {where: "context", values: body.Context}},

@@ -167,7 +167,7 @@ func checkpointMetadata(threadID string, k store.Checkpoint) map[string]any {
 	meta := map[string]any{"source": source, "step": k.Step, "thread_id": threadID, "parents": map[string]any{}}
 	if k.RunID != "" {
 		meta["run_id"] = k.RunID
-		meta["graph_id"] = k.Route
+		meta["graph_id"] = graphName(k.Route)
 		meta["assistant_id"] = assistantID(k.Route)
 	}
 	return meta

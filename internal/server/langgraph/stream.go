@@ -152,7 +152,7 @@ type lgRunView struct {
 
 func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 	t := &lgTranslator{
-		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: v.RouteID, assistantID: cmpOr(v.AssistantID, assistantID(v.RouteID)),
+		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: graphName(v.RouteID), assistantID: cmpOr(v.AssistantID, assistantID(v.RouteID)),
 		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved, input: v.Input,
 	}
 	fields := v.Fields.Clone()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/labstack/echo/v4"
 )
 
@@ -60,9 +61,10 @@ func (s *dialect) assistantSchemas(c echo.Context) error {
 }
 
 // schemasOf derives a route's schemas from its state fields and params:
-// the state is messages plus every field, the input messages plus the
-// fields a run may set (those no capability owns), and the params go in
-// config.configurable or context.
+// the state is messages (marked langgraph_type "messages") plus every
+// field, the input messages plus the fields a run may set (those no
+// capability owns), and the config and context the keys a run may set
+// (settableKeys).
 func schemasOf(p *capabilities.Prepared) graphSchema {
 	r := p.Route
 	message := map[string]any{
@@ -74,8 +76,13 @@ func schemasOf(p *capabilities.Prepared) graphSchema {
 			"content": map[string]any{"type": "string"},
 		},
 	}
-	state := map[string]any{"messages": map[string]any{"type": "array", "items": message}}
-	input := map[string]any{"messages": map[string]any{"type": "array", "items": message}}
+	// langgraph_type marks the messages channel as LangGraph marks one
+	// (jsonSchemaExtra), where Studio and other tools look for the chat.
+	messages := func() map[string]any {
+		return map[string]any{"type": "array", "items": message, "langgraph_type": "messages"}
+	}
+	state := map[string]any{"messages": messages()}
+	input := map[string]any{"messages": messages()}
 	for _, f := range p.Fields {
 		var fs map[string]any
 		if len(f.Schema) == 0 || json.Unmarshal(f.Schema, &fs) != nil {
@@ -94,21 +101,40 @@ func schemasOf(p *capabilities.Prepared) graphSchema {
 		}
 		state[f.Name] = fs
 	}
-	params := map[string]any{}
-	for _, name := range r.Params {
-		params[name] = map[string]any{"type": "string", "description": "route param [" + name + "] of " + r.ID}
-	}
 	object := func(title string, props map[string]any) map[string]any {
 		return map[string]any{"title": title, "type": "object", "properties": props}
 	}
+	settable := settableKeys(p)
 	return graphSchema{
-		GraphID:       r.ID,
+		GraphID:       graphName(r.ID),
 		InputSchema:   object("Input of "+r.ID, input),
 		OutputSchema:  object("State of "+r.ID, state),
 		StateSchema:   object("State of "+r.ID, state),
-		ConfigSchema:  object("Config of "+r.ID, map[string]any{"configurable": object("Params of "+r.ID, params)}),
-		ContextSchema: object("Params of "+r.ID, params),
+		ConfigSchema:  object("Configurable of "+r.ID, settable),
+		ContextSchema: object("Context of "+r.ID, settable),
 	}
+}
+
+// settableKeys are the keys of config.configurable and context a run or
+// an assistant of route p may set (see overrides.go): the model, the
+// temperature, the tool allow-list and the route's params. LangGraph's
+// config_schema is config.configurable's schema, and its context_schema
+// the context's; Dawn reads both the same way.
+func settableKeys(p *capabilities.Prepared) map[string]any {
+	r := p.Route
+	tools := map[string]any{"type": "string"}
+	if names := runner.ToolNames(p); len(names) > 0 {
+		tools["enum"] = names
+	}
+	keys := map[string]any{
+		"model":       map[string]any{"type": "string", "description": "the model, named as in agent.md (provider:model, such as openai:gpt-4o-mini)"},
+		"temperature": map[string]any{"type": "number", "minimum": 0, "maximum": 2, "description": "sent with every model call"},
+		"tools":       map[string]any{"type": "array", "items": tools, "description": "the route's tools the model may call"},
+	}
+	for _, name := range r.Params {
+		keys[name] = map[string]any{"type": "string", "description": "route param [" + name + "] of " + r.ID}
+	}
+	return keys
 }
 
 // assistantGraph is GET /assistants/:id/graph: the agent loop as a graph,

@@ -27,6 +27,8 @@ type Host interface {
 	Assistants
 	// Logger is the server's logger.
 	Logger() *slog.Logger
+	// Env reads the server's environment ("" when the server has none).
+	Env(key string) string
 }
 
 // Mux mounts a wire's endpoints on the core's router.
