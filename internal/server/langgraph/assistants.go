@@ -23,10 +23,11 @@ import (
 // In the LangGraph dialect a graph is a route: graph_id is the route's
 // graph name (the route id without its leading "/": "agent" for /agent,
 // "support/[tenant]" for /support/[tenant]), as LangGraph names graphs;
-// a request may name a graph either way. Every route has a default assistant, the route as its files say, whose
-// assistant_id is a UUID derived from the route id the way the LangGraph
-// server derives a graph's default assistant, so it is stable across
-// restarts and replicas. Clients may create more assistants of a route
+// a request may name a graph either way. Every route has a default
+// assistant, the route as its files say, whose assistant_id is a UUID
+// derived from the route id the way the LangGraph server derives a
+// graph's default assistant, so it is stable across restarts and
+// replicas. Clients may create more assistants of a route
 // (configured variants: a model, a temperature, prompt variables, a
 // narrower tool list, a turn limit; see overrides.go), which the store
 // keeps with their versions.
@@ -84,16 +85,16 @@ func (s *dialect) newAssistant(a *app.App, r *router.Route) assistant {
 	if r.Agent.Description != "" {
 		desc = &r.Agent.Description
 	}
-	config, context := map[string]any{"configurable": map[string]any{}}, map[string]any{}
+	config, values := map[string]any{"configurable": map[string]any{}}, map[string]any{}
 	if d, ok := s.defaults[graphName(r.ID)]; ok {
-		config, context = maps.Clone(d.config), d.context
+		config, values = maps.Clone(d.config), d.context
 		if _, ok := config["configurable"]; !ok {
 			config["configurable"] = map[string]any{}
 		}
 	}
 	return assistant{
 		AssistantID: assistantID(r.ID), GraphID: graphName(r.ID), Name: graphName(r.ID), Description: desc,
-		Config: config, Context: context, Metadata: meta,
+		Config: config, Context: values, Metadata: meta,
 		Version: 1, CreatedAt: a.LoadedAt, UpdatedAt: a.LoadedAt,
 	}
 }
