@@ -30,6 +30,11 @@ var lgsuiteFiles embed.FS
 // upstreamURL is the server address the upstream tests are written for.
 const upstreamURL = "http://localhost:2024"
 
+// upstreamGraphConfig is the LANGGRAPH_CONFIG the upstream tests' server
+// runs with: the default assistants' config and context that the tests
+// read back.
+const upstreamGraphConfig = `{"agent": {"configurable": {"model_name": "openai"}}, "simple_runtime": {"context": {"model": "unknown"}}}`
+
 // suiteTest is one test of vitest's JSON report.
 type suiteTest struct {
 	Ancestors []string `json:"ancestorTitles"`
@@ -95,7 +100,7 @@ func runLangGraphSuite(ctx context.Context, opts options) ([]suiteRow, error) {
 		return nil, fmt.Errorf("aimock (npm ci --prefix tools/aimock installs it): %w", err)
 	}
 	defer mock.stop(2 * time.Second)
-	srv, err := startDawn(ctx, bin, filepath.Join(tmp, "app"), []string{"OPENAI_BASE_URL=" + mock.url + "/v1", "OPENAI_API_KEY=test"})
+	srv, err := startDawn(ctx, bin, filepath.Join(tmp, "app"), []string{"OPENAI_BASE_URL=" + mock.url + "/v1", "OPENAI_API_KEY=test", "LANGGRAPH_CONFIG=" + upstreamGraphConfig})
 	if err != nil {
 		return nil, err
 	}
