@@ -1,0 +1,68 @@
+package langgraph_test
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
+)
+
+// idsOf are the ids of msgs, in order.
+func idsOf(msgs []lgMessage) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.ID
+	}
+	return out
+}
+
+// stateOf is the thread's latest state.
+func stateOf(t *testing.T, url, threadID string) kept {
+	t.Helper()
+	var st kept
+	getJSON(t, url+"/threads/"+threadID+"/state", &st)
+	return st
+}
+
+// TestLangGraphClientMessageIDs: a message a client sends with its own id
+// (run input, updateState, supersteps) keeps that id in the run's output,
+// the thread's state, its history and the values stream; messages without
+// one keep the positional id every read gives them.
+func TestLangGraphClientMessageIDs(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("A1").Reply("A2").Repeat(), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"c1","graph_id":"/support/acme","supersteps":[
+		{"updates":[{"values":{"messages":[{"type":"human","content":"first","id":"sup-1"}]},"as_node":"__input__"}]}]}`, nil)
+	var out struct {
+		Messages []lgMessage `json:"messages"`
+	}
+	postOK(t, url+"/threads/c1/runs/wait", `{"assistant_id":"/support/acme","input":{"messages":[{"type":"human","content":"Q1","id":"in-1"}]}}`, &out)
+	if got := idsOf(out.Messages); len(got) != 3 || got[0] != "sup-1" || got[1] != "in-1" || got[2] == "" {
+		t.Fatalf("the run's output ids: %q", got)
+	}
+	postOK(t, url+"/threads/c1/state", `{"values":{"messages":[{"type":"human","content":"noted","id":"upd-1"},{"type":"human","content":"no id"}]}}`, nil)
+	st := stateOf(t, url, "c1")
+	want := append(idsOf(out.Messages), "upd-1")
+	got := idsOf(st.Values.Messages)
+	if len(got) != 5 || strings.Join(got[:4], ",") != strings.Join(want, ",") || got[4] == "" || got[4] == "upd-1" {
+		t.Fatalf("state ids %q, want %q then a positional id", got, want)
+	}
+	if again := idsOf(stateOf(t, url, "c1").Values.Messages); strings.Join(again, ",") != strings.Join(got, ",") {
+		t.Errorf("a second read names the messages %q, the first %q", again, got)
+	}
+	for _, k := range history(t, url, "c1") {
+		for i, m := range k.Values.Messages {
+			if m.ID != got[i] {
+				t.Errorf("history checkpoint %s: message %d is %q, the state says %q", k.Checkpoint.CheckpointID, i, m.ID, got[i])
+			}
+		}
+	}
+	resp := post(t, url+"/threads/c1/runs/stream", `{"assistant_id":"/support/acme","stream_mode":["values"],"input":{"messages":[{"type":"human","content":"Q2","id":"in-2"}]}}`)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"id":"in-2"`) || !strings.Contains(string(body), `"id":"sup-1"`) {
+		t.Errorf("the values stream does not show the client's ids:\n%s", body)
+	}
+}
