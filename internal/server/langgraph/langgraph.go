@@ -1066,7 +1066,7 @@ func (s *dialect) answerResult(c echo.Context, threadID string, output json.RawM
 			return c.JSONBlob(http.StatusOK, lcCheckpointValues(cp))
 		}
 	}
-	return c.JSONBlob(http.StatusOK, withInterrupts(stateOutput(threadID, output)))
+	return c.JSONBlob(http.StatusOK, withInterrupts(stateOutput(s.outputNames(c.Request().Context(), threadID), output)))
 }
 
 // lgRunObject is the LangGraph Run object, with Dawn's route and error

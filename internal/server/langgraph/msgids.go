@@ -1,9 +1,12 @@
 package langgraph
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"maps"
 
+	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -59,4 +62,22 @@ func isNote(m thread.Message) bool {
 		}
 	}
 	return false
+}
+
+// namedValues is lcValues with the messages named by n, the names of
+// their branch.
+func namedValues(n messageNames, msgs []thread.Message, fields thread.State) json.RawMessage {
+	out := make(map[string]json.RawMessage, len(fields)+1)
+	maps.Copy(out, fields)
+	out["messages"] = wire.MustJSON(n.messages(msgs))
+	return wire.MustJSON(out)
+}
+
+// outputNames are the names of a finished run's messages: those of the
+// thread's latest state, which the run wrote, so that runs/wait shows the
+// ids a read of the thread shows (a copy's or a branch's included).
+func (s *dialect) outputNames(ctx context.Context, threadID string) messageNames {
+	n := s.threadNames(ctx, threadID)
+	n.base = cmp.Or(n.base, threadID)
+	return n
 }

@@ -66,3 +66,38 @@ func TestLangGraphClientMessageIDs(t *testing.T) {
 		t.Errorf("the values stream does not show the client's ids:\n%s", body)
 	}
 }
+
+// TestLangGraphCopyKeepsMessageIDs: threads.copy gives the copy's messages
+// the ids the original shows, its own and positional ones, in the state and
+// at every checkpoint of its history, and a run on the copy adds to them.
+func TestLangGraphCopyKeepsMessageIDs(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("A1").Reply("A2").Reply("A3"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"o1"}`, nil)
+	postOK(t, url+"/threads/o1/runs/wait", `{"assistant_id":"/support/acme","input":{"messages":[{"type":"human","content":"Q1","id":"mine"}]}}`, nil)
+	postOK(t, url+"/threads/o1/runs/wait", lgBody("/support/acme", "Q2", nil), nil)
+	var cp struct {
+		ThreadID string `json:"thread_id"`
+	}
+	postOK(t, url+"/threads/o1/copy", `{}`, &cp)
+	orig, copied := idsOf(stateOf(t, url, "o1").Values.Messages), idsOf(stateOf(t, url, cp.ThreadID).Values.Messages)
+	if len(orig) != 4 || orig[0] != "mine" || strings.Join(orig, ",") != strings.Join(copied, ",") {
+		t.Fatalf("the copy's ids %q, the original's %q", copied, orig)
+	}
+	ho, hc := history(t, url, "o1"), history(t, url, cp.ThreadID)
+	if len(ho) != len(hc) {
+		t.Fatalf("the copy has %d checkpoints, the original %d", len(hc), len(ho))
+	}
+	for i := range ho {
+		if a, b := idsOf(ho[i].Values.Messages), idsOf(hc[i].Values.Messages); strings.Join(a, ",") != strings.Join(b, ",") {
+			t.Errorf("checkpoint %d: the copy's ids %q, the original's %q", i, b, a)
+		}
+	}
+	var out struct {
+		Messages []lgMessage `json:"messages"`
+	}
+	postOK(t, url+"/threads/"+cp.ThreadID+"/runs/wait", lgBody("/support/acme", "Q3", nil), &out)
+	if got := idsOf(out.Messages); len(got) != 6 || strings.Join(got[:4], ",") != strings.Join(orig, ",") || got[4] == got[5] {
+		t.Errorf("a run on the copy: ids %q", got)
+	}
+}
