@@ -246,6 +246,9 @@ func parseLCMessage(raw json.RawMessage) (thread.Message, error) {
 		kind = "human"
 	}
 	role, ok := lcRoles[strings.ToLower(strings.TrimSuffix(kind, "MessageChunk"))]
+	if kind == roleRemove && m.ID != "" {
+		return withID(thread.Message{Role: roleRemove}, m.ID), nil
+	}
 	if !ok {
 		return thread.Message{}, fmt.Errorf("type %q is not a message type; use human or system", kind)
 	}

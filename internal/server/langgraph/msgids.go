@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -80,4 +83,49 @@ func (s *dialect) outputNames(ctx context.Context, threadID string) messageNames
 	n := s.threadNames(ctx, threadID)
 	n.base = cmp.Or(n.base, threadID)
 	return n
+}
+
+// roleRemove is the role of LangChain's RemoveMessage ({"type": "remove",
+// "id": ...}), which drops the message it names from the state.
+const roleRemove = "remove"
+
+// byID merges an update's messages into cp's as LangGraph's add_messages
+// reducer does: a message whose id names one of cp's messages replaces it
+// in place, a remove message drops the one it names, and the others are
+// added at the end. It returns how many of cp's first messages stay as
+// they are and the messages that follow them; each of cp's messages among
+// those carries the id it had, so it keeps its name on the new branch.
+func byID(cp store.Checkpoint, in []thread.Message) (keep int, tail []thread.Message, err error) {
+	names := namesOf(cp)
+	msgs := slices.Clone(cp.Messages)
+	ids := make([]string, len(msgs))
+	index := make(map[string]int, len(msgs))
+	for i, m := range msgs {
+		ids[i] = idOr(m, names.id(i))
+		index[ids[i]] = i
+	}
+	keep = len(msgs)
+	removed := map[int]bool{}
+	var added []thread.Message
+	for i, m := range in {
+		j, found := index[ownID(m)]
+		switch {
+		case m.Role == roleRemove && !found:
+			return 0, nil, wire.BadBody(fmt.Sprintf("messages[%d] removes message %q, which the thread's state does not have", i, ownID(m)))
+		case m.Role == roleRemove:
+			removed[j] = true
+		case found:
+			msgs[j] = m
+		default:
+			added = append(added, m)
+			continue
+		}
+		keep = min(keep, j)
+	}
+	for i := keep; i < len(msgs); i++ {
+		if !removed[i] {
+			tail = append(tail, withID(msgs[i], ids[i]))
+		}
+	}
+	return keep, append(tail, added...), nil
 }

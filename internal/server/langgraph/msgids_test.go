@@ -101,3 +101,69 @@ func TestLangGraphCopyKeepsMessageIDs(t *testing.T) {
 		t.Errorf("a run on the copy: ids %q", got)
 	}
 }
+
+// contentsOf are the contents of msgs, in order.
+func contentsOf(msgs []lgMessage) string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Content
+	}
+	return strings.Join(out, ",")
+}
+
+// TestLangGraphUpdateByID: updateState with a message whose id the thread
+// has replaces that message where it is, as LangGraph's add_messages
+// does, in a new checkpoint: the checkpoint before it and the thread a copy
+// was made from keep the old message; the messages after it keep their
+// ids; a "remove" message drops the message it names; the next run goes on
+// from the edited state.
+func TestLangGraphUpdateByID(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("A1").Reply("A2"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"r1"}`, nil)
+	postOK(t, url+"/threads/r1/runs/wait", `{"assistant_id":"/support/acme","input":{"messages":[{"type":"human","content":"foo","id":"initial-message"}]}}`, nil)
+	var cp struct {
+		ThreadID string `json:"thread_id"`
+	}
+	postOK(t, url+"/threads/r1/copy", `{}`, &cp)
+	before := stateOf(t, url, cp.ThreadID)
+	postOK(t, url+"/threads/"+cp.ThreadID+"/state", `{"values":{"messages":[{"type":"human","content":"bar","id":"initial-message"}]}}`, nil)
+	after := stateOf(t, url, cp.ThreadID)
+	if got := contentsOf(after.Values.Messages); got != "bar,A1" || strings.Join(idsOf(after.Values.Messages), ",") != strings.Join(idsOf(before.Values.Messages), ",") {
+		t.Fatalf("after the update by id: %q with ids %q, before %q", got, idsOf(after.Values.Messages), idsOf(before.Values.Messages))
+	}
+	if got := contentsOf(stateOf(t, url, "r1").Values.Messages); got != "foo,A1" {
+		t.Errorf("the original thread reads %q after its copy was edited", got)
+	}
+	var at kept
+	postOK(t, url+"/threads/"+cp.ThreadID+"/state/checkpoint", `{"checkpoint":{"checkpoint_id":"`+before.Checkpoint.CheckpointID+`"}}`, &at)
+	if got := contentsOf(at.Values.Messages); got != "foo,A1" {
+		t.Errorf("the checkpoint before the update reads %q", got)
+	}
+
+	// Edit the model's message by the id the state shows, then remove the
+	// human one.
+	ai := after.Values.Messages[1].ID
+	postOK(t, url+"/threads/"+cp.ThreadID+"/state", `{"values":{"messages":[{"type":"ai","content":"A1 edited","id":"`+ai+`"}]},"as_node":"agent"}`, nil)
+	postOK(t, url+"/threads/"+cp.ThreadID+"/state", `{"values":{"messages":[{"type":"remove","id":"initial-message"}]}}`, nil)
+	edited := stateOf(t, url, cp.ThreadID)
+	if got := contentsOf(edited.Values.Messages); got != "A1 edited" || edited.Values.Messages[0].ID != ai {
+		t.Fatalf("after editing and removing: %q, ids %q", got, idsOf(edited.Values.Messages))
+	}
+	var out struct {
+		Messages []lgMessage `json:"messages"`
+	}
+	postOK(t, url+"/threads/"+cp.ThreadID+"/runs/wait", lgBody("/support/acme", "Q2", nil), &out)
+	if got := contentsOf(out.Messages); got != "A1 edited,Q2,A2" || out.Messages[0].ID != ai {
+		t.Errorf("the run after the edits: %q, ids %q", got, idsOf(out.Messages))
+	}
+	if st := stateOf(t, url, cp.ThreadID); strings.Join(idsOf(st.Values.Messages), ",") != strings.Join(idsOf(out.Messages), ",") {
+		t.Errorf("the state names the messages %q, the run's output %q", idsOf(st.Values.Messages), idsOf(out.Messages))
+	}
+
+	resp := post(t, url+"/threads/"+cp.ThreadID+"/state", `{"values":{"messages":[{"type":"remove","id":"nope"}]}}`)
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("removing a message the thread does not have: status %d, want 400", resp.StatusCode)
+	}
+}
