@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -114,6 +115,8 @@ func byID(cp store.Checkpoint, in []thread.Message) (keep int, tail []thread.Mes
 			return 0, nil, wire.BadBody(fmt.Sprintf("messages[%d] removes message %q, which the thread's state does not have", i, ownID(m)))
 		case m.Role == roleRemove:
 			removed[j] = true
+		case found && sameMessage(msgs[j], m):
+			continue // the message as it is: nothing changes
 		case found:
 			msgs[j] = m
 		default:
@@ -128,4 +131,13 @@ func byID(cp store.Checkpoint, in []thread.Message) (keep int, tail []thread.Mes
 		}
 	}
 	return keep, append(tail, added...), nil
+}
+
+// sameMessage reports whether b, sent with a's id, has a's fields: a
+// client that sends back a message as it read it changes nothing.
+func sameMessage(a, b thread.Message) bool {
+	a.Meta, b.Meta = nil, nil
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }

@@ -1,6 +1,7 @@
 package langgraph_test
 
 import (
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -165,5 +166,34 @@ func TestLangGraphUpdateByID(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 400 {
 		t.Errorf("removing a message the thread does not have: status %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestLangGraphUpdateSameMessage: a state update that sends back a message
+// as the thread has it (as a client replaying history does) changes no
+// message: the state stays on its branch, so a message added after it is
+// named as on a copy made before the update, and the messages keep their
+// ids.
+func TestLangGraphUpdateSameMessage(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("A1"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"s1"}`, nil)
+	postOK(t, url+"/threads/s1/runs/wait", lgBody("/support/acme", "foo", nil), nil)
+	var cp struct {
+		ThreadID string `json:"thread_id"`
+	}
+	postOK(t, url+"/threads/s1/copy", `{}`, &cp)
+	before := stateOf(t, url, "s1")
+	body, _ := json.Marshal(map[string]any{"values": map[string]any{"messages": before.Values.Messages}})
+	postOK(t, url+"/threads/s1/state", string(body), nil)
+	more := `{"values":{"messages":[{"type":"human","content":"more"}]}}`
+	postOK(t, url+"/threads/s1/state", more, nil)
+	postOK(t, url+"/threads/"+cp.ThreadID+"/state", more, nil)
+	after, copied := stateOf(t, url, "s1"), stateOf(t, url, cp.ThreadID)
+	if got := contentsOf(after.Values.Messages); got != "foo,A1,more" {
+		t.Fatalf("after sending the messages back: %q", got)
+	}
+	if a, b := idsOf(after.Values.Messages), idsOf(copied.Values.Messages); strings.Join(a, ",") != strings.Join(b, ",") {
+		t.Errorf("the thread names its messages %q, the copy made before the update %q", a, b)
 	}
 }
