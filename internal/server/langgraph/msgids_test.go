@@ -197,3 +197,39 @@ func TestLangGraphUpdateSameMessage(t *testing.T) {
 		t.Errorf("the thread names its messages %q, the copy made before the update %q", a, b)
 	}
 }
+
+// TestLangGraphEditToolCallByID: LangGraph's "human in the loop -
+// modification": a run parked before its tools (interrupt_before
+// ["tools"]) has its model message's tool call edited by updateState
+// with the message's id; input null goes on and runs the edited call,
+// while the checkpoint before the edit keeps the call as the model made
+// it.
+func TestLangGraphEditToolCallByID(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().CallTool("writeTodos", apptest.FourTodos(1)).Reply("done"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"h1"}`, nil)
+	postOK(t, url+"/threads/h1/runs/wait", lgBody("/support/acme", "go", map[string]any{"interrupt_before": []string{"tools"}}), nil)
+	parked := stateOf(t, url, "h1")
+	ai := parked.Values.Messages[len(parked.Values.Messages)-1]
+	if len(ai.ToolCalls) != 1 {
+		t.Fatalf("the parked run's last message: %+v", ai)
+	}
+	edited, _ := json.Marshal(apptest.FourTodos(2))
+	postOK(t, url+"/threads/h1/state", `{"values":{"messages":[{"type":"ai","id":"`+ai.ID+`","content":"","tool_calls":[{"id":"`+ai.ToolCalls[0].ID+`","name":"writeTodos","args":`+string(edited)+`}]}]},"as_node":"agent"}`, nil)
+	var out struct {
+		Messages []lgMessage     `json:"messages"`
+		Todos    []dawntest.Todo `json:"todos"`
+	}
+	postOK(t, url+"/threads/h1/runs/wait", `{"assistant_id":"/support/acme","input":null}`, &out)
+	if len(out.Messages) != 4 || out.Messages[1].ID != ai.ID || !strings.Contains(out.Messages[2].Content, `"Decide whether to answer or escalate","status":"in_progress"`) {
+		t.Fatalf("the run after the edit: %+v", out.Messages)
+	}
+	if len(out.Todos) != 4 || out.Todos[2].Status != "in_progress" {
+		t.Errorf("the plan after the edited call: %+v", out.Todos)
+	}
+	var at kept
+	postOK(t, url+"/threads/h1/state/checkpoint", `{"checkpoint":{"checkpoint_id":"`+parked.Checkpoint.CheckpointID+`"}}`, &at)
+	if got := at.Values.Messages[1].ToolCalls; len(got) != 1 || !strings.Contains(string(got[0].Args), `"Check account context","status":"in_progress"`) {
+		t.Errorf("the checkpoint before the edit: %+v", at.Values.Messages[1])
+	}
+}
