@@ -233,3 +233,24 @@ func TestLangGraphEditToolCallByID(t *testing.T) {
 		t.Errorf("the checkpoint before the edit: %+v", at.Values.Messages[1])
 	}
 }
+
+// TestLangGraphCommandUpdateByID: a run's command.update with a message
+// whose id the thread has replaces it before the run, which goes on from
+// the edited conversation.
+func TestLangGraphCommandUpdateByID(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("A1").Reply("A2"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"k1"}`, nil)
+	var first struct {
+		Messages []lgMessage `json:"messages"`
+	}
+	postOK(t, url+"/threads/k1/runs/wait", lgBody("/support/acme", "Q1", nil), &first)
+	ai := first.Messages[1].ID
+	var out struct {
+		Messages []lgMessage `json:"messages"`
+	}
+	postOK(t, url+"/threads/k1/runs/wait", `{"assistant_id":"/support/acme","command":{"update":{"messages":[{"type":"ai","id":"`+ai+`","content":"A1 changed"}]}},"input":{"messages":[{"type":"human","content":"Q2"}]}}`, &out)
+	if got := contentsOf(out.Messages); got != "Q1,A1 changed,Q2,A2" || out.Messages[1].ID != ai {
+		t.Errorf("the run after command.update: %q, ids %q", got, idsOf(out.Messages))
+	}
+}
