@@ -90,29 +90,41 @@ func (s *dialect) outputNames(ctx context.Context, threadID string) messageNames
 // "id": ...}), which drops the message it names from the state.
 const roleRemove = "remove"
 
+// removeAll is the id of LangGraph's REMOVE_ALL_MESSAGES: a remove
+// message with it drops every message before it.
+const removeAll = "__remove_all__"
+
 // byID merges an update's messages into cp's as LangGraph's add_messages
-// reducer does: a message whose id names one of cp's messages replaces it
-// in place, a remove message drops the one it names, and the others are
+// reducer does: a message whose id names one of the messages (cp's, or
+// one the update added before it) replaces it in place, a remove message
+// drops the one it names (every one, with removeAll), and the others are
 // added at the end. It returns how many of cp's first messages stay as
 // they are and the messages that follow them; each of cp's messages among
 // those carries the id it had, so it keeps its name on the new branch.
 func byID(cp store.Checkpoint, in []thread.Message) (keep int, tail []thread.Message, err error) {
+	n := len(cp.Messages)
 	names := namesOf(cp)
 	msgs := slices.Clone(cp.Messages)
-	ids := make([]string, len(msgs))
-	index := make(map[string]int, len(msgs))
+	ids := make([]string, n)
+	index := make(map[string]int, n)
 	for i, m := range msgs {
 		ids[i] = idOr(m, names.id(i))
 		index[ids[i]] = i
 	}
-	keep = len(msgs)
+	keep = n
 	removed := map[int]bool{}
-	var added []thread.Message
 	for i, m := range in {
-		j, found := index[ownID(m)]
+		id := ownID(m)
+		j, found := index[id]
+		found = found && !removed[j]
 		switch {
+		case m.Role == roleRemove && id == removeAll:
+			for k := range msgs {
+				removed[k] = true
+			}
+			j = 0
 		case m.Role == roleRemove && !found:
-			return 0, nil, wire.BadBody(fmt.Sprintf("messages[%d] removes message %q, which the thread's state does not have", i, ownID(m)))
+			return 0, nil, wire.BadBody(fmt.Sprintf("messages[%d] removes message %q, which the thread's state does not have", i, id))
 		case m.Role == roleRemove:
 			removed[j] = true
 		case found && sameMessage(msgs[j], m):
@@ -120,17 +132,24 @@ func byID(cp store.Checkpoint, in []thread.Message) (keep int, tail []thread.Mes
 		case found:
 			msgs[j] = m
 		default:
-			added = append(added, m)
+			if id != "" {
+				index[id] = len(msgs)
+			}
+			msgs = append(msgs, m)
 			continue
 		}
 		keep = min(keep, j)
 	}
 	for i := keep; i < len(msgs); i++ {
-		if !removed[i] {
+		switch {
+		case removed[i]:
+		case i < n:
 			tail = append(tail, withID(msgs[i], ids[i]))
+		default:
+			tail = append(tail, msgs[i])
 		}
 	}
-	return keep, append(tail, added...), nil
+	return keep, tail, nil
 }
 
 // sameMessage reports whether b, sent with a's id, has a's fields: a

@@ -254,3 +254,33 @@ func TestLangGraphCommandUpdateByID(t *testing.T) {
 		t.Errorf("the run after command.update: %q, ids %q", got, idsOf(out.Messages))
 	}
 }
+
+// TestLangGraphUpdateByIDWithinUpdate: within one update, a message may
+// replace or remove one the update added before it, and a remove message
+// with LangGraph's REMOVE_ALL_MESSAGES id drops every message before it,
+// the thread's included.
+func TestLangGraphUpdateByIDWithinUpdate(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("A1").Reply("A2"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"w1"}`, nil)
+	postOK(t, url+"/threads/w1/runs/wait", lgBody("/support/acme", "Q1", nil), nil)
+	postOK(t, url+"/threads/w1/state", `{"values":{"messages":[
+		{"type":"human","content":"draft","id":"n1"},{"type":"human","content":"gone","id":"n2"},
+		{"type":"human","content":"final","id":"n1"},{"type":"remove","id":"n2"}]}}`, nil)
+	st := stateOf(t, url, "w1")
+	if got := contentsOf(st.Values.Messages); got != "Q1,A1,final" || st.Values.Messages[2].ID != "n1" {
+		t.Fatalf("after an update that edits its own messages: %q, ids %q", got, idsOf(st.Values.Messages))
+	}
+	postOK(t, url+"/threads/w1/state", `{"values":{"messages":[{"type":"remove","id":"__remove_all__"},{"type":"human","content":"fresh start","id":"s"}]}}`, nil)
+	st = stateOf(t, url, "w1")
+	if got := contentsOf(st.Values.Messages); got != "fresh start" {
+		t.Fatalf("after removing all: %q", got)
+	}
+	var out struct {
+		Messages []lgMessage `json:"messages"`
+	}
+	postOK(t, url+"/threads/w1/runs/wait", lgBody("/support/acme", "Q2", nil), &out)
+	if got := contentsOf(out.Messages); got != "fresh start,Q2,A2" {
+		t.Errorf("the run after removing all: %q", got)
+	}
+}
