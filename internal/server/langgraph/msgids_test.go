@@ -284,3 +284,48 @@ func TestLangGraphUpdateByIDWithinUpdate(t *testing.T) {
 		t.Errorf("the run after removing all: %q", got)
 	}
 }
+
+// TestLangGraphRebuildFromUpdates: LangGraph's "batch update state": a
+// thread created with supersteps made of another thread's input state
+// (given twice, as __input__ and __start__) and the updates its run
+// streamed has that thread's messages, with their ids: the second copy of
+// the input changes nothing, and every message keeps the id it came with.
+func TestLangGraphRebuildFromUpdates(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().CallTool("writeTodos", apptest.FourTodos(1)).Reply("A1"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"b1"}`, nil)
+	resp := post(t, url+"/threads/b1/runs/stream", `{"assistant_id":"/support/acme","stream_mode":["updates"],"input":{"messages":[{"type":"human","content":"foo"}]}}`)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var hist []struct {
+		Values json.RawMessage `json:"values"`
+	}
+	postOK(t, url+"/threads/b1/history", `{"limit":100}`, &hist)
+	input := hist[len(hist)-1].Values // the oldest: where the input was added
+	steps := []map[string]any{
+		{"updates": []any{map[string]any{"as_node": "__input__", "values": input}}},
+		{"updates": []any{map[string]any{"as_node": "__start__", "values": input}}},
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		var update map[string]json.RawMessage
+		if !ok || json.Unmarshal([]byte(data), &update) != nil {
+			continue
+		}
+		for node, values := range update {
+			if node == "agent" || node == "tools" {
+				steps = append(steps, map[string]any{"updates": []any{map[string]any{"as_node": node, "values": values}}})
+			}
+		}
+	}
+	if len(steps) < 4 {
+		t.Fatalf("the run streamed %d updates:\n%s", len(steps)-2, body)
+	}
+	create, _ := json.Marshal(map[string]any{"thread_id": "b2", "graph_id": "/support/acme", "supersteps": steps})
+	postOK(t, url+"/threads", string(create), nil)
+	a, b := stateOf(t, url, "b1"), stateOf(t, url, "b2")
+	if contentsOf(a.Values.Messages) != contentsOf(b.Values.Messages) || strings.Join(idsOf(a.Values.Messages), ",") != strings.Join(idsOf(b.Values.Messages), ",") {
+		t.Errorf("the rebuilt thread's messages %q %q differ from the original's %q %q",
+			contentsOf(b.Values.Messages), idsOf(b.Values.Messages), contentsOf(a.Values.Messages), idsOf(a.Values.Messages))
+	}
+}
