@@ -247,7 +247,7 @@ func parseLCMessage(raw json.RawMessage) (thread.Message, error) {
 	}
 	role, ok := lcRoles[strings.ToLower(strings.TrimSuffix(kind, "MessageChunk"))]
 	if kind == roleRemove && m.ID != "" {
-		return withID(thread.Message{Role: roleRemove}, m.ID), nil
+		return withOwnID(thread.Message{Role: roleRemove}, m.ID), nil
 	}
 	if !ok {
 		return thread.Message{}, fmt.Errorf("type %q is not a message type; use human or system", kind)
@@ -265,7 +265,7 @@ func parseLCMessage(raw json.RawMessage) (thread.Message, error) {
 	case thread.RoleTool:
 		out.ToolCallID, out.Name, out.IsError = m.ToolCallID, m.Name, m.Status == "error"
 	}
-	return withID(out, m.ID), nil
+	return withOwnID(out, m.ID), nil
 }
 
 // inputToolCall is a model message's tool call as a client sends it in a

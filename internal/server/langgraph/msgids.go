@@ -35,9 +35,9 @@ func ownID(m thread.Message) string {
 	return id
 }
 
-// withID returns m carrying id as its own ("" leaves m as it is). Meta is
+// withOwnID returns m carrying id as its own ("" leaves m as it is). Meta is
 // copied, never changed in place.
-func withID(m thread.Message, id string) thread.Message {
+func withOwnID(m thread.Message, id string) thread.Message {
 	if id == "" {
 		return m
 	}
@@ -144,7 +144,7 @@ func byID(cp store.Checkpoint, in []thread.Message) (keep int, tail []thread.Mes
 		switch {
 		case removed[i]:
 		case i < n:
-			tail = append(tail, withID(msgs[i], ids[i]))
+			tail = append(tail, withOwnID(msgs[i], ids[i]))
 		default:
 			tail = append(tail, msgs[i])
 		}
