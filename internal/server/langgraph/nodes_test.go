@@ -1,0 +1,79 @@
+package langgraph_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
+)
+
+// TestLangGraphNodeCheckpoints: a run whose model calls a tool, then
+// answers, is LangGraph's prebuilt agent graph agent → tools → agent: its
+// history has a checkpoint per node (the input, the input applied, after
+// the model, after the tools, after the answer), each with its step, next
+// nodes and parent, and getState reads each; a page of history starts
+// after any of them.
+func TestLangGraphNodeCheckpoints(t *testing.T) {
+	model := dawntest.Script().CallTool("writeTodos", fourTodos(1)).Reply("A1").Reply("A2")
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"n1"}`, nil)
+	postOK(t, url+"/threads/n1/runs/wait", lgBody("/support/acme", "Q1", nil), nil)
+
+	hist := history(t, url, "n1")
+	if len(hist) != 5 {
+		t.Fatalf("history of agent → tools → agent: %d checkpoints, want 5", len(hist))
+	}
+	wantNext := [][]string{{}, {"agent"}, {"tools"}, {"agent"}, {"__start__"}}
+	wantMsgs := []int{4, 3, 2, 1, 0}
+	for i, k := range hist {
+		if !slices.Equal(k.Next, wantNext[i]) || len(k.Values.Messages) != wantMsgs[i] || k.Metadata.Step != 3-i {
+			t.Errorf("checkpoint %d: next %v, %d messages, step %d; want %v, %d, %d", i, k.Next, len(k.Values.Messages), k.Metadata.Step, wantNext[i], wantMsgs[i], 3-i)
+		}
+		if i+1 < len(hist) && (k.ParentCheckpoint == nil || k.ParentCheckpoint.CheckpointID != hist[i+1].Checkpoint.CheckpointID) {
+			t.Errorf("checkpoint %d's parent is not the one before it", i)
+		}
+		var st kept
+		if status := getJSON(t, url+"/threads/n1/state/"+k.Checkpoint.CheckpointID, &st); status != http.StatusOK || len(st.Values.Messages) != wantMsgs[i] || st.Checkpoint.CheckpointID != k.Checkpoint.CheckpointID {
+			t.Errorf("getState at checkpoint %d: status %d, %d messages, id %s", i, status, len(st.Values.Messages), st.Checkpoint.CheckpointID)
+		}
+	}
+	if hist[4].Metadata.Source != "input" || hist[3].Metadata.Source != "loop" {
+		t.Errorf("sources %q, %q: want the input, then the loop", hist[4].Metadata.Source, hist[3].Metadata.Source)
+	}
+	if calls := hist[2].Values.Messages[1].ToolCalls; len(calls) != 1 || calls[0].Name != "writeTodos" {
+		t.Errorf("after the model: %+v, want its tool call last", hist[2].Values.Messages)
+	}
+	ids := map[string]bool{}
+	for _, k := range hist {
+		ids[k.Checkpoint.CheckpointID] = true
+	}
+	if len(ids) != 5 {
+		t.Errorf("%d distinct checkpoint ids, want 5", len(ids))
+	}
+
+	// A page starts after any checkpoint, derived or kept.
+	for i := range 4 {
+		var page []kept
+		postOK(t, url+"/threads/n1/history", `{"limit":2,"before":"`+hist[i].Checkpoint.CheckpointID+`"}`, &page)
+		if len(page) != min(2, 4-i) || page[0].Checkpoint.CheckpointID != hist[i+1].Checkpoint.CheckpointID {
+			t.Errorf("the page before checkpoint %d: %d checkpoints", i, len(page))
+		}
+	}
+
+	// A second run's input shows the first run's end; ten in all.
+	postOK(t, url+"/threads/n1/runs/wait", lgBody("/support/acme", "Q2", nil), nil)
+	hist = history(t, url, "n1")
+	if len(hist) != 8 || hist[2].Metadata.Source != "input" || len(hist[2].Values.Messages) != 4 || hist[2].ParentCheckpoint.CheckpointID != hist[3].Checkpoint.CheckpointID {
+		t.Errorf("after a second run: %d checkpoints", len(hist))
+	}
+
+	// An id with the derived mark of a checkpoint the thread lacks.
+	missing := strings.Replace(hist[4].Checkpoint.CheckpointID, hist[4].Checkpoint.CheckpointID[24:], "800000000063", 1)
+	if status := getJSON(t, url+"/threads/n1/state/"+missing, nil); status != http.StatusNotFound {
+		t.Errorf("getState at %s: status %d, want 404", missing, status)
+	}
+}
