@@ -264,3 +264,30 @@ func (s *dialect) nodeStateAt(ctx context.Context, threadID, id string) (threadS
 func checkpointNotFound(threadID, id string) error {
 	return wire.NewError(404, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(id)+"; list them with POST /threads/"+threadID+"/history")
 }
+
+// runOrigin is where a run's checkpoints start: the thread's step its
+// first step is, and the checkpoint it started from.
+type runOrigin struct {
+	First int    // 0: unknown, and streamed checkpoints name no id
+	From  string // "" for none
+}
+
+// runOrigin reads run runID's origin from the thread's checkpoints: its
+// earliest one, or, before it has saved any, the thread's latest state
+// (read first: the run may save its first step meanwhile).
+func (s *dialect) runOrigin(ctx context.Context, threadID, runID string) runOrigin {
+	cp, err := s.host.Latest(ctx, threadID)
+	if err != nil {
+		return runOrigin{}
+	}
+	kept, err := s.host.History(ctx, threadID, store.HistoryQuery{Limit: maxHistory})
+	if err != nil {
+		return runOrigin{}
+	}
+	for i := len(kept) - 1; i >= 0; i-- {
+		if k := kept[i]; k.RunID == runID {
+			return runOrigin{First: k.Step, From: k.ParentID}
+		}
+	}
+	return runOrigin{First: cp.Step + 1, From: cp.ID}
+}

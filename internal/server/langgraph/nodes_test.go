@@ -1,13 +1,16 @@
 package langgraph_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/server/wire"
 )
 
 // TestLangGraphNodeCheckpoints: a run whose model calls a tool, then
@@ -75,5 +78,54 @@ func TestLangGraphNodeCheckpoints(t *testing.T) {
 	missing := strings.Replace(hist[4].Checkpoint.CheckpointID, hist[4].Checkpoint.CheckpointID[24:], "800000000063", 1)
 	if status := getJSON(t, url+"/threads/n1/state/"+missing, nil); status != http.StatusNotFound {
 		t.Errorf("getState at %s: status %d, want 404", missing, status)
+	}
+}
+
+// TestLangGraphStreamedCheckpointsAreHistory: the checkpoints a run
+// streams in the debug mode are the ones its thread's history shows
+// afterwards, with the same ids, parents and steps, for a thread's first
+// run and for the next one.
+func TestLangGraphStreamedCheckpointsAreHistory(t *testing.T) {
+	model := dawntest.Script().CallTool("writeTodos", fourTodos(1)).Reply("A1").CallTool("writeTodos", fourTodos(2)).Reply("A2")
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"d1"}`, nil)
+	type ref struct {
+		Step       int             `json:"step"`
+		Checkpoint json.RawMessage `json:"checkpoint"`
+		Parent     json.RawMessage `json:"parent_checkpoint"`
+	}
+	for _, q := range []string{"Q1", "Q2"} {
+		var streamed []ref
+		for _, p := range readLG(t, post(t, url+"/threads/d1/runs/stream", lgBody("/support/acme", q, map[string]any{"stream_mode": "debug"}))) {
+			var debug struct {
+				Type    string `json:"type"`
+				Payload struct {
+					Metadata struct {
+						Step int `json:"step"`
+					} `json:"metadata"`
+					Checkpoint json.RawMessage `json:"checkpoint"`
+					Parent     json.RawMessage `json:"parent_checkpoint"`
+				} `json:"payload"`
+			}
+			if p.Type == "debug" && json.Unmarshal(p.Data, &debug) == nil && debug.Type == "checkpoint" {
+				streamed = append(streamed, ref{debug.Payload.Metadata.Step, debug.Payload.Checkpoint, debug.Payload.Parent})
+			}
+		}
+		var hist []struct {
+			Metadata struct {
+				Step int `json:"step"`
+			} `json:"metadata"`
+			Checkpoint json.RawMessage `json:"checkpoint"`
+			Parent     json.RawMessage `json:"parent_checkpoint"`
+		}
+		postOK(t, url+"/threads/d1/history", `{"limit":`+strconv.Itoa(len(streamed))+`}`, &hist)
+		var kept []ref
+		for i := len(hist) - 1; i >= 0; i-- {
+			kept = append(kept, ref{hist[i].Metadata.Step, hist[i].Checkpoint, hist[i].Parent})
+		}
+		if len(streamed) != 5 || string(wire.MustJSON(streamed)) != string(wire.MustJSON(kept)) {
+			t.Errorf("run %s streamed checkpoints\n%s\nhistory has\n%s", q, wire.MustJSON(streamed), wire.MustJSON(kept))
+		}
 	}
 }
