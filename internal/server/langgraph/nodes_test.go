@@ -3,8 +3,8 @@ package langgraph_test
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 

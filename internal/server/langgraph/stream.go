@@ -96,8 +96,8 @@ type lgTranslator struct {
 	// parked is set when the run parks: its last checkpoint is the step
 	// stored with the calls it holds back.
 	parked bool
-	out   []stream.Event
-	names messageNames // of the top graph's messages
+	out    []stream.Event
+	names  messageNames // of the top graph's messages
 }
 
 // taskCall is a call of the task tool: what its subagent is asked, and the
