@@ -2,11 +2,15 @@ package langgraph
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/thread"
+	"github.com/google/uuid"
 )
 
 // LangGraph's prebuilt agent graph keeps a checkpoint after every node:
@@ -290,4 +294,57 @@ func (s *dialect) runOrigin(ctx context.Context, threadID, runID string) runOrig
 		}
 	}
 	return runOrigin{First: cp.Step + 1, From: cp.ID}
+}
+
+// forkPoint resolves the checkpoint a run starts from, an id of the
+// LangGraph view, to a stored one the store can start a branch at:
+//   - before a run's input: the checkpoint before it (its parent);
+//   - after a model turn whose calls ran: the step before it, with the
+//     model's message added back by a state update that holds its calls
+//     back as interrupt_after ["agent"] would (a pause before the tools),
+//     so that a run with input null runs them first, as LangGraph's
+//     tools node runs next from there.
+//
+// Every other id is itself. A fork from after a model turn keeps one
+// checkpoint more, the update; runs themselves keep none more.
+func (s *dialect) forkPoint(ctx context.Context, threadID, id string) (string, error) {
+	stored, derived := storedID(threadID, id)
+	if !derived {
+		return id, nil
+	}
+	k, err := s.host.CheckpointAt(ctx, threadID, stored)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !splits(k)) {
+		return "", checkpointNotFound(threadID, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	if runInput(k) {
+		if k.ParentID == "" {
+			return "", wire.BadBody("checkpoint " + strconv.Quote(id) + " is the empty state before thread " + threadID + "'s first run: a run from it is a run on a new thread")
+		}
+		return k.ParentID, nil
+	}
+	if k.ParentID == "" {
+		return "", wire.BadBody("checkpoint " + strconv.Quote(id) + " has no step before it to start a branch at")
+	}
+	model := k.Messages[toolsAnswered(k.Messages)]
+	pending := make([]capabilities.Interrupt, len(model.ToolCalls))
+	for i, c := range model.ToolCalls {
+		pending[i] = capabilities.Interrupt{ID: "pause-" + uuid.NewString(), Type: capabilities.InterruptType, Kind: runner.PauseKind,
+			Detail: wire.MustJSON(map[string]string{"when": "before", "node": nodeTools}), CallID: c.ID}
+	}
+	cp, err := s.host.UpdateState(ctx, store.StateUpdate{ThreadID: threadID, Checkpoint: k.ParentID, Source: store.SourceUpdate,
+		Merge: func(cp store.Checkpoint) ([]thread.Message, thread.State, error) {
+			values := cp.Values.Clone()
+			if values == nil {
+				values = thread.State{}
+			}
+			values[capabilities.InterruptsKey] = wire.MustJSON(pending)
+			return []thread.Message{model}, values, nil
+		}})
+	if err != nil {
+		return "", updateError(threadID, id, err)
+	}
+	return cp.ID, nil
 }

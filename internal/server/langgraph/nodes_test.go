@@ -129,3 +129,41 @@ func TestLangGraphStreamedCheckpointsAreHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestLangGraphForkAfterModel: a run with input null from the checkpoint
+// after a model turn that called a tool runs the held-back call first, as
+// LangGraph's tools node runs next from there, then the model answers
+// again; a run from before a run's input starts from the state before it.
+func TestLangGraphForkAfterModel(t *testing.T) {
+	model := dawntest.Script().CallTool("writeTodos", fourTodos(1)).Reply("A1").Reply("A1 again").Reply("A2").Reply("A2 edited")
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"k1"}`, nil)
+	postOK(t, url+"/threads/k1/runs/wait", lgBody("/support/acme", "Q1", nil), nil)
+	hist := history(t, url, "k1")
+	if len(hist) != 5 || !slices.Equal(hist[2].Next, []string{"tools"}) {
+		t.Fatalf("history: %d checkpoints", len(hist))
+	}
+	var out runOutput
+	postOK(t, url+"/threads/k1/runs/wait", `{"assistant_id":"/support/acme","input":null,"checkpoint":{"checkpoint_id":"`+hist[2].Checkpoint.CheckpointID+`"}}`, &out)
+	var contents []string
+	for _, m := range out.Messages {
+		contents = append(contents, m.Type+":"+m.Content)
+	}
+	if len(out.Messages) != 4 || out.Messages[1].ID != hist[2].Values.Messages[1].ID || out.Messages[2].Type != "tool" || contents[3] != "ai:A1 again" || len(out.Todos) != 4 {
+		t.Errorf("a run from after the model's turn: %q, todos %+v", contents, out.Todos)
+	}
+
+	// Before the first run's input there is nothing to start from; before
+	// the second's, the first's end.
+	postOK(t, url+"/threads/k1/runs/wait", lgBody("/support/acme", "Q2", nil), nil)
+	hist = history(t, url, "k1")
+	var edited runOutput
+	postOK(t, url+"/threads/k1/runs/wait", lgBody("/support/acme", "Q2 edited", map[string]any{"checkpoint": map[string]string{"checkpoint_id": hist[2].Checkpoint.CheckpointID}}), &edited)
+	if n := len(edited.Messages); n != 6 || edited.Messages[4].Content != "Q2 edited" || edited.Messages[5].Content != "A2 edited" {
+		t.Errorf("a run from before an input: %+v", edited.Messages)
+	}
+	if kind := errorKind(t, post(t, url+"/threads/k1/runs/wait", lgBody("/support/acme", "Q0", map[string]any{"checkpoint_id": hist[len(hist)-1].Checkpoint.CheckpointID})), http.StatusBadRequest); !strings.Contains(kind, "first run") {
+		t.Errorf("a run from before the thread's first input: %s", kind)
+	}
+}
