@@ -429,6 +429,9 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 		// A LangGraph run may bring no new message ({"messages": []}): the
 		// model goes on from the thread's.
 		NoInput: true}
+	if !isNull(body.Metadata) {
+		req.Metadata = body.Metadata // kept with the run: its checkpoints show it
+	}
 	return run, req, nil
 }
 

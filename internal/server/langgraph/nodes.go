@@ -2,6 +2,7 @@ package langgraph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -218,15 +219,51 @@ func (s *dialect) expanded(ctx context.Context, threadID string, limit int, befo
 	for _, k := range kept {
 		byID[k.ID] = k
 	}
+	runMeta := s.runMetadata(ctx, threadID)
 	list := make([]threadState, 0, 2*len(kept))
 	for _, k := range kept {
 		cs, head := keptState(t, k), k.ID == cp.ID
 		if head {
 			cs = s.latestState(ctx, t, cp, k)
 		}
+		cs.Metadata = withRunMetadata(cs.Metadata, runMeta[k.RunID])
 		list = append(list, nodeStates(threadID, k, cs, head, s.parentReader(ctx, threadID, k, byID))...)
 	}
 	return list, nil
+}
+
+// runMetadata is the metadata each run of the thread was started with,
+// by run id; a run without any has none.
+func (s *dialect) runMetadata(ctx context.Context, threadID string) map[string]map[string]any {
+	runs, err := s.host.Runs(ctx, threadID)
+	if err != nil {
+		return nil
+	}
+	out := map[string]map[string]any{}
+	for _, r := range runs {
+		var m map[string]any
+		if len(r.Metadata) > 0 && json.Unmarshal(r.Metadata, &m) == nil && len(m) > 0 {
+			out[r.ID] = m
+		}
+	}
+	return out
+}
+
+// withRunMetadata is a checkpoint's metadata with its run's under it, as
+// LangGraph keeps a run's metadata in its checkpoints': the checkpoint's
+// own keys (source, step, run_id, ...) win.
+func withRunMetadata(meta, run map[string]any) map[string]any {
+	if len(run) == 0 {
+		return meta
+	}
+	out := make(map[string]any, len(meta)+len(run))
+	for k, v := range run {
+		out[k] = v
+	}
+	for k, v := range meta {
+		out[k] = v
+	}
+	return out
 }
 
 // parentReader reads k's parent from byID, else from the store.

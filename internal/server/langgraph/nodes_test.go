@@ -167,3 +167,24 @@ func TestLangGraphForkAfterModel(t *testing.T) {
 		t.Errorf("a run from before the thread's first input: %s", kind)
 	}
 }
+
+// TestLangGraphRunMetadataInHistory: the metadata a run was started with
+// is in the metadata of its checkpoints, so history filters by it.
+func TestLangGraphRunMetadataInHistory(t *testing.T) {
+	model := dawntest.Script().Reply("A1").CallTool("writeTodos", fourTodos(1)).Reply("A2")
+	h := apptest.New(t, supportApp(t), model, apptest.Options{StorePath: t.TempDir() + "/dawn.db"})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"m1"}`, nil)
+	postOK(t, url+"/threads/m1/runs/wait", lgBody("/support/acme", "Q1", nil), nil)
+	postOK(t, url+"/threads/m1/runs/wait", lgBody("/support/acme", "Q2", map[string]any{"metadata": map[string]string{"run_metadata": "second"}}), nil)
+	var filtered []kept
+	postOK(t, url+"/threads/m1/history", `{"metadata":{"run_metadata":"second"}}`, &filtered)
+	if len(filtered) != 5 || len(filtered[4].Values.Messages) != 2 || filtered[4].Metadata.Source != "input" {
+		t.Errorf("history of the run with the metadata: %d checkpoints, want its 5", len(filtered))
+	}
+	var all []kept
+	postOK(t, url+"/threads/m1/history", `{}`, &all)
+	if len(all) != 8 {
+		t.Errorf("history: %d checkpoints, want 8", len(all))
+	}
+}
