@@ -23,8 +23,8 @@ import (
 //
 // Task and event run ids are derived from the run's id, the graph's
 // namespace, the step and the node, so a replay of the run's log gives
-// the same ids. The checkpoints name no checkpoint_id: the events of a
-// run do not carry the store's; GET /threads/:id/history has them.
+// the same ids. The run's checkpoints name the ids history shows them by
+// (see nodes.go), from the step the run's first step is stored as.
 
 // modes of the step-level parts.
 const (
