@@ -86,7 +86,7 @@ func TestLangGraphNodeCheckpoints(t *testing.T) {
 // afterwards, with the same ids, parents and steps, for a thread's first
 // run and for the next one.
 func TestLangGraphStreamedCheckpointsAreHistory(t *testing.T) {
-	model := dawntest.Script().CallTool("writeTodos", fourTodos(1)).Reply("A1").CallTool("writeTodos", fourTodos(2)).Reply("A2")
+	model := dawntest.Script().CallTool("writeTodos", fourTodos(1)).Reply("A1").CallTool("writeTodos", fourTodos(2)).Reply("A2").Reply("A3")
 	h := apptest.New(t, supportApp(t), model, apptest.Options{})
 	url := h.Serve(t)
 	postOK(t, url+"/threads", `{"thread_id":"d1"}`, nil)
@@ -127,6 +127,28 @@ func TestLangGraphStreamedCheckpointsAreHistory(t *testing.T) {
 		if len(streamed) != 5 || string(wire.MustJSON(streamed)) != string(wire.MustJSON(kept)) {
 			t.Errorf("run %s streamed checkpoints\n%s\nhistory has\n%s", q, wire.MustJSON(streamed), wire.MustJSON(kept))
 		}
+	}
+
+	// A run without input keeps no checkpoint for it: its input
+	// checkpoints are streamed without ids, its answer with the id and
+	// parent history shows.
+	var ids []string
+	for _, p := range readLG(t, post(t, url+"/threads/d1/runs/stream", `{"assistant_id":"/support/acme","input":{"messages":[]},"stream_mode":"checkpoints"}`)) {
+		var cp struct {
+			Checkpoint *struct {
+				CheckpointID string `json:"checkpoint_id"`
+			} `json:"checkpoint"`
+			Parent *struct {
+				CheckpointID string `json:"checkpoint_id"`
+			} `json:"parent_checkpoint"`
+		}
+		if p.Type == "checkpoints" && json.Unmarshal(p.Data, &cp) == nil && cp.Checkpoint != nil {
+			ids = append(ids, cp.Checkpoint.CheckpointID, cp.Parent.CheckpointID)
+		}
+	}
+	hist := history(t, url, "d1")
+	if want := []string{hist[0].Checkpoint.CheckpointID, hist[1].Checkpoint.CheckpointID}; !slices.Equal(ids, want) {
+		t.Errorf("a run without input streamed checkpoint ids %v, want %v (its answer and its parent)", ids, want)
 	}
 }
 

@@ -229,6 +229,8 @@ func (t *lgTranslator) checkpointRef(g *lgGraph, next []string, source string) (
 	var id string
 	step := (g.step + 1) / 2 // Dawn's step n: 2n-1 after the model, 2n after its tools
 	switch {
+	case (source == "input" || g.step == 2*first-2) && t.input == 0:
+		return lgCheckpoint{}, false // a run without input keeps no checkpoint for it
 	case source == "input":
 		step, id = first, derivedID(t.threadID, store.InputCheckpointID(t.threadID, first))
 	case g.step == 2*first-2:
