@@ -210,3 +210,40 @@ func TestLangGraphRunMetadataInHistory(t *testing.T) {
 		t.Errorf("history: %d checkpoints, want 8", len(all))
 	}
 }
+
+// TestLangGraphParkedAfterModel: a run parked after the model's turn
+// (interrupt_after ["agent"]) streams the checkpoint after the model with
+// the derived id; that id reads the parked step, and a run with input
+// null from it runs the held-back call.
+func TestLangGraphParkedAfterModel(t *testing.T) {
+	model := dawntest.Script().CallTool("writeTodos", fourTodos(1)).Reply("A1")
+	h := apptest.New(t, supportApp(t), model, apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"p1"}`, nil)
+	var streamed []string
+	for _, p := range readLG(t, post(t, url+"/threads/p1/runs/stream", lgBody("/support/acme", "Q1", map[string]any{"stream_mode": "checkpoints", "interrupt_after": []string{"agent"}}))) {
+		var cp struct {
+			Next       []string `json:"next"`
+			Checkpoint *struct {
+				CheckpointID string `json:"checkpoint_id"`
+			} `json:"checkpoint"`
+		}
+		if p.Type == "checkpoints" && json.Unmarshal(p.Data, &cp) == nil && cp.Checkpoint != nil && slices.Equal(cp.Next, []string{"tools"}) {
+			streamed = append(streamed, cp.Checkpoint.CheckpointID)
+		}
+	}
+	if len(streamed) == 0 {
+		t.Fatal("no checkpoint after the model was streamed")
+	}
+	for _, id := range streamed {
+		var st kept
+		if status := getJSON(t, url+"/threads/p1/state/"+id, &st); status != http.StatusOK || len(st.Values.Messages) != 2 {
+			t.Errorf("getState at streamed checkpoint %s: status %d, %d messages", id, status, len(st.Values.Messages))
+		}
+	}
+	var out runOutput
+	postOK(t, url+"/threads/p1/runs/wait", `{"assistant_id":"/support/acme","input":null,"checkpoint_id":"`+streamed[0]+`"}`, &out)
+	if n := len(out.Messages); n != 4 || out.Messages[2].Type != "tool" || out.Messages[3].Content != "A1" {
+		t.Errorf("a run from the parked checkpoint: %+v", out.Messages)
+	}
+}
