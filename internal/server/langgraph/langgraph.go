@@ -692,7 +692,7 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 	} else {
 		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
 		names = s.threadNames(c.Request().Context(), run.ThreadID)
-		origin = s.runOrigin(c.Request().Context(), run.ThreadID, run.RunID)
+		origin = s.runOrigin(c.Request().Context(), run.ThreadID, run.RunID, true)
 	}
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, AssistantID: run.AssistantID, Modes: run.Modes, Subgraphs: run.Subgraphs,
@@ -934,7 +934,7 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: view.AssistantID, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Input: len(view.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
-		Origin: s.runOrigin(ctx, threadID, runID),
+		Origin: s.runOrigin(ctx, threadID, runID, r.Status == store.RunRunning || r.Status == store.RunPending),
 	})
 	// Read from the first event: the translator rebuilds the run's parts
 	// from all of them, and the follower reads what commits from now on

@@ -313,15 +313,17 @@ type runOrigin struct {
 	From  string // "" for none
 }
 
-// runOrigin reads run runID's origin from the thread's checkpoints: its
-// earliest one, or, before it has saved any, the thread's latest state
-// (read first: the run may save its first step meanwhile).
-func (s *dialect) runOrigin(ctx context.Context, threadID, runID string) runOrigin {
+// runOrigin reads run runID's origin from the thread's newest
+// checkpoints (originScan of them): its earliest one. A run still to save
+// its first step (live) starts after the thread's latest state, read
+// first: the run may save its first step meanwhile. An ended run whose
+// checkpoints are older than that streams its checkpoints without ids.
+func (s *dialect) runOrigin(ctx context.Context, threadID, runID string, live bool) runOrigin {
 	cp, err := s.host.Latest(ctx, threadID)
 	if err != nil {
 		return runOrigin{}
 	}
-	kept, err := s.host.History(ctx, threadID, store.HistoryQuery{Limit: maxHistory})
+	kept, err := s.host.History(ctx, threadID, store.HistoryQuery{Limit: originScan})
 	if err != nil {
 		return runOrigin{}
 	}
@@ -330,8 +332,15 @@ func (s *dialect) runOrigin(ctx context.Context, threadID, runID string) runOrig
 			return runOrigin{First: k.Step, From: k.ParentID}
 		}
 	}
+	if !live {
+		return runOrigin{}
+	}
 	return runOrigin{First: cp.Step + 1, From: cp.ID}
 }
+
+// originScan bounds the checkpoints runOrigin reads: a run keeps two
+// more than its tool turns.
+const originScan = 64
 
 // forkPoint resolves the checkpoint a run starts from, an id of the
 // LangGraph view, to a stored one the store can start a branch at:

@@ -11,6 +11,7 @@ import (
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/dawn-go/dawn/stream"
 )
 
 // TestLangGraphNodeCheckpoints: a run whose model calls a tool, then
@@ -95,9 +96,9 @@ func TestLangGraphStreamedCheckpointsAreHistory(t *testing.T) {
 		Checkpoint json.RawMessage `json:"checkpoint"`
 		Parent     json.RawMessage `json:"parent_checkpoint"`
 	}
-	for _, q := range []string{"Q1", "Q2"} {
+	checkpointsOf := func(parts []stream.Event) []ref {
 		var streamed []ref
-		for _, p := range readLG(t, post(t, url+"/threads/d1/runs/stream", lgBody("/support/acme", q, map[string]any{"stream_mode": "debug"}))) {
+		for _, p := range parts {
 			var debug struct {
 				Type    string `json:"type"`
 				Payload struct {
@@ -111,6 +112,20 @@ func TestLangGraphStreamedCheckpointsAreHistory(t *testing.T) {
 			if p.Type == "debug" && json.Unmarshal(p.Data, &debug) == nil && debug.Type == "checkpoint" {
 				streamed = append(streamed, ref{debug.Payload.Metadata.Step, debug.Payload.Checkpoint, debug.Payload.Parent})
 			}
+		}
+		return streamed
+	}
+	for _, q := range []string{"Q1", "Q2"} {
+		resp := post(t, url+"/threads/d1/runs/stream", lgBody("/support/acme", q, map[string]any{"stream_mode": "debug"}))
+		run := resp.Header.Get("Content-Location")
+		streamed := checkpointsOf(readLG(t, resp))
+		// A replay of the ended run streams the same checkpoints.
+		replay, err := http.Get(url + run + "/stream?stream_mode=debug&cancel_on_disconnect=false")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := checkpointsOf(readLG(t, replay)); string(wire.MustJSON(again)) != string(wire.MustJSON(streamed)) {
+			t.Errorf("run %s replayed checkpoints\n%s\nstreamed\n%s", q, wire.MustJSON(again), wire.MustJSON(streamed))
 		}
 		var hist []struct {
 			Metadata struct {
