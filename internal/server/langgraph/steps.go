@@ -241,6 +241,6 @@ func (t *lgTranslator) checkpointRef(g *lgGraph, next []string, source string) (
 		id = store.CheckpointID(t.threadID, step)
 	}
 	ref := newCheckpointRef(t.threadID, id)
-	ref.Step, ref.RunID, ref.Route = &step, t.runID, t.graphID
+	ref.Step, ref.RunID, ref.Route = &step, t.runID, t.routeID
 	return ref, true
 }

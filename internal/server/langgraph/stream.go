@@ -81,6 +81,7 @@ type lgTranslator struct {
 	threadID    string
 	runID       string
 	graphID     string
+	routeID     string // Dawn's name of the graph, for checkpoint refs
 	assistantID string
 	app         *app.App
 	top         *lgGraph
@@ -161,7 +162,7 @@ type lgRunView struct {
 
 func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 	t := &lgTranslator{
-		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: graphName(v.RouteID), assistantID: cmpOr(v.AssistantID, assistantID(v.RouteID)),
+		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: graphName(v.RouteID), routeID: v.RouteID, assistantID: cmpOr(v.AssistantID, assistantID(v.RouteID)),
 		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved, input: v.Input,
 		origin: v.Origin, last: v.Origin.From,
 	}
