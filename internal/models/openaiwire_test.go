@@ -465,3 +465,44 @@ func BenchmarkOpenAIWireCall(b *testing.B) {
 		}
 	}
 }
+
+// FuzzWireStream: any streamed answer gives the same response, streamed
+// text and error on the fast path as on langchaingo's client, but for the
+// differences bench/README.md lists (answers on which langchaingo panics
+// or fails on a long line, and legacy function_call deltas, are skipped).
+func FuzzWireStream(f *testing.F) {
+	f.Add("data: {\"choices\":[{\"delta\":{\"content\":\"Do\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"ne.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	f.Add("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"w\",\"arguments\":\"{\\\"x\\\"\"}}]}}]}\n\ndata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\":1}\"}}]}}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"prompt_tokens_details\":{\"cached_tokens\":2}}}\n\n")
+	f.Add(": ping\r\n\r\ndata:{\"choices\":[{\"delta\":{\"reasoning_content\":\"r\",\"content\":\"a\"}}]} x\r\n\r\nevent: e\ndata: nope\n")
+	body := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, <-body)
+	}))
+	defer srv.Close()
+	fast, slow := wirePair(f, "openai:gpt-4o-mini", srv)
+	f.Fuzz(func(t *testing.T, stream string) {
+		if strings.Contains(stream, "function_call") || strings.Contains(stream, "null") || len(stream) > 60<<10 {
+			t.Skip()
+		}
+		ask := func(m llms.Model) (resp *llms.ContentResponse, text string, err error, panicked bool) {
+			defer func() {
+				if recover() != nil {
+					panicked = true
+				}
+			}()
+			body <- stream
+			resp, text, err = wireAsk(m, true)
+			return resp, text, err, false
+		}
+		slowResp, slowText, slowErr, panicked := ask(slow)
+		if panicked {
+			t.Skip()
+		}
+		fastResp, fastText, fastErr, _ := ask(fast)
+		if !reflect.DeepEqual(fastResp, slowResp) || fastText != slowText || fmt.Sprint(fastErr) != fmt.Sprint(slowErr) {
+			t.Errorf("stream %q:\nfast: %s %q %v\nslow: %s %q %v", stream, dumpResponse(fastResp), fastText, fastErr, dumpResponse(slowResp), slowText, slowErr)
+		}
+	})
+}
