@@ -288,9 +288,8 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// The thread's requests share a provider prompt cache.
 	runCtx = models.WithPromptCacheKey(runCtx, run.ThreadID)
 	go func() {
-		// Once the thread is free, the next of its queue may start: on
-		// this goroutine, whose stack the run has grown already.
-		defer m.startQueuedAfter(run.ThreadID)
+		// Once the thread is free, the next of its queue may start.
+		defer m.wakeQueue(run.ThreadID)
 		defer m.release(run)
 		defer cancel()
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
