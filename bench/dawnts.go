@@ -115,7 +115,7 @@ func (r *vsResult) finish() {
 // write prints the comparison as a table: each figure's median on Dawn
 // (TypeScript) and on Dawn for Go with the min–max of the rounds, and Go/TS.
 func (r *vsResult) write(w io.Writer) {
-	fmt.Fprintf(w, "Dawn (TypeScript) %s vs Dawn for Go, %d rounds alternating, medians (min–max of the rounds)\n", r.Versions["dawn_ts"], r.Rounds)
+	fmt.Fprintf(w, "Dawn (TypeScript) %s vs Dawn for Go, rounds: %d, alternating which goes first; medians (min–max of the rounds)\n", r.Versions["dawn_ts"], r.Rounds)
 	fmt.Fprintf(w, "load average: %s\n\n", strings.Join(r.Load, " → "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tDawn (TS)\tDawn for Go\tGo/TS")
@@ -398,6 +398,14 @@ func (t vsTurn) run(ctx context.Context) error {
 		return err
 	}
 	defer srv.stop(15 * time.Second)
+	if err := t.measure(ctx, srv); err != nil {
+		return fmt.Errorf("%w; the server's last output:\n%s", err, srv.logs)
+	}
+	return nil
+}
+
+// measure takes the turn's figures from the running server srv.
+func (t vsTurn) measure(ctx context.Context, srv *proc) error {
 	pid := srv.pid()
 	time.Sleep(time.Second) // let start-up work that does not block /healthz settle
 	idle, err := treeRSS(pid)

@@ -37,6 +37,16 @@
 // The model part may itself hold colons: "ollama:llama3.2:1b" is model
 // "llama3.2:1b" of provider ollama.
 //
+// # The OpenAI wire
+//
+// openai, openai-compatible and ollama models are langchaingo's openai
+// client with a thin client of Dawn's in front (openAIWire): the calls the
+// agent makes (text and tool-call messages, tools, a temperature or token
+// limit, streamed or not) are encoded once, with each tool's schema
+// cached, and sent as the bytes langchaingo would send after Dawn's edits;
+// the answer is read as that client reads it. Any other call goes to
+// langchaingo.
+//
 // # Choosing a model
 //
 // New builds one model from one name. Which name a route uses is decided by

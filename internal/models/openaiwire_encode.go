@@ -200,9 +200,11 @@ type wireFunction struct {
 
 // toolCache keeps each tool's encoding: a route's tools are the same on
 // every call, and encoding/json checks and compacts a schema on every
-// encode. A tool is known by its name, description and the bytes of its
-// schema (a json.RawMessage, which the entry keeps, so its memory is not
-// reused while cached); a schema of another type is encoded each time.
+// encode. A tool is known by its name, description and where its schema's
+// bytes are (a json.RawMessage, which the entry keeps, so that memory is
+// not reused for another schema while cached): a schema must not change in
+// place once handed to a model, and Dawn's tool specs never do. A schema
+// of another type is encoded each time.
 type toolCache struct {
 	mu sync.Mutex
 	m  map[toolKey]toolEntry

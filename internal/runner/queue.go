@@ -117,31 +117,24 @@ func (m *Manager) SweepQueue(ctx context.Context) {
 }
 
 // wakeQueue starts, in the background, the head of a thread's queue if it
-// is due: called when a run is queued (see startQueuedAfter).
+// is due: called when a run is queued and when a run of the thread ends.
+// Under a --max-runs cap, a run's end also frees room for the queued runs
+// of other threads that found the server full. One read of whether any
+// run is queued at all covers both.
 func (m *Manager) wakeQueue(threadID string) {
 	if m.Draining() {
 		return
 	}
-	go m.startQueuedAfter(threadID)
-}
-
-// startQueuedAfter starts the head of a thread's queue if it is due:
-// called when a run is queued and, on the run's own goroutine, when a run
-// of the thread ends. Under a --max-runs cap, a run's end also frees room
-// for the queued runs of other threads that found the server full. One
-// read of whether any run is queued at all covers both.
-func (m *Manager) startQueuedAfter(threadID string) {
-	if m.Draining() {
-		return
-	}
-	ctx := context.Background()
-	if queued, err := m.store.AnyQueued(ctx); err == nil && !queued {
-		return
-	}
-	m.startDueRuns(ctx, threadID)
-	if m.maxRuns > 0 {
-		m.startDueRuns(ctx, "")
-	}
+	go func() {
+		ctx := context.Background()
+		if queued, err := m.store.AnyQueued(ctx); err == nil && !queued {
+			return
+		}
+		m.startDueRuns(ctx, threadID)
+		if m.maxRuns > 0 {
+			m.startDueRuns(ctx, "")
+		}
+	}()
 }
 
 // startDue starts the due queued runs of threadID, or of every thread

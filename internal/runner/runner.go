@@ -180,6 +180,9 @@ type Request struct {
 	// NoInput lets the run start without new messages: the model goes on
 	// from the thread's (a LangGraph run with input {"messages": []}).
 	NoInput bool
+	// Metadata is a JSON object kept with the run (store.Run.Metadata);
+	// nil keeps none.
+	Metadata json.RawMessage
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -253,7 +256,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: cmp.Or(req.queuedID, uuid.NewString()), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, queued: req.queuedID != ""}
-	run.user = userOf(ctx)
+	run.user, run.metadata = userOf(ctx), req.Metadata
 	if a.Config.Runs.ContinueOrphans && answers == nil && adm.strat == nil {
 		run.request = encodeRequest(req, ctx)
 	}
@@ -285,9 +288,8 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// The thread's requests share a provider prompt cache.
 	runCtx = models.WithPromptCacheKey(runCtx, run.ThreadID)
 	go func() {
-		// Once the thread is free, the next of its queue may start: on
-		// this goroutine, whose stack the run has grown already.
-		defer m.startQueuedAfter(run.ThreadID)
+		// Once the thread is free, the next of its queue may start.
+		defer m.wakeQueue(run.ThreadID)
 		defer m.release(run)
 		defer cancel()
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
@@ -397,7 +399,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Checkpoint: from}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Metadata: run.metadata, Checkpoint: from}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

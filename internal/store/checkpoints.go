@@ -45,6 +45,12 @@ func CheckpointID(threadID string, step int) string {
 	return u.String()
 }
 
+// InputCheckpointID names the checkpoint where a run's input was added
+// before its first step, step (see Step.Input).
+func InputCheckpointID(threadID string, step int) string {
+	return CheckpointID(threadID, step|inputFlag)
+}
+
 // ParseCheckpointID returns the step that id names in the thread, or false
 // when id names no checkpoint of it.
 func ParseCheckpointID(threadID, id string) (int, bool) {

@@ -36,6 +36,9 @@ type Run struct {
 	// it, kept so that another server can continue the run (see
 	// ClaimOrphans); nil keeps none. Only ClaimOrphans returns it.
 	Request json.RawMessage
+	// Metadata is the JSON object the run was started with, nil for
+	// none; Runs returns it.
+	Metadata json.RawMessage
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -140,7 +143,7 @@ func (s *DB) insertRun(ctx context.Context, tx dialect.Tx, r Run, threadPK, now 
 	if err != nil {
 		return 0, fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
-	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request)})
+	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request), Metadata: string(r.Metadata)})
 	switch {
 	case errors.Is(err, dialect.ErrRunning):
 		return 0, busyError(r.ThreadID)
@@ -281,6 +284,9 @@ func runOf(r dialect.RunRow) Run {
 		CreatedAt: fromNanos(r.CreatedAt), UpdatedAt: fromNanos(r.UpdatedAt)}
 	if len(r.Output) > 0 {
 		run.Output = json.RawMessage(r.Output)
+	}
+	if len(r.Metadata) > 0 {
+		run.Metadata = json.RawMessage(r.Metadata)
 	}
 	return run
 }

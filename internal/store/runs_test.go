@@ -149,17 +149,18 @@ func TestRunsNewestFirst(t *testing.T) {
 		newRun(t, s, "th", "a")
 		must(t, s.FinishRun(ctx, "a", RunSuccess, "", nil, nil))
 		for _, id := range []string{"b", "c"} {
-			must(t, startRun(ctx, s, Run{ID: id, ThreadID: "th"}))
+			must(t, startRun(ctx, s, Run{ID: id, ThreadID: "th", Metadata: json.RawMessage(`{"of":"` + id + `"}`)}))
 			must(t, s.FinishRun(ctx, id, RunSuccess, "", nil, nil))
 		}
 		runs, err := s.Runs(ctx, "th")
 		must(t, err)
 		var ids []string
 		for _, r := range runs {
-			ids = append(ids, r.ID)
+			ids = append(ids, r.ID+string(r.Metadata))
 		}
-		if strings.Join(ids, ",") != "c,b,a" {
-			t.Errorf("Runs = %v, want c,b,a", ids)
+		// A run keeps the metadata it was started with.
+		if strings.Join(ids, ",") != `c{"of":"c"},b{"of":"b"},a` {
+			t.Errorf("Runs = %v, want c,b,a with their metadata", ids)
 		}
 		_, err = s.CreateThread(ctx, "empty", nil)
 		must(t, err)

@@ -277,37 +277,44 @@ test("history and checkpoints: getHistory, getState at a checkpoint, before, par
   assert.equal(second.messages.length, first.messages.length + 2, "Dawn's {role, content} input works too");
   const runs = await c.runs.list(thread.thread_id);
 
-  // Newest first: each run's step, and before it the checkpoint where its
-  // input was added.
+  // Newest first, a checkpoint per node of LangGraph's agent graph: each
+  // run's answer, the input applied, and before it the input (the state
+  // before the run).
   const history = await c.threads.getHistory(thread.thread_id);
-  assert.equal(history.length, 4);
-  assert.deepEqual(history.map((h) => h.metadata.source), ["loop", "input", "loop", "input"]);
-  assert.deepEqual(history.map((h) => h.metadata.run_id), [runs[0].run_id, runs[0].run_id, runs[1].run_id, runs[1].run_id]);
+  assert.equal(history.length, 6);
+  assert.deepEqual(history.map((h) => h.metadata.source), ["loop", "loop", "input", "loop", "loop", "input"]);
+  assert.deepEqual(history.map((h) => h.next), [[], ["agent"], ["__start__"], [], ["agent"], ["__start__"]]);
+  assert.deepEqual(history.map((h) => h.metadata.step), [3, 2, 1, 1, 0, -1]);
+  assert.deepEqual(history.map((h) => h.metadata.run_id), [runs[0].run_id, runs[0].run_id, runs[0].run_id, runs[1].run_id, runs[1].run_id, runs[1].run_id]);
   assert.deepEqual(history[0].values, second);
+  assert.deepEqual(history[3].values, first);
   assert.deepEqual(history[2].values, first);
+  assert.deepEqual(history[5].values.messages, []);
   assert.deepEqual(history[1].values.messages.map((m) => m.content), [...first.messages.map((m) => m.content), "And now?"]);
   for (let i = 0; i + 1 < history.length; i++) {
     assert.equal(history[i].parent_checkpoint.checkpoint_id, history[i + 1].checkpoint.checkpoint_id);
   }
-  assert.equal(history[3].parent_checkpoint, null);
+  assert.equal(history[5].parent_checkpoint, null);
   // Message ids do not change between checkpoints.
   assert.deepEqual(history[0].values.messages.slice(0, first.messages.length).map((m) => m.id), first.messages.map((m) => m.id));
 
-  const older = await c.threads.getState(thread.thread_id, history[2].checkpoint.checkpoint_id);
+  const older = await c.threads.getState(thread.thread_id, history[3].checkpoint.checkpoint_id);
   assert.deepEqual(older.values, first);
-  const viaPost = await c.threads.getState(thread.thread_id, { checkpoint_id: history[2].checkpoint.checkpoint_id });
+  const viaPost = await c.threads.getState(thread.thread_id, { checkpoint_id: history[3].checkpoint.checkpoint_id });
   assert.deepEqual(viaPost.values, first);
+  const beforeInput = await c.threads.getState(thread.thread_id, history[2].checkpoint.checkpoint_id);
+  assert.deepEqual([beforeInput.values, beforeInput.next], [first, ["__start__"]]);
   const before = await c.threads.getHistory(thread.thread_id, { before: history[0].config });
   assert.deepEqual(before.map((h) => h.checkpoint.checkpoint_id), history.slice(1).map((h) => h.checkpoint.checkpoint_id));
   assert.equal((await c.threads.getHistory(thread.thread_id, { limit: 1 })).length, 1);
   const filtered = await c.threads.getHistory(thread.thread_id, { metadata: { run_id: runs[1].run_id } });
-  assert.deepEqual(filtered.map((h) => h.checkpoint.checkpoint_id), history.slice(2).map((h) => h.checkpoint.checkpoint_id));
+  assert.deepEqual(filtered.map((h) => h.checkpoint.checkpoint_id), history.slice(3).map((h) => h.checkpoint.checkpoint_id));
   await assert.rejects(c.threads.getState(thread.thread_id, "no-such-checkpoint"), /HTTP 404.*checkpoint_not_found/);
 
   // A run from the latest checkpoint goes on; one from an older checkpoint
   // starts a new branch there, and the old branch stays in the history.
   await c.runs.wait(thread.thread_id, "/blog", { input: ask, checkpointId: history[0].checkpoint.checkpoint_id });
-  const forked = await c.runs.wait(thread.thread_id, "/blog", { input: ask, checkpointId: history[2].checkpoint.checkpoint_id });
+  const forked = await c.runs.wait(thread.thread_id, "/blog", { input: ask, checkpointId: history[3].checkpoint.checkpoint_id });
   assert.deepEqual(forked.messages.slice(0, first.messages.length), first.messages);
   assert.equal(forked.messages.length, first.messages.length + 2);
   assert.deepEqual((await c.threads.getState(thread.thread_id, history[0].checkpoint.checkpoint_id)).values, second);

@@ -155,7 +155,7 @@ test("useStream with fetchStateHistory: a second message continues from the late
   const done = await eventually("the second answer", answered(2), 20000, seen(view));
   assert.deepEqual(done.messages.map((m) => m.type), ["human", "ai", "human", "ai"]);
   assert.equal(done.messages[2].content, "Second question");
-  assert.equal(view.hook.current.history.length, 4, "four checkpoints: each run's input, then its answer");
+  assert.equal(view.hook.current.history.length, 6, "six checkpoints: each run's input, the input applied, then its answer");
   view.root.unmount();
 });
 
@@ -191,7 +191,7 @@ test("useStream branching: regenerating an answer starts a branch, setBranch sho
   assert.deepEqual(back.messages.map((m) => m.id), before.messages.map((m) => m.id), "the old branch is as it was");
   assert.equal(back.messages[2].content, "Second question");
   const history = await client(gatedUrl).threads.getHistory(thread.thread_id, { limit: 100 });
-  assert.equal(history.length, 5, "both branches stay in the history: each run's input and answer, and the regenerated answer");
+  assert.equal(history.length, 7, "both branches stay in the history: each run's input, the input applied and answer, and the regenerated answer");
   view.root.unmount();
 });
 

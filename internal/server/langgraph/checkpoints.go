@@ -96,7 +96,11 @@ func (s *dialect) updateState(c echo.Context) error {
 	if err := s.refuseQueued(c.Request().Context(), threadID); err != nil {
 		return err
 	}
-	cp, err := s.applyUpdates(c.Request().Context(), threadID, "", cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID), store.SourceUpdate, updates)
+	from, err := s.forkPoint(c.Request().Context(), threadID, cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID))
+	if err != nil {
+		return err
+	}
+	cp, err := s.applyUpdates(c.Request().Context(), threadID, "", from, store.SourceUpdate, updates)
 	if err != nil {
 		return err
 	}
@@ -286,7 +290,10 @@ func parseSupersteps(raw json.RawMessage) ([]json.RawMessage, error) {
 // with other messages, or none, is kept whole, and the run goes on from
 // the updated state (with its own input, if any).
 func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Request, body lgRunBody) error {
-	from := cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID)
+	from, err := s.forkPoint(ctx, run.ThreadID, cmp.Or(body.Checkpoint.CheckpointID, body.CheckpointID))
+	if err != nil {
+		return err
+	}
 	var cmd lgCommand
 	if !isNull(body.Command) {
 		_ = json.Unmarshal(body.Command, &cmd) // parseCommand checked it

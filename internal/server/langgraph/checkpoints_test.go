@@ -119,10 +119,12 @@ func testForks(t *testing.T, storePath string) {
 		postOK(t, url+"/threads/f1/runs/wait", lgBody("/support/acme", q, nil), nil)
 	}
 	before := history(t, url, "f1")
-	// A step is a model turn with its tools: two in each of the first
-	// runs (the plan, then the answer), one in the third; before each
-	// run's first step, the checkpoint where its input was added.
-	if len(before) != 8 || before[0].last() != "A3" || before[0].Metadata.Step != 5 || before[1].Metadata.Source != "input" || before[1].last() != "Q3" {
+	// LangGraph's view, a checkpoint per node: each run has its input
+	// (source "input", the state before it) and the input applied; each
+	// model turn that called tools, the state after it and after its
+	// tools; then the answer. Two such runs (the plan, then the answer),
+	// then one that only answers: 5+5+3.
+	if len(before) != 13 || before[0].last() != "A3" || before[0].Metadata.Step != 9 || before[2].Metadata.Source != "input" || before[2].last() != "A2" || before[1].last() != "Q3" {
 		t.Fatalf("history after three exchanges: %d checkpoints, newest %q at step %d", len(before), before[0].last(), before[0].Metadata.Step)
 	}
 	for i, k := range before {
@@ -133,7 +135,7 @@ func testForks(t *testing.T, storePath string) {
 			t.Errorf("checkpoint %d's parent is not the one before it", i)
 		}
 	}
-	firstEnd := before[5] // step 2: A1, the plan with one item completed
+	firstEnd := before[8] // Dawn's step 2: A1, the plan with one item completed
 	if firstEnd.last() != "A1" || !slices.Equal(firstEnd.statuses(), []string{"completed", "in_progress", "pending", "pending"}) {
 		t.Fatalf("the first exchange's end: %q, plan %v", firstEnd.last(), firstEnd.statuses())
 	}
@@ -167,10 +169,10 @@ func checkRegenerate(t *testing.T, url string, before []kept, firstEnd kept) []k
 		t.Errorf("the fork's plan %+v: want the plan as the first exchange left it", out.Todos)
 	}
 	after := history(t, url, "f1")
-	if len(after) != 10 || after[1].ParentCheckpoint == nil || after[1].ParentCheckpoint.CheckpointID != firstEnd.Checkpoint.CheckpointID {
-		t.Fatalf("history after the fork: %d checkpoints; the new input's parent %+v, want %s", len(after), after[1].ParentCheckpoint, firstEnd.Checkpoint.CheckpointID)
+	if len(after) != 16 || after[2].ParentCheckpoint == nil || after[2].ParentCheckpoint.CheckpointID != firstEnd.Checkpoint.CheckpointID {
+		t.Fatalf("history after the fork: %d checkpoints; the new input's parent %+v, want %s", len(after), after[2].ParentCheckpoint, firstEnd.Checkpoint.CheckpointID)
 	}
-	oldEnd := after[2]
+	oldEnd := after[3]
 	if oldEnd.Checkpoint.CheckpointID != before[0].Checkpoint.CheckpointID || oldEnd.last() != "A3" || oldEnd.statuses()[3] != "in_progress" {
 		t.Errorf("the old branch's end: %q, plan %v", oldEnd.last(), oldEnd.statuses())
 	}
@@ -273,10 +275,12 @@ func checkDawnWire(t *testing.T, url string, firstEnd kept, after []kept) {
 		t.Errorf("a run from an unknown checkpoint on Dawn's wire: %s", kind)
 	}
 
-	// Dawn's wire: GET /threads/:id/history, newest first, a page at a time.
+	// Dawn's wire: GET /threads/:id/history, newest first, a page at a
+	// time, one checkpoint per step (LangGraph's view has the ones
+	// between: after[2] is the state before the fork's input).
 	var page []kept
 	getJSON(t, url+"/threads/f1/history?limit=2&before="+after[0].Checkpoint.CheckpointID, &page)
-	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID || page[1].Checkpoint.CheckpointID != after[2].Checkpoint.CheckpointID {
+	if len(page) != 2 || page[0].Checkpoint.CheckpointID != after[1].Checkpoint.CheckpointID || page[1].Checkpoint.CheckpointID != after[3].Checkpoint.CheckpointID {
 		t.Errorf("GET history before the fork's end: %d checkpoints", len(page))
 	}
 }
@@ -317,7 +321,9 @@ func TestLangGraphSuperstepsAndCommandUpdate(t *testing.T) {
 		t.Fatalf("a run with command.update: %+v, todos %+v", out.Messages, out.Todos)
 	}
 	hist = history(t, url, "s1")
-	if len(hist) != 5 || hist[2].Metadata.Source != "update" || hist[1].Metadata.Source != "input" || hist[0].Metadata.Source != "loop" {
+	// LangGraph's view: the answer, the input applied, before it, the
+	// update, the supersteps.
+	if len(hist) != 6 || hist[3].Metadata.Source != "update" || hist[2].Metadata.Source != "input" || hist[1].Metadata.Source != "loop" || hist[0].Metadata.Source != "loop" {
 		t.Errorf("history after command.update: %d checkpoints", len(hist))
 	}
 	// Without messages nor input, the update is kept and the model goes

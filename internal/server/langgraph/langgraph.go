@@ -432,6 +432,9 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 		// A LangGraph run may bring no new message ({"messages": []}): the
 		// model goes on from the thread's.
 		NoInput: true}
+	if !isNull(body.Metadata) {
+		req.Metadata = body.Metadata // kept with the run: its checkpoints show it
+	}
 	return run, req, nil
 }
 
@@ -602,6 +605,10 @@ type lgStart struct {
 	Prefix []thread.Message
 	Fields thread.State
 	Names  messageNames
+	// Step is the thread's highest step then, which the run's first
+	// follows; From the checkpoint the run starts from ("" for none).
+	Step int
+	From string
 }
 
 // threadStart reads what a run of req on a thread would start from now:
@@ -612,6 +619,7 @@ func (s *dialect) threadStart(ctx context.Context, threadID, routeID string, req
 		start.Fields = p.InitialState()
 	}
 	cp, err := s.host.Latest(ctx, threadID)
+	start.Step, start.From = cp.Step, cmpOr(req.Checkpoint, cp.ID)
 	if req.Checkpoint != "" && req.Checkpoint != cp.ID {
 		cp, err = s.host.CheckpointAt(ctx, threadID, req.Checkpoint)
 	}
@@ -680,15 +688,19 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 	var prefix []thread.Message
 	var fields thread.State
 	var names messageNames
+	var origin runOrigin
 	if run.start != nil {
 		prefix, fields, names = run.start.Prefix, run.start.Fields, run.start.Names
+		origin = runOrigin{First: run.start.Step + 1, From: run.start.From}
 	} else {
 		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
 		names = s.threadNames(c.Request().Context(), run.ThreadID)
+		origin = s.runOrigin(c.Request().Context(), run.ThreadID, run.RunID, true)
 	}
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, AssistantID: run.AssistantID, Modes: run.Modes, Subgraphs: run.Subgraphs,
 		Input: len(run.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID), Names: names,
+		Origin: origin,
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
@@ -925,6 +937,7 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: view.AssistantID, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Input: len(view.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
+		Origin: s.runOrigin(ctx, threadID, runID, r.Status == store.RunRunning || r.Status == store.RunPending),
 	})
 	// Read from the first event: the translator rebuilds the run's parts
 	// from all of them, and the follower reads what commits from now on

@@ -446,8 +446,8 @@ func TestLangGraphStateShape(t *testing.T) {
 	resp = post(t, url+"/threads/s1/history", `{}`)
 	_ = json.NewDecoder(resp.Body).Decode(&history)
 	resp.Body.Close()
-	if len(history) != 2 {
-		t.Errorf("history has %d checkpoints, want the first run's end and its input (the failed run saved no step)", len(history))
+	if len(history) != 3 {
+		t.Errorf("history has %d checkpoints, want the first run's end, its input applied and before it (the failed run saved no step)", len(history))
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"github.com/dawn-go/dawn/capabilities"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/server/wire"
@@ -78,20 +77,7 @@ func newCheckpointRef(threadID, id string) lgCheckpoint {
 // first, from the one before before (a checkpoint id; "" starts at the
 // newest). A thread without a step has none.
 func (s *dialect) checkpoints(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
-	t, err := s.host.GetThread(ctx, threadID)
-	if err != nil {
-		return nil, err
-	}
-	cp, err := s.host.Latest(ctx, threadID)
-	if err != nil {
-		return nil, err
-	}
-	if before != "" {
-		if _, ok := store.ParseCheckpointID(threadID, before); !ok {
-			return []threadState{}, nil // not a checkpoint of this thread: nothing before it
-		}
-	}
-	kept, err := s.host.History(ctx, threadID, store.HistoryQuery{Limit: limit, Before: before})
+	t, cp, kept, err := s.keptCheckpoints(ctx, threadID, limit, before)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +90,27 @@ func (s *dialect) checkpoints(ctx context.Context, threadID string, limit int, b
 		list = append(list, keptState(t, k))
 	}
 	return list, nil
+}
+
+// keptCheckpoints reads the thread, its latest state and up to limit of
+// its stored checkpoints before before (nil when before names none of
+// the thread's).
+func (s *dialect) keptCheckpoints(ctx context.Context, threadID string, limit int, before string) (store.Thread, store.Checkpoint, []store.Checkpoint, error) {
+	t, err := s.host.GetThread(ctx, threadID)
+	if err != nil {
+		return t, store.Checkpoint{}, nil, err
+	}
+	cp, err := s.host.Latest(ctx, threadID)
+	if err != nil {
+		return t, cp, nil, err
+	}
+	if before != "" {
+		if _, ok := store.ParseCheckpointID(threadID, before); !ok {
+			return t, cp, nil, nil // not a checkpoint of this thread: nothing before it
+		}
+	}
+	kept, err := s.host.History(ctx, threadID, store.HistoryQuery{Limit: limit, Before: before})
+	return t, cp, kept, err
 }
 
 // headState is the thread's latest state, with its parent.
@@ -285,9 +292,18 @@ func (s *dialect) stateAt(c echo.Context, id string) error {
 	if id == "" || head.Checkpoint.CheckpointID == id {
 		return c.JSON(http.StatusOK, head)
 	}
+	if cs, derived, err := s.nodeStateAt(ctx, threadID, id); derived {
+		if errors.Is(err, store.ErrNotFound) {
+			return checkpointNotFound(threadID, id)
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, cs)
+	}
 	k, err := s.host.CheckpointAt(ctx, threadID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return wire.NewError(http.StatusNotFound, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(id)+"; list them with POST /threads/"+threadID+"/history")
+		return checkpointNotFound(threadID, id)
 	}
 	if err != nil {
 		return err
@@ -336,7 +352,7 @@ func (s *dialect) threadHistory(c echo.Context) error {
 	if filtered {
 		fetch = maxHistory
 	}
-	list, err := s.checkpoints(c.Request().Context(), c.Param("id"), fetch, before)
+	list, err := s.nodeHistory(c.Request().Context(), c.Param("id"), fetch, before)
 	if err != nil {
 		return err
 	}

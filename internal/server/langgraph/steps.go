@@ -1,9 +1,11 @@
 package langgraph
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/google/uuid"
 )
 
@@ -21,8 +23,8 @@ import (
 //
 // Task and event run ids are derived from the run's id, the graph's
 // namespace, the step and the node, so a replay of the run's log gives
-// the same ids. The checkpoints name no checkpoint_id: the events of a
-// run do not carry the store's; GET /threads/:id/history has them.
+// the same ids. The run's checkpoints name the ids history shows them by
+// (see nodes.go), from the step the run's first step is stored as.
 
 // modes of the step-level parts.
 const (
@@ -111,7 +113,7 @@ func (t *lgTranslator) inputCheckpoint(g *lgGraph, input int) {
 	if !t.wants(g, modeCheckpoints) && !t.wants(g, modeDebug) {
 		return
 	}
-	before := &lgGraph{ns: g.ns, msgs: g.msgs[:len(g.msgs)-min(input, len(g.msgs))], fields: g.fields, step: -1}
+	before := &lgGraph{ns: g.ns, msgs: g.msgs[:len(g.msgs)-min(input, len(g.msgs))], fields: g.fields, step: g.step - 1}
 	t.emitCheckpoint(before, []string{"__start__"}, "input")
 }
 
@@ -137,6 +139,16 @@ func (t *lgTranslator) emitCheckpoint(g *lgGraph, next []string, source string) 
 		"values": stateOf(g), "next": next, "tasks": tasks,
 		"config":   map[string]any{"configurable": map[string]any{"thread_id": t.threadID, "checkpoint_ns": g.ns}},
 		"metadata": map[string]any{"source": source, "step": g.step, "run_id": t.runID, "thread_id": t.threadID, "graph_id": t.graphID, "parents": map[string]any{}},
+	}
+	if ref, ok := t.checkpointRef(g, next, source); ok {
+		// The run's own checkpoints name the ids history shows them by.
+		cp["checkpoint"], cp["config"] = ref, stateConfig{Configurable: ref}
+		cp["parent_checkpoint"], cp["parent_config"] = nil, nil
+		if t.last != "" {
+			parent := newCheckpointRef(t.threadID, t.last)
+			cp["parent_checkpoint"], cp["parent_config"] = parent, stateConfig{Configurable: parent}
+		}
+		t.last = ref.CheckpointID
 	}
 	t.emit(g, modeCheckpoints, modeCheckpoints, cp)
 	t.emit(g, modeDebug, modeDebug, map[string]any{"type": "checkpoint", "timestamp": timestamp(), "step": g.step, "payload": cp})
@@ -204,4 +216,31 @@ func (t *lgTranslator) completeMessages(g *lgGraph) {
 	if len(fresh) > 0 {
 		t.emit(g, modeMessages, "messages/complete", fresh)
 	}
+}
+
+// checkpointRef names the checkpoint of g's state with the nodes next,
+// made by source, as history shows it (see nodes.go): only the run's own
+// graph has stored checkpoints, and only when the run's origin is known.
+func (t *lgTranslator) checkpointRef(g *lgGraph, next []string, source string) (lgCheckpoint, bool) {
+	first := t.origin.First
+	if g.ns != "" || first == 0 {
+		return lgCheckpoint{}, false
+	}
+	var id string
+	step := (g.step + 1) / 2 // Dawn's step n: 2n-1 after the model, 2n after its tools
+	switch {
+	case (source == "input" || g.step == 2*first-2) && t.input == 0:
+		return lgCheckpoint{}, false // a run without input keeps no checkpoint for it
+	case source == "input":
+		step, id = first, derivedID(t.threadID, store.InputCheckpointID(t.threadID, first))
+	case g.step == 2*first-2:
+		step, id = first, store.InputCheckpointID(t.threadID, first)
+	case g.step%2 != 0 && slices.Equal(next, []string{nodeTools}) && !t.parked:
+		id = derivedID(t.threadID, store.CheckpointID(t.threadID, step))
+	default:
+		id = store.CheckpointID(t.threadID, step)
+	}
+	ref := newCheckpointRef(t.threadID, id)
+	ref.Step, ref.RunID, ref.Route = &step, t.runID, t.routeID
+	return ref, true
 }

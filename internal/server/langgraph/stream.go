@@ -81,6 +81,7 @@ type lgTranslator struct {
 	threadID    string
 	runID       string
 	graphID     string
+	routeID     string // Dawn's name of the graph, for checkpoint refs
 	assistantID string
 	app         *app.App
 	top         *lgGraph
@@ -89,8 +90,15 @@ type lgTranslator struct {
 	saved       func() ([]thread.Message, thread.State, bool)
 	// input is how many of the run's starting messages its input brought.
 	input int
-	out   []stream.Event
-	names messageNames // of the top graph's messages
+	// origin names the run's checkpoints; last is the id of the one
+	// streamed last, the parent of the next.
+	origin runOrigin
+	last   string
+	// parked is set when the run parks: its last checkpoint is the step
+	// stored with the calls it holds back.
+	parked bool
+	out    []stream.Event
+	names  messageNames // of the top graph's messages
 }
 
 // taskCall is a call of the task tool: what its subagent is asked, and the
@@ -148,12 +156,15 @@ type lgRunView struct {
 	// Names names the thread's messages; zero for a thread never forked
 	// or copied.
 	Names messageNames
+	// Origin names the checkpoints the run's steps are stored as.
+	Origin runOrigin
 }
 
 func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 	t := &lgTranslator{
-		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: graphName(v.RouteID), assistantID: cmpOr(v.AssistantID, assistantID(v.RouteID)),
+		modes: v.Modes, subgraphs: v.Subgraphs, threadID: v.ThreadID, runID: v.RunID, graphID: graphName(v.RouteID), routeID: v.RouteID, assistantID: cmpOr(v.AssistantID, assistantID(v.RouteID)),
 		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved, input: v.Input,
+		origin: v.Origin, last: v.Origin.From,
 	}
 	fields := v.Fields.Clone()
 	t.names = v.Names
@@ -161,6 +172,9 @@ func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 		t.names.base = v.ThreadID
 	}
 	t.top = &lgGraph{msgs: t.names.messages(v.Prefix), fields: fields, changed: thread.State{}, ai: -1, completed: map[string]bool{}}
+	if v.Origin.First > 0 {
+		t.top.step = 2*v.Origin.First - 2 // LangGraph's step of the input applied (see nodes.go)
+	}
 	// A run that goes on with a parked run's held-back calls starts in
 	// that run's tools step: it ends when they all have their results.
 	t.top.calls = len(unansweredCalls(v.Prefix))
@@ -508,6 +522,7 @@ func (t *lgTranslator) park(interrupts []capabilities.Interrupt) {
 			g.msgs, g.fields = t.names.messages(msgs), fields
 		}
 	}
+	t.parked = true
 	t.stepDone(g, next)
 	list := map[string]any{interruptKey: lgInterrupts(interrupts)}
 	t.emit(g, modeValues, modeValues, list)

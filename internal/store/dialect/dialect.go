@@ -294,6 +294,7 @@ type RunRow struct {
 	ID, ThreadID, Route, Status, Error string
 	Output                             []byte
 	CreatedAt, UpdatedAt               int64
+	Metadata                           []byte // nil for NULL
 }
 
 // NewRun is a run to insert, running, owned by Owner.
@@ -306,6 +307,8 @@ type NewRun struct {
 	// Request is the JSON request the run was started with, or "" to
 	// keep none (NULL).
 	Request string
+	// Metadata is the run's JSON metadata, or "" for none (NULL).
+	Metadata string
 }
 
 // RunLock is what a step or a run's end reads of its run and thread.

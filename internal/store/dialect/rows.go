@@ -34,11 +34,12 @@ func ScanThreads(rows Rows) ([]ThreadRow, error) {
 	return out, err
 }
 
-// ScanRuns reads rows of id, thread id, route, status, error, output
+// ScanRuns reads rows of id, thread id, route, status, error, output,
+// created, updated and metadata
 // (NULL gives nil), created_at, updated_at.
 func ScanRuns(rows Rows) ([]RunRow, error) {
 	return scanAll(rows, func(r *RunRow) []any {
-		return []any{&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &r.Output, &r.CreatedAt, &r.UpdatedAt}
+		return []any{&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &r.Output, &r.CreatedAt, &r.UpdatedAt, &r.Metadata}
 	})
 }
 

@@ -100,8 +100,12 @@ func (t *tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 	if r.Request != "" {
 		request = &r.Request
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request)
-		VALUES ($1, $2, $3, 'running', $4, $5, $6, $7)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, request)
+	var metadata *string
+	if r.Metadata != "" {
+		metadata = &r.Metadata
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata)
+		VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, request, metadata)
 	switch uniqueViolation(err) {
 	case "":
 		return err

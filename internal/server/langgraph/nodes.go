@@ -1,0 +1,396 @@
+package langgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/thread"
+	"github.com/google/uuid"
+)
+
+// LangGraph's prebuilt agent graph keeps a checkpoint after every node:
+// the run's input (step -1, next __start__), the input applied (next
+// agent), each model turn (next tools, when it called tools), each tools
+// step (next agent). Dawn stores one checkpoint per step, a model turn
+// with its tool calls, and one where a run's input was added; the
+// LangGraph view derives the checkpoints in between from them, without
+// storing anything more:
+//   - a run's input checkpoint is two: before the input (the parent's
+//     state, next __start__), then with it (the stored checkpoint, next
+//     agent);
+//   - a step whose model turn called tools that answered is two: after
+//     the model's turn (its messages up to the model's, next tools), then
+//     after the tools (the stored checkpoint, next agent);
+//   - every other checkpoint is itself.
+//
+// The derived checkpoint's id is the stored one's with nodeFlag set in the
+// step bits of the id (see store.CheckpointID), so it names the thread and
+// the stored checkpoint it comes from, and getState and forks resolve it.
+// LangGraph's metadata.step counts nodes: a step n of Dawn's is 2n-1 after
+// the model, 2n after its tools; a run whose first step is n has its input
+// at 2n-3 and applied at 2n-2, so a thread's first run has LangGraph's
+// -1, 0, 1, 2, 3.
+
+// nodeFlag marks a derived checkpoint's number (see above). Bit 46 is the
+// store's own input flag; the number has 48 bits.
+const nodeFlag = 1 << 47
+
+// derivedID is the id of the checkpoint derived before the stored one id.
+func derivedID(threadID, id string) string {
+	n, ok := store.ParseCheckpointID(threadID, id)
+	if !ok {
+		return ""
+	}
+	return store.CheckpointID(threadID, n|nodeFlag)
+}
+
+// storedID resolves a checkpoint id of the LangGraph view: the stored
+// checkpoint it is or comes from, and whether it is the derived one.
+func storedID(threadID, id string) (string, bool) {
+	n, ok := store.ParseCheckpointID(threadID, id)
+	if !ok || n&nodeFlag == 0 {
+		return id, false
+	}
+	return store.CheckpointID(threadID, n&^nodeFlag), true
+}
+
+// runInput reports whether k is where a run's input was added.
+func runInput(k store.Checkpoint) bool {
+	return k.Source == store.SourceInput && k.RunID != ""
+}
+
+// toolsAnswered returns the index of the last model message of msgs when
+// it called tools and only their results follow it, or -1.
+func toolsAnswered(msgs []thread.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		switch m := msgs[i]; {
+		case m.Role == thread.RoleTool:
+			continue
+		case m.Role == thread.RoleAssistant && len(m.ToolCalls) > 0 && i < len(msgs)-1:
+			return i
+		}
+		return -1
+	}
+	return -1
+}
+
+// splits reports whether stored checkpoint k stands for two checkpoints
+// in the LangGraph view.
+func splits(k store.Checkpoint) bool {
+	if runInput(k) {
+		return true
+	}
+	return k.Source != store.SourceUpdate && k.Source != store.SourceInput && toolsAnswered(k.Messages) >= 0
+}
+
+// nodeStates is stored checkpoint k, shown as cs, in the LangGraph view:
+// one checkpoint or two, newest first. parent reads k's parent (for the
+// state before a run's input).
+func nodeStates(threadID string, k store.Checkpoint, cs threadState, head bool, parent func() (store.Checkpoint, bool)) []threadState {
+	setStep(&cs, 2*k.Step)
+	switch {
+	case runInput(k):
+		before := cs
+		before.Checkpoint = withID(cs.Checkpoint, derivedID(threadID, k.ID))
+		before.Config = stateConfig{Configurable: before.Checkpoint}
+		before.Next, before.Tasks = []string{"__start__"}, []stateTask{}
+		before.Values = wire.MustJSON(map[string]any{"messages": []lcMessage{}})
+		if p, ok := parent(); ok {
+			before.Values = lcCheckpointValues(p)
+		}
+		before.Status, before.UpdatedAt, before.Interrupts = "", nil, nil
+		setStep(&before, 2*k.Step-3)
+		cs.Metadata = cloneMeta(cs.Metadata)
+		cs.Metadata["source"] = store.SourceLoop
+		setStep(&cs, 2*k.Step-2)
+		linkParent(&cs, before.Checkpoint)
+		if !head {
+			cs.Next = []string{nodeAgent}
+		}
+		return []threadState{cs, before}
+	case splits(k):
+		a := toolsAnswered(k.Messages)
+		agent := cs
+		agent.Checkpoint = withID(cs.Checkpoint, derivedID(threadID, k.ID))
+		agent.Config = stateConfig{Configurable: agent.Checkpoint}
+		short := k
+		short.Messages = k.Messages[:a+1]
+		agent.Values = lcCheckpointValues(short)
+		agent.Next, agent.Tasks = []string{nodeTools}, []stateTask{}
+		agent.Status, agent.UpdatedAt, agent.Interrupts = "", nil, nil
+		setStep(&agent, 2*k.Step-1)
+		linkParent(&cs, agent.Checkpoint)
+		if !head {
+			cs.Next = []string{nodeAgent}
+		}
+		return []threadState{cs, agent}
+	}
+	if k.Source != store.SourceUpdate {
+		setStep(&cs, 2*k.Step-1)
+	}
+	if !head && len(unansweredCalls(k.Messages)) > 0 {
+		cs.Next = []string{nodeTools}
+	}
+	return []threadState{cs}
+}
+
+// withID is ref naming checkpoint id.
+func withID(ref lgCheckpoint, id string) lgCheckpoint {
+	ref.CheckpointID = id
+	return ref
+}
+
+// setStep sets cs's metadata.step (a copy of its metadata).
+func setStep(cs *threadState, step int) {
+	cs.Metadata = cloneMeta(cs.Metadata)
+	cs.Metadata["step"] = step
+}
+
+// linkParent makes parent the parent of cs.
+func linkParent(cs *threadState, parent lgCheckpoint) {
+	p := newCheckpointRef(parent.ThreadID, parent.CheckpointID)
+	cs.ParentCheckpoint, cs.ParentConfig = &p, &stateConfig{Configurable: p}
+}
+
+func cloneMeta(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// nodeHistory is the LangGraph view of up to limit checkpoints of a
+// thread, newest first, from the one before before (an id of the view;
+// "" starts at the newest).
+func (s *dialect) nodeHistory(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
+	var list []threadState
+	var err error
+	switch from, derived := storedID(threadID, before); {
+	case before == "" || derived:
+		// A derived checkpoint is the older of its pair: the stored ones
+		// before its own come next.
+		list, err = s.expanded(ctx, threadID, limit, from)
+	default:
+		list, err = s.checkpointsFrom(ctx, threadID, before, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return list[:min(limit, len(list))], nil
+}
+
+// checkpointsFrom is the view from before, a stored checkpoint id: its
+// derived checkpoint, if any, and those of the stored ones before it.
+func (s *dialect) checkpointsFrom(ctx context.Context, threadID, before string, limit int) ([]threadState, error) {
+	all, err := s.expanded(ctx, threadID, limit, before)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := store.ParseCheckpointID(threadID, before); !ok {
+		return all, nil
+	}
+	k, err := s.host.CheckpointAt(ctx, threadID, before)
+	if err != nil || !splits(k) {
+		return all, nil //nolint:nilerr // a checkpoint that is gone has nothing derived before it
+	}
+	t, err := s.host.GetThread(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	pair := nodeStates(threadID, k, keptState(t, k), false, s.parentReader(ctx, threadID, k, nil))
+	return append([]threadState{pair[1]}, all...), nil
+}
+
+// expanded is the view of up to limit stored checkpoints from before (a
+// stored id, "" for the newest): each one's checkpoints.
+func (s *dialect) expanded(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
+	t, cp, kept, err := s.keptCheckpoints(ctx, threadID, limit, before)
+	if err != nil || kept == nil {
+		return []threadState{}, err
+	}
+	byID := make(map[string]store.Checkpoint, len(kept))
+	for _, k := range kept {
+		byID[k.ID] = k
+	}
+	runMeta := s.runMetadata(ctx, threadID)
+	list := make([]threadState, 0, 2*len(kept))
+	for _, k := range kept {
+		cs, head := keptState(t, k), k.ID == cp.ID
+		if head {
+			cs = s.latestState(ctx, t, cp, k)
+		}
+		cs.Metadata = withRunMetadata(cs.Metadata, runMeta[k.RunID])
+		list = append(list, nodeStates(threadID, k, cs, head, s.parentReader(ctx, threadID, k, byID))...)
+	}
+	return list, nil
+}
+
+// runMetadata is the metadata each run of the thread was started with,
+// by run id; a run without any has none.
+func (s *dialect) runMetadata(ctx context.Context, threadID string) map[string]map[string]any {
+	runs, err := s.host.Runs(ctx, threadID)
+	if err != nil {
+		return nil
+	}
+	out := map[string]map[string]any{}
+	for _, r := range runs {
+		var m map[string]any
+		if len(r.Metadata) > 0 && json.Unmarshal(r.Metadata, &m) == nil && len(m) > 0 {
+			out[r.ID] = m
+		}
+	}
+	return out
+}
+
+// withRunMetadata is a checkpoint's metadata with its run's under it, as
+// LangGraph keeps a run's metadata in its checkpoints': the checkpoint's
+// own keys (source, step, run_id, ...) win.
+func withRunMetadata(meta, run map[string]any) map[string]any {
+	if len(run) == 0 {
+		return meta
+	}
+	out := make(map[string]any, len(meta)+len(run))
+	for k, v := range run {
+		out[k] = v
+	}
+	for k, v := range meta {
+		out[k] = v
+	}
+	return out
+}
+
+// parentReader reads k's parent from byID, else from the store.
+func (s *dialect) parentReader(ctx context.Context, threadID string, k store.Checkpoint, byID map[string]store.Checkpoint) func() (store.Checkpoint, bool) {
+	return func() (store.Checkpoint, bool) {
+		if k.ParentID == "" {
+			return store.Checkpoint{}, false
+		}
+		if p, ok := byID[k.ParentID]; ok {
+			return p, true
+		}
+		p, err := s.host.CheckpointAt(ctx, threadID, k.ParentID)
+		return p, err == nil
+	}
+}
+
+// nodeStateAt is the view's checkpoint id, derived: ok is false when id
+// is no derived checkpoint.
+func (s *dialect) nodeStateAt(ctx context.Context, threadID, id string) (threadState, bool, error) {
+	stored, derived := storedID(threadID, id)
+	if !derived {
+		return threadState{}, false, nil
+	}
+	k, err := s.host.CheckpointAt(ctx, threadID, stored)
+	if err != nil {
+		return threadState{}, true, err
+	}
+	if !splits(k) {
+		return threadState{}, true, checkpointNotFound(threadID, id)
+	}
+	t, err := s.host.GetThread(ctx, threadID)
+	if err != nil {
+		return threadState{}, true, err
+	}
+	return nodeStates(threadID, k, keptState(t, k), false, s.parentReader(ctx, threadID, k, nil))[1], true, nil
+}
+
+// checkpointNotFound is the 404 of a checkpoint the thread does not have.
+func checkpointNotFound(threadID, id string) error {
+	return wire.NewError(404, "checkpoint_not_found", "thread "+threadID+" has no checkpoint "+strconv.Quote(id)+"; list them with POST /threads/"+threadID+"/history")
+}
+
+// runOrigin is where a run's checkpoints start: the thread's step its
+// first step is, and the checkpoint it started from.
+type runOrigin struct {
+	First int    // 0: unknown, and streamed checkpoints name no id
+	From  string // "" for none
+}
+
+// runOrigin reads run runID's origin from the thread's newest
+// checkpoints (originScan of them): its earliest one. A run still to save
+// its first step (live) starts after the thread's latest state, read
+// first: the run may save its first step meanwhile. An ended run whose
+// checkpoints are older than that streams its checkpoints without ids.
+func (s *dialect) runOrigin(ctx context.Context, threadID, runID string, live bool) runOrigin {
+	cp, err := s.host.Latest(ctx, threadID)
+	if err != nil {
+		return runOrigin{}
+	}
+	kept, err := s.host.History(ctx, threadID, store.HistoryQuery{Limit: originScan})
+	if err != nil {
+		return runOrigin{}
+	}
+	for i := len(kept) - 1; i >= 0; i-- {
+		if k := kept[i]; k.RunID == runID {
+			return runOrigin{First: k.Step, From: k.ParentID}
+		}
+	}
+	if !live {
+		return runOrigin{}
+	}
+	return runOrigin{First: cp.Step + 1, From: cp.ID}
+}
+
+// originScan bounds the checkpoints runOrigin reads: a run keeps two
+// more than its tool turns.
+const originScan = 64
+
+// forkPoint resolves the checkpoint a run starts from, an id of the
+// LangGraph view, to a stored one the store can start a branch at:
+//   - before a run's input: the checkpoint before it (its parent);
+//   - after a model turn whose calls ran: the step before it, with the
+//     model's message added back by a state update that holds its calls
+//     back as interrupt_after ["agent"] would (a pause before the tools),
+//     so that a run with input null runs them first, as LangGraph's
+//     tools node runs next from there.
+//
+// Every other id is itself. A fork from after a model turn keeps one
+// checkpoint more, the update; runs themselves keep none more.
+func (s *dialect) forkPoint(ctx context.Context, threadID, id string) (string, error) {
+	stored, derived := storedID(threadID, id)
+	if !derived {
+		return id, nil
+	}
+	k, err := s.host.CheckpointAt(ctx, threadID, stored)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !splits(k)) {
+		return "", checkpointNotFound(threadID, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	if runInput(k) {
+		if k.ParentID == "" {
+			return "", wire.BadBody("checkpoint " + strconv.Quote(id) + " is the empty state before thread " + threadID + "'s first run: a run from it is a run on a new thread")
+		}
+		return k.ParentID, nil
+	}
+	if k.ParentID == "" {
+		return "", wire.BadBody("checkpoint " + strconv.Quote(id) + " has no step before it to start a branch at")
+	}
+	model := k.Messages[toolsAnswered(k.Messages)]
+	pending := make([]capabilities.Interrupt, len(model.ToolCalls))
+	for i, c := range model.ToolCalls {
+		pending[i] = capabilities.Interrupt{ID: "pause-" + uuid.NewString(), Type: capabilities.InterruptType, Kind: runner.PauseKind,
+			Detail: wire.MustJSON(map[string]string{"when": "before", "node": nodeTools}), CallID: c.ID}
+	}
+	cp, err := s.host.UpdateState(ctx, store.StateUpdate{ThreadID: threadID, Checkpoint: k.ParentID, Source: store.SourceUpdate,
+		Merge: func(cp store.Checkpoint) ([]thread.Message, thread.State, error) {
+			values := cp.Values.Clone()
+			if values == nil {
+				values = thread.State{}
+			}
+			values[capabilities.InterruptsKey] = wire.MustJSON(pending)
+			return []thread.Message{model}, values, nil
+		}})
+	if err != nil {
+		return "", updateError(threadID, id, err)
+	}
+	return cp.ID, nil
+}
