@@ -152,6 +152,13 @@ func byID(cp store.Checkpoint, in []thread.Message) (keep int, tail []thread.Mes
 	return keep, tail, nil
 }
 
+// carryingID is cp's i-th message carrying the id it has there, so that
+// written again elsewhere (on another branch) it keeps its name.
+func carryingID(cp store.Checkpoint, i int) thread.Message {
+	m := cp.Messages[i]
+	return withOwnID(m, idOr(m, namesOf(cp).id(i)))
+}
+
 // sameMessage reports whether b, sent with a's id, has a's fields: a
 // client that sends back a message as it read it changes nothing.
 func sameMessage(a, b thread.Message) bool {

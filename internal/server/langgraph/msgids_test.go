@@ -301,7 +301,15 @@ func TestLangGraphRebuildFromUpdates(t *testing.T) {
 		Values json.RawMessage `json:"values"`
 	}
 	postOK(t, url+"/threads/b1/history", `{"limit":100}`, &hist)
-	input := hist[len(hist)-1].Values // the oldest: where the input was added
+	var input json.RawMessage // the oldest state with a message: where the input was added
+	for i := len(hist) - 1; i >= 0 && input == nil; i-- {
+		var v struct {
+			Messages []lgMessage `json:"messages"`
+		}
+		if json.Unmarshal(hist[i].Values, &v) == nil && len(v.Messages) > 0 {
+			input = hist[i].Values
+		}
+	}
 	steps := []map[string]any{
 		{"updates": []any{map[string]any{"as_node": "__input__", "values": input}}},
 		{"updates": []any{map[string]any{"as_node": "__start__", "values": input}}},
@@ -327,5 +335,34 @@ func TestLangGraphRebuildFromUpdates(t *testing.T) {
 	if contentsOf(a.Values.Messages) != contentsOf(b.Values.Messages) || strings.Join(idsOf(a.Values.Messages), ",") != strings.Join(idsOf(b.Values.Messages), ",") {
 		t.Errorf("the rebuilt thread's messages %q %q differ from the original's %q %q",
 			contentsOf(b.Values.Messages), idsOf(b.Values.Messages), contentsOf(a.Values.Messages), idsOf(a.Values.Messages))
+	}
+}
+
+// TestLangGraphForkAfterModelKeepsIDs: a run from the checkpoint after a
+// model turn that called a tool writes the model's message again on a new
+// branch; it keeps its id there, in the thread's state as in the run's
+// output.
+func TestLangGraphForkAfterModelKeepsIDs(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().CallTool("writeTodos", apptest.FourTodos(1)).Reply("A1").Reply("A1 again"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"f1"}`, nil)
+	postOK(t, url+"/threads/f1/runs/wait", lgBody("/support/acme", "Q1", nil), nil)
+	var after *kept
+	for _, k := range history(t, url, "f1") {
+		if len(k.Next) == 1 && k.Next[0] == "tools" {
+			after = &k
+		}
+	}
+	if after == nil {
+		t.Fatal("no checkpoint after the model's turn in history")
+	}
+	var out struct {
+		Messages []lgMessage `json:"messages"`
+	}
+	postOK(t, url+"/threads/f1/runs/wait", `{"assistant_id":"/support/acme","input":null,"checkpoint":{"checkpoint_id":"`+after.Checkpoint.CheckpointID+`"}}`, &out)
+	want := after.Values.Messages[1].ID
+	st := stateOf(t, url, "f1")
+	if len(out.Messages) != 4 || out.Messages[1].ID != want || st.Values.Messages[1].ID != want {
+		t.Errorf("the model's message after the fork: output %q, state %q, want %q", idsOf(out.Messages), idsOf(st.Values.Messages), want)
 	}
 }
