@@ -443,6 +443,9 @@ type StateUpdate struct {
 	// Merge gets the state to change, inside the write, and returns the
 	// messages to add to it and the whole new state values.
 	Merge func(Checkpoint) (append []thread.Message, values thread.State, err error)
+	// Rewrite, when set, is used instead of Merge: an update that may
+	// change or drop messages the state has (see Rewrite and branchAt).
+	Rewrite Rewrite
 }
 
 // UpdateState keeps a new checkpoint on the thread: the state u.Merge
@@ -468,9 +471,12 @@ func (s *DB) UpdateState(ctx context.Context, u StateUpdate) (Checkpoint, error)
 		if err != nil {
 			return err
 		}
-		msgs, values, err := u.Merge(cp)
+		keep, msgs, values, err := u.merge(cp)
 		if err != nil {
 			return err
+		}
+		if l, err = branchAt(ctx, tx, u.ThreadID, l, int64(keep)); err != nil {
+			return fmt.Errorf("store: update state of thread %q: %w", u.ThreadID, err)
 		}
 		if err := s.saveUpdate(ctx, tx, l, u, msgs, values); err != nil {
 			return fmt.Errorf("store: update state of thread %q: %w", u.ThreadID, err)

@@ -171,9 +171,13 @@ func (s *dialect) applyUpdates(ctx context.Context, threadID, route, checkpoint,
 			from = checkpoint
 		}
 		cp, err = s.host.UpdateState(ctx, store.StateUpdate{ThreadID: threadID, Checkpoint: from, Source: source,
-			Merge: func(cp store.Checkpoint) ([]thread.Message, thread.State, error) {
+			Rewrite: func(cp store.Checkpoint) (int, []thread.Message, thread.State, error) {
 				values, err := s.mergeValues(cmp.Or(cp.Route, route), cp.Values, in.Values)
-				return in.Messages, values, err
+				if err != nil {
+					return 0, nil, nil, err
+				}
+				keep, tail, err := byID(cp, in.Messages)
+				return keep, tail, values, err
 			}})
 		if err := updateError(threadID, checkpoint, err); err != nil {
 			return cp, err

@@ -777,7 +777,7 @@ func resumedCalls(events []stream.Event) map[string]bool {
 // upToInput returns msgs up to the last message a user sent.
 func upToInput(msgs []thread.Message) []thread.Message {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == thread.RoleUser && len(msgs[i].Meta) == 0 { // a capability's note carries metadata; a person's input cannot
+		if msgs[i].Role == thread.RoleUser && !isNote(msgs[i]) { // a capability's note carries metadata; a person's input cannot
 			return msgs[:i+1]
 		}
 	}
@@ -1079,7 +1079,7 @@ func (s *dialect) answerResult(c echo.Context, threadID string, output json.RawM
 			return c.JSONBlob(http.StatusOK, lcCheckpointValues(cp))
 		}
 	}
-	return c.JSONBlob(http.StatusOK, withInterrupts(stateOutput(threadID, output)))
+	return c.JSONBlob(http.StatusOK, withInterrupts(stateOutput(s.outputNames(c.Request().Context(), threadID), output)))
 }
 
 // lgRunObject is the LangGraph Run object, with Dawn's route and error

@@ -98,7 +98,7 @@ func messageID(threadID, ns string, i int) string {
 // toLC returns m in both dialects' form with id.
 func toLC(m thread.Message, id string) lcMessage {
 	out := lcMessage{
-		Type: lcTypes[m.Role], ID: id, Role: m.Role, Content: m.Content,
+		Type: lcTypes[m.Role], ID: idOr(m, id), Role: m.Role, Content: m.Content,
 		ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError, Meta: m.Meta,
 	}
 	if out.Type == "" {
@@ -233,6 +233,7 @@ func parseLCMessage(raw json.RawMessage) (thread.Message, error) {
 		ToolCallID string          `json:"tool_call_id"`
 		Name       string          `json:"name"`
 		Status     string          `json:"status"`
+		ID         string          `json:"id"`
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return thread.Message{}, errors.New(`a message is an object like {"type":"human","content":"Hello"} or a string`)
@@ -245,6 +246,9 @@ func parseLCMessage(raw json.RawMessage) (thread.Message, error) {
 		kind = "human"
 	}
 	role, ok := lcRoles[strings.ToLower(strings.TrimSuffix(kind, "MessageChunk"))]
+	if kind == roleRemove && m.ID != "" {
+		return withOwnID(thread.Message{Role: roleRemove}, m.ID), nil
+	}
 	if !ok {
 		return thread.Message{}, fmt.Errorf("type %q is not a message type; use human or system", kind)
 	}
@@ -261,7 +265,7 @@ func parseLCMessage(raw json.RawMessage) (thread.Message, error) {
 	case thread.RoleTool:
 		out.ToolCallID, out.Name, out.IsError = m.ToolCallID, m.Name, m.Status == "error"
 	}
-	return out, nil
+	return withOwnID(out, m.ID), nil
 }
 
 // inputToolCall is a model message's tool call as a client sends it in a

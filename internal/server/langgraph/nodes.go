@@ -374,7 +374,7 @@ func (s *dialect) forkPoint(ctx context.Context, threadID, id string) (string, e
 	if k.ParentID == "" {
 		return "", wire.BadBody("checkpoint " + strconv.Quote(id) + " has no step before it to start a branch at")
 	}
-	model := k.Messages[toolsAnswered(k.Messages)]
+	model := carryingID(k, toolsAnswered(k.Messages)) // added back, it keeps its id
 	pending := make([]capabilities.Interrupt, len(model.ToolCalls))
 	for i, c := range model.ToolCalls {
 		pending[i] = capabilities.Interrupt{ID: "pause-" + uuid.NewString(), Type: capabilities.InterruptType, Kind: runner.PauseKind,

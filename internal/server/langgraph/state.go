@@ -408,12 +408,12 @@ func metadataMatches(have, want map[string]any) bool {
 }
 
 // stateOutput is a finished run's output as the LangGraph dialect returns
-// it from runs/wait and join: the state values with LangChain messages, or
-// the output as it is when it holds no state.
-func stateOutput(threadID string, output json.RawMessage) json.RawMessage {
+// it from runs/wait and join: the state values with LangChain messages
+// named as names says, or the output as it is when it holds no state.
+func stateOutput(names messageNames, output json.RawMessage) json.RawMessage {
 	msgs, fields, ok := splitValues(output)
 	if !ok {
 		return output
 	}
-	return lcValues(threadID, msgs, fields)
+	return namedValues(names, msgs, fields)
 }
