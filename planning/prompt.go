@@ -1,7 +1,9 @@
 package planning
 
 import (
+	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/dawn-go/dawn/thread"
 )
@@ -69,14 +71,54 @@ func intro(thread.State) string { return promptIntro }
 
 // statePrompt returns the planning fragment of the per-turn state block.
 // It renders the todos in the thread's state, or seed when the state has
-// no todos field (a thread made before plan.md existed).
+// no todos field (a thread made before plan.md existed). Every model call
+// renders it, and most see a list rendered before, so the renderings are
+// kept by the field's bytes (see renderings).
 func statePrompt(seed []Todo) func(thread.State) string {
+	seedPlan := RenderPlan(seed)
+	var kept renderings
 	return func(s thread.State) string {
-		var todos []Todo
-		ok, err := s.Decode(StateField, &todos)
-		if !ok || err != nil {
-			todos = seed
+		raw := s[StateField]
+		if len(raw) == 0 {
+			return seedPlan
 		}
-		return RenderPlan(todos)
+		if plan, ok := kept.get(raw); ok {
+			return plan
+		}
+		var todos []Todo
+		plan := seedPlan
+		if err := json.Unmarshal(raw, &todos); err == nil {
+			plan = RenderPlan(todos)
+		}
+		kept.put(raw, plan)
+		return plan
 	}
+}
+
+// maxRenderings is how many renderings a route keeps: the lists its
+// threads hold at once are mostly its plan's items in a few states each.
+const maxRenderings = 64
+
+// renderings maps a todos field's JSON to its rendered plan. When full it
+// starts over, so a route whose threads hold ever new lists pays one map
+// insert per rendering. It is safe for concurrent use.
+type renderings struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (r *renderings) get(raw []byte) (string, bool) {
+	r.mu.Lock()
+	plan, ok := r.m[string(raw)]
+	r.mu.Unlock()
+	return plan, ok
+}
+
+func (r *renderings) put(raw []byte, plan string) {
+	r.mu.Lock()
+	if r.m == nil || len(r.m) >= maxRenderings {
+		r.m = make(map[string]string, maxRenderings)
+	}
+	r.m[string(raw)] = plan
+	r.mu.Unlock()
 }

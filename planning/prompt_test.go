@@ -151,3 +151,28 @@ func TestPlanningOverheadPerRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptRendersEachStateOnce: the plan is rendered again only when the
+// state's todos change. Every model call of a run renders the state block,
+// and most calls see a list seen before (each thread of a route starts
+// from the same plan); a state seen before costs no decoding and no
+// allocation, and a changed one renders anew.
+func TestPromptRendersEachStateOnce(t *testing.T) {
+	render := statePrompt([]Todo{{"seed item", Pending, ""}})
+	first := thread.State{StateField: json.RawMessage(`[{"content":"Check account context","status":"in_progress"}]`)}
+	want := render(first)
+	if allocs := testing.AllocsPerRun(100, func() {
+		if got := render(first); got != want {
+			t.Fatalf("render changed: %q, want %q", got, want)
+		}
+	}); allocs != 0 {
+		t.Errorf("rendering a state seen before allocates %v times", allocs)
+	}
+	changed := thread.State{StateField: json.RawMessage(`[{"content":"Check account context","status":"completed"}]`)}
+	if got := render(changed); !strings.Contains(got, "- [completed] Check account context") {
+		t.Errorf("changed state rendered as:\n%s", got)
+	}
+	if got := render(first); got != want {
+		t.Errorf("first state again: %q, want %q", got, want)
+	}
+}

@@ -58,7 +58,9 @@ func ThreadWhere(a *Args, f ThreadFilter, eq JSONEqual) string {
 		conds = append(conds, "t.status = "+a.Add(f.Status))
 	}
 	if f.Owner != "" {
-		conds = append(conds, "t.owner = "+a.Add(f.Owner))
+		// The second term names the condition of the partial index
+		// threads_by_owner, so that the database knows it may read it.
+		conds = append(conds, "t.owner = "+a.Add(f.Owner), "t.owner <> ''")
 	}
 	for _, m := range f.Metadata {
 		conds = append(conds, eq(a, "t.metadata", m.Key, m.Value))

@@ -61,3 +61,6 @@ func (s *DB) Queued() int {
 	defer s.queueMu.Unlock()
 	return len(s.queue)
 }
+
+// SortColumns are the columns a thread search sorts by.
+var SortColumns = sortColumns
