@@ -90,6 +90,11 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 				logger.Info("dawn server ready", "url", "http://"+addr.String(), "routes", len(a.Routes), "auth", authn.Mode(),
 					"store", s.store.Path(), "telemetry", s.telemetryOn,
 					"max_runs", maxRuns, "max_conns", limits.MaxConns, "body_timeout", limits.BodyTimeout.String())
+				// Start-up is over: what it alone touched of the binary
+				// need not stay mapped.
+				if _, err := releaseStartupPages(); err != nil {
+					logger.Debug("cannot release the binary's start-up pages", "err", err)
+				}
 			})
 		},
 	}
