@@ -149,9 +149,13 @@ func runInflight(ctx context.Context, opts options) (*inflightResult, error) {
 	}
 	debug := "127.0.0.1:" + strconv.Itoa(port)
 	args := []string{"start", "--app", app, "--host", "127.0.0.1", "--port", "0", "--max-conns", strconv.Itoa(2*opts.inflight + 256)}
-	if opts.maxRuns > 0 {
-		args = append(args, "--max-runs", strconv.Itoa(opts.maxRuns))
+	// Room for every client's run, and for a run whose slot is freed
+	// just after its client has read the end and started the next.
+	maxRuns := opts.maxRuns
+	if maxRuns <= 0 {
+		maxRuns = opts.inflight + 256
 	}
+	args = append(args, "--max-runs", strconv.Itoa(maxRuns))
 	env := []string{"OPENAI_BASE_URL=" + mock.url, "OPENAI_API_KEY=test", "DAWN_DEBUG_ADDR=" + debug}
 	if caFile != "" {
 		env = append(env, "SSL_CERT_FILE="+caFile)
@@ -176,7 +180,7 @@ func runInflight(ctx context.Context, opts options) (*inflightResult, error) {
 		errors: map[string]int{},
 		res: &inflightResult{
 			Binary: bin, Mock: mock.url, API: opts.inflightAPI, Clients: opts.inflight, ModelLatency: opts.modelLatency.String(),
-			Ramp: opts.ramp.String(), Hold: opts.hold.String(), MaxRuns: opts.maxRuns, LoadBefore: loadAverage(),
+			Ramp: opts.ramp.String(), Hold: opts.hold.String(), MaxRuns: maxRuns, LoadBefore: loadAverage(),
 		},
 	}
 	in.body = func(ref string) []byte {

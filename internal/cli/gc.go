@@ -20,6 +20,16 @@ const (
 	busyGCPercent = 400
 )
 
+// While busy, the heap may grow by at most busyHeadroom between two
+// collections (the target is lowered as the live heap grows, down to
+// minGCPercent): with many runs held, the live heap is large and a fixed
+// 400 would let it grow to five times what the runs hold; a small heap
+// (a few runs at a time) keeps 400 and its lower CPU.
+const (
+	busyHeadroom = 64 << 20
+	minGCPercent = 25
+)
+
 // The allocation rates, in bytes a second, between which the tuner
 // switches: above busyAllocRate the server is working (a run allocates
 // tens of KiB; a few hundred runs a second is tens of MiB a second);
@@ -62,13 +72,16 @@ func tuneGC(ctx context.Context, cfg *Config, maxRuns int) {
 // runGCTuner samples the bytes allocated every interval and applies the
 // tuner's target when it changes, until ctx ends.
 func runGCTuner(ctx context.Context, interval time.Duration) {
-	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	read := func() uint64 {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}}
+	value := func(i int) uint64 {
+		if sample[i].Value.Kind() != metrics.KindUint64 {
 			return 0
 		}
-		return sample[0].Value.Uint64()
+		return sample[i].Value.Uint64()
+	}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return value(0)
 	}
 	t := gcTuner{percent: idleGCPercent}
 	tick := time.NewTicker(interval)
@@ -83,14 +96,17 @@ func runGCTuner(ctx context.Context, interval time.Duration) {
 		now := read()
 		rate := float64(now-last) / interval.Seconds()
 		last = now
-		if p, changed := t.observe(rate, interval); changed {
+		// What the collector's target scales: the live heap and the
+		// goroutines' stacks.
+		live := value(1) + value(2)
+		if p, changed := t.observe(rate, live, interval); changed {
 			debug.SetGCPercent(p)
 		}
 	}
 }
 
 // gcTuner decides the collector's target from the allocation rate: it
-// moves to busyGCPercent as soon as the rate passes busyAllocRate, and back
+// moves to busyPercent as soon as the rate passes busyAllocRate, and back
 // to idleGCPercent once the rate has stayed under idleAllocRate for
 // idleAfter, so a pause between bursts does not flip it.
 type gcTuner struct {
@@ -98,13 +114,14 @@ type gcTuner struct {
 	quiet   time.Duration
 }
 
-// observe takes one sample (the rate over the last interval) and returns
+// observe takes one sample (the rate over the last interval, and the
+// bytes the collector's target scales: live heap and stacks) and returns
 // the target, and whether it changed.
-func (t *gcTuner) observe(rate float64, interval time.Duration) (int, bool) {
+func (t *gcTuner) observe(rate float64, live uint64, interval time.Duration) (int, bool) {
 	was := t.percent
 	switch {
 	case rate >= busyAllocRate:
-		t.percent, t.quiet = busyGCPercent, 0
+		t.percent, t.quiet = busyPercent(live), 0
 	case rate < idleAllocRate:
 		t.quiet += interval
 		if t.quiet >= idleAfter {
@@ -114,6 +131,17 @@ func (t *gcTuner) observe(rate float64, interval time.Duration) (int, bool) {
 		t.quiet = 0
 	}
 	return t.percent, t.percent != was
+}
+
+// busyPercent is the busy target for live bytes: busyGCPercent, lowered
+// so that the heap grows by at most busyHeadroom, never below
+// minGCPercent.
+func busyPercent(live uint64) int {
+	if live == 0 {
+		return busyGCPercent
+	}
+	p := min(busyGCPercent, max(minGCPercent, busyHeadroom*100/live))
+	return int(p / minGCPercent * minGCPercent) // in steps, so that it moves seldom
 }
 
 // memoryLimit is the soft memory limit for a server of at most maxRuns runs

@@ -53,24 +53,24 @@ func TestTuneGCMemoryLimit(t *testing.T) {
 func TestGCTunerFollowsAllocationRate(t *testing.T) {
 	tu := gcTuner{percent: idleGCPercent}
 	step := time.Second
-	if p, changed := tu.observe(idleAllocRate*2, step); changed || p != idleGCPercent {
+	if p, changed := tu.observe(idleAllocRate*2, 0, step); changed || p != idleGCPercent {
 		t.Fatalf("a moderate rate moved the target to %d", p)
 	}
-	if p, changed := tu.observe(busyAllocRate, step); !changed || p != busyGCPercent {
+	if p, changed := tu.observe(busyAllocRate, 0, step); !changed || p != busyGCPercent {
 		t.Fatalf("a busy rate gave %d (changed %v), want %d", p, changed, busyGCPercent)
 	}
 	for range int(idleAfter/step) - 1 {
-		if p, _ := tu.observe(0, step); p != busyGCPercent {
+		if p, _ := tu.observe(0, 0, step); p != busyGCPercent {
 			t.Fatalf("a pause shorter than %v moved the target to %d", idleAfter, p)
 		}
 	}
-	if p, _ := tu.observe(busyAllocRate*4, step); p != busyGCPercent {
+	if p, _ := tu.observe(busyAllocRate*4, 0, step); p != busyGCPercent {
 		t.Fatalf("a burst after a pause gave %d", p)
 	}
 	var p int
 	var changed bool
 	for range int(idleAfter / step) {
-		p, changed = tu.observe(0, step)
+		p, changed = tu.observe(0, 0, step)
 	}
 	if !changed || p != idleGCPercent {
 		t.Fatalf("after %v quiet the target is %d (changed %v), want %d", idleAfter, p, changed, idleGCPercent)
@@ -105,4 +105,32 @@ func gcPercent() int {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
 	return int(s[0].Value.Uint64())
+}
+
+// TestGCTunerBoundsHeadroomOfLargeHeaps checks that the busy target keeps
+// 400 for a small heap and lowers it as the live heap grows (many runs
+// held), so that a collection comes after at most busyHeadroom more.
+func TestGCTunerBoundsHeadroomOfLargeHeaps(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, busyGCPercent},
+		{8 << 20, busyGCPercent},
+		{16 << 20, busyGCPercent},
+		{64 << 20, 100},
+		{256 << 20, 25},
+		{800 << 20, minGCPercent},
+	} {
+		if got := busyPercent(c.live); got != c.want {
+			t.Errorf("busy target for %d MiB live = %d, want %d", c.live>>20, got, c.want)
+		}
+		tu := gcTuner{percent: idleGCPercent}
+		if got, _ := tu.observe(busyAllocRate, c.live, time.Second); got != c.want {
+			t.Errorf("tuner's busy target for %d MiB live = %d, want %d", c.live>>20, got, c.want)
+		}
+		if got := uint64(busyPercent(c.live)) * c.live / 100; c.want > minGCPercent && got > busyHeadroom {
+			t.Errorf("%d MiB live may grow by %d MiB before a collection, over %d MiB", c.live>>20, got>>20, busyHeadroom>>20)
+		}
+	}
 }

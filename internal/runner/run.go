@@ -39,6 +39,10 @@ type Run struct {
 	// on at the next step boundary.
 	signal string
 
+	// exec executes the run, when it was started to execute on its
+	// caller's goroutine (Request.OnCaller) and has not yet; see Execute.
+	exec func()
+
 	done      chan struct{}
 	output    json.RawMessage
 	err       error
@@ -69,6 +73,28 @@ func (r *Run) Interrupts() []capabilities.Interrupt { return r.interrupts }
 
 // Done is closed when the run has finished and its result is saved.
 func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Execute executes a run started with Request.OnCaller on the calling
+// goroutine, and returns once it is done; for any other run it waits for
+// Done. Only the caller that started the run may call it. A panic in the
+// run ends the process, as it does on the run's own goroutine, rather than
+// being caught by the caller (an HTTP server recovers its handlers'
+// panics), which would leave the run neither done nor recorded.
+func (r *Run) Execute() {
+	exec := r.exec
+	if exec == nil {
+		<-r.done
+		return
+	}
+	r.exec = nil
+	defer func() {
+		if p := recover(); p != nil {
+			go panic(p)
+			select {}
+		}
+	}()
+	exec()
+}
 
 // Output is the "done" event's output: the final state values, or
 // {"error": ...} / {"cancelled": true}. Valid after Done.

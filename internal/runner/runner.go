@@ -169,6 +169,13 @@ type Request struct {
 	// Webhook is a URL the run is POSTed to when it ends or parks.
 	Webhook string
 
+	// OnCaller asks for the run to execute on the caller's goroutine:
+	// Start returns it registered but not going, and the caller must call
+	// Run.Execute, which returns once the run is done. A caller that would
+	// only wait for the run (runs/wait) so holds one goroutine, not two.
+	// A queued run does not keep it: the queue starts it on its own.
+	OnCaller bool `json:"-"`
+
 	// queuedID is the id of the queued run this request starts (see
 	// Enqueue), or "".
 	queuedID string
@@ -287,13 +294,18 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	runCtx = m.startTrace(runCtx, run)
 	// The thread's requests share a provider prompt cache.
 	runCtx = models.WithPromptCacheKey(runCtx, run.ThreadID)
-	go func() {
+	exec := func() {
 		// Once the thread is free, the next of its queue may start.
 		defer m.wakeQueue(run.ThreadID)
 		defer m.release(run)
 		defer cancel()
 		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
-	}()
+	}
+	if req.OnCaller && req.queuedID == "" {
+		run.exec = exec
+		return run, nil
+	}
+	go exec()
 	return run, nil
 }
 

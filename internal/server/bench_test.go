@@ -82,7 +82,7 @@ func (m *benchModel) Call(ctx context.Context, prompt string, opts ...llms.CallO
 
 // benchServe serves a one-route planning app on an on-disk store with model
 // over loopback, and returns the harness and the API's URL.
-func benchServe(b *testing.B, model llms.Model) (*apptest.Harness, string) {
+func benchServe(b testing.TB, model llms.Model) (*apptest.Harness, string) {
 	b.Helper()
 	dir := b.TempDir()
 	files := map[string]string{

@@ -136,6 +136,10 @@ func (s *Server) runWait(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The handler only waits for the run's end: the run executes here.
+	// It goes on if the client leaves (its context is not the request's),
+	// and the handler returns once it is done.
+	req.OnCaller = true
 	ctx := c.Request().Context()
 	run, queued, err := s.admit(ctx, req, adm.strategy, adm.at)
 	if err != nil {
@@ -159,9 +163,10 @@ func (s *Server) runWait(c echo.Context) error {
 	return answerWait(c, req.ThreadID, run)
 }
 
-// answerWait answers runs/wait with run's end once it is done.
+// answerWait answers runs/wait with run's end once it is done; a run
+// started to execute on the caller's goroutine executes now.
 func answerWait(c echo.Context, threadID string, run *runner.Run) error {
-	<-run.Done()
+	run.Execute()
 	if run.Cancelled() {
 		return newError(http.StatusConflict, "run_cancelled", "the run on thread "+threadID+" was cancelled before it finished; its completed steps are kept")
 	}
