@@ -45,8 +45,10 @@ func (s *dialect) batchRuns(c echo.Context) error {
 		batch[i] = prepared{run, req, body}
 	}
 	out := make([]any, 0, len(batch))
+	answered := make(chan struct{}) // the runs' threads stay until the answer is written
+	defer close(answered)
 	for i, p := range batch {
-		started, queued, err := s.startStateless(ctx, p.run, p.req, p.body)
+		started, queued, err := s.startStateless(ctx, p.run, p.req, p.body, answered)
 		if err != nil {
 			return prefixed("["+strconv.Itoa(i)+"]", err)
 		}

@@ -1393,9 +1393,17 @@ func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 		if kind == statelessWait {
 			req.Stream = false
 		}
-		started, queued, err := s.startStateless(c.Request().Context(), run, req, body)
+		// The run's thread is kept until this request has answered: a
+		// run that ends before the answer is written (a fast model on a
+		// busy server) is read back from the store.
+		answered := make(chan struct{})
+		defer close(answered)
+		started, queued, err := s.startStateless(c.Request().Context(), run, req, body, answered)
 		if err != nil {
 			return err
+		}
+		if started != nil && beforeStatelessAnswer != nil {
+			beforeStatelessAnswer(threadID, started)
 		}
 		if started == nil {
 			// A delayed run: the thread is kept, as a background run's.
@@ -1418,10 +1426,15 @@ func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 	}
 }
 
+// beforeStatelessAnswer, when set (by tests), runs after a stateless run
+// has started, before its request answers.
+var beforeStatelessAnswer func(threadID string, run *runner.Run)
+
 // startStateless starts a run on a thread of its own (run.ThreadID, new),
-// which is deleted when the run ends unless on_completion is "keep". A
-// delayed run answers with started nil and the queued run.
-func (s *dialect) startStateless(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody) (*runner.Run, store.Run, error) {
+// which is deleted when the run ends and answered is closed (nil: when the
+// run ends), unless on_completion is "keep". A delayed run answers with
+// started nil and the queued run.
+func (s *dialect) startStateless(ctx context.Context, run *lgRun, req runner.Request, body lgRunBody, answered <-chan struct{}) (*runner.Run, store.Run, error) {
 	body.IfNotExists = "create"
 	started, queued, err := s.startLG(ctx, run, req, body)
 	if err != nil || started == nil {
@@ -1431,6 +1444,9 @@ func (s *dialect) startStateless(ctx context.Context, run *lgRun, req runner.Req
 		threadID := run.ThreadID
 		go func() {
 			<-started.Done()
+			if answered != nil {
+				<-answered
+			}
 			if err := s.host.DeleteThread(context.Background(), threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
 				s.host.Logger().Warn("cannot delete the thread of a stateless run", "thread", threadID, "err", err)
 			}
