@@ -88,9 +88,13 @@ func (s *dialect) updateState(c echo.Context) error {
 	if err := checkAsNode(body.AsNode); err != nil {
 		return err
 	}
-	updates, err := stateUpdates(body.Values)
+	values, err := stateUpdates(body.Values)
 	if err != nil {
 		return err
+	}
+	updates := make([]nodeUpdate, len(values))
+	for i, v := range values {
+		updates[i] = nodeUpdate{Values: v, AsNode: body.AsNode}
 	}
 	threadID := c.Param("id")
 	if err := s.refuseQueued(c.Request().Context(), threadID); err != nil {
@@ -129,7 +133,7 @@ func (s *dialect) refuseQueued(ctx context.Context, threadID string) error {
 // agent graph names them, and the graph's input.
 func checkAsNode(node string) error {
 	switch node {
-	case "", nodeAgent, nodeTools, "__start__", "__input__":
+	case "", nodeAgent, nodeTools, nodeStart, nodeInput:
 		return nil
 	}
 	return wire.BadBody("as_node " + strconv.Quote(node) + " is no node of a Dawn route: use " + nodeAgent + " or " + nodeTools)
@@ -155,14 +159,20 @@ func stateUpdates(raw json.RawMessage) ([]json.RawMessage, error) {
 	return out, nil
 }
 
+// nodeUpdate is one state update: values, as made by node AsNode.
+type nodeUpdate struct {
+	Values json.RawMessage
+	AsNode string
+}
+
 // applyUpdates keeps one checkpoint per update on the thread, the first on
-// a new branch from checkpoint when set. route names the route whose
-// reducers apply when the thread has had no run yet ("": none, and fields
-// are replaced).
-func (s *dialect) applyUpdates(ctx context.Context, threadID, route, checkpoint, source string, updates []json.RawMessage) (store.Checkpoint, error) {
+// a new branch from checkpoint when set, its source naming the node it was
+// made as (see updateSource). route names the route whose reducers apply
+// when the thread has had no run yet ("": none, and fields are replaced).
+func (s *dialect) applyUpdates(ctx context.Context, threadID, route, checkpoint, source string, updates []nodeUpdate) (store.Checkpoint, error) {
 	var cp store.Checkpoint
-	for i, raw := range updates {
-		in, err := parseLCInput(raw)
+	for i, u := range updates {
+		in, err := parseLCInput(u.Values)
 		if err != nil {
 			return cp, err
 		}
@@ -170,7 +180,7 @@ func (s *dialect) applyUpdates(ctx context.Context, threadID, route, checkpoint,
 		if i == 0 {
 			from = checkpoint
 		}
-		cp, err = s.host.UpdateState(ctx, store.StateUpdate{ThreadID: threadID, Checkpoint: from, Source: source,
+		cp, err = s.host.UpdateState(ctx, store.StateUpdate{ThreadID: threadID, Checkpoint: from, Source: updateSource(source, u.AsNode),
 			Rewrite: func(cp store.Checkpoint) (int, []thread.Message, thread.State, error) {
 				values, err := s.mergeValues(cmp.Or(cp.Route, route), cp.Values, in.Values)
 				if err != nil {
@@ -260,12 +270,12 @@ type superstep struct {
 
 // parseSupersteps reads threads.create's supersteps into the updates to
 // apply, in order.
-func parseSupersteps(raw json.RawMessage) ([]json.RawMessage, error) {
+func parseSupersteps(raw json.RawMessage) ([]nodeUpdate, error) {
 	var steps []superstep
 	if err := json.Unmarshal(raw, &steps); err != nil {
 		return nil, wire.BadBody(`supersteps must be a list like [{"updates":[{"values":{"messages":[…]},"as_node":"agent"}]}]: ` + err.Error())
 	}
-	var updates []json.RawMessage
+	var updates []nodeUpdate
 	for i, st := range steps {
 		for j, u := range st.Updates {
 			switch {
@@ -277,7 +287,7 @@ func parseSupersteps(raw json.RawMessage) ([]json.RawMessage, error) {
 			if err := checkAsNode(u.AsNode); err != nil {
 				return nil, err
 			}
-			updates = append(updates, u.Values)
+			updates = append(updates, nodeUpdate{Values: u.Values, AsNode: u.AsNode})
 		}
 	}
 	return updates, nil
@@ -321,7 +331,7 @@ func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Req
 	if asInput && len(in.Values) == 0 {
 		req.Checkpoint = from
 	} else {
-		if _, err := s.applyUpdates(ctx, run.ThreadID, run.RouteID, from, store.SourceUpdate, []json.RawMessage{update}); err != nil {
+		if _, err := s.applyUpdates(ctx, run.ThreadID, run.RouteID, from, store.SourceUpdate, []nodeUpdate{{Values: update}}); err != nil {
 			return err
 		}
 	}

@@ -197,10 +197,18 @@ func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
 			Supersteps json.RawMessage `json:"supersteps"`
 			GraphID    string          `json:"graph_id"`
 			TTL        json.RawMessage `json:"ttl"`
+			Metadata   json.RawMessage `json:"metadata"`
 		}
 		_ = json.Unmarshal(data, &body)
 		switch {
 		case !isNull(body.Supersteps):
+			if body.GraphID == "" { // the SDK sends graphId as metadata.graph_id
+				var meta struct {
+					GraphID string `json:"graph_id"`
+				}
+				_ = json.Unmarshal(body.Metadata, &meta) // Dawn's handler answers a bad metadata
+				body.GraphID = meta.GraphID
+			}
 			return s.createWithSupersteps(c, dawn, body.Supersteps, body.GraphID)
 		case !isNull(body.TTL):
 			return wire.BadBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")

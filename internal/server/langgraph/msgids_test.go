@@ -1,7 +1,9 @@
 package langgraph_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -290,11 +292,19 @@ func TestLangGraphUpdateByIDWithinUpdate(t *testing.T) {
 // (given twice, as __input__ and __start__) and the updates its run
 // streamed has that thread's messages, with their ids: the second copy of
 // the input changes nothing, and every message keeps the id it came with.
+// Its history is the other's, values and next: the route the SDK names in
+// metadata.graph_id gives the state its fields, and each update's node
+// says what runs next from it.
 func TestLangGraphRebuildFromUpdates(t *testing.T) {
-	h := apptest.New(t, supportApp(t), dawntest.Script().CallTool("writeTodos", apptest.FourTodos(1)).Reply("A1"), apptest.Options{})
+	app := apptest.WriteApp(t, map[string]string{
+		"agent/agent.md":              "You answer.",
+		"agent/state.yaml":            "keyOne:\n  type: string\n  default: \"\"\n",
+		"agent/skills/begin/SKILL.md": "---\nname: begin\ndescription: The test tool.\n---\nBegin.",
+	})
+	h := apptest.New(t, app, dawntest.Script().CallTool("readSkill", map[string]string{"name": "begin"}).Reply("A1"), apptest.Options{})
 	url := h.Serve(t)
 	postOK(t, url+"/threads", `{"thread_id":"b1"}`, nil)
-	resp := post(t, url+"/threads/b1/runs/stream", `{"assistant_id":"/support/acme","stream_mode":["updates"],"input":{"messages":[{"type":"human","content":"foo"}]}}`)
+	resp := post(t, url+"/threads/b1/runs/stream", `{"assistant_id":"/agent","stream_mode":["updates"],"input":{"messages":[{"type":"human","content":"foo"}]}}`)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var hist []struct {
@@ -329,13 +339,66 @@ func TestLangGraphRebuildFromUpdates(t *testing.T) {
 	if len(steps) < 4 {
 		t.Fatalf("the run streamed %d updates:\n%s", len(steps)-2, body)
 	}
-	create, _ := json.Marshal(map[string]any{"thread_id": "b2", "graph_id": "/support/acme", "supersteps": steps})
+	create, _ := json.Marshal(map[string]any{"thread_id": "b2", "metadata": map[string]any{"graph_id": "agent"}, "supersteps": steps})
 	postOK(t, url+"/threads", string(create), nil)
+	var ha, hb []struct {
+		Values json.RawMessage `json:"values"`
+		Next   []string        `json:"next"`
+	}
+	postOK(t, url+"/threads/b1/history", `{"limit":100}`, &ha)
+	postOK(t, url+"/threads/b2/history", `{"limit":100}`, &hb)
+	if len(ha) != len(hb) {
+		t.Fatalf("the rebuilt thread has %d checkpoints, the original %d:\n%+v\n%+v\n%s", len(hb), len(ha), hb, ha, body)
+	}
+	for i := range ha { // each field of the original's, as LangGraph's test matches them
+		if !hasFields(hb[i].Values, ha[i].Values) || fmt.Sprint(ha[i].Next) != fmt.Sprint(hb[i].Next) {
+			t.Errorf("history[%d]: rebuilt %s next %v, original %s next %v", i, hb[i].Values, hb[i].Next, ha[i].Values, ha[i].Next)
+		}
+	}
 	a, b := stateOf(t, url, "b1"), stateOf(t, url, "b2")
 	if contentsOf(a.Values.Messages) != contentsOf(b.Values.Messages) || strings.Join(idsOf(a.Values.Messages), ",") != strings.Join(idsOf(b.Values.Messages), ",") {
 		t.Errorf("the rebuilt thread's messages %q %q differ from the original's %q %q",
 			contentsOf(b.Values.Messages), idsOf(b.Values.Messages), contentsOf(a.Values.Messages), idsOf(a.Values.Messages))
 	}
+}
+
+// TestLangGraphStateAfterNodeUpdate: a thread's state says what runs
+// next after an update made as a node of LangGraph's prebuilt agent graph,
+// and an update made as the graph's input shows the state before it.
+func TestLangGraphStateAfterNodeUpdate(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("A1"), apptest.Options{})
+	url := h.Serve(t)
+	for _, c := range []struct{ node, values, next string }{
+		{"__input__", `{"messages":[{"type":"human","content":"hi"}]}`, "[__start__]"},
+		{"__start__", `{"messages":[{"type":"human","content":"hi"}]}`, "[agent]"},
+		{"agent", `{"messages":[{"type":"ai","content":"","tool_calls":[{"id":"c1","name":"writeTodos","args":{}}]}]}`, "[tools]"},
+		{"agent", `{"messages":[{"type":"ai","content":"done"}]}`, "[]"},
+		{"tools", `{"messages":[{"type":"ai","content":"","tool_calls":[{"id":"c1","name":"writeTodos","args":{}}]},{"type":"tool","content":"ok","tool_call_id":"c1"}]}`, "[agent]"},
+	} {
+		id := "n-" + c.node + "-" + strings.TrimSuffix(strings.TrimPrefix(c.next, "["), "]")
+		postOK(t, url+"/threads", `{"thread_id":"`+id+`","metadata":{"graph_id":"/support/acme"},"supersteps":[{"updates":[{"as_node":"`+c.node+`","values":`+c.values+`}]}]}`, nil)
+		st := stateOf(t, url, id)
+		if fmt.Sprint(st.Next) != c.next {
+			t.Errorf("after an update as %s: next %v, want %s", c.node, st.Next, c.next)
+		}
+		if input := c.node == "__input__"; input != (len(st.Values.Messages) == 0) {
+			t.Errorf("after an update as %s: messages %q", c.node, contentsOf(st.Values.Messages))
+		}
+	}
+}
+
+// hasFields reports whether the object got has every field of want, alike.
+func hasFields(got, want json.RawMessage) bool {
+	var g, w map[string]json.RawMessage
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
+		return false
+	}
+	for k, v := range w {
+		if !bytes.Equal(g[k], v) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestLangGraphForkAfterModelKeepsIDs: a run from the checkpoint after a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/runner"
@@ -62,7 +63,46 @@ func storedID(threadID, id string) (string, bool) {
 
 // runInput reports whether k is where a run's input was added.
 func runInput(k store.Checkpoint) bool {
-	return k.Source == store.SourceInput && k.RunID != ""
+	return sourceOf(k) == store.SourceInput && k.RunID != ""
+}
+
+// updateSource is the source a state update made as node asNode is kept
+// with: source, then the node after a colon, so the view can show what
+// LangGraph's graph would run next from it.
+func updateSource(source, asNode string) string {
+	if asNode == "" {
+		return source
+	}
+	return source + ":" + asNode
+}
+
+// sourceOf is what made k, without the node an update was made as.
+func sourceOf(k store.Checkpoint) string {
+	source, _, _ := strings.Cut(k.Source, ":")
+	return source
+}
+
+// madeAs is the node the state update k was made as, "" when none.
+func madeAs(k store.Checkpoint) string {
+	_, node, _ := strings.Cut(k.Source, ":")
+	return node
+}
+
+// nextAfter is what LangGraph's prebuilt agent graph runs after node
+// updated the state to msgs: its input goes to __start__, __start__ and
+// tools lead to the agent, and the agent to the tools when its message
+// calls any, else to the end.
+func nextAfter(node string, msgs []thread.Message) []string {
+	switch node {
+	case nodeInput:
+		return []string{nodeStart}
+	case nodeStart, nodeTools:
+		return []string{nodeAgent}
+	}
+	if len(msgs) > 0 && len(unansweredCalls(msgs)) > 0 {
+		return []string{nodeTools}
+	}
+	return []string{}
 }
 
 // toolsAnswered returns the index of the last model message of msgs when
@@ -86,7 +126,8 @@ func splits(k store.Checkpoint) bool {
 	if runInput(k) {
 		return true
 	}
-	return k.Source != store.SourceUpdate && k.Source != store.SourceInput && toolsAnswered(k.Messages) >= 0
+	source := sourceOf(k)
+	return source != store.SourceUpdate && source != store.SourceInput && toolsAnswered(k.Messages) >= 0
 }
 
 // nodeStates is stored checkpoint k, shown as cs, in the LangGraph view:
@@ -131,11 +172,23 @@ func nodeStates(threadID string, k store.Checkpoint, cs threadState, head bool, 
 		}
 		return []threadState{cs, agent}
 	}
-	if k.Source != store.SourceUpdate {
+	if sourceOf(k) != store.SourceUpdate {
 		setStep(&cs, 2*k.Step-1)
 	}
 	if !head && len(unansweredCalls(k.Messages)) > 0 {
 		cs.Next = []string{nodeTools}
+	}
+	if node := madeAs(k); node != "" && (!head || len(cs.Next) == 0) {
+		cs.Next = nextAfter(node, k.Messages)
+	}
+	if madeAs(k) == nodeInput {
+		// LangGraph holds an update made as the graph's input for
+		// __start__: the state shows it once __start__ has run. Dawn
+		// keeps it applied, so a run from here starts with it.
+		cs.Values = wire.MustJSON(map[string]any{"messages": []lcMessage{}})
+		if p, ok := parent(); ok {
+			cs.Values = lcCheckpointValues(p)
+		}
 	}
 	return []threadState{cs}
 }

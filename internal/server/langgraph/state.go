@@ -147,7 +147,7 @@ func keptState(t store.Thread, k store.Checkpoint) threadState {
 		CreatedAt:  k.UpdatedAt,
 		ThreadID:   t.ID,
 	}
-	if k.Source == store.SourceInput && k.RunID != "" {
+	if runInput(k) {
 		cs.Next = []string{nodeAgent} // the run's input is in; the model answers next
 	}
 	cs.ParentCheckpoint, cs.ParentConfig = parentOf(t.ID, k)
@@ -167,9 +167,12 @@ func parentOf(threadID string, k store.Checkpoint) (*lgCheckpoint, *stateConfig)
 // made it (source; for an update the node it was made as), its step and
 // its run.
 func checkpointMetadata(threadID string, k store.Checkpoint) map[string]any {
-	source := k.Source
-	if source == "" {
+	source := sourceOf(k)
+	switch {
+	case source == "":
 		source = store.SourceLoop
+	case madeAs(k) == nodeInput:
+		source = store.SourceInput
 	}
 	meta := map[string]any{"source": source, "step": k.Step, "thread_id": threadID, "parents": map[string]any{}}
 	if k.RunID != "" {
@@ -203,10 +206,16 @@ func (s *dialect) latestState(ctx context.Context, t store.Thread, cp, k store.C
 		// Parked: the tools node waits for a person, as a LangGraph
 		// graph waits at an interrupt().
 		next, tasks = []string{nodeTools}, interruptTasks(t.ID, pending)
+	} else if node := madeAs(k); node != "" {
+		next = nextAfter(node, cp.Messages)
+	}
+	values := lcCheckpointValues(cp)
+	if madeAs(k) == nodeInput {
+		values = s.beforeInput(ctx, t.ID, k)
 	}
 	cs := threadState{
 		Interrupts: pending,
-		Values:     lcCheckpointValues(cp),
+		Values:     values,
 		Next:       next,
 		Tasks:      tasks,
 		Checkpoint: ref,
@@ -219,6 +228,17 @@ func (s *dialect) latestState(ctx context.Context, t store.Thread, cp, k store.C
 	}
 	cs.ParentCheckpoint, cs.ParentConfig = parentOf(t.ID, k)
 	return cs
+}
+
+// beforeInput is the state an update made as the graph's input (k) shows:
+// its parent's, as LangGraph holds such an update for __start__.
+func (s *dialect) beforeInput(ctx context.Context, threadID string, k store.Checkpoint) json.RawMessage {
+	if k.ParentID != "" {
+		if p, err := s.host.CheckpointAt(ctx, threadID, k.ParentID); err == nil {
+			return lcCheckpointValues(p)
+		}
+	}
+	return wire.MustJSON(map[string]any{"messages": []lcMessage{}})
 }
 
 // failedTasks is the failed task of a thread whose last run failed.

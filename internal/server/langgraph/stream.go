@@ -71,6 +71,8 @@ var knownModes = map[string]bool{
 const (
 	nodeAgent = "agent"
 	nodeTools = "tools"
+	nodeStart = "__start__" // takes the graph's input into its state
+	nodeInput = "__input__" // the graph's input itself
 )
 
 // lgTranslator turns one run's events into LangGraph stream parts. It is
