@@ -132,25 +132,8 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("--%s must be at least 1, not %d", name, v)
 		}
 	}
-	if o.inflight < 0 || o.maxRuns < 0 {
-		return o, fmt.Errorf("--inflight and --max-runs must not be negative")
-	}
-	if o.inflightAPI != "stream" && o.inflightAPI != "wait" {
-		return o, fmt.Errorf("--inflight-api %q: pass stream or wait", o.inflightAPI)
-	}
-	if o.inflight > 0 && (o.modelLatency <= 0 || o.ramp < 0 || o.hold <= 0) {
-		return o, fmt.Errorf("--inflight needs a positive --model-latency and --hold, and --ramp not negative")
-	}
-	if o.diamond && (o.stepLatency <= 0 || o.url != "") {
-		return o, fmt.Errorf("--diamond starts its own server and mock (pass --dawn for another binary): it needs a positive --step-latency and no --url")
-	}
-	if o.diamond {
-		if _, err := parseParallelList(o.parallel); err != nil {
-			return o, err
-		}
-	}
-	if o.inflight > 0 && o.url != "" {
-		return o, fmt.Errorf("--inflight starts its own server (pass --dawn for another binary); it does not take --url")
+	if err := checkModes(o); err != nil {
+		return o, err
 	}
 	if o.subscribers < o.soakRuns {
 		return o, fmt.Errorf("--subscribers (%d) must be at least --soak-runs (%d): every run's own stream is a subscriber", o.subscribers, o.soakRuns)
@@ -170,6 +153,31 @@ func parseFlags(args []string) (options, error) {
 		}
 	}
 	return o, nil
+}
+
+// checkModes checks the flags of the in-flight and diamond modes.
+func checkModes(o options) error {
+	if o.inflight < 0 || o.maxRuns < 0 {
+		return fmt.Errorf("--inflight and --max-runs must not be negative")
+	}
+	if o.inflightAPI != "stream" && o.inflightAPI != "wait" {
+		return fmt.Errorf("--inflight-api %q: pass stream or wait", o.inflightAPI)
+	}
+	if o.inflight > 0 && (o.modelLatency <= 0 || o.ramp < 0 || o.hold <= 0) {
+		return fmt.Errorf("--inflight needs a positive --model-latency and --hold, and --ramp not negative")
+	}
+	if o.diamond && (o.stepLatency <= 0 || o.url != "") {
+		return fmt.Errorf("--diamond starts its own server and mock (pass --dawn for another binary): it needs a positive --step-latency and no --url")
+	}
+	if o.diamond {
+		if _, err := parseParallelList(o.parallel); err != nil {
+			return err
+		}
+	}
+	if o.inflight > 0 && o.url != "" {
+		return fmt.Errorf("--inflight starts its own server (pass --dawn for another binary); it does not take --url")
+	}
+	return nil
 }
 
 // vsDefaults checks --vs-dawn-ts's flags and sets its defaults for the
