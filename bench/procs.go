@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -201,17 +200,7 @@ func startAimock(ctx context.Context, bin, fixtures string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-p", strconv.Itoa(port), "-h", "127.0.0.1", "-f", fixtures, "-l", "0", "-c", "4096", "--log-level", "info", "--journal-max", "16"}
-	p, err := start(ctx, "aimock", bin, args, nil, 20*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	p.url = "http://127.0.0.1:" + strconv.Itoa(port)
-	if err := waitHealthy(ctx, p.url+"/health", 10*time.Second); err != nil {
-		p.stop(time.Second)
-		return nil, err
-	}
-	return p, nil
+	return startAimockOn(ctx, bin, fixtures, port)
 }
 
 // buildDawn builds the stock binary from the module at repo into dir.

@@ -188,22 +188,8 @@ type streamEvent struct {
 		} `json:"delta,omitempty"`
 		FinishReason string `json:"finish_reason,omitempty"`
 	} `json:"choices,omitempty"`
-	SystemFingerprint string `json:"system_fingerprint"`
-	Usage             *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		TotalTokens         int `json:"total_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens int `json:"cached_tokens"`
-			AudioTokens  int `json:"audio_tokens"`
-		} `json:"prompt_tokens_details"`
-		CompletionTokensDetails struct {
-			ReasoningTokens          int `json:"reasoning_tokens"`
-			AudioTokens              int `json:"audio_tokens"`
-			AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
-			RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage,omitempty"`
+	SystemFingerprint string     `json:"system_fingerprint"`
+	Usage             *wireUsage `json:"usage,omitempty"`
 }
 
 // decodeEvent decodes data as the openai client does (the first JSON
