@@ -158,50 +158,6 @@ func (b *joinBody) Read(p []byte) (int, error) {
 
 func (b *joinBody) Close() error { return b.src.Close() }
 
-// streamEvent is a stream event in the types the openai client decodes it
-// into, so that an event decodes here exactly when it decodes there: the
-// client hands an event on (and calls the streaming funcs) when it decodes
-// and has a choice, and the join must take one delta for each of those.
-type streamEvent struct {
-	ID      string  `json:"id,omitempty"`
-	Created float64 `json:"created,omitempty"`
-	Model   string  `json:"model,omitempty"`
-	Object  string  `json:"object,omitempty"`
-	Choices []struct {
-		Index float64 `json:"index,omitempty"`
-		Delta struct {
-			Role         string `json:"role,omitempty"`
-			Content      string `json:"content,omitempty"`
-			FunctionCall *struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function_call,omitempty"`
-			ToolCalls []*struct {
-				ID       string `json:"id,omitempty"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function,omitempty"`
-			} `json:"tool_calls,omitempty"`
-			ReasoningContent string `json:"reasoning_content,omitempty"`
-		} `json:"delta,omitempty"`
-		FinishReason string `json:"finish_reason,omitempty"`
-	} `json:"choices,omitempty"`
-	SystemFingerprint string     `json:"system_fingerprint"`
-	Usage             *wireUsage `json:"usage,omitempty"`
-}
-
-// decodeEvent decodes data as the openai client does (the first JSON
-// value, trailing bytes ignored), without a Decoder's buffer when data is
-// one value.
-func decodeEvent(data []byte, ev *streamEvent) error {
-	if json.Valid(data) {
-		return json.Unmarshal(data, ev)
-	}
-	return json.NewDecoder(bytes.NewReader(data)).Decode(ev)
-}
-
 // edit returns line with the text of its event taken out, and gives that
 // text to the join. A line the client skips (not data, [DONE], not an
 // event, no choices) is returned as it is.
@@ -211,8 +167,13 @@ func (b *joinBody) edit(line []byte) []byte {
 		return line
 	}
 	data = bytes.TrimSpace(data)
-	var ev streamEvent
-	if bytes.Equal(data, []byte("[DONE]")) || decodeEvent(data, &ev) != nil || len(ev.Choices) == 0 {
+	// ev is in the types the openai client decodes an event into
+	// (wireEvent), so that an event decodes here exactly when it decodes
+	// there: the client hands an event on (and calls the streaming funcs)
+	// when it decodes and has a choice, and the join must take one delta
+	// for each of those.
+	var ev wireEvent
+	if bytes.Equal(data, []byte("[DONE]")) || decodeFirst(data, &ev) != nil || len(ev.Choices) == 0 {
 		return line
 	}
 	delta := &ev.Choices[0].Delta
