@@ -60,32 +60,22 @@ func parseStatPPID(data []byte) (int, error) {
 
 // treeCPU is the user+system CPU time used so far by pid and the processes
 // descended from it that are still running.
-func treeCPU(pid int) (time.Duration, error) {
-	pids, err := processTree(pid)
-	if err != nil {
-		return 0, err
-	}
-	var total time.Duration
-	for i, p := range pids {
-		d, err := processCPU(p)
-		if err != nil && i == 0 {
-			return 0, err
-		}
-		total += d
-	}
-	return total, nil
-}
+func treeCPU(pid int) (time.Duration, error) { return treeSum(pid, processCPU) }
 
 // treeRSS is the resident set size, in bytes, of pid and the processes
 // descended from it.
-func treeRSS(pid int) (int64, error) {
+func treeRSS(pid int) (int64, error) { return treeSum(pid, processRSS) }
+
+// treeSum adds up of(p) over pid and the processes descended from it; only
+// pid's own figure must be readable (a descendant may end while it reads).
+func treeSum[T time.Duration | int64](pid int, of func(int) (T, error)) (T, error) {
 	pids, err := processTree(pid)
 	if err != nil {
 		return 0, err
 	}
-	var total int64
+	var total T
 	for i, p := range pids {
-		n, err := processRSS(p)
+		n, err := of(p)
 		if err != nil && i == 0 {
 			return 0, err
 		}
