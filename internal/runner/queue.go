@@ -127,7 +127,7 @@ func (m *Manager) wakeQueue(threadID string) {
 	}
 	go func() {
 		ctx := context.Background()
-		if queued, err := m.store.AnyQueued(ctx); err == nil && !queued {
+		if m.noneQueued(ctx) {
 			return
 		}
 		m.startDueRuns(ctx, threadID)
@@ -140,12 +140,19 @@ func (m *Manager) wakeQueue(threadID string) {
 // startDue starts the due queued runs of threadID, or of every thread
 // when it is empty.
 func (m *Manager) startDue(ctx context.Context, threadID string) {
-	// Most ends of runs find no queue at all: one cheap read instead of
-	// the due-run query (it was a fifth of a run's CPU).
-	if queued, err := m.store.AnyQueued(ctx); err == nil && !queued {
+	if m.noneQueued(ctx) {
 		return
 	}
 	m.startDueRuns(ctx, threadID)
+}
+
+// noneQueued reports whether the store holds no queued run at all. Most
+// ends of runs find no queue: one cheap read instead of the due-run query
+// (it was a fifth of a run's CPU). A failed read answers false, so the
+// due-run query runs and reports the failure.
+func (m *Manager) noneQueued(ctx context.Context) bool {
+	queued, err := m.store.AnyQueued(ctx)
+	return err == nil && !queued
 }
 
 // startDueRuns starts the due queued runs of threadID, or of every
