@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -211,11 +212,10 @@ func linkParent(cs *threadState, parent lgCheckpoint) {
 	cs.ParentCheckpoint, cs.ParentConfig = &p, &stateConfig{Configurable: p}
 }
 
+// cloneMeta is a copy of m with room for one more key, never nil.
 func cloneMeta(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
+	maps.Copy(out, m)
 	return out
 }
 
@@ -310,12 +310,8 @@ func withRunMetadata(meta, run map[string]any) map[string]any {
 		return meta
 	}
 	out := make(map[string]any, len(meta)+len(run))
-	for k, v := range run {
-		out[k] = v
-	}
-	for k, v := range meta {
-		out[k] = v
-	}
+	maps.Copy(out, run)
+	maps.Copy(out, meta)
 	return out
 }
 
