@@ -141,7 +141,7 @@ func nodeStates(threadID string, k store.Checkpoint, cs threadState, head bool, 
 		before := cs
 		before.Checkpoint = withID(cs.Checkpoint, derivedID(threadID, k.ID))
 		before.Config = stateConfig{Configurable: before.Checkpoint}
-		before.Next, before.Tasks = []string{"__start__"}, []stateTask{}
+		before.Next, before.Tasks = []string{nodeStart}, []stateTask{}
 		before.Values = wire.MustJSON(map[string]any{"messages": []lcMessage{}})
 		if p, ok := parent(); ok {
 			before.Values = lcCheckpointValues(p)

@@ -114,7 +114,7 @@ func (t *lgTranslator) inputCheckpoint(g *lgGraph, input int) {
 		return
 	}
 	before := &lgGraph{ns: g.ns, msgs: g.msgs[:len(g.msgs)-min(input, len(g.msgs))], fields: g.fields, step: g.step - 1}
-	t.emitCheckpoint(before, []string{"__start__"}, "input")
+	t.emitCheckpoint(before, []string{nodeStart}, "input")
 }
 
 // checkpoint reports g's state as a checkpoint whose next nodes are next.

@@ -150,8 +150,8 @@ func (s *dialect) assistantGraph(c echo.Context) error {
 		return map[string]any{"source": from, "target": to, "conditional": conditional}
 	}
 	return c.JSON(http.StatusOK, map[string]any{
-		"nodes": []any{node("__start__", "schema"), node(nodeAgent, "runnable"), node(nodeTools, "runnable"), node("__end__", "schema")},
-		"edges": []any{edge("__start__", nodeAgent, false), edge(nodeAgent, nodeTools, true), edge(nodeAgent, "__end__", true), edge(nodeTools, nodeAgent, false)},
+		"nodes": []any{node(nodeStart, "schema"), node(nodeAgent, "runnable"), node(nodeTools, "runnable"), node("__end__", "schema")},
+		"edges": []any{edge(nodeStart, nodeAgent, false), edge(nodeAgent, nodeTools, true), edge(nodeAgent, "__end__", true), edge(nodeTools, nodeAgent, false)},
 	})
 }
 
