@@ -133,6 +133,8 @@ func findSuiteTests(dir string) (string, error) {
 
 // suiteNodeModules installs the suite's pinned npm packages once into the
 // user's cache folder, keyed by the lock file, and returns that folder.
+// Its vitest setup file answers the tests' /internal/truncate calls (see
+// lgsuite/node/truncate.setup.mjs).
 func suiteNodeModules(ctx context.Context) (string, error) {
 	lock, err := lgsuiteFiles.ReadFile("lgsuite/node/package-lock.json")
 	if err != nil {
@@ -144,11 +146,13 @@ func suiteNodeModules(ctx context.Context) (string, error) {
 	}
 	sum := sha256.Sum256(lock)
 	dir := filepath.Join(cache, "dawn-bench", "langgraph-suite-"+hex.EncodeToString(sum[:6]))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "vitest")); err == nil {
-		return dir, nil
-	}
+	// The config and setup files are written on every run, so that a
+	// cached install runs with this tool's own.
 	if err := copyEmbedded(lgsuiteFiles, "lgsuite/node", dir); err != nil {
 		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "vitest")); err == nil {
+		return dir, nil
 	}
 	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
 	cmd.Dir = dir
