@@ -190,6 +190,10 @@ type Request struct {
 	// Metadata is a JSON object kept with the run (store.Run.Metadata);
 	// nil keeps none.
 	Metadata json.RawMessage
+	// ThreadMetadata is a JSON object whose members are set in the
+	// thread's metadata as the run begins (store.Run.ThreadMetadata); nil
+	// sets none.
+	ThreadMetadata json.RawMessage
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -263,7 +267,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: cmp.Or(req.queuedID, uuid.NewString()), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, queued: req.queuedID != ""}
-	run.user, run.metadata = userOf(ctx), req.Metadata
+	run.user, run.metadata, run.threadMetadata = userOf(ctx), req.Metadata, req.ThreadMetadata
 	if a.Config.Runs.ContinueOrphans && answers == nil && adm.strat == nil {
 		run.request = encodeRequest(req, ctx)
 	}
@@ -411,7 +415,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Metadata: run.metadata, Checkpoint: from}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Metadata: run.metadata, ThreadMetadata: run.threadMetadata, Checkpoint: from}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

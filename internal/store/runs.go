@@ -39,6 +39,11 @@ type Run struct {
 	// Metadata is the JSON object the run was started with, nil for
 	// none; Runs returns it.
 	Metadata json.RawMessage
+	// ThreadMetadata, when not nil, is a JSON object whose members
+	// BeginRunChecked sets in the thread's metadata as the run begins,
+	// keeping the others (as a LangGraph run names its graph and
+	// assistant there). Runs does not report it.
+	ThreadMetadata json.RawMessage
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -71,11 +76,15 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 	if len(r.Request) > 0 && !json.Valid(r.Request) {
 		return Checkpoint{}, fmt.Errorf("run %q: %w: request is not valid JSON", r.ID, ErrInvalid)
 	}
+	stamp, err := metadataPatch(r.ThreadMetadata)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("run %q: thread metadata: %w", r.ID, err)
+	}
 	var cp Checkpoint
 	var renewed int64
-	err := s.write(ctx, func(tx dialect.Tx) error {
+	err = s.write(ctx, func(tx dialect.Tx) error {
 		var err error
-		cp, renewed, err = s.begin(ctx, tx, r)
+		cp, renewed, err = s.begin(ctx, tx, r, stamp)
 		if err != nil || check == nil {
 			return err
 		}
@@ -87,12 +96,14 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 	return cp, err
 }
 
-// begin is BeginRunChecked's work inside its transaction; renewed is when
-// the lease ends if the transaction renewed it, else 0.
-func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, renewed int64, err error) {
+// begin is BeginRunChecked's work inside its transaction, stamp the
+// members r sets in the thread's metadata; renewed is when the lease ends
+// if the transaction renewed it, else 0.
+func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run, stamp map[string]json.RawMessage) (cp Checkpoint, renewed int64, err error) {
 	now := s.now()
 	// A new thread is inserted busy, with its run: nothing to read.
-	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusBusy, Owner: r.Owner})
+	meta, _ := mergeMetadata("{}", stamp)
+	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: meta, Status: StatusBusy, Owner: r.Owner})
 	fresh := err == nil
 	var l dialect.ThreadLock
 	switch {
@@ -129,6 +140,9 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, re
 		if err := s.fork(ctx, tx, r.ThreadID, l, r.Checkpoint); err != nil {
 			return cp, 0, err
 		}
+	}
+	if err := patchMetadata(ctx, tx, threadPK, stamp, now); err != nil {
+		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
 	}
 	if err := tx.SetThreadStatus(ctx, threadPK, StatusBusy, now); err != nil {
 		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)

@@ -122,3 +122,57 @@ func (s *DB) threadExists(ctx context.Context, id string) error {
 	_, err := s.GetThread(ctx, id)
 	return err
 }
+
+// metadataPatch reads a JSON object of metadata members to set (nil or
+// null: none).
+func metadataPatch(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	compact, err := compactObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	var add map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(compact), &add); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return add, nil
+}
+
+// mergeMetadata is the metadata old with the members of add set, and
+// whether that changes it.
+func mergeMetadata(old string, add map[string]json.RawMessage) (string, bool) {
+	if len(add) == 0 {
+		return old, false
+	}
+	meta := map[string]json.RawMessage{}
+	if err := json.Unmarshal([]byte(old), &meta); err != nil || meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	changed := false
+	for k, v := range add {
+		if prev, ok := meta[k]; !ok || !bytes.Equal(prev, v) {
+			meta[k], changed = v, true
+		}
+	}
+	if !changed {
+		return old, false
+	}
+	merged, _ := json.Marshal(meta) // raw members of a decoded object encode again
+	return string(merged), true
+}
+
+// patchMetadata sets the members of add in the metadata of the thread
+// the transaction locked, writing only when that changes it.
+func patchMetadata(ctx context.Context, tx dialect.Tx, threadPK int64, add map[string]json.RawMessage, now int64) error {
+	if len(add) == 0 {
+		return nil
+	}
+	old, err := tx.ThreadMetadata(ctx, threadPK)
+	if err != nil {
+		return err
+	}
+	merged, changed := mergeMetadata(old, add)
+	if !changed {
+		return nil
+	}
+	return tx.SetThreadMetadata(ctx, threadPK, merged, now)
+}

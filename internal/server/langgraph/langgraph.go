@@ -443,6 +443,9 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 	if !isNull(body.Metadata) {
 		req.Metadata = body.Metadata // kept with the run: its checkpoints show it
 	}
+	// As LangGraph does, the thread names the graph and the assistant its
+	// latest run ran, so that clients find a graph's threads by metadata.
+	req.ThreadMetadata = wire.MustJSON(map[string]string{"graph_id": graphName(r.ID), "assistant_id": found.AssistantID})
 	return run, req, nil
 }
 
