@@ -61,8 +61,9 @@ type Run struct {
 	// continue it (see ContinueOrphans); nil keeps none.
 	request []byte
 	// metadata is the JSON object the run was started with (nil: none);
-	// threadMetadata the members it sets in its thread's metadata.
-	metadata, threadMetadata []byte
+	// threadMetadata the members it sets in its thread's metadata; attrs
+	// what its starter keeps with it.
+	metadata, threadMetadata, attrs []byte
 	// stored is the id of the last event the store held when this server
 	// took over the run (see ContinueOrphans); 0 for a run started here.
 	stored int64

@@ -194,6 +194,9 @@ type Request struct {
 	// thread's metadata as the run begins (store.Run.ThreadMetadata); nil
 	// sets none.
 	ThreadMetadata json.RawMessage
+	// Attrs is a JSON value kept with the run for its starter
+	// (store.Run.Attrs); nil keeps none.
+	Attrs json.RawMessage
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -267,7 +270,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: cmp.Or(req.queuedID, uuid.NewString()), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, queued: req.queuedID != ""}
-	run.user, run.metadata, run.threadMetadata = userOf(ctx), req.Metadata, req.ThreadMetadata
+	run.user, run.metadata, run.threadMetadata, run.attrs = userOf(ctx), req.Metadata, req.ThreadMetadata, req.Attrs
 	if a.Config.Runs.ContinueOrphans && answers == nil && adm.strat == nil {
 		run.request = encodeRequest(req, ctx)
 	}
@@ -415,7 +418,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Metadata: run.metadata, ThreadMetadata: run.threadMetadata, Checkpoint: from}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Metadata: run.metadata, ThreadMetadata: run.threadMetadata, Attrs: run.attrs, Checkpoint: from}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

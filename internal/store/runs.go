@@ -44,6 +44,10 @@ type Run struct {
 	// keeping the others (as a LangGraph run names its graph and
 	// assistant there). Runs does not report it.
 	ThreadMetadata json.RawMessage
+	// Attrs is a JSON value the run's starter keeps with the run and
+	// reads back from any server (a LangGraph run's assistant and
+	// options); nil keeps none.
+	Attrs json.RawMessage
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -75,6 +79,9 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 	}
 	if len(r.Request) > 0 && !json.Valid(r.Request) {
 		return Checkpoint{}, fmt.Errorf("run %q: %w: request is not valid JSON", r.ID, ErrInvalid)
+	}
+	if len(r.Attrs) > 0 && !json.Valid(r.Attrs) {
+		return Checkpoint{}, fmt.Errorf("run %q: %w: attrs are not valid JSON", r.ID, ErrInvalid)
 	}
 	stamp, err := metadataPatch(r.ThreadMetadata)
 	if err != nil {
@@ -157,7 +164,7 @@ func (s *DB) insertRun(ctx context.Context, tx dialect.Tx, r Run, threadPK, now 
 	if err != nil {
 		return 0, fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
-	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request), Metadata: string(r.Metadata)})
+	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request), Metadata: string(r.Metadata), Attrs: string(r.Attrs)})
 	switch {
 	case errors.Is(err, dialect.ErrRunning):
 		return 0, busyError(r.ThreadID)
@@ -301,6 +308,9 @@ func runOf(r dialect.RunRow) Run {
 	}
 	if len(r.Metadata) > 0 {
 		run.Metadata = json.RawMessage(r.Metadata)
+	}
+	if len(r.Attrs) > 0 {
+		run.Attrs = json.RawMessage(r.Attrs)
 	}
 	return run
 }

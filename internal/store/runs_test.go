@@ -263,3 +263,30 @@ func TestBeginRunStampsThreadMetadata(t *testing.T) {
 		}
 	})
 }
+
+// TestRunAttrsKept: what a run's starter keeps with it comes back from
+// GetRun and Runs on every store, and a value that is no JSON is refused.
+func TestRunAttrsKept(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		attrs := json.RawMessage(`{"assistant_id":"a1","kwargs":{"stream_mode":["values"]}}`)
+		_, err := beginRun(ctx, s, Run{ID: "r1", ThreadID: "t1", Route: "/support/[tenant]", Attrs: attrs})
+		must(t, err)
+		got, err := s.GetRun(ctx, "r1")
+		must(t, err)
+		if string(got.Attrs) != string(attrs) {
+			t.Errorf("GetRun: attrs %s, want %s", got.Attrs, attrs)
+		}
+		must(t, s.FinishRun(ctx, "r1", RunSuccess, "", nil, nil))
+		_, err = beginRun(ctx, s, Run{ID: "r2", ThreadID: "t1", Route: "/support/[tenant]"})
+		must(t, err)
+		runs, err := s.Runs(ctx, "t1")
+		must(t, err)
+		if len(runs) != 2 || runs[0].Attrs != nil || string(runs[1].Attrs) != string(attrs) {
+			t.Errorf("Runs: %+v", runs)
+		}
+		if _, err := beginRun(ctx, s, Run{ID: "r3", ThreadID: "t2", Route: "/support/[tenant]", Attrs: json.RawMessage(`{`)}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("attrs that are no JSON: %v, want ErrInvalid", err)
+		}
+	})
+}

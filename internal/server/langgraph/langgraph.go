@@ -274,7 +274,8 @@ type lgConfig struct {
 // lgRun is what the server keeps of a run started in the LangGraph
 // dialect, for the calls that later name it (get, join, stream). It lives
 // in memory: after a restart, or on another replica, a run is shown from
-// the store without its metadata and stream modes.
+// the store, with the metadata, assistant, multitask strategy and kwargs
+// it keeps there (runAttrs), and joined with every mode (allModes).
 type lgRun struct {
 	RunID, ThreadID, RouteID string
 	// AssistantID is the assistant the run was started with.
@@ -358,9 +359,6 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 		return nil, runner.Request{}, body, err
 	}
 	run, req, err := s.lgRunOf(c.Request().Context(), body, threadID)
-	if run != nil {
-		run.Kwargs["config"] = authConfig(c.Request().Context(), body.Config)
-	}
 	return run, req, body, err
 }
 
@@ -422,7 +420,7 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 	run := &lgRun{
 		ThreadID: threadID, RouteID: r.ID, AssistantID: found.AssistantID, Modes: modes, Subgraphs: body.StreamSubgraphs,
 		Metadata: body.Metadata, Multitask: body.MultitaskStrategy, Input: in.Messages, OnDisconnect: body.OnDisconnect,
-		Kwargs: map[string]any{"input": json.RawMessage(orNull(body.Input)), "config": body.Config, "context": body.Context, "stream_mode": sortedModes(modes), "subgraphs": body.StreamSubgraphs},
+		Kwargs: map[string]any{"input": json.RawMessage(orNull(body.Input)), "config": authConfig(ctx, body.Config), "context": body.Context, "stream_mode": sortedModes(modes), "subgraphs": body.StreamSubgraphs},
 		resume: resume,
 	}
 	if resume != nil {
@@ -446,6 +444,7 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 	// As LangGraph does, the thread names the graph and the assistant its
 	// latest run ran, so that clients find a graph's threads by metadata.
 	req.ThreadMetadata = wire.MustJSON(map[string]string{"graph_id": graphName(r.ID), "assistant_id": found.AssistantID})
+	req.Attrs = wire.MustJSON(runAttrs{AssistantID: run.AssistantID, Multitask: run.Multitask, Kwargs: run.Kwargs})
 	return run, req, nil
 }
 
@@ -1109,6 +1108,14 @@ type lgRunObject struct {
 	Error             string          `json:"error,omitempty"`
 }
 
+// runAttrs is what a LangGraph run keeps with it in the store
+// (store.Run.Attrs), for its Run object on any server.
+type runAttrs struct {
+	AssistantID string         `json:"assistant_id"`
+	Multitask   string         `json:"multitask_strategy"`
+	Kwargs      map[string]any `json:"kwargs"`
+}
+
 // lgStatuses maps the store's run statuses to LangGraph's.
 var lgStatuses = map[string]string{
 	store.RunPending:     "pending",
@@ -1138,14 +1145,23 @@ func (s *dialect) runObject(r store.Run) lgRunObject {
 	if o.Status == "" {
 		o.Status = r.Status
 	}
+	if !isNull(r.Metadata) {
+		o.Metadata = r.Metadata
+	}
+	var kept runAttrs
 	if known := s.known.get(r.ID); known != nil {
 		if !isNull(known.Metadata) {
 			o.Metadata = known.Metadata
 		}
-		o.MultitaskStrategy, o.Kwargs = known.Multitask, known.Kwargs
-		if known.AssistantID != "" {
-			o.AssistantID = known.AssistantID
-		}
+		kept = runAttrs{AssistantID: known.AssistantID, Multitask: known.Multitask, Kwargs: known.Kwargs}
+	} else if len(r.Attrs) > 0 {
+		_ = json.Unmarshal(r.Attrs, &kept) // the run was started elsewhere: what it kept
+	}
+	if kept.Multitask != "" {
+		o.MultitaskStrategy, o.Kwargs = kept.Multitask, kept.Kwargs
+	}
+	if kept.AssistantID != "" {
+		o.AssistantID = kept.AssistantID
 	}
 	return o
 }

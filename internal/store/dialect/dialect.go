@@ -295,6 +295,7 @@ type RunRow struct {
 	Output                             []byte
 	CreatedAt, UpdatedAt               int64
 	Metadata                           []byte // nil for NULL
+	Attrs                              []byte // nil for NULL
 }
 
 // NewRun is a run to insert, running, owned by Owner.
@@ -309,6 +310,9 @@ type NewRun struct {
 	Request string
 	// Metadata is the run's JSON metadata, or "" for none (NULL).
 	Metadata string
+	// Attrs is what the run's starter keeps with it as JSON, or "" for
+	// none (NULL).
+	Attrs string
 }
 
 // RunLock is what a step or a run's end reads of its run and thread.

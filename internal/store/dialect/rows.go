@@ -39,7 +39,7 @@ func ScanThreads(rows Rows) ([]ThreadRow, error) {
 // (NULL gives nil), created_at, updated_at.
 func ScanRuns(rows Rows) ([]RunRow, error) {
 	return scanAll(rows, func(r *RunRow) []any {
-		return []any{&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &r.Output, &r.CreatedAt, &r.UpdatedAt, &r.Metadata}
+		return []any{&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &r.Output, &r.CreatedAt, &r.UpdatedAt, &r.Metadata, &r.Attrs}
 	})
 }
 

@@ -24,7 +24,7 @@ func (s *DB) Thread(ctx context.Context, id string) (dialect.ThreadRow, error) {
 	return t, err
 }
 
-const runColumns = `SELECT r.id, t.id, r.route, r.status, r.error, r.output, r.created_at, r.updated_at, r.metadata
+const runColumns = `SELECT r.id, t.id, r.route, r.status, r.error, r.output, r.created_at, r.updated_at, r.metadata, r.attrs
 	FROM runs r JOIN threads t ON t.pk = r.thread`
 
 // Runs reads a run by id, or a thread's runs newest first.

@@ -100,12 +100,15 @@ func (t *tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 	if r.Request != "" {
 		request = &r.Request
 	}
-	var metadata *string
+	var metadata, attrs *string
 	if r.Metadata != "" {
 		metadata = &r.Metadata
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata)
-		VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, request, metadata)
+	if r.Attrs != "" {
+		attrs = &r.Attrs
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata, attrs)
+		VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, request, metadata, attrs)
 	switch uniqueViolation(err) {
 	case "":
 		return err

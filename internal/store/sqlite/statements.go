@@ -50,8 +50,8 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		{writer, &st.lockThread, `SELECT pk, step, head, branch, message_count, parts, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'), owner
 			FROM threads t WHERE t.id = ?`},
 		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
-		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata)
-			VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)`},
+		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata, attrs)
+			VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)`},
 		{writer, &st.lockRun, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.head, t.branch, t.parts, r.owner
 			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = ?`},
 		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE pk = ?`},

@@ -71,7 +71,7 @@ func (t tx) DeleteThread(ctx context.Context, threadPK int64) error {
 }
 
 func (t tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
-	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, nullText(r.Request), nullText(r.Metadata))
+	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, nullText(r.Request), nullText(r.Metadata), nullText(r.Attrs))
 	var e *sqlite.Error
 	if errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 		if strings.Contains(e.Error(), "runs.thread") { // the runs_running index
