@@ -710,7 +710,7 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, AssistantID: run.AssistantID, Modes: run.Modes, Subgraphs: run.Subgraphs,
 		Input: len(run.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID), Names: names,
-		Origin: origin,
+		Origin: origin, Metadata: run.Metadata,
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
@@ -944,8 +944,9 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	}
 	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, head)
 	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
+	info := runInfoOf(r)
 	tr := newTranslator(s.host.App(), lgRunView{
-		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: view.AssistantID, Modes: view.Modes, Subgraphs: view.Subgraphs,
+		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: cmpOr(view.AssistantID, info.assistant), Metadata: r.Metadata, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Input: len(view.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
 		Origin: s.runOrigin(ctx, threadID, runID, r.Status == store.RunRunning || r.Status == store.RunPending),
 	})
