@@ -18,7 +18,7 @@ const itemColumns = `namespace, key, value, created_at, updated_at, COALESCE(ttl
 // (store_items_expiry), so that they cost next to nothing when no item
 // has expired.
 const (
-	anyExpiredItem = `SELECT 1 FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT 1`
+	anyExpiredItem     = `SELECT 1 FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT 1`
 	deleteExpiredItems = `DELETE FROM store_items WHERE (namespace, key) IN (
 		SELECT namespace, key FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?)`
 )
