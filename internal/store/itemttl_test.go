@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/pgtest"
 )
 
 // setItemClock sets the clock s judges item expiry by; f stands for
@@ -181,5 +185,42 @@ func TestItemTTLRefused(t *testing.T) {
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ttl") {
 			t.Errorf("PutItemTTL with ttl %v: %v, want ErrInvalid naming ttl", ttl, err)
 		}
+	}
+}
+
+// TestSweepItemsReplicas: stores sharing one Postgres database sweep at
+// once without errors, and between them delete every expired item once,
+// across several batches.
+func TestSweepItemsReplicas(t *testing.T) {
+	dsn := pgtest.Database(t)
+	a, b := openPostgresTest(t, dsn, Options{}), openPostgresTest(t, dsn, Options{})
+	ctx := context.Background()
+	const expired = 3*itemSweepBatch + 7
+	for i := range expired {
+		must(t, a.PutItemTTL(ctx, []string{"gone"}, fmt.Sprint(i), json.RawMessage(`{}`), time.Minute))
+	}
+	must(t, a.PutItemTTL(ctx, []string{"keep"}, "later", json.RawMessage(`{}`), time.Hour))
+	later := func() time.Time { return time.Now().Add(2 * time.Minute) }
+	setItemClock(a, later)
+	setItemClock(b, later)
+
+	var wg sync.WaitGroup
+	counts := make([]int, 2)
+	errs := make([]error, 2)
+	for i, s := range []Store{a, b} {
+		wg.Go(func() { counts[i], errs[i] = s.SweepItems(ctx) })
+	}
+	wg.Wait()
+	must(t, errors.Join(errs...))
+	t.Logf("the replicas deleted %v", counts)
+	if counts[0]+counts[1] != expired {
+		t.Errorf("the replicas deleted %v items, %d in all; want %d", counts, counts[0]+counts[1], expired)
+	}
+	if rows := queryInt(t, a, `SELECT count(*) FROM store_items`); rows != 1 {
+		t.Errorf("%d rows left, want 1 (the item that has not expired)", rows)
+	}
+	// The sweep reads an index of the expiring items only.
+	if def := queryString(t, a, `SELECT indexdef FROM pg_indexes WHERE indexname = 'store_items_expiry'`); !strings.Contains(def, "(expires_at) WHERE (expires_at IS NOT NULL)") {
+		t.Errorf("store_items_expiry is %q, want a partial index of expires_at", def)
 	}
 }
