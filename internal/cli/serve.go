@@ -193,6 +193,8 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	// Queued runs start when their thread is free: those queued before a
 	// restart, behind a run whose replica went away, or delayed.
 	loop.Go(func() { s.runs.SweepQueue(loopCtx) })
+	// Items put with a ttl are deleted once they expire.
+	loop.Go(func() { s.sweepItemsLoop(loopCtx, itemSweep) })
 	stopLoop := func() { cancelLoop(); loop.Wait() } // before the store closes
 	ready(ln.Addr())
 	select {

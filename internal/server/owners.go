@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/ownership"
@@ -252,8 +253,23 @@ func (h *host) PutItem(ctx context.Context, namespace []string, key string, valu
 	return h.Store.PutItem(ctx, ownership.Namespace(ctx, namespace), key, value)
 }
 
+func (h *host) PutItemTTL(ctx context.Context, namespace []string, key string, value json.RawMessage, ttl time.Duration) error {
+	return h.Store.PutItemTTL(ctx, ownership.Namespace(ctx, namespace), key, value, ttl)
+}
+
 func (h *host) GetItem(ctx context.Context, namespace []string, key string) (store.Item, error) {
 	it, err := h.Store.GetItem(ctx, ownership.Namespace(ctx, namespace), key)
+	return ownedItem(ctx, it, err)
+}
+
+func (h *host) PeekItem(ctx context.Context, namespace []string, key string) (store.Item, error) {
+	it, err := h.Store.PeekItem(ctx, ownership.Namespace(ctx, namespace), key)
+	return ownedItem(ctx, it, err)
+}
+
+// ownedItem shows an item read from the store under the namespace its
+// user named.
+func ownedItem(ctx context.Context, it store.Item, err error) (store.Item, error) {
 	if err != nil {
 		return it, err
 	}

@@ -102,8 +102,13 @@ type Store interface {
 
 	// PutItem, GetItem, DeleteItem, SearchItems and ListNamespaces keep
 	// the key-value store of the LangGraph Store API, across threads.
+	// PutItemTTL puts an item that expires; PeekItem reads one without
+	// moving its expiry; SweepItems deletes the expired ones.
 	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error
+	PutItemTTL(ctx context.Context, namespace []string, key string, value json.RawMessage, ttl time.Duration) error
 	GetItem(ctx context.Context, namespace []string, key string) (Item, error)
+	PeekItem(ctx context.Context, namespace []string, key string) (Item, error)
+	SweepItems(ctx context.Context) (int, error)
 	DeleteItem(ctx context.Context, namespace []string, key string) error
 	SearchItems(ctx context.Context, q ItemQuery) ([]Item, error)
 	ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, error)

@@ -82,7 +82,9 @@ type DB struct {
 	clock   atomic.Int64 // last timestamp handed out, Unix nanoseconds
 	// leaseTime is the clock of leases: time.Now, but in tests.
 	leaseTime atomic.Pointer[func() time.Time]
-	own       ownership
+	// itemTime is the clock items expire by: time.Now, but in tests.
+	itemTime atomic.Pointer[func() time.Time]
+	own      ownership
 	// contact is the store's contact with a database reached over a
 	// network (nil for a local one): a store cut off from it judges no
 	// other owner's lease until it has been back a lease term.
@@ -142,6 +144,7 @@ func New(d dialect.Database, o Options) (*DB, error) {
 	}
 	now := time.Now
 	s.leaseTime.Store(&now)
+	s.itemTime.Store(&now)
 	if r, ok := d.(interface{ Remote() bool }); ok && r.Remote() {
 		s.contact = newContact(s.lease, time.Now())
 	}

@@ -152,7 +152,9 @@ type Crons interface {
 // methods of those names), which the LangGraph Store API serves.
 type Items interface {
 	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error
+	PutItemTTL(ctx context.Context, namespace []string, key string, value json.RawMessage, ttl time.Duration) error
 	GetItem(ctx context.Context, namespace []string, key string) (store.Item, error)
+	PeekItem(ctx context.Context, namespace []string, key string) (store.Item, error)
 	DeleteItem(ctx context.Context, namespace []string, key string) error
 	SearchItems(ctx context.Context, q store.ItemQuery) ([]store.Item, error)
 	ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][]string, error)

@@ -102,14 +102,19 @@ type Reader interface {
 	Assistants(ctx context.Context, f AssistantFilter) ([]AssistantRow, error)
 	CountAssistants(ctx context.Context, f AssistantFilter) (int, error)
 
-	// Item reads one item of the key-value store, or ErrNoRow.
-	Item(ctx context.Context, namespace, key string) (ItemRow, error)
+	// Item reads one item of the key-value store, or ErrNoRow. Every item
+	// read skips the items that expired by at (ExpiresAt at or before it).
+	Item(ctx context.Context, namespace, key string, at int64) (ItemRow, error)
 	// Items reads the items whose namespace begins with prefix, newest
 	// update first.
-	Items(ctx context.Context, prefix string, each func(ItemRow) error) error
+	Items(ctx context.Context, prefix string, at int64, each func(ItemRow) error) error
 	// ItemNamespaces reads each namespace that begins with prefix and
 	// holds an item, once.
-	ItemNamespaces(ctx context.Context, prefix string, each func(namespace string) error) error
+	ItemNamespaces(ctx context.Context, prefix string, at int64, each func(namespace string) error) error
+	// AnyExpiredItem reports whether any item expired by at: one read of
+	// an index of the expiring items that spares a sweep its write when
+	// none has.
+	AnyExpiredItem(ctx context.Context, at int64) (bool, error)
 
 	// ToolOutput reads at most limit bytes from byte offset of the tool
 	// output id of thread threadID, with its tool and whole size, or
@@ -167,9 +172,17 @@ type Tx interface {
 	// other process can follow).
 	RunChanged(ctx context.Context, runID string) error
 	SetAppValue(ctx context.Context, key, value string, now int64) error
-	// PutItem inserts an item or replaces the value of the item with its
-	// namespace and key, keeping that item's CreatedAt.
-	PutItem(ctx context.Context, it ItemRow) error
+	// PutItem inserts an item or replaces the value, TTL and expiry of the
+	// item with its namespace and key, keeping that item's CreatedAt
+	// unless it expired by at (then it is replaced whole).
+	PutItem(ctx context.Context, it ItemRow, at int64) error
+	// RefreshItem moves the expiry of an item that has a TTL and has not
+	// expired by at to expiresAt; it does nothing to any other item.
+	RefreshItem(ctx context.Context, namespace, key string, expiresAt, at int64) error
+	// DeleteExpiredItems deletes at most limit of the items that expired
+	// by at, skipping those another transaction holds, and says how many
+	// it deleted.
+	DeleteExpiredItems(ctx context.Context, at int64, limit int) (int, error)
 	// DeleteItem deletes an item; deleting one that is not there is no
 	// error.
 	DeleteItem(ctx context.Context, namespace, key string) error
@@ -276,6 +289,11 @@ type ToolOutputRow struct {
 type ItemRow struct {
 	Namespace, Key, Value string
 	CreatedAt, UpdatedAt  int64
+	// TTLMinutes is how long the item lives after it is put or read, in
+	// minutes, and ExpiresAt when it expires; 0 (NULL) for an item that
+	// does not expire.
+	TTLMinutes float64
+	ExpiresAt  int64
 }
 
 // ThreadLock is what a write reads of the thread it locked: Step is the

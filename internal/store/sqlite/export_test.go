@@ -17,6 +17,8 @@ var (
 	RecoverRuns            = recoverRuns
 	RecoverThreads         = recoverThreads
 	DeleteThreadStatements = deleteThreadStatements
+	AnyExpiredItem         = anyExpiredItem
+	DeleteExpiredItems     = deleteExpiredItems
 )
 
 func LoadMigrations() ([]dialect.Migration, error) { return loadMigrations() }

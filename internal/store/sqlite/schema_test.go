@@ -25,6 +25,8 @@ func TestQueryPlans(t *testing.T) {
 		"Events":                     sqlite.EventsQuery,
 		"RecoverInterrupted runs":    sqlite.RecoverRuns,
 		"RecoverInterrupted threads": sqlite.RecoverThreads,
+		"SweepItems check":           sqlite.AnyExpiredItem,
+		"SweepItems delete":          sqlite.DeleteExpiredItems,
 	}
 	for i, q := range sqlite.DeleteThreadStatements {
 		queries["DeleteThread "+string(rune('1'+i))] = q
