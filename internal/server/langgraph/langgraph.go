@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
@@ -703,9 +705,13 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 		prefix, fields, names = run.start.Prefix, run.start.Fields, run.start.Names
 		origin = runOrigin{First: run.start.Step + 1, From: run.start.From}
 	} else {
-		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
-		names = s.threadNames(c.Request().Context(), run.ThreadID)
-		origin = s.runOrigin(c.Request().Context(), run.ThreadID, run.RunID, true)
+		ctx := c.Request().Context()
+		prefix = s.runStart(ctx, run.ThreadID, run.RunID, run.Input, nil, live.Log.Since(0))
+		names = s.threadNames(ctx, run.ThreadID)
+		origin = s.runOrigin(ctx, run.ThreadID, run.RunID, true)
+		r, _ := s.host.GetRun(ctx, run.RunID) // a run without a record starts from the thread's fields alone
+		r.ThreadID, r.Route = run.ThreadID, run.RouteID
+		fields = s.startFields(ctx, r, origin.From)
 	}
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, AssistantID: run.AssistantID, Modes: run.Modes, Subgraphs: run.Subgraphs,
@@ -719,33 +725,26 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 	return s.writeLG(c, live.Log.Subscribe(0), tr, run.ThreadID, run.RunID, after, gone)
 }
 
-// runStart returns the messages and fields a run started from. For a run
-// that has saved a step (or finished, final holding its last messages),
-// the messages up to its input are read back: a run adds only the model's,
-// the tools' and the harness's messages after its input; a run that went
-// on with a parked run's held-back calls (it has no input) adds their
-// results and what follows. events are the run's events so far, which
-// tell the one from the other. Before its first step the thread's
-// messages and the input make them up.
-func (s *dialect) runStart(ctx context.Context, threadID, runID, routeID string, input []thread.Message, final []thread.Message, events []stream.Event) ([]thread.Message, thread.State) {
-	fields := thread.State{}
-	if p, ok := s.host.App().Routes[routeID]; ok {
-		fields = p.InitialState()
-	}
+// runStart returns the messages a run started from (its fields are
+// startFields'). For a run that has saved a step (or finished, final
+// holding its last messages), the messages up to its input are read back:
+// a run adds only the model's, the tools' and the harness's messages after
+// its input; a run that went on with a parked run's held-back calls (it
+// has no input) adds their results and what follows. events are the run's
+// events so far, which tell the one from the other. Before its first step
+// the thread's messages and the input make them up.
+func (s *dialect) runStart(ctx context.Context, threadID, runID string, input []thread.Message, final []thread.Message, events []stream.Event) []thread.Message {
 	if final != nil {
-		return beforeRun(final, events), fields
+		return beforeRun(final, events)
 	}
 	cp, err := s.host.Latest(ctx, threadID)
 	if err != nil {
-		return input, fields
-	}
-	for k, v := range cp.Values {
-		fields[k] = v
+		return input
 	}
 	if cp.RunID == runID {
-		return beforeRun(cp.Messages, events), fields
+		return beforeRun(cp.Messages, events)
 	}
-	return append(cp.Messages[:len(cp.Messages):len(cp.Messages)], input...), fields
+	return append(cp.Messages[:len(cp.Messages):len(cp.Messages)], input...)
 }
 
 // beforeRun returns the messages of msgs, which a run with the given events
@@ -942,13 +941,15 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	if err != nil {
 		return err
 	}
-	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, head)
+	prefix := s.runStart(ctx, threadID, runID, view.Input, final, head)
 	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
+	origin := s.runOrigin(ctx, threadID, runID, r.Status == store.RunRunning || r.Status == store.RunPending)
+	fields := s.startFields(ctx, r, origin.From)
 	info := runInfoOf(r)
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: cmpOr(view.AssistantID, info.assistant), Metadata: r.Metadata, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Input: len(view.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
-		Origin: s.runOrigin(ctx, threadID, runID, r.Status == store.RunRunning || r.Status == store.RunPending),
+		Origin: origin,
 	})
 	// Read from the first event: the translator rebuilds the run's parts
 	// from all of them, and the follower reads what commits from now on
@@ -956,6 +957,35 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	f := s.host.Follow(runID, 0)
 	defer f.Close()
 	return s.writeLG(c, f, tr, threadID, runID, after, nil)
+}
+
+// startFields are the state fields stored run r started with, as its
+// live stream began: the route's initial ones, under those of the
+// checkpoint it started from (from; "" for a thread's first step; without
+// the interrupts it waited on), under those its input set, which it keeps
+// in its kwargs.
+func (s *dialect) startFields(ctx context.Context, r store.Run, from string) thread.State {
+	fields := thread.State{}
+	if p, ok := s.host.App().Routes[r.Route]; ok {
+		fields = p.InitialState()
+	}
+	if from != "" {
+		if cp, err := s.host.CheckpointAt(ctx, r.ThreadID, from); err == nil {
+			maps.Copy(fields, cp.Values)
+			delete(fields, capabilities.InterruptsKey) // a run that starts there answers them
+		}
+	}
+	var kept struct {
+		Kwargs struct {
+			Input json.RawMessage `json:"input"`
+		} `json:"kwargs"`
+	}
+	if len(r.Attrs) > 0 && json.Unmarshal(r.Attrs, &kept) == nil {
+		if in, err := parseLCInput(kept.Kwargs.Input); err == nil {
+			maps.Copy(fields, in.Values)
+		}
+	}
+	return fields
 }
 
 // lgReplayHead reads the committed log of run runID once, a page at a
