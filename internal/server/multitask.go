@@ -43,18 +43,6 @@ func checkMultitask(value, def string) (string, error) {
 	return "", newError(http.StatusBadRequest, "invalid_body", "multitask_strategy must be one of reject, interrupt, rollback, enqueue, not "+strconv.Quote(value))
 }
 
-// notBefore turns after_seconds into the time a delayed run may start;
-// zero for a run that starts now.
-func notBefore(afterSeconds float64) (time.Time, error) {
-	switch {
-	case afterSeconds < 0:
-		return time.Time{}, newError(http.StatusBadRequest, "invalid_body", "after_seconds must be 0 or more seconds to wait before the run starts")
-	case afterSeconds == 0:
-		return time.Time{}, nil
-	}
-	return time.Now().Add(time.Duration(afterSeconds * float64(time.Second))), nil
-}
-
 // admit starts req on its thread as strategy says, or queues it: with a
 // delay (at not zero) the run is always queued, and with enqueue it is
 // queued when the thread has a run in flight or runs waiting, or the

@@ -91,7 +91,7 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, admission, error) {
 	if adm.strategy, err = checkMultitask(body.MultitaskStrategy, MultitaskReject); err != nil {
 		return req, adm, err
 	}
-	adm.at, err = notBefore(body.AfterSeconds)
+	adm.at, err = wire.NotBefore(body.AfterSeconds, time.Now())
 	return req, adm, err
 }
 

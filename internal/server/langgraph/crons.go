@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/server/wire"
@@ -130,6 +131,9 @@ func (s *dialect) when(c *store.Cron, now time.Time) error {
 		return wire.BadBody(err.Error())
 	}
 	c.NextRunAt = sched.Next(now)
+	if c.NextRunAt.IsZero() {
+		return wire.BadBody("schedule " + strconv.Quote(c.Schedule) + " never fires: no day matches its day of month and month (such as 30 2, February 30); fix those fields")
+	}
 	if !c.EndTime.IsZero() && c.NextRunAt.After(c.EndTime) {
 		c.NextRunAt = time.Time{}
 	}
@@ -281,7 +285,7 @@ func (s *dialect) updateCron(c echo.Context) error {
 		return s.changeCron(ctx, cr, set, fields, end, now)
 	})
 	if err != nil {
-		return err
+		return cronError(c.Param("cron"), err)
 	}
 	return c.JSON(http.StatusOK, cronObject(updated))
 }
@@ -329,9 +333,20 @@ func (s *dialect) changeCron(ctx context.Context, cr *store.Cron, set lgCronSett
 
 func (s *dialect) deleteCron(c echo.Context) error {
 	if err := s.host.DeleteCron(c.Request().Context(), c.Param("cron")); err != nil {
-		return err
+		return cronError(c.Param("cron"), err)
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// cronError is the answer to err from changing or deleting cron id: the
+// store's not found is a 404 cron_not_found (it would otherwise read as
+// a missing thread).
+func cronError(id string, err error) error {
+	var we *wire.Error
+	if errors.Is(err, store.ErrNotFound) && !errors.As(err, &we) {
+		return wire.NewError(http.StatusNotFound, "cron_not_found", "cron "+strconv.Quote(id)+" not found: POST /runs/crons/search lists the crons")
+	}
+	return err
 }
 
 // StartCron starts the run of a tick of cron c, as a background run

@@ -29,6 +29,7 @@ func TestLangGraphBadCrons(t *testing.T) {
 		{"command", "/runs/crons", `{"assistant_id":"/plain","schedule":"0 9 * * *","command":{"resume":1}}`, "command is not supported", 400},
 		{"unknown assistant", "/runs/crons", `{"assistant_id":"/nowhere","schedule":"0 9 * * *"}`, `No assistant found for "/nowhere"`, 404},
 		{"unknown thread", "/threads/missing/runs/crons", `{"assistant_id":"/plain","schedule":"0 9 * * *"}`, "missing", 404},
+		{"never fires", "/runs/crons", `{"assistant_id":"/plain","schedule":"0 0 30 2 *"}`, `schedule "0 0 30 2 *" never fires`, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,7 +53,33 @@ func TestLangGraphBadCrons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := decodeErr(t, resp); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("PATCH of an unknown cron: %d %q, want 404", resp.StatusCode, e.Error.Message)
+	if e := decodeErr(t, resp); resp.StatusCode != http.StatusNotFound || e.Error.Kind != "cron_not_found" || !strings.Contains(e.Error.Message, `cron "nope"`) {
+		t.Errorf("PATCH of an unknown cron: %d %s %q, want 404 cron_not_found naming it", resp.StatusCode, e.Error.Kind, e.Error.Message)
+	}
+	req, _ = http.NewRequest(http.MethodDelete, url+"/runs/crons/nope", nil)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := decodeErr(t, resp); resp.StatusCode != http.StatusNotFound || e.Error.Kind != "cron_not_found" {
+		t.Errorf("DELETE of an unknown cron: %d %s %q, want 404 cron_not_found", resp.StatusCode, e.Error.Kind, e.Error.Message)
+	}
+	// A schedule that never fires is refused on update too.
+	var made struct {
+		CronID string `json:"cron_id"`
+	}
+	resp = post(t, url+"/runs/crons", `{"assistant_id":"/plain","schedule":"0 9 * * *"}`)
+	if err := json.NewDecoder(resp.Body).Decode(&made); err != nil || made.CronID == "" {
+		t.Fatalf("creating a cron: %d %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+	req, _ = http.NewRequest(http.MethodPatch, url+"/runs/crons/"+made.CronID, strings.NewReader(`{"schedule":"0 0 31 4 *"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := decodeErr(t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error.Message, "never fires") {
+		t.Errorf("PATCH to a schedule that never fires: %d %q, want 400", resp.StatusCode, e.Error.Message)
 	}
 }

@@ -368,9 +368,8 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 // the run to remember and the runner's request.
 func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) (*lgRun, runner.Request, error) {
 	fail := func(err error) (*lgRun, runner.Request, error) { return nil, runner.Request{}, err }
-	switch {
-	case body.AfterSeconds < 0:
-		return fail(wire.BadBody("after_seconds must be 0 or more seconds to wait before the run starts"))
+	if _, err := wire.NotBefore(body.AfterSeconds, time.Now()); err != nil {
+		return fail(err)
 	}
 	if err := oneOf("multitask_strategy", body.MultitaskStrategy, "reject", "interrupt", "rollback", "enqueue"); err != nil {
 		return fail(err)
@@ -557,9 +556,9 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		}
 		strategy = "reject"
 	}
-	var at time.Time
-	if body.AfterSeconds > 0 {
-		at = time.Now().Add(time.Duration(body.AfterSeconds * float64(time.Second)))
+	at, err := wire.NotBefore(body.AfterSeconds, time.Now())
+	if err != nil {
+		return fail(err)
 	}
 	// What the run starts from, read before it starts: after, its first
 	// step may already be saved.

@@ -379,6 +379,8 @@ func TestLangGraphBadRuns(t *testing.T) {
 		{"interrupt_before", lgBody("/plain", "hi", map[string]any{"interrupt_before": []string{"nowhere"}}), "invalid_body", `interrupt_before[0] "nowhere" is not a node of the agent graph`, 400},
 		{"multitask", lgBody("/plain", "hi", map[string]any{"multitask_strategy": "later"}), "invalid_body", "multitask_strategy must be one of reject, interrupt, rollback, enqueue", 400},
 		{"after_seconds", lgBody("/plain", "hi", map[string]any{"after_seconds": -1}), "invalid_body", "after_seconds must be 0 or more", 400},
+		{"after_seconds overflow", lgBody("/plain", "hi", map[string]any{"after_seconds": 1e10}), "invalid_body", "after_seconds must be at most 31536000", 400},
+		{"after_seconds past a year", lgBody("/plain", "hi", map[string]any{"after_seconds": 31536001}), "invalid_body", "after_seconds must be at most 31536000", 400},
 		{"stream mode", lgBody("/plain", "hi", map[string]any{"stream_mode": "everything"}), "invalid_body", `stream_mode "everything"`, 400},
 		{"image", `{"assistant_id":"/plain","input":{"messages":[{"type":"human","content":[{"type":"image_url"}]}]}}`, "invalid_body", "text only", 400},
 		{"ai input", `{"assistant_id":"/plain","input":{"messages":[{"type":"ai","content":"x"}]}}`, "invalid_input", "must be user or system", 400},
