@@ -377,7 +377,9 @@ func (s *dialect) createWithSupersteps(c echo.Context, dawn echo.HandlerFunc, ra
 	}
 	res.Committed, res.Status, res.Size = false, 0, 0
 	ctx := c.Request().Context()
-	if _, err := s.applyUpdates(ctx, t.ID, route, "", store.SourceInput, updates); err != nil {
+	// As LangGraph's bulk update: an update made as the graph's input is
+	// the input, any other an update (see checkpointMetadata).
+	if _, err := s.applyUpdates(ctx, t.ID, route, "", store.SourceUpdate, updates); err != nil {
 		_ = s.host.DeleteThread(ctx, t.ID) // the thread was new: nothing else is lost
 		return err
 	}
