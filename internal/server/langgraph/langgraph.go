@@ -888,7 +888,7 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 		view = &copied
 	}
 	if c.QueryParams().Has("stream_mode") {
-		modes, err := parseModes(joinModes(c.QueryParams()["stream_mode"]))
+		modes, err := parseModes(queryList(c.QueryParams()["stream_mode"]))
 		if err != nil {
 			return err
 		}
@@ -1017,9 +1017,9 @@ func (s *dialect) lgReplayHead(ctx context.Context, runID string) (head []stream
 // lgHeadPage is how many events lgReplayHead reads at once.
 const lgHeadPage = 128
 
-// joinModes reads stream_mode from a query: repeated, one mode, or a JSON
-// list (as the SDK sends a list).
-func joinModes(values []string) json.RawMessage {
+// queryList reads a list from a query (stream_mode, select): repeated,
+// one value, or a JSON list (as the SDK sends a list).
+func queryList(values []string) json.RawMessage {
 	if len(values) == 1 && strings.HasPrefix(strings.TrimSpace(values[0]), "[") {
 		return json.RawMessage(values[0])
 	}
@@ -1263,14 +1263,24 @@ func (s *dialect) lgListRuns(c echo.Context) error {
 			return wire.BadBody("offset must be a number of runs")
 		}
 	}
+	var fields []string
+	if q := c.QueryParams()["select"]; len(q) > 0 {
+		if err := json.Unmarshal(queryList(q), &fields); err != nil {
+			return wire.BadBody(`select must name fields of a run, like select=["run_id","status"]`)
+		}
+	}
 	status := c.QueryParam("status")
-	out := []lgRunObject{}
+	out := []any{}
 	for _, r := range runs {
 		o := s.runObject(r)
 		if status != "" && o.Status != status {
 			continue
 		}
-		out = append(out, o)
+		kept, err := selectFields(o, fields)
+		if err != nil {
+			return err
+		}
+		out = append(out, kept)
 	}
 	start := min(offset, len(out))
 	return c.JSON(http.StatusOK, out[start:min(start+limit, len(out))])
@@ -1530,9 +1540,17 @@ type threadSearch struct {
 	Offset    int             `json:"offset"`
 	SortBy    string          `json:"sort_by"`
 	SortOrder string          `json:"sort_order"`
+	// Select keeps these fields of each thread found (search only).
+	Select []string `json:"select"`
+	// Extract is the Python server's extraction of values by path, which
+	// Dawn does not serve: refused rather than ignored.
+	Extract json.RawMessage `json:"extract"`
 }
 
 func (q threadSearch) query() (store.ThreadQuery, error) {
+	if !isNull(q.Extract) {
+		return store.ThreadQuery{}, wire.BadBody("extract is not supported: use select to keep fields, and read a value from the thread's values")
+	}
 	if err := oneOf("status", q.Status, store.StatusIdle, store.StatusBusy, store.StatusInterrupted, store.StatusError); err != nil {
 		return store.ThreadQuery{}, err
 	}
@@ -1553,7 +1571,7 @@ func (s *dialect) searchThreads(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]lgThread, 0, len(threads))
+	out := make([]any, 0, len(threads))
 	for _, t := range threads {
 		cp, err := s.host.Latest(ctx, t.ID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -1562,7 +1580,11 @@ func (s *dialect) searchThreads(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out = append(out, lgThread{Thread: t, Values: lcCheckpointValues(cp), Interrupts: threadInterrupts(t.ID, cp.Values)})
+		kept, err := selectFields(lgThread{Thread: t, Values: lcCheckpointValues(cp), Interrupts: threadInterrupts(t.ID, cp.Values)}, body.Select)
+		if err != nil {
+			return err
+		}
+		out = append(out, kept)
 	}
 	return c.JSON(http.StatusOK, out)
 }
