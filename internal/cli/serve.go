@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
@@ -238,16 +241,25 @@ func (s *stack) flushTelemetry() {
 	}
 }
 
-// logModels says which model each route runs on, and says so loudly when
-// that is the offline model because nothing else is configured.
+// logModels says which model each route runs on, says so loudly when
+// that is the offline model because nothing else is configured, and
+// warns of each model the server cannot make (a provider's key or URL
+// is not set), naming its routes, before their first run fails.
 func logModels(logger *slog.Logger, a *app.App, env func(string) string) {
 	offline := 0
+	byModel := map[string][]string{}
 	for _, r := range a.Describe(env) {
 		if r.Model == "offline" {
 			offline++
 		}
+		byModel[r.Model] = append(byModel[r.Model], r.ID)
 	}
 	if offline > 0 {
 		logger.Info("using the built-in offline model (no network); set DAWN_MODEL, model in dawn.yaml, or model in agent.md for a real one", "routes", offline)
+	}
+	for _, spec := range slices.Sorted(maps.Keys(byModel)) {
+		if _, err := models.New(spec, env); err != nil {
+			logger.Warn("these routes cannot run until their model is configured; their runs answer 503 model_unavailable", "model", spec, "routes", byModel[spec], "err", err)
+		}
 	}
 }

@@ -143,7 +143,7 @@ func (m *Manager) Model(spec string) (llms.Model, error) {
 	}
 	mdl, err := m.newModel(spec)
 	if err != nil {
-		return nil, err
+		return nil, &ModelUnavailableError{Spec: spec, Err: err}
 	}
 	mdl = m.tel.WrapModel(mdl, spec)
 	m.models[spec] = mdl
