@@ -73,7 +73,7 @@ func TestRetries(t *testing.T) {
 	for _, c := range cases {
 		rcv := webhooktest.NewReceiver(t, c.codes...)
 		s := webhooktest.Sender(t, nil)
-		s.Deliver(rcv.URL, webhook.Payload{RunID: "r1", ThreadID: "t1", Status: "success"})
+		webhooktest.Deliver(t, s, rcv.URL, webhook.Payload{RunID: "r1", ThreadID: "t1", Status: "success"})
 		d := webhooktest.WaitDelivery(t, s, "r1")
 		posts := rcv.Wait(t, c.posts)
 		if len(posts) != c.posts || d.Status != c.status || d.Attempts != c.attempts {
