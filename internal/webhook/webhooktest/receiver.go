@@ -143,8 +143,8 @@ func WaitDelivery(t testing.TB, s *webhook.Sender, runID string) webhook.Deliver
 }
 
 // Deliver has s send p to url as a server sends the webhook of a run
-// that ended: it records the delivery in a store of its own, in the
-// transaction that ends the run p names, and starts s on that store.
+// that ended: it records the delivery in a store of its own (see Record)
+// and starts s on that store.
 func Deliver(t testing.TB, s *webhook.Sender, url string, p webhook.Payload) {
 	t.Helper()
 	st, err := store.Open(":memory:")
@@ -152,6 +152,16 @@ func Deliver(t testing.TB, s *webhook.Sender, url string, p webhook.Payload) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	Record(t, st, s, url, p)
+	s.Start(st)
+	s.Wake()
+}
+
+// Record records p as the delivery to url of the run p names, in the
+// transaction that ends that run on st (starting it first), with the
+// attempts s allows.
+func Record(t testing.TB, st store.Store, s *webhook.Sender, url string, p webhook.Payload) {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := st.BeginRunChecked(ctx, store.Run{ID: p.RunID, ThreadID: p.ThreadID, Route: "/hook"}, nil); err != nil {
 		t.Fatal(err)
@@ -164,6 +174,4 @@ func Deliver(t testing.TB, s *webhook.Sender, url string, p webhook.Payload) {
 	if err := st.EndRun(ctx, p.RunID, store.Finish{Status: store.RunSuccess, Webhook: hook}, nil); err != nil {
 		t.Fatal(err)
 	}
-	s.Start(st)
-	s.Wake()
 }
