@@ -150,36 +150,44 @@ func (s *DB) ClaimWebhooks(ctx context.Context, limit int, hold time.Duration) (
 	}
 	var claimed []Webhook
 	err = s.write(ctx, func(tx dialect.Tx) error {
-		claimed = nil
-		rows, err := tx.DueWebhooks(ctx, at, limit)
-		if err != nil {
-			return err
-		}
-		var live map[int64]bool
-		for _, r := range rows {
-			if r.ClaimedBy != 0 && r.ClaimedBy != s.own.pk {
-				if live == nil {
-					if live, err = s.liveOwners(ctx, tx); err != nil {
-						return err
-					}
-				}
-				if live[r.ClaimedBy] {
-					// Its claimer is still at it: look again a hold later.
-					if err := tx.ClaimWebhook(ctx, r.RunID, r.ClaimedBy, at+int64(hold), at); err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			if err := tx.ClaimWebhook(ctx, r.RunID, s.own.pk, at+int64(hold), at); err != nil {
-				return err
-			}
-			claimed = append(claimed, webhookOf(r))
-		}
-		return nil
+		var err error
+		claimed, err = s.claimDue(ctx, tx, at, limit, hold)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim webhooks: %w", err)
+	}
+	return claimed, nil
+}
+
+// claimDue is ClaimWebhooks' work in its transaction: it claims the due
+// deliveries whose claimer, if any, is this store or gone, and pushes the
+// others a hold further.
+func (s *DB) claimDue(ctx context.Context, tx dialect.Tx, at int64, limit int, hold time.Duration) ([]Webhook, error) {
+	rows, err := tx.DueWebhooks(ctx, at, limit)
+	if err != nil {
+		return nil, err
+	}
+	var claimed []Webhook
+	var live map[int64]bool
+	for _, r := range rows {
+		owner := s.own.pk
+		if r.ClaimedBy != 0 && r.ClaimedBy != s.own.pk {
+			if live == nil {
+				if live, err = s.liveOwners(ctx, tx); err != nil {
+					return nil, err
+				}
+			}
+			if live[r.ClaimedBy] {
+				owner = r.ClaimedBy // its claimer is still at it: look again a hold later
+			}
+		}
+		if err := tx.ClaimWebhook(ctx, r.RunID, owner, at+int64(hold), at); err != nil {
+			return nil, err
+		}
+		if owner == s.own.pk {
+			claimed = append(claimed, webhookOf(r))
+		}
 	}
 	return claimed, nil
 }
