@@ -387,7 +387,11 @@ func (s *Sender) send(w store.Webhook) {
 	a, wait := s.outcome(w, n, code, err)
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
 	defer cancel()
-	if err := s.box.RecordWebhookAttempt(ctx, w.RunID, a); err != nil {
+	switch err := s.box.RecordWebhookAttempt(ctx, w.RunID, a); {
+	case errors.Is(err, store.ErrNotFound):
+		s.log.Info("webhook attempt made for a delivery deleted meanwhile (with its thread)", "run", w.RunID, "attempt", n)
+		return
+	case err != nil:
 		s.log.Warn("cannot record a webhook attempt; the delivery is tried again", "run", w.RunID, "attempt", n, "err", err)
 		return
 	}
