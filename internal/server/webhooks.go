@@ -10,7 +10,7 @@ import (
 
 // webhookNotFound is the 404 of a run in c's path with no delivery.
 func webhookNotFound(c echo.Context) error {
-	return newError(http.StatusNotFound, "webhook_not_found", "there is no webhook delivery of run "+c.Param("run")+" on thread "+c.Param("id")+": the run asked for none, or its record was deleted (with its thread, or a week after it ended)")
+	return newError(http.StatusNotFound, "webhook_not_found", "there is no webhook delivery of run "+c.Param("run")+" on thread "+c.Param("id")+": the run asked for none, or its record was deleted (with its thread, or once it had ended longer ago than webhooks.keep in dawn.yaml, 7 days unless set)")
 }
 
 // webhookDelivery is GET /threads/:id/runs/:run/webhook: how the webhook
