@@ -16,7 +16,7 @@ func hookOf(runID string) *Webhook {
 }
 
 // endWithHook starts a run on a new thread and ends it with a webhook.
-func endWithHook(t *testing.T, s Store, threadID, runID string) {
+func endWithHook(t testing.TB, s Store, threadID, runID string) {
 	t.Helper()
 	newRun(t, s, threadID, runID)
 	must(t, s.EndRun(context.Background(), runID, Finish{Status: RunSuccess, Output: []byte(`{}`), Webhook: hookOf(runID)}, nil))
@@ -268,4 +268,32 @@ func TestWebhookRetention(t *testing.T) {
 			t.Fatalf("claimed %v from a deleted thread", ids)
 		}
 	})
+}
+
+// BenchmarkClaimWebhooksNoneDue is a server's poll of the outbox when
+// nothing is due, with many ended deliveries kept and one pending
+// delivery due in an hour: one read through the due index.
+func BenchmarkClaimWebhooksNoneDue(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b, filepath.Join(b.TempDir(), "dawn.db"))
+	for i := range 200 {
+		id := fmt.Sprintf("r%d", i)
+		newRun(b, s, "th-"+id, id)
+		must(b, s.EndRun(ctx, id, Finish{Status: RunSuccess, Webhook: hookOf(id)}, nil))
+	}
+	ws, err := s.ClaimWebhooks(ctx, 1000, time.Hour)
+	must(b, err)
+	for i, w := range ws {
+		a := WebhookAttempt{Attempt: 1, Code: 200, Status: WebhookDelivered}
+		if i == 0 {
+			a = WebhookAttempt{Attempt: 1, Code: 503, Status: WebhookPending, Next: time.Now().Add(time.Hour)}
+		}
+		must(b, s.RecordWebhookAttempt(ctx, w.RunID, a))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ws, err := s.ClaimWebhooks(ctx, 16, time.Minute); err != nil || len(ws) != 0 {
+			b.Fatalf("claimed %d (%v)", len(ws), err)
+		}
+	}
 }
