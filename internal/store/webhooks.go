@@ -138,10 +138,13 @@ func webhookOf(r dialect.WebhookRow) Webhook {
 // claimer is gone (as ClaimOrphans judges owners: its store was closed,
 // its process ended, or its lease expired). However many stores ask at
 // once, a delivery goes to one of them. With nothing due it costs one
-// read.
+// read. It fails with ErrClosed once the store is closed.
 func (s *DB) ClaimWebhooks(ctx context.Context, limit int, hold time.Duration) ([]Webhook, error) {
 	if limit < 1 || hold <= 0 {
 		return nil, fmt.Errorf("store: claim webhooks: %w: limit %d and hold %v must be positive", ErrInvalid, limit, hold)
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
 	}
 	at := s.now()
 	due, err := s.d.AnyDueWebhook(ctx, at)

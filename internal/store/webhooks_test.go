@@ -229,6 +229,10 @@ func TestWebhookRelease(t *testing.T) {
 		if err := a.RecordWebhookAttempt(ctx, "r1", WebhookAttempt{Attempt: 1, Status: WebhookDelivered}); !errors.Is(err, ErrNotClaimed) {
 			t.Fatalf("a recorded an attempt after releasing its claim: %v", err)
 		}
+		must(t, a.Close())
+		if _, err := a.ClaimWebhooks(ctx, 1, time.Hour); !errors.Is(err, ErrClosed) {
+			t.Fatalf("ClaimWebhooks on a closed store: %v, want ErrClosed", err)
+		}
 	})
 }
 

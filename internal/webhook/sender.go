@@ -315,7 +315,9 @@ func (s *Sender) poll() {
 			swept = time.Now()
 			s.sweep()
 		}
-		s.claim()
+		if !s.claim() {
+			return
+		}
 		t.Reset(s.cfg.Poll)
 	}
 }
@@ -336,22 +338,26 @@ func (s *Sender) sweep() {
 func (s *Sender) hold() time.Duration { return 2*s.cfg.Timeout + 10*time.Second }
 
 // claim claims as many due deliveries as it has room for and starts an
-// attempt at each.
-func (s *Sender) claim() {
+// attempt at each. It reports false once the outbox's store is closed:
+// there is nothing more to send from it.
+func (s *Sender) claim() bool {
 	s.mu.Lock()
 	room := inFlight - len(s.sending)
 	s.mu.Unlock()
 	if room <= 0 {
-		return
+		return true
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Timeout)
 	ws, err := s.box.ClaimWebhooks(ctx, room, s.hold())
 	cancel()
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrClosed):
+		return false
+	case err != nil:
 		if s.ctx.Err() == nil {
 			s.log.Warn("cannot look for due webhook deliveries; trying again", "err", err)
 		}
-		return
+		return true
 	}
 	for _, w := range ws {
 		s.mu.Lock()
@@ -365,6 +371,7 @@ func (s *Sender) claim() {
 			go s.send(w)
 		}
 	}
+	return true
 }
 
 // send makes the next attempt at w and records how it went.
