@@ -92,8 +92,8 @@ type Options struct {
 	// MaxRuns caps the runs in flight at once; Start refuses more with
 	// ErrOverloaded. 0 means no cap.
 	MaxRuns int
-	// Webhooks sends the POSTs run requests ask for; nil refuses requests
-	// that carry a webhook.
+	// Webhooks sends the POSTs run requests ask for, from st's outbox,
+	// which New starts it on; nil refuses requests that carry a webhook.
 	Webhooks Webhooks
 }
 
@@ -114,6 +114,9 @@ func New(st store.Store, a *app.App, opts Options) *Manager {
 		m.newModel = func(spec string) (llms.Model, error) { return models.New(spec, m.env) }
 	}
 	m.app.Store(a)
+	if m.webhooks != nil {
+		m.webhooks.Start(st)
+	}
 	if n := m.notifier(); n != nil {
 		m.stopRemote = make(chan struct{})
 		m.listenSignals(n)
@@ -390,7 +393,7 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 	if adm.answers == nil {
 		values, err := adm.p.ApplyInput(values, input)
 		if err != nil {
-			m.finishStore(run, store.RunError, err.Error(), nil, nil)
+			m.finishStore(run, store.RunError, err.Error(), nil, nil, nil)
 			return nil, &InputError{Msg: err.Error()}
 		}
 		return values, nil
@@ -403,7 +406,7 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 		maps.Copy(remember, r.Remember)
 	}
 	if err := m.store.SetAppValues(ctx, scopeRemembered(ctx, remember)); err != nil {
-		m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil)
+		m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil, nil)
 		return nil, err
 	}
 	m.auditDecisions(ctx, run.ThreadID, adm)

@@ -33,6 +33,9 @@ type Store interface {
 	// returned as it is.
 	BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error)
 	FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error
+	// EndRun is FinishRun with a Finish, which may carry the run's
+	// webhook delivery, recorded in the same transaction.
+	EndRun(ctx context.Context, runID string, f Finish, events []stream.Event) error
 	GetRun(ctx context.Context, runID string) (Run, error)
 	Runs(ctx context.Context, threadID string) ([]Run, error)
 	RecoverInterrupted(ctx context.Context) (int, error)
@@ -130,6 +133,16 @@ type Store interface {
 	SearchAssistants(ctx context.Context, q AssistantQuery) ([]Assistant, error)
 	CountAssistants(ctx context.Context, q AssistantQuery) (int, error)
 	AssistantVersions(ctx context.Context, id string, q AssistantQuery) ([]Assistant, error)
+	// AddWebhook, GetWebhook, ClaimWebhooks, RecordWebhookAttempt,
+	// ReleaseWebhooks and SweepWebhooks keep the webhook outbox: the
+	// deliveries of ended runs, sent by whichever server claims them,
+	// once across every process on the database (see Webhook).
+	AddWebhook(ctx context.Context, w Webhook) error
+	GetWebhook(ctx context.Context, runID string) (Webhook, error)
+	ClaimWebhooks(ctx context.Context, limit int, hold time.Duration) ([]Webhook, error)
+	RecordWebhookAttempt(ctx context.Context, runID string, a WebhookAttempt) error
+	ReleaseWebhooks(ctx context.Context) (int, error)
+	SweepWebhooks(ctx context.Context, before time.Time) (int, error)
 	// PatchThreadMetadata merges members into a thread's metadata.
 	PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (Thread, error)
 

@@ -203,7 +203,13 @@ var threadStatusAfter = map[string]string{
 // either way it accepts new runs. It fails with ErrNotFound for an unknown
 // run and ErrNotRunning for a run that has already finished.
 func (s *DB) FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error {
-	f := Finish{Status: status, Error: errMsg, Output: output}
+	return s.EndRun(ctx, runID, Finish{Status: status, Error: errMsg, Output: output}, events)
+}
+
+// EndRun is FinishRun with the end in f, which may carry the run's
+// webhook delivery (Finish.Webhook): it lands in the outbox in the same
+// transaction.
+func (s *DB) EndRun(ctx context.Context, runID string, f Finish, events []stream.Event) error {
 	out, err := f.check(runID)
 	if err != nil {
 		return err
@@ -233,6 +239,11 @@ func (s *DB) FinishRun(ctx context.Context, runID, status, errMsg string, output
 		if err := tx.SetThreadStatus(ctx, l.ThreadPK, threadStatusAfter[f.Status], now); err != nil {
 			return fmt.Errorf("store: finish run %q: %w", runID, err)
 		}
+		if f.Webhook != nil {
+			if err := s.insertWebhook(ctx, tx, f.Webhook, l, runID); err != nil {
+				return err
+			}
+		}
 		return tx.RunChanged(ctx, runID)
 	})
 }
@@ -244,12 +255,21 @@ type Finish struct {
 	Status string
 	Error  string
 	Output json.RawMessage
+	// Webhook, when not nil, is the run's webhook delivery (URL, Payload
+	// and MaxAttempts; the rest is the store's), recorded in the outbox
+	// with the end of the run, due at once.
+	Webhook *Webhook
 }
 
 // check validates f and returns the output column's value (nil for NULL).
 func (f Finish) check(runID string) ([]byte, error) {
 	if _, ok := threadStatusAfter[f.Status]; !ok {
 		return nil, fmt.Errorf("run %q: %w: finish status %q is not one of success, error, cancelled, interrupted", runID, ErrInvalid, f.Status)
+	}
+	if f.Webhook != nil {
+		if err := f.Webhook.check(runID); err != nil {
+			return nil, err
+		}
 	}
 	if len(f.Output) == 0 {
 		return nil, nil

@@ -120,6 +120,11 @@ type Reader interface {
 	// output id of thread threadID, with its tool and whole size, or
 	// ErrNoRow.
 	ToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutputRow, error)
+	// Webhook reads the webhook delivery of a run; AnyDueWebhook reports
+	// whether a pending one is due at at: one cheap read through the due
+	// index that spares a write transaction when none is.
+	Webhook(ctx context.Context, runID string) (WebhookRow, error)
+	AnyDueWebhook(ctx context.Context, at int64) (bool, error)
 }
 
 // Tx is a write transaction. Writes to one thread take turns: LockThread
@@ -255,6 +260,25 @@ type Tx interface {
 	// gone, before InterruptOrphans ends the rest.
 	OrphanRuns(ctx context.Context) ([]OrphanRun, error)
 	ClaimRuns(ctx context.Context, runPKs []int64, owner, now int64) error
+
+	// InsertWebhook records a webhook delivery, unless its run already
+	// has one (a dialect may send it with the transaction's other
+	// writes). DueWebhooks locks and reads at most limit pending
+	// deliveries due at at, the earliest first, skipping rows another
+	// transaction has locked; LockWebhook locks and reads one.
+	// ClaimWebhook sets a delivery's claimer and next_at; UpdateWebhook
+	// writes an attempt's outcome (status, attempts, code, error, next_at,
+	// claimed_by, updated_at). ReleaseWebhooks makes the pending
+	// deliveries owner claimed due at at, unclaimed, and says how many.
+	// DeleteEndedWebhooks deletes at most limit ended deliveries last
+	// updated before before.
+	InsertWebhook(ctx context.Context, w WebhookRow) error
+	DueWebhooks(ctx context.Context, at int64, limit int) ([]WebhookRow, error)
+	LockWebhook(ctx context.Context, runID string) (WebhookRow, error)
+	ClaimWebhook(ctx context.Context, runID string, owner, next, now int64) error
+	UpdateWebhook(ctx context.Context, w WebhookRow) error
+	ReleaseWebhooks(ctx context.Context, owner, at int64) (int, error)
+	DeleteEndedWebhooks(ctx context.Context, before int64, limit int) (int, error)
 }
 
 // OrphanRun is a running run whose owner has no row, with the request it

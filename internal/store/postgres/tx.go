@@ -83,7 +83,8 @@ func (t *tx) SetThreadStatus(_ context.Context, threadPK int64, status string, n
 }
 
 func (t *tx) DeleteThread(_ context.Context, threadPK int64) error {
-	for _, q := range []string{`DELETE FROM history WHERE thread = $1`, `DELETE FROM tool_outputs WHERE thread = $1`, `DELETE FROM checkpoints WHERE thread = $1`,
+	for _, q := range []string{`DELETE FROM history WHERE thread = $1`, `DELETE FROM tool_outputs WHERE thread = $1`,
+		`DELETE FROM webhook_deliveries WHERE thread = $1`, `DELETE FROM checkpoints WHERE thread = $1`,
 		`DELETE FROM branches WHERE thread = $1`, `DELETE FROM runs WHERE thread = $1`, `DELETE FROM queued_runs WHERE thread = $1`, `DELETE FROM threads WHERE pk = $1`} {
 		t.queue(q, threadPK)
 	}

@@ -19,6 +19,9 @@ var (
 	DeleteThreadStatements = deleteThreadStatements
 	AnyExpiredItem         = anyExpiredItem
 	DeleteExpiredItems     = deleteExpiredItems
+	AnyDueWebhook          = anyDueWebhook
+	DueWebhooks            = dueWebhooks
+	DeleteEndedWebhooks    = deleteEndedWebhooks
 )
 
 func LoadMigrations() ([]dialect.Migration, error) { return loadMigrations() }

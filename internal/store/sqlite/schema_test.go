@@ -27,6 +27,9 @@ func TestQueryPlans(t *testing.T) {
 		"RecoverInterrupted threads": sqlite.RecoverThreads,
 		"SweepItems check":           sqlite.AnyExpiredItem,
 		"SweepItems delete":          sqlite.DeleteExpiredItems,
+		"ClaimWebhooks check":        sqlite.AnyDueWebhook,
+		"ClaimWebhooks due":          sqlite.DueWebhooks,
+		"SweepWebhooks delete":       sqlite.DeleteEndedWebhooks,
 	}
 	for i, q := range sqlite.DeleteThreadStatements {
 		queries["DeleteThread "+string(rune('1'+i))] = q

@@ -54,6 +54,7 @@ func (t tx) SetThreadStatus(ctx context.Context, threadPK int64, status string, 
 var deleteThreadStatements = []string{
 	`DELETE FROM history WHERE thread = ?`,
 	`DELETE FROM tool_outputs WHERE thread = ?`,
+	`DELETE FROM webhook_deliveries WHERE thread = ?`,
 	`DELETE FROM checkpoints WHERE thread = ?`,
 	`DELETE FROM branches WHERE thread = ?`,
 	`DELETE FROM runs WHERE thread = ?`,
