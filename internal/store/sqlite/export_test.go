@@ -19,6 +19,8 @@ var (
 	DeleteThreadStatements = deleteThreadStatements
 	AnyExpiredItem         = anyExpiredItem
 	DeleteExpiredItems     = deleteExpiredItems
+	AnyExpiredThread       = anyExpiredThread
+	ExpiredThreads         = expiredThreads
 )
 
 func LoadMigrations() ([]dialect.Migration, error) { return loadMigrations() }

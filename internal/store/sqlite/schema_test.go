@@ -27,6 +27,8 @@ func TestQueryPlans(t *testing.T) {
 		"RecoverInterrupted threads": sqlite.RecoverThreads,
 		"SweepItems check":           sqlite.AnyExpiredItem,
 		"SweepItems delete":          sqlite.DeleteExpiredItems,
+		"SweepThreads check":         sqlite.AnyExpiredThread,
+		"SweepThreads select":        sqlite.ExpiredThreads,
 	}
 	for i, q := range sqlite.DeleteThreadStatements {
 		queries["DeleteThread "+string(rune('1'+i))] = q
