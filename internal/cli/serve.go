@@ -36,6 +36,9 @@ type stack struct {
 	telemetryOn bool
 	// webhooks sends the POSTs run requests ask for.
 	webhooks *webhook.Sender
+	// threadSweep is how often serve deletes the threads whose ttl ran
+	// out.
+	threadSweep time.Duration
 }
 
 // openStack opens the app's store, marks the runs of processes that are
@@ -56,12 +59,16 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	sweep, err := threadSweepInterval(cfg)
+	if err != nil {
+		return nil, err
+	}
 	path, setting := storeSetting(cfg, a)
 	st, err := store.OpenWith(path, store.Options{Lease: lease})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the thread store named by %s: %w", setting, err)
 	}
-	s := &stack{store: st, logger: logger, recovers: recoverRuns}
+	s := &stack{store: st, logger: logger, recovers: recoverRuns, threadSweep: sweep}
 	// Runs to continue need the runner: they are recovered once it is
 	// built.
 	if recoverRuns && !a.Config.Runs.ContinueOrphans {
@@ -198,6 +205,8 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	loop.Go(func() { s.runs.SweepQueue(loopCtx) })
 	// Items put with a ttl are deleted once they expire.
 	loop.Go(func() { s.sweepItemsLoop(loopCtx, itemSweep) })
+	// Threads created or updated with a ttl are deleted once it runs out.
+	loop.Go(func() { s.sweepThreadsLoop(loopCtx, s.threadSweep) })
 	stopLoop := func() { cancelLoop(); loop.Wait() } // before the store closes
 	ready(ln.Addr())
 	select {

@@ -71,8 +71,14 @@ func (h *host) notOthers(ctx context.Context, id string) error {
 }
 
 func (h *host) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (store.Thread, error) {
+	return h.CreateThreadTTL(ctx, id, metadata, 0)
+}
+
+// CreateThreadTTL is CreateThread for a thread that expires ttl after its
+// last update (0: never).
+func (h *host) CreateThreadTTL(ctx context.Context, id string, metadata json.RawMessage, ttl time.Duration) (store.Thread, error) {
 	owner, _ := ownership.Owner(ctx)
-	return h.Store.CreateOwnedThread(ctx, owner, id, metadata)
+	return h.Store.CreateOwnedThreadTTL(ctx, owner, id, metadata, ttl)
 }
 
 func (h *host) DeleteThread(ctx context.Context, id string) error {
@@ -358,6 +364,14 @@ func (h *host) PatchThreadMetadata(ctx context.Context, id string, patch json.Ra
 		return store.Thread{}, err
 	}
 	return h.Store.PatchThreadMetadata(ctx, id, patch)
+}
+
+// SetThreadTTL gives a thread ctx may see a new ttl.
+func (h *host) SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (store.Thread, error) {
+	if err := h.visible(ctx, id); err != nil {
+		return store.Thread{}, err
+	}
+	return h.Store.SetThreadTTL(ctx, id, ttl)
 }
 
 // CopyThread copies a thread ctx may see; the copy keeps the thread's

@@ -26,6 +26,13 @@ type Store interface {
 	CreateOwnedThread(ctx context.Context, owner, id string, metadata json.RawMessage) (Thread, error)
 	GetThread(ctx context.Context, id string) (Thread, error)
 	DeleteThread(ctx context.Context, id string) error
+	// CreateOwnedThreadTTL is CreateOwnedThread for a thread that expires
+	// a TTL after its last update; SetThreadTTL gives a thread a TTL;
+	// SweepThreads deletes the expired threads that no run or person
+	// still needs.
+	CreateOwnedThreadTTL(ctx context.Context, owner, id string, metadata json.RawMessage, ttl time.Duration) (Thread, error)
+	SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (Thread, error)
+	SweepThreads(ctx context.Context) (int, error)
 
 	// BeginRunChecked starts a run, creating its thread when missing,
 	// and hands the thread's latest checkpoint to check inside the

@@ -202,6 +202,9 @@ func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
 			Metadata   json.RawMessage `json:"metadata"`
 		}
 		_ = json.Unmarshal(data, &body)
+		if _, err := wire.ThreadTTL(body.TTL); err != nil { // Dawn's handler keeps it
+			return err
+		}
 		switch {
 		case !isNull(body.Supersteps):
 			if body.GraphID == "" { // the SDK sends graphId as metadata.graph_id
@@ -212,8 +215,6 @@ func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
 				body.GraphID = meta.GraphID
 			}
 			return s.createWithSupersteps(c, dawn, body.Supersteps, body.GraphID)
-		case !isNull(body.TTL):
-			return wire.BadBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")
 		case body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing":
 			return wire.BadBody(`if_exists must be "raise" or "do_nothing", not ` + strconv.Quote(body.IfExists))
 		}

@@ -172,4 +172,6 @@ type Assistants interface {
 	CountAssistants(ctx context.Context, q store.AssistantQuery) (int, error)
 	AssistantVersions(ctx context.Context, id string, q store.AssistantQuery) ([]store.Assistant, error)
 	PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (store.Thread, error)
+	// SetThreadTTL gives a thread a new ttl (see store.Store).
+	SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (store.Thread, error)
 }

@@ -115,6 +115,9 @@ type Reader interface {
 	// an index of the expiring items that spares a sweep its write when
 	// none has.
 	AnyExpiredItem(ctx context.Context, at int64) (bool, error)
+	// AnyExpiredThread reports whether any thread expired by at, from the
+	// index of the threads that have a TTL.
+	AnyExpiredThread(ctx context.Context, at int64) (bool, error)
 
 	// ToolOutput reads at most limit bytes from byte offset of the tool
 	// output id of thread threadID, with its tool and whole size, or
@@ -235,6 +238,16 @@ type Tx interface {
 	PutAssistant(ctx context.Context, r AssistantRow) error
 	InsertAssistantVersion(ctx context.Context, r AssistantRow) error
 	DeleteAssistant(ctx context.Context, id string) error
+	// SetThreadTTL gives a thread the transaction locked a TTL (ttl, in
+	// nanoseconds) that expires at expiresAt, or none when ttl is 0.
+	SetThreadTTL(ctx context.Context, threadPK, ttl, expiresAt, now int64) error
+	// ExpiredThreads locks and reads at most limit of the threads that
+	// expired by at, soonest expired first, skipping those another
+	// transaction holds; Pending says, as of after the lock, whether the
+	// thread has a running or a queued run. RearmThread moves a thread's
+	// expiry to at plus its TTL.
+	ExpiredThreads(ctx context.Context, at int64, limit int) ([]ExpiredThread, error)
+	RearmThread(ctx context.Context, threadPK, at int64) error
 	// ThreadMetadata reads the metadata of a thread the transaction
 	// locked; SetThreadMetadata replaces it.
 	ThreadMetadata(ctx context.Context, threadPK int64) (string, error)
@@ -297,6 +310,19 @@ type ThreadRow struct {
 	Metadata, Status     string
 	// Owner is the user the thread belongs to, "" for none.
 	Owner string
+	// TTL is how long the thread lives after its last update, in
+	// nanoseconds, and ExpiresAt when it expires; 0 (NULL) for a thread
+	// that does not expire. Every write that sets a thread's UpdatedAt
+	// sets its ExpiresAt to UpdatedAt plus TTL in the same statement.
+	TTL, ExpiresAt int64
+}
+
+// ExpiredThread is a thread a sweep found expired, locked.
+type ExpiredThread struct {
+	PK      int64
+	ID      string
+	Status  string
+	Pending bool
 }
 
 // ToolOutputRow is a stored tool output, or a page of one: Data is the

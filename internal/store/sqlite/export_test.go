@@ -22,6 +22,8 @@ var (
 	AnyDueWebhook          = anyDueWebhook
 	DueWebhooks            = dueWebhooks
 	DeleteEndedWebhooks    = deleteEndedWebhooks
+	AnyExpiredThread       = anyExpiredThread
+	ExpiredThreads         = expiredThreads
 )
 
 func LoadMigrations() ([]dialect.Migration, error) { return loadMigrations() }

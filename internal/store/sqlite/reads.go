@@ -13,8 +13,8 @@ import (
 func (s *DB) Thread(ctx context.Context, id string) (dialect.ThreadRow, error) {
 	defer s.lockRead()()
 	t := dialect.ThreadRow{ID: id}
-	err := s.rq.QueryRowContext(ctx, `SELECT created_at, updated_at, metadata, status, owner FROM threads WHERE id = ?`, id).
-		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner)
+	err := s.rq.QueryRowContext(ctx, `SELECT created_at, updated_at, metadata, status, owner, COALESCE(ttl, 0), COALESCE(expires_at, 0)
+		FROM threads WHERE id = ?`, id).Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner, &t.TTL, &t.ExpiresAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, dialect.ErrNoRow
 	}

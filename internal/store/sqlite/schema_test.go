@@ -30,6 +30,8 @@ func TestQueryPlans(t *testing.T) {
 		"ClaimWebhooks check":        sqlite.AnyDueWebhook,
 		"ClaimWebhooks due":          sqlite.DueWebhooks,
 		"SweepWebhooks delete":       sqlite.DeleteEndedWebhooks,
+		"SweepThreads check":         sqlite.AnyExpiredThread,
+		"SweepThreads select":        sqlite.ExpiredThreads,
 	}
 	for i, q := range sqlite.DeleteThreadStatements {
 		queries["DeleteThread "+string(rune('1'+i))] = q
