@@ -12,23 +12,7 @@ import (
 const itemSweep = time.Minute
 
 // sweepItemsLoop deletes the store's expired items every interval until
-// ctx ends. Every replica on a shared database sweeps; each deletes rows
-// the others do not hold.
+// ctx ends.
 func (s *stack) sweepItemsLoop(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := s.store.SweepItems(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			s.logger.Warn("cannot delete the store's expired items; trying again", "store", s.store.Path(), "every", every, "err", err)
-		case n > 0:
-			s.logger.Debug("deleted expired store items", "items", n)
-		}
-	}
+	s.sweepLoop(ctx, every, "items", s.store.SweepItems)
 }

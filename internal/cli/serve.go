@@ -169,18 +169,11 @@ func (s *stack) continueRuns(ctx context.Context) error {
 // the lease until ctx ends: a server sharing the store that dies has its
 // runs interrupted without waiting for a restart.
 func (s *stack) recoverLoop(ctx context.Context) {
-	t := time.NewTicker(s.store.Lease() / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.recoverRuns(ctx); err != nil && ctx.Err() == nil {
-				s.logger.Error("cannot recover the runs of gone servers; trying again", "store", s.store.Path(), "err", err)
-			}
+	everyTick(ctx, s.store.Lease()/3, func() {
+		if err := s.recoverRuns(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Error("cannot recover the runs of gone servers; trying again", "store", s.store.Path(), "err", err)
 		}
-	}
+	})
 }
 
 // serve listens on addr and serves h until ctx ends, then shuts down

@@ -25,27 +25,11 @@ func threadSweepInterval(cfg *Config) (time.Duration, error) {
 	return d, nil
 }
 
-// sweepThreadsLoop deletes the store's expired threads every interval
-// until ctx ends. Every replica on a shared database sweeps; each deletes
-// threads the others do not hold.
+// sweepThreadsLoop deletes the store's threads whose TTL ran out every
+// interval until ctx ends.
 func (s *stack) sweepThreadsLoop(ctx context.Context, every time.Duration) {
 	if every <= 0 {
 		every = defaultThreadSweep
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := s.store.SweepThreads(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			s.logger.Warn("cannot delete the expired threads; trying again", "store", s.store.Path(), "every", every, "err", err)
-		case n > 0:
-			s.logger.Info("deleted threads whose ttl ran out", "threads", n)
-		}
-	}
+	s.sweepLoop(ctx, every, "threads", s.store.SweepThreads)
 }
