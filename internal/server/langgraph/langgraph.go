@@ -539,6 +539,9 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 	if err := s.commandUpdate(ctx, run, &req, body); err != nil {
 		return fail(err)
 	}
+	if err := s.inputByID(ctx, run, &req); err != nil {
+		return fail(err)
+	}
 	if err := s.continuePaused(ctx, run, body); err != nil {
 		return fail(err)
 	}
