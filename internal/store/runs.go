@@ -282,12 +282,28 @@ func (f Finish) check(runID string) ([]byte, error) {
 
 // GetRun returns the run with the given id, or ErrNotFound.
 func (s *DB) GetRun(ctx context.Context, runID string) (Run, error) {
+	r, err := s.startedRun(ctx, runID)
+	if !errors.Is(err, ErrNotFound) {
+		return r, err
+	}
+	r, err = s.queuedRun(ctx, runID)
+	if !errors.Is(err, ErrNotFound) {
+		return r, err
+	}
+	// A queued run leaves the queue in the transaction that starts it:
+	// one that started between the two reads was in neither, and is in
+	// the runs now.
+	return s.startedRun(ctx, runID)
+}
+
+// startedRun reads run runID from the runs (not the queue).
+func (s *DB) startedRun(ctx context.Context, runID string) (Run, error) {
 	rows, err := s.d.Runs(ctx, runID, false)
 	if err != nil {
 		return Run{}, fmt.Errorf("store: get run %q: %w", runID, err)
 	}
 	if len(rows) == 0 {
-		return s.queuedRun(ctx, runID)
+		return Run{}, fmt.Errorf("run %q: %w", runID, ErrNotFound)
 	}
 	return runOf(rows[0]), nil
 }
@@ -309,9 +325,15 @@ func (s *DB) Runs(ctx context.Context, threadID string) ([]Run, error) {
 			return nil, err
 		}
 	}
+	started := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		started[r.ID] = true
+	}
 	runs := make([]Run, 0, len(queued)+len(rows))
 	for i := len(queued) - 1; i >= 0; i-- {
-		runs = append(runs, queued[i].Run())
+		if !started[queued[i].ID] { // it started between the two reads
+			runs = append(runs, queued[i].Run())
+		}
 	}
 	for _, r := range rows {
 		runs = append(runs, runOf(r))
