@@ -339,7 +339,7 @@ func parseModes(raw json.RawMessage) (map[string]bool, error) {
 	modes := map[string]bool{}
 	for _, m := range list {
 		if !knownModes[m] {
-			return nil, wire.BadBody("stream_mode " + strconv.Quote(m) + " is not a stream mode; use values, updates, messages-tuple, messages or custom")
+			return nil, wire.BadBody("stream_mode " + strconv.Quote(m) + " is not a stream mode; use values, updates, messages-tuple, messages, custom, tasks, checkpoints, debug or events")
 		}
 		modes[m] = true
 	}
