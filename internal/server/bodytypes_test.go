@@ -27,6 +27,10 @@ func TestBodyOfTheWrongJSONType(t *testing.T) {
 		{"/runs/batch", `[5]`, "[0] must be a JSON object, not a number"},
 		{"/v1/chat/completions", `{"model":"plain","stream":"yes","messages":[{"role":"user","content":"hi"}]}`, "stream must be true or false, not a string"},
 		{"/agui/plain", `{"threadId":"a","runId":"r","messages":"hi"}`, "messages must be a JSON array, not a string"},
+		{"/threads/t/runs/wait", `{"assistant_id":"plain","command":"x"}`, "command must be a JSON object, not a string"},
+		{"/threads", `{"thread_id":"s","supersteps":{}}`, "supersteps must be a JSON array, not an object"},
+		{"/runs/crons", `{"assistant_id":"plain","schedule":5}`, "schedule must be a string, not a number"},
+		{"/runs/crons", `{"assistant_id":"plain","schedule":"0 9 * * *","config":"x"}`, "config must be a JSON object, not a string"},
 	} {
 		resp := post(t, base+tc.path, tc.body)
 		data := string(readBody(t, resp))

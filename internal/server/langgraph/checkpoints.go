@@ -284,7 +284,7 @@ type superstep struct {
 func parseSupersteps(raw json.RawMessage) ([]nodeUpdate, error) {
 	var steps []superstep
 	if err := json.Unmarshal(raw, &steps); err != nil {
-		return nil, wire.BadBody(`supersteps must be a list like [{"updates":[{"values":{"messages":[…]},"as_node":"agent"}]}]: ` + err.Error())
+		return nil, wire.BadBody(`supersteps must be a list like [{"updates":[{"values":{"messages":[…]},"as_node":"agent"}]}]: ` + wire.JSONError(err, "supersteps"))
 	}
 	var updates []nodeUpdate
 	for i, st := range steps {
