@@ -40,8 +40,9 @@ func TestLangGraphClients(t *testing.T) {
 	bin := buildDawn(t)
 	url := startDawn(t, bin, filepath.Join(repoRoot(t), "examples", "app"), "DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"), "DAWN_MODEL=", "DAWN_API_KEY=",
 		// Crons tick by the second here (a test-only setting), and the
-		// scheduler looks every 100ms.
-		"DAWN_CRON_SECONDS=1", "DAWN_CRON_INTERVAL=100ms")
+		// scheduler looks every 100ms; threads whose ttl ran out are
+		// swept every 100ms.
+		"DAWN_CRON_SECONDS=1", "DAWN_CRON_INTERVAL=100ms", "DAWN_THREAD_SWEEP_INTERVAL=100ms")
 	gated, gates := serveGated(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

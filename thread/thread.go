@@ -42,6 +42,12 @@ type Message struct {
 	Meta map[string]json.RawMessage `json:"-"`
 }
 
+// MessageKeys are the JSON keys a message's own fields take, in Dawn's
+// shape and in the LangChain message dicts the LangGraph dialect writes
+// (whose id is kept in Meta under "id"): a capability's Meta keys must be
+// others, or they would be hidden where the two meet.
+var MessageKeys = []string{"role", "content", "tool_calls", "tool_call_id", "name", "is_error", "type", "id", "status"}
+
 // encoder writes JSON without HTML escaping into a reusable buffer.
 type encoder struct {
 	buf bytes.Buffer

@@ -15,6 +15,7 @@ import (
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/routeprompt"
 	"github.com/dawn-go/dawn/router"
+	"github.com/dawn-go/dawn/thread"
 )
 
 // prepareWorkers bounds the routes prepared at once.
@@ -63,6 +64,9 @@ func Load(ctx context.Context, dir string, opts Options) (*App, error) {
 		return nil, errors.New("app.Load: no capability markers; pass the registry's (markers.All()) and the app's own")
 	}
 	if err := distinctNames(ms); err != nil {
+		return nil, err
+	}
+	if err := distinctMessageKeys(ms); err != nil {
 		return nil, err
 	}
 	a := &App{Dir: abs, Routes: map[string]*capabilities.Prepared{}, LoadedAt: time.Now()}
@@ -227,6 +231,32 @@ func checkPrompt(p *capabilities.Prepared) error {
 		fields[i] = f.Name
 	}
 	return errors.Join(routeprompt.Check(p.Route, fields)...)
+}
+
+// distinctMessageKeys reports a capability whose message metadata key is
+// one a message's own fields take, or one another capability stores.
+func distinctMessageKeys(ms []capabilities.Marker) error {
+	owner := map[string]string{}
+	for _, k := range thread.MessageKeys {
+		owner[k] = ""
+	}
+	for _, m := range ms {
+		mm, ok := m.(capabilities.MessageMetadata)
+		if !ok {
+			continue
+		}
+		for _, k := range mm.MessageKeys() {
+			other, taken := owner[k]
+			switch {
+			case taken && other == "":
+				return fmt.Errorf("capability %q stores message metadata under %q, a key messages already use (%s); choose another key", m.Name(), k, strings.Join(thread.MessageKeys, ", "))
+			case taken:
+				return fmt.Errorf("capabilities %q and %q both store message metadata under %q; each capability needs keys of its own", other, m.Name(), k)
+			}
+			owner[k] = m.Name()
+		}
+	}
+	return nil
 }
 
 // distinctNames reports a capability registered twice: each marker's name

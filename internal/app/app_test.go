@@ -12,6 +12,7 @@ import (
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/markers"
 	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/router"
 )
 
 func write(t *testing.T, dir string, files map[string]string) {
@@ -126,5 +127,43 @@ func TestCapabilityRegisteredTwice(t *testing.T) {
 	_, err := app.Load(context.Background(), dir, app.Options{Markers: ms})
 	if err == nil || !strings.Contains(err.Error(), `capability "planning" is registered twice`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// keysMarker is a capability that stores message metadata under keys.
+type keysMarker struct {
+	name string
+	keys []string
+}
+
+func (m keysMarker) Name() string               { return m.name }
+func (keysMarker) Detect(string) (string, bool) { return "", false }
+func (m keysMarker) MessageKeys() []string      { return m.keys }
+func (keysMarker) Load(context.Context, *router.Route, string) (*capabilities.Contribution, error) {
+	return nil, nil
+}
+
+// TestMessageKeysDistinct: a capability's message metadata key that is one
+// of a message's own fields (or LangGraph's message id), or that another
+// capability already stores, stops the load with an error naming both,
+// rather than being dropped from the message where the two meet.
+func TestMessageKeysDistinct(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a/agent.md": "Be brief."})
+	for _, tc := range []struct {
+		extra []capabilities.Marker
+		want  string
+	}{
+		{[]capabilities.Marker{keysMarker{"tags", []string{"id"}}}, `capability "tags" stores message metadata under "id", a key messages already use`},
+		{[]capabilities.Marker{keysMarker{"tags", []string{"content"}}}, `capability "tags" stores message metadata under "content", a key messages already use`},
+		{[]capabilities.Marker{keysMarker{"notes", []string{"harness"}}}, `capabilities "harness" and "notes" both store message metadata under "harness"`},
+	} {
+		_, err := app.Load(context.Background(), dir, app.Options{Markers: append(markers.All(), tc.extra...)})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %s", err, tc.want)
+		}
+	}
+	if _, err := app.Load(context.Background(), dir, app.Options{Markers: append(markers.All(), keysMarker{"tags", []string{"tags"}})}); err != nil {
+		t.Errorf("a key of its own: %v", err)
 	}
 }

@@ -23,13 +23,20 @@ type Webhooks struct {
 	Timeout time.Duration
 	// Attempts is how many times a delivery is tried; zero means 5.
 	Attempts int
+	// Backoff is the wait before the second attempt, doubled before each
+	// next one; zero means 1s.
+	Backoff time.Duration
+	// Keep is how long a delivery that ended stays on record; zero means
+	// 7 days.
+	Keep time.Duration
 }
 
 // webhooksSection is the dawn.yaml section of the webhook settings.
 const webhooksSection = "webhooks"
 
 // webhooks reads the webhooks: section:
-// {secret_env: NAME, allow: [host or CIDR, ...], timeout: 10s, attempts: 5}.
+// {secret_env: NAME, allow: [host or CIDR, ...], timeout: 10s, attempts: 5,
+// backoff: 1s, keep: 168h}.
 func (p *configParser) webhooks(section *yaml.Node) Webhooks {
 	var w Webhooks
 	if yamldoc.IsNull(section) {
@@ -60,8 +67,22 @@ func (p *configParser) webhooks(section *yaml.Node) Webhooks {
 				continue
 			}
 			w.Attempts = n
+		case "backoff":
+			d, err := yamldoc.Duration(val)
+			if err != nil || d < time.Millisecond || d > time.Minute {
+				p.fail(key.Line, "%s must be a duration from 1ms to 1m, like 1s, not %q", full, val.Value)
+				continue
+			}
+			w.Backoff = d
+		case "keep":
+			d, err := yamldoc.Duration(val)
+			if err != nil || d <= 0 {
+				p.fail(key.Line, "%s must be a positive duration, like 168h, not %q", full, val.Value)
+				continue
+			}
+			w.Keep = d
 		default:
-			p.fail(key.Line, "field %s not found; allowed keys in %s: secret_env, allow, timeout, attempts", full, webhooksSection)
+			p.fail(key.Line, "field %s not found; allowed keys in %s: secret_env, allow, timeout, attempts, backoff, keep", full, webhooksSection)
 		}
 	}
 	return w

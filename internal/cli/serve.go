@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
@@ -33,6 +36,9 @@ type stack struct {
 	telemetryOn bool
 	// webhooks sends the POSTs run requests ask for.
 	webhooks *webhook.Sender
+	// threadSweep is how often serve deletes the threads whose ttl ran
+	// out.
+	threadSweep time.Duration
 }
 
 // openStack opens the app's store, marks the runs of processes that are
@@ -53,12 +59,16 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	sweep, err := threadSweepInterval(cfg)
+	if err != nil {
+		return nil, err
+	}
 	path, setting := storeSetting(cfg, a)
 	st, err := store.OpenWith(path, store.Options{Lease: lease})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the thread store named by %s: %w", setting, err)
 	}
-	s := &stack{store: st, logger: logger, recovers: recoverRuns}
+	s := &stack{store: st, logger: logger, recovers: recoverRuns, threadSweep: sweep}
 	// Runs to continue need the runner: they are recovered once it is
 	// built.
 	if recoverRuns && !a.Config.Runs.ContinueOrphans {
@@ -159,18 +169,11 @@ func (s *stack) continueRuns(ctx context.Context) error {
 // the lease until ctx ends: a server sharing the store that dies has its
 // runs interrupted without waiting for a restart.
 func (s *stack) recoverLoop(ctx context.Context) {
-	t := time.NewTicker(s.store.Lease() / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.recoverRuns(ctx); err != nil && ctx.Err() == nil {
-				s.logger.Error("cannot recover the runs of gone servers; trying again", "store", s.store.Path(), "err", err)
-			}
+	everyTick(ctx, s.store.Lease()/3, func() {
+		if err := s.recoverRuns(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Error("cannot recover the runs of gone servers; trying again", "store", s.store.Path(), "err", err)
 		}
-	}
+	})
 }
 
 // serve listens on addr and serves h until ctx ends, then shuts down
@@ -193,6 +196,10 @@ func (s *stack) serve(ctx context.Context, addr string, h http.Handler, grace ti
 	// Queued runs start when their thread is free: those queued before a
 	// restart, behind a run whose replica went away, or delayed.
 	loop.Go(func() { s.runs.SweepQueue(loopCtx) })
+	// Items put with a ttl are deleted once they expire.
+	loop.Go(func() { s.sweepItemsLoop(loopCtx, itemSweep) })
+	// Threads created or updated with a ttl are deleted once it runs out.
+	loop.Go(func() { s.sweepThreadsLoop(loopCtx, s.threadSweep) })
 	stopLoop := func() { cancelLoop(); loop.Wait() } // before the store closes
 	ready(ln.Addr())
 	select {
@@ -236,16 +243,25 @@ func (s *stack) flushTelemetry() {
 	}
 }
 
-// logModels says which model each route runs on, and says so loudly when
-// that is the offline model because nothing else is configured.
+// logModels says which model each route runs on, says so loudly when
+// that is the offline model because nothing else is configured, and
+// warns of each model the server cannot make (a provider's key or URL
+// is not set), naming its routes, before their first run fails.
 func logModels(logger *slog.Logger, a *app.App, env func(string) string) {
 	offline := 0
+	byModel := map[string][]string{}
 	for _, r := range a.Describe(env) {
 		if r.Model == "offline" {
 			offline++
 		}
+		byModel[r.Model] = append(byModel[r.Model], r.ID)
 	}
 	if offline > 0 {
 		logger.Info("using the built-in offline model (no network); set DAWN_MODEL, model in dawn.yaml, or model in agent.md for a real one", "routes", offline)
+	}
+	for _, spec := range slices.Sorted(maps.Keys(byModel)) {
+		if _, err := models.New(spec, env); err != nil {
+			logger.Warn("these routes cannot run until their model is configured; their runs answer 503 model_unavailable", "model", spec, "routes", byModel[spec], "err", err)
+		}
 	}
 }

@@ -39,3 +39,37 @@ func TestStartLogsWhatItServesWith(t *testing.T) {
 		t.Errorf("ready line = %+v, want store %s, telemetry false, max_runs 77 and max_conns; output:\n%s", ready, db, s.out.String())
 	}
 }
+
+// TestStartWarnsOfModelsItCannotMake: a route whose model's provider is
+// not configured (no OPENAI_API_KEY) is named at start with what to set,
+// before its first run fails, and the server still starts.
+func TestStartWarnsOfModelsItCannotMake(t *testing.T) {
+	dir := t.TempDir()
+	for _, r := range []string{"hi", "bye"} {
+		if err := os.MkdirAll(filepath.Join(dir, r), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hi", "agent.md"), []byte("---\nmodel: openai:gpt-4o-mini\n---\nYou answer."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bye", "agent.md"), []byte("You answer."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "dawn.db")
+	s := startDawn(t, append(offlineEnv(), "DAWN_STORE="+db), time.Minute, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	var warned struct {
+		Level  string   `json:"level"`
+		Model  string   `json:"model"`
+		Routes []string `json:"routes"`
+		Err    string   `json:"err"`
+	}
+	for line := range strings.Lines(s.out.String()) {
+		if strings.Contains(line, "cannot run") {
+			_ = json.Unmarshal([]byte(line), &warned)
+		}
+	}
+	if warned.Level != "WARN" || warned.Model != "openai:gpt-4o-mini" || len(warned.Routes) != 1 || warned.Routes[0] != "/hi" || !strings.Contains(warned.Err, "OPENAI_API_KEY") {
+		t.Errorf("start's warning = %+v, want one naming /hi, its model and OPENAI_API_KEY; output:\n%s", warned, s.out.String())
+	}
+}

@@ -15,7 +15,7 @@ func newWebhooks(w app.Webhooks, env func(string) string, logger *slog.Logger) (
 	if w.SecretEnv != "" {
 		secret = []byte(env(w.SecretEnv))
 	}
-	s, err := webhook.New(webhook.Config{Secret: secret, SecretEnv: w.SecretEnv, Allow: w.Allow, Timeout: w.Timeout, Attempts: w.Attempts, Logger: logger})
+	s, err := webhook.New(webhook.Config{Secret: secret, SecretEnv: w.SecretEnv, Allow: w.Allow, Timeout: w.Timeout, Attempts: w.Attempts, Backoff: w.Backoff, Keep: w.Keep, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", app.ConfigFile, err)
 	}

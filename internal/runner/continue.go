@@ -88,7 +88,7 @@ func (m *Manager) ContinueOrphans(ctx context.Context) (continued, interrupted i
 func (m *Manager) continueRun(ctx context.Context, r store.Run) error {
 	c, err := m.prepareContinuation(ctx, r)
 	if err != nil {
-		m.finishStore(&Run{ID: r.ID, ThreadID: r.ThreadID}, store.RunInterrupted, notContinuedText+": "+errorText(err), nil, nil)
+		m.finishStore(&Run{ID: r.ID, ThreadID: r.ThreadID}, store.RunInterrupted, notContinuedText+": "+errorText(err), nil, nil, nil)
 		return err
 	}
 	go func() {

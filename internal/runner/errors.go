@@ -10,3 +10,15 @@ type (
 	// route's max_turns.
 	TurnLimitError = agent.TurnLimitError
 )
+
+// ModelUnavailableError is a model the server cannot make for a run: its
+// provider is not configured (a key or base URL is not set) or its name
+// names none. The run does not start.
+type ModelUnavailableError struct {
+	Spec string
+	Err  error
+}
+
+func (e *ModelUnavailableError) Error() string { return e.Err.Error() }
+
+func (e *ModelUnavailableError) Unwrap() error { return e.Err }

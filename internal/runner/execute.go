@@ -178,31 +178,33 @@ func (x *execution) discard() bool {
 func (x *execution) recordEnd() {
 	run, m := x.run, x.m
 	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: doneData(run.output)}
-	status, errText := x.status, x.errText // as the webhook reports it
 	if run.interrupts != nil {
 		done.Data = doneData(x.record)
 	}
+	hook := m.webhookOf(run, x.status, x.errText)
 	switch {
 	case x.cancelled && run.rollingBack() && x.discard():
+		m.addWebhook(run, hook)
 	case x.err == nil && x.sr.Stop == "":
-		// The last step and the end of the run land in one transaction.
-		err := x.journal.save(context.Background(), x.res.Unsaved, x.res.Values, &store.Finish{Status: x.status, Output: x.record}, done)
+		// The last step, the end of the run and its webhook delivery land
+		// in one transaction.
+		err := x.journal.save(context.Background(), x.res.Unsaved, x.res.Values, &store.Finish{Status: x.status, Output: x.record, Webhook: hook}, done)
 		if err != nil {
 			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
 			run.err = err
 			text := "the last step could not be saved: " + errorText(err)
 			run.output = mustJSON(map[string]string{"error": text})
 			done.Data = doneData(run.output)
-			status, errText = store.RunError, text
-			m.finishStore(run, store.RunError, text, run.output, x.journal.unsaved(done))
+			hook = m.webhookOf(run, store.RunError, text)
+			m.finishStore(run, store.RunError, text, run.output, x.journal.unsaved(done), hook)
 		}
 	default:
-		m.finishStore(run, x.status, x.errText, x.record, x.journal.unsaved(done))
+		m.finishStore(run, x.status, x.errText, x.record, x.journal.unsaved(done), hook)
 	}
 	run.endTrace(x.status)
 	m.free(run)
 	run.Log.Publish(done)
 	run.Log.Close()
 	close(run.done)
-	m.notify(run, status, errText)
+	m.sendWebhooks(hook)
 }

@@ -17,6 +17,8 @@ type runEnd struct {
 	status, errText string
 	record          json.RawMessage
 	events          []stream.Event
+	// webhook is the run's webhook delivery, recorded with its end.
+	webhook *store.Webhook
 }
 
 // Retry delays for the ends of runs the store could not record.
@@ -29,8 +31,9 @@ const (
 // disk, say), the end is kept and recorded as soon as it can: before the
 // thread's next run or its deletion, and by a retry in the background.
 // Until then the store still shows the run as running and the thread busy.
-func (m *Manager) finishStore(run *Run, status, errText string, record json.RawMessage, events []stream.Event) {
-	end := runEnd{runID: run.ID, threadID: run.ThreadID, status: status, errText: errText, record: record, events: events}
+// hook, when not nil, is the run's webhook delivery, recorded with the end.
+func (m *Manager) finishStore(run *Run, status, errText string, record json.RawMessage, events []stream.Event, hook *store.Webhook) {
+	end := runEnd{runID: run.ID, threadID: run.ThreadID, status: status, errText: errText, record: record, events: events, webhook: hook}
 	err := m.record(end)
 	if err == nil {
 		return
@@ -50,7 +53,8 @@ func (m *Manager) finishStore(run *Run, status, errText string, record json.RawM
 }
 
 func (m *Manager) record(end runEnd) error {
-	return m.store.FinishRun(context.Background(), end.runID, end.status, end.errText, end.record, end.events)
+	f := store.Finish{Status: end.status, Error: end.errText, Output: end.record, Webhook: end.webhook}
+	return m.store.EndRun(context.Background(), end.runID, f, end.events)
 }
 
 // retryable reports whether recording a run's end failed because of the

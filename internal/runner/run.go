@@ -60,8 +60,10 @@ type Run struct {
 	// request is the request kept with the run so that another server can
 	// continue it (see ContinueOrphans); nil keeps none.
 	request []byte
-	// metadata is the JSON object the run was started with (nil: none).
-	metadata []byte
+	// metadata is the JSON object the run was started with (nil: none);
+	// threadMetadata the members it sets in its thread's metadata; attrs
+	// what its starter keeps with it.
+	metadata, threadMetadata, attrs []byte
 	// stored is the id of the last event the store held when this server
 	// took over the run (see ContinueOrphans); 0 for a run started here.
 	stored int64

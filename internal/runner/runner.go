@@ -92,8 +92,8 @@ type Options struct {
 	// MaxRuns caps the runs in flight at once; Start refuses more with
 	// ErrOverloaded. 0 means no cap.
 	MaxRuns int
-	// Webhooks sends the POSTs run requests ask for; nil refuses requests
-	// that carry a webhook.
+	// Webhooks sends the POSTs run requests ask for, from st's outbox,
+	// which New starts it on; nil refuses requests that carry a webhook.
 	Webhooks Webhooks
 }
 
@@ -114,6 +114,9 @@ func New(st store.Store, a *app.App, opts Options) *Manager {
 		m.newModel = func(spec string) (llms.Model, error) { return models.New(spec, m.env) }
 	}
 	m.app.Store(a)
+	if m.webhooks != nil {
+		m.webhooks.Start(st)
+	}
 	if n := m.notifier(); n != nil {
 		m.stopRemote = make(chan struct{})
 		m.listenSignals(n)
@@ -143,7 +146,7 @@ func (m *Manager) Model(spec string) (llms.Model, error) {
 	}
 	mdl, err := m.newModel(spec)
 	if err != nil {
-		return nil, err
+		return nil, &ModelUnavailableError{Spec: spec, Err: err}
 	}
 	mdl = m.tel.WrapModel(mdl, spec)
 	m.models[spec] = mdl
@@ -190,6 +193,13 @@ type Request struct {
 	// Metadata is a JSON object kept with the run (store.Run.Metadata);
 	// nil keeps none.
 	Metadata json.RawMessage
+	// ThreadMetadata is a JSON object whose members are set in the
+	// thread's metadata as the run begins (store.Run.ThreadMetadata); nil
+	// sets none.
+	ThreadMetadata json.RawMessage
+	// Attrs is a JSON value kept with the run for its starter
+	// (store.Run.Attrs); nil keeps none.
+	Attrs json.RawMessage
 }
 
 // Active returns the run in flight on a thread, or nil.
@@ -263,7 +273,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	// context comes first.
 	runCtx, cancel := context.WithCancel(models.WithMarkers(context.WithoutCancel(ctx), a.Config.Markers))
 	run := &Run{ID: cmp.Or(req.queuedID, uuid.NewString()), ThreadID: req.ThreadID, RouteID: prepared.Route.ID, Model: spec, Log: stream.NewLog(), done: make(chan struct{}), cancel: cancel, webhook: req.Webhook, queued: req.queuedID != ""}
-	run.user, run.metadata = userOf(ctx), req.Metadata
+	run.user, run.metadata, run.threadMetadata, run.attrs = userOf(ctx), req.Metadata, req.ThreadMetadata, req.Attrs
 	if a.Config.Runs.ContinueOrphans && answers == nil && adm.strat == nil {
 		run.request = encodeRequest(req, ctx)
 	}
@@ -383,7 +393,7 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 	if adm.answers == nil {
 		values, err := adm.p.ApplyInput(values, input)
 		if err != nil {
-			m.finishStore(run, store.RunError, err.Error(), nil, nil)
+			m.finishStore(run, store.RunError, err.Error(), nil, nil, nil)
 			return nil, &InputError{Msg: err.Error()}
 		}
 		return values, nil
@@ -396,7 +406,7 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 		maps.Copy(remember, r.Remember)
 	}
 	if err := m.store.SetAppValues(ctx, scopeRemembered(ctx, remember)); err != nil {
-		m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil)
+		m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil, nil)
 		return nil, err
 	}
 	m.auditDecisions(ctx, run.ThreadID, adm)
@@ -411,7 +421,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Metadata: run.metadata, Checkpoint: from}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Metadata: run.metadata, ThreadMetadata: run.threadMetadata, Attrs: run.attrs, Checkpoint: from}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

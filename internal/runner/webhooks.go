@@ -3,30 +3,37 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/webhook"
 )
 
 // Webhooks sends the POST a run request's webhook URL asks for at the
-// end of the run (webhook.Sender).
+// end of the run (webhook.Sender). The runner records each delivery in
+// the store's outbox with the end of its run; the sender sends it from
+// there.
 type Webhooks interface {
 	// Check checks a request's webhook URL before the run starts.
 	Check(ctx context.Context, url string) error
-	// Deliver sends p to url in the background; it must not block.
-	Deliver(url string, p webhook.Payload)
-	// Delivery tells how the webhook of a run went, while it is
-	// remembered.
-	Delivery(runID string) (webhook.Delivery, bool)
+	// Attempts is how many times a delivery is tried.
+	Attempts() int
+	// Start sends the due deliveries of the outbox until the sender is
+	// closed.
+	Start(box webhook.Outbox)
+	// Wake has the sender look for due deliveries now.
+	Wake()
 }
 
-// WebhookDelivery tells how the webhook of a run this server ran went;
-// ok is false for a run without one, or one no longer remembered.
-func (m *Manager) WebhookDelivery(runID string) (d webhook.Delivery, ok bool) {
-	if m.webhooks == nil {
-		return d, false
+// WebhookDelivery tells how the webhook of a run went, as the store
+// records it, so that every server on the store answers the same; it
+// fails with store.ErrNotFound for a run without one (or one swept).
+func (m *Manager) WebhookDelivery(ctx context.Context, runID string) (webhook.Delivery, error) {
+	w, err := m.store.GetWebhook(ctx, runID)
+	if err != nil {
+		return webhook.Delivery{}, err
 	}
-	return m.webhooks.Delivery(runID)
+	return webhook.DeliveryOf(w), nil
 }
 
 // checkWebhook refuses a request whose webhook URL this server cannot or
@@ -51,11 +58,12 @@ func (m *Manager) CheckWebhook(ctx context.Context, url string) error {
 	return nil
 }
 
-// notify hands the end of a run whose request asked for a webhook to the
-// sender. It is called once per run, after the end is recorded.
-func (m *Manager) notify(run *Run, status, errText string) {
+// webhookOf is the delivery the end of run asks for, with status and
+// errText as the POST reports them, or nil when its request asked for
+// none. It is recorded with the end of the run (store.Finish.Webhook).
+func (m *Manager) webhookOf(run *Run, status, errText string) *store.Webhook {
 	if run.webhook == "" || m.webhooks == nil {
-		return
+		return nil
 	}
 	p := webhook.Payload{RunID: run.ID, ThreadID: run.ThreadID, AssistantID: run.RouteID, Status: status, Output: run.output, Error: errText}
 	switch {
@@ -64,5 +72,29 @@ func (m *Manager) notify(run *Run, status, errText string) {
 	case run.interrupts != nil:
 		p.Interrupts, _ = json.Marshal(run.interrupts)
 	}
-	m.webhooks.Deliver(run.webhook, p)
+	body, err := json.Marshal(p)
+	if err != nil {
+		m.logger.Error("cannot encode a run's webhook payload; it is not sent", "thread", run.ThreadID, "run", run.ID, "err", err)
+		return nil
+	}
+	return &store.Webhook{URL: run.webhook, Payload: body, MaxAttempts: m.webhooks.Attempts()}
+}
+
+// addWebhook records hook, the delivery of a run the store no longer has
+// (rolled back), in the outbox on its own.
+func (m *Manager) addWebhook(run *Run, hook *store.Webhook) {
+	if hook == nil {
+		return
+	}
+	hook.RunID, hook.ThreadID = run.ID, run.ThreadID
+	if err := m.store.AddWebhook(context.Background(), *hook); err != nil && !errors.Is(err, store.ErrNotFound) {
+		m.logger.Error("cannot record the webhook of a rolled-back run; it is not sent", "thread", run.ThreadID, "run", run.ID, "err", err)
+	}
+}
+
+// sendWebhooks has the sender send a delivery just recorded.
+func (m *Manager) sendWebhooks(hook *store.Webhook) {
+	if hook != nil {
+		m.webhooks.Wake()
+	}
 }

@@ -32,6 +32,7 @@ func classify(err error) *apiError {
 	var he *echo.HTTPError
 	var inputErr *runner.InputError
 	var modelErr *runner.ModelError
+	var unavailable *runner.ModelUnavailableError
 	var nf *router.NotFoundError
 	var broken *app.BrokenRouteError
 	var pending *runner.InterruptPendingError
@@ -70,6 +71,9 @@ func classify(err error) *apiError {
 		return newError(http.StatusServiceUnavailable, "shutting_down", err.Error())
 	case errors.As(err, &inputErr):
 		return newError(http.StatusBadRequest, "invalid_input", err.Error())
+	case errors.As(err, &unavailable):
+		// The server runs; its configuration lacks what this model needs.
+		return newError(http.StatusServiceUnavailable, "model_unavailable", err.Error())
 	case errors.As(err, &modelErr):
 		return newError(http.StatusBadGateway, "model_error", err.Error())
 	case errors.Is(err, store.ErrNotFound):

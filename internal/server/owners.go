@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/ownership"
@@ -70,8 +71,14 @@ func (h *host) notOthers(ctx context.Context, id string) error {
 }
 
 func (h *host) CreateThread(ctx context.Context, id string, metadata json.RawMessage) (store.Thread, error) {
+	return h.CreateThreadTTL(ctx, id, metadata, 0)
+}
+
+// CreateThreadTTL is CreateThread for a thread that expires ttl after its
+// last update (0: never).
+func (h *host) CreateThreadTTL(ctx context.Context, id string, metadata json.RawMessage, ttl time.Duration) (store.Thread, error) {
 	owner, _ := ownership.Owner(ctx)
-	return h.Store.CreateOwnedThread(ctx, owner, id, metadata)
+	return h.Store.CreateOwnedThreadTTL(ctx, owner, id, metadata, ttl)
 }
 
 func (h *host) DeleteThread(ctx context.Context, id string) error {
@@ -252,8 +259,23 @@ func (h *host) PutItem(ctx context.Context, namespace []string, key string, valu
 	return h.Store.PutItem(ctx, ownership.Namespace(ctx, namespace), key, value)
 }
 
+func (h *host) PutItemTTL(ctx context.Context, namespace []string, key string, value json.RawMessage, ttl time.Duration) error {
+	return h.Store.PutItemTTL(ctx, ownership.Namespace(ctx, namespace), key, value, ttl)
+}
+
 func (h *host) GetItem(ctx context.Context, namespace []string, key string) (store.Item, error) {
 	it, err := h.Store.GetItem(ctx, ownership.Namespace(ctx, namespace), key)
+	return ownedItem(ctx, it, err)
+}
+
+func (h *host) PeekItem(ctx context.Context, namespace []string, key string) (store.Item, error) {
+	it, err := h.Store.PeekItem(ctx, ownership.Namespace(ctx, namespace), key)
+	return ownedItem(ctx, it, err)
+}
+
+// ownedItem shows an item read from the store under the namespace its
+// user named.
+func ownedItem(ctx context.Context, it store.Item, err error) (store.Item, error) {
 	if err != nil {
 		return it, err
 	}
@@ -342,6 +364,14 @@ func (h *host) PatchThreadMetadata(ctx context.Context, id string, patch json.Ra
 		return store.Thread{}, err
 	}
 	return h.Store.PatchThreadMetadata(ctx, id, patch)
+}
+
+// SetThreadTTL gives a thread ctx may see a new ttl.
+func (h *host) SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (store.Thread, error) {
+	if err := h.visible(ctx, id); err != nil {
+		return store.Thread{}, err
+	}
+	return h.Store.SetThreadTTL(ctx, id, ttl)
 }
 
 // CopyThread copies a thread ctx may see; the copy keeps the thread's

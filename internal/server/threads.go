@@ -14,6 +14,9 @@ import (
 type createThreadBody struct {
 	ThreadID string          `json:"thread_id"`
 	Metadata json.RawMessage `json:"metadata"`
+	// TTL is LangGraph's thread ttl (see wire.ThreadTTL), which both
+	// wires take.
+	TTL json.RawMessage `json:"ttl"`
 }
 
 func (s *Server) createThread(c echo.Context) error {
@@ -24,13 +27,17 @@ func (s *Server) createThread(c echo.Context) error {
 	if len(body.Metadata) > 0 && string(body.Metadata) != "null" && body.Metadata[0] != '{' {
 		return newError(http.StatusBadRequest, "invalid_body", "metadata must be a JSON object")
 	}
+	ttl, err := wire.ThreadTTL(body.TTL)
+	if err != nil {
+		return err
+	}
 	id := body.ThreadID
 	if id == "" {
 		id = uuid.NewString()
 	} else if err := wire.CheckThreadID(id); err != nil {
 		return err
 	}
-	t, err := s.host.CreateThread(c.Request().Context(), id, body.Metadata)
+	t, err := s.host.CreateThreadTTL(c.Request().Context(), id, body.Metadata, ttl)
 	if errors.Is(err, store.ErrExists) {
 		return newError(http.StatusConflict, "thread_exists", "thread "+id+" already exists")
 	}

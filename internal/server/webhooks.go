@@ -1,25 +1,29 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
 )
 
-// webhookDelivery is GET /threads/:id/runs/:run/webhook: how the webhook
-// of a run went (delivering, delivered, failed), as this server remembers
-// it. The record lives in memory: a restart, or another replica, does not
-// know it, and the server log keeps every delivery's outcome.
-// webhookNotFound is the 404 of a run in c's path with no delivery here.
+// webhookNotFound is the 404 of a run in c's path with no delivery.
 func webhookNotFound(c echo.Context) error {
-	return newError(http.StatusNotFound, "webhook_not_found", "this server has no webhook delivery of run "+c.Param("run")+" on thread "+c.Param("id")+": the run asked for none, ran on another server, or ran before this server started")
+	return newError(http.StatusNotFound, "webhook_not_found", "there is no webhook delivery of run "+c.Param("run")+" on thread "+c.Param("id")+": the run asked for none, or its record was deleted (with its thread, or once it had ended longer ago than webhooks.keep in dawn.yaml, 7 days unless set)")
 }
 
+// webhookDelivery is GET /threads/:id/runs/:run/webhook: how the webhook
+// of a run went (delivering, delivered, failed), as the store records it,
+// so that every server on the store answers the same.
 func (s *Server) webhookDelivery(c echo.Context) error {
 	id, runID := c.Param("id"), c.Param("run")
-	d, ok := s.runs.WebhookDelivery(runID)
-	if !ok || d.ThreadID != id {
+	d, err := s.runs.WebhookDelivery(c.Request().Context(), runID)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || (err == nil && d.ThreadID != id):
 		return webhookNotFound(c)
+	case err != nil:
+		return err
 	}
 	return c.JSON(http.StatusOK, d)
 }

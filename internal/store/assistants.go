@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/store/dialect"
@@ -258,36 +257,28 @@ func (s *DB) CountAssistants(ctx context.Context, q AssistantQuery) (int, error)
 // merges them, and returns the thread. ErrNotFound when there is no such
 // thread.
 func (s *DB) PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (Thread, error) {
-	compact, err := compactObject(patch)
+	add, err := metadataPatch(patch)
 	if err != nil {
 		return Thread{}, fmt.Errorf("thread %q: metadata: %w", id, err)
-	}
-	var add map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(compact), &add); err != nil {
-		return Thread{}, fmt.Errorf("thread %q: metadata: %w: %v", id, ErrInvalid, err)
 	}
 	err = s.write(ctx, func(tx dialect.Tx) error {
 		l, err := tx.LockThread(ctx, id)
 		if errors.Is(err, dialect.ErrNoRow) {
 			return fmt.Errorf("thread %q: %w", id, ErrNotFound)
 		}
+		var old string
+		if err == nil {
+			old, err = tx.ThreadMetadata(ctx, l.PK)
+		}
+		if err == nil {
+			// Written even when unchanged: an update is an update.
+			merged, _ := mergeMetadata(old, add)
+			err = tx.SetThreadMetadata(ctx, l.PK, merged, s.now())
+		}
 		if err != nil {
 			return fmt.Errorf("store: update thread %q: %w", id, err)
 		}
-		old, err := tx.ThreadMetadata(ctx, l.PK)
-		if err != nil {
-			return fmt.Errorf("store: update thread %q: %w", id, err)
-		}
-		meta := map[string]json.RawMessage{}
-		if err := json.Unmarshal([]byte(old), &meta); err != nil || meta == nil {
-			meta = map[string]json.RawMessage{}
-		}
-		maps.Copy(meta, add)
-		merged, err := json.Marshal(meta)
-		if err != nil {
-			return fmt.Errorf("store: update thread %q: %w", id, err)
-		}
-		return tx.SetThreadMetadata(ctx, l.PK, string(merged), s.now())
+		return nil
 	})
 	if err != nil {
 		return Thread{}, err

@@ -179,8 +179,8 @@ func (s *DB) CountCrons(ctx context.Context, q CronQuery) (int, error) {
 	return n, nil
 }
 
-// ErrClosed is returned by DueCrons once the store is closed: a
-// scheduler stops on it.
+// ErrClosed is returned by DueCrons and ClaimWebhooks once the store is
+// closed: a scheduler or a webhook sender stops on it.
 var ErrClosed = dialect.ErrClosed
 
 // DueCrons returns the enabled crons whose next tick is at or before at,

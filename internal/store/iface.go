@@ -26,6 +26,13 @@ type Store interface {
 	CreateOwnedThread(ctx context.Context, owner, id string, metadata json.RawMessage) (Thread, error)
 	GetThread(ctx context.Context, id string) (Thread, error)
 	DeleteThread(ctx context.Context, id string) error
+	// CreateOwnedThreadTTL is CreateOwnedThread for a thread that expires
+	// a TTL after its last update; SetThreadTTL gives a thread a TTL;
+	// SweepThreads deletes the expired threads that no run or person
+	// still needs.
+	CreateOwnedThreadTTL(ctx context.Context, owner, id string, metadata json.RawMessage, ttl time.Duration) (Thread, error)
+	SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (Thread, error)
+	SweepThreads(ctx context.Context) (int, error)
 
 	// BeginRunChecked starts a run, creating its thread when missing,
 	// and hands the thread's latest checkpoint to check inside the
@@ -33,6 +40,9 @@ type Store interface {
 	// returned as it is.
 	BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) error) (Checkpoint, error)
 	FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error
+	// EndRun is FinishRun with a Finish, which may carry the run's
+	// webhook delivery, recorded in the same transaction.
+	EndRun(ctx context.Context, runID string, f Finish, events []stream.Event) error
 	GetRun(ctx context.Context, runID string) (Run, error)
 	Runs(ctx context.Context, threadID string) ([]Run, error)
 	RecoverInterrupted(ctx context.Context) (int, error)
@@ -102,8 +112,13 @@ type Store interface {
 
 	// PutItem, GetItem, DeleteItem, SearchItems and ListNamespaces keep
 	// the key-value store of the LangGraph Store API, across threads.
+	// PutItemTTL puts an item that expires; PeekItem reads one without
+	// moving its expiry; SweepItems deletes the expired ones.
 	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error
+	PutItemTTL(ctx context.Context, namespace []string, key string, value json.RawMessage, ttl time.Duration) error
 	GetItem(ctx context.Context, namespace []string, key string) (Item, error)
+	PeekItem(ctx context.Context, namespace []string, key string) (Item, error)
+	SweepItems(ctx context.Context) (int, error)
 	DeleteItem(ctx context.Context, namespace []string, key string) error
 	SearchItems(ctx context.Context, q ItemQuery) ([]Item, error)
 	ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, error)
@@ -125,6 +140,16 @@ type Store interface {
 	SearchAssistants(ctx context.Context, q AssistantQuery) ([]Assistant, error)
 	CountAssistants(ctx context.Context, q AssistantQuery) (int, error)
 	AssistantVersions(ctx context.Context, id string, q AssistantQuery) ([]Assistant, error)
+	// AddWebhook, GetWebhook, ClaimWebhooks, RecordWebhookAttempt,
+	// ReleaseWebhooks and SweepWebhooks keep the webhook outbox: the
+	// deliveries of ended runs, sent by whichever server claims them,
+	// once across every process on the database (see Webhook).
+	AddWebhook(ctx context.Context, w Webhook) error
+	GetWebhook(ctx context.Context, runID string) (Webhook, error)
+	ClaimWebhooks(ctx context.Context, limit int, hold time.Duration) ([]Webhook, error)
+	RecordWebhookAttempt(ctx context.Context, runID string, a WebhookAttempt) error
+	ReleaseWebhooks(ctx context.Context) (int, error)
+	SweepWebhooks(ctx context.Context, before time.Time) (int, error)
 	// PatchThreadMetadata merges members into a thread's metadata.
 	PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (Thread, error)
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -26,18 +27,33 @@ type Item struct {
 	// Score is how well the item matched a search's Query (0 to 1); 0
 	// when the search had none.
 	Score float64
+	// TTL is how long the item lives after it is put or read, and
+	// ExpiresAt when it expires; zero for an item that does not expire.
+	TTL       time.Duration
+	ExpiresAt time.Time
 }
+
+// MaxItemTTL is the longest TTL an item may have: a hundred years.
+const MaxItemTTL = 100 * 365 * 24 * time.Hour
+
+// itemSweepBatch is how many expired items one transaction of SweepItems
+// deletes at most, so that a sweep never holds the database long.
+const itemSweepBatch = 500
 
 // ItemQuery selects items: those under Prefix whose value holds every
 // field of Filter with an equal value and, when Query is set, whose text
 // holds at least one of Query's words, case-insensitively, best match
 // first; then Offset of them are skipped and at most Limit (10 when 0)
 // returned.
+//
+// Reading an item that has a TTL moves its expiry to the read's time
+// plus its TTL (LangGraph's refresh on read), unless NoRefresh is set.
 type ItemQuery struct {
 	Prefix        []string
 	Filter        map[string]json.RawMessage
 	Query         string
 	Limit, Offset int
+	NoRefresh     bool
 }
 
 // NamespaceQuery selects the namespaces that hold items: those that begin
@@ -88,41 +104,143 @@ func checkKey(key string) error {
 }
 
 // PutItem keeps value, a JSON object, under namespace and key, replacing
-// the value of an item already there (which keeps its CreatedAt).
+// the value of an item already there (which keeps its CreatedAt). The
+// item does not expire.
 func (s *DB) PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error {
+	return s.PutItemTTL(ctx, namespace, key, value, 0)
+}
+
+// PutItemTTL is PutItem for an item that expires ttl after it is put or
+// last read (see ItemQuery); a ttl of 0 makes one that does not expire.
+// An expired item is gone for every read at once; SweepItems deletes its
+// row later.
+func (s *DB) PutItemTTL(ctx context.Context, namespace []string, key string, value json.RawMessage, ttl time.Duration) error {
 	if err := CheckNamespace("namespace", namespace, false); err != nil {
 		return err
 	}
 	if err := checkKey(key); err != nil {
 		return err
 	}
+	if ttl < 0 || ttl > MaxItemTTL {
+		return fmt.Errorf("ttl %v: %w: it must be positive and at most %v, or 0 for an item that does not expire", ttl, ErrInvalid, MaxItemTTL)
+	}
 	var obj map[string]any
 	if err := json.Unmarshal(value, &obj); err != nil || obj == nil {
 		return fmt.Errorf("value: %w: it must be a JSON object, like {\"text\": \"...\"}", ErrInvalid)
 	}
 	return s.write(ctx, func(tx dialect.Tx) error {
-		now := s.now()
+		now, at := s.now(), s.itemNow()
 		it := dialect.ItemRow{Namespace: encodeNamespace(namespace), Key: key, Value: string(value), CreatedAt: now, UpdatedAt: now}
-		if err := tx.PutItem(ctx, it); err != nil {
+		if ttl > 0 {
+			it.TTLMinutes, it.ExpiresAt = ttl.Minutes(), at+int64(ttl)
+		}
+		if err := tx.PutItem(ctx, it, at); err != nil {
 			return fmt.Errorf("store: put item %q in %v: %w", key, namespace, err)
 		}
 		return nil
 	})
 }
 
-// GetItem reads the item under namespace and key, or ErrNotFound.
+// itemNow is the time items expire by, in Unix nanoseconds.
+func (s *DB) itemNow() int64 { return (*s.itemTime.Load())().UnixNano() }
+
+// GetItem reads the item under namespace and key, or ErrNotFound (also
+// for an item that has expired). Reading an item with a TTL moves its
+// expiry to now plus its TTL.
 func (s *DB) GetItem(ctx context.Context, namespace []string, key string) (Item, error) {
+	return s.getItem(ctx, namespace, key, true)
+}
+
+// PeekItem is GetItem, except that it leaves the item's expiry where it
+// is.
+func (s *DB) PeekItem(ctx context.Context, namespace []string, key string) (Item, error) {
+	return s.getItem(ctx, namespace, key, false)
+}
+
+func (s *DB) getItem(ctx context.Context, namespace []string, key string, refresh bool) (Item, error) {
 	if err := CheckNamespace("namespace", namespace, false); err != nil {
 		return Item{}, err
 	}
-	row, err := s.d.Item(ctx, encodeNamespace(namespace), key)
+	at := s.itemNow()
+	row, err := s.d.Item(ctx, encodeNamespace(namespace), key, at)
 	if errors.Is(err, dialect.ErrNoRow) {
 		return Item{}, fmt.Errorf("item %q in %v: %w", key, namespace, ErrNotFound)
 	}
 	if err != nil {
 		return Item{}, fmt.Errorf("store: get item %q in %v: %w", key, namespace, err)
 	}
-	return itemOf(row), nil
+	it := itemOf(row)
+	if refresh {
+		items := []Item{it}
+		if err := s.refreshItems(ctx, items, at); err != nil {
+			return Item{}, err
+		}
+		it = items[0]
+	}
+	return it, nil
+}
+
+// refreshItems moves the expiry of those of items that have a TTL to at
+// plus their TTL, in one transaction, and sets their ExpiresAt to match.
+// An item that expired since it was read stays expired.
+func (s *DB) refreshItems(ctx context.Context, items []Item, at int64) error {
+	var due []int
+	for i, it := range items {
+		if it.TTL > 0 {
+			due = append(due, i)
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx dialect.Tx) error {
+		for _, i := range due {
+			it := items[i]
+			if err := tx.RefreshItem(ctx, encodeNamespace(it.Namespace), it.Key, at+int64(it.TTL), at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: refresh the ttl of %d items: %w", len(due), err)
+	}
+	for _, i := range due {
+		items[i].ExpiresAt = fromNanos(at + int64(items[i].TTL))
+	}
+	return nil
+}
+
+// SweepItems deletes the items that have expired and says how many it
+// deleted. It costs one read of an index when none has. Several stores
+// on one database may sweep at once: each deletes rows the others do not
+// hold.
+func (s *DB) SweepItems(ctx context.Context) (int, error) {
+	at := s.itemNow()
+	total := 0
+	for {
+		expired, err := s.d.AnyExpiredItem(ctx, at)
+		if err != nil || !expired {
+			return total, wrapSweep(err)
+		}
+		n := 0
+		err = s.write(ctx, func(tx dialect.Tx) error {
+			var err error
+			n, err = tx.DeleteExpiredItems(ctx, at, itemSweepBatch)
+			return err
+		})
+		total += n
+		if err != nil || n < itemSweepBatch {
+			return total, wrapSweep(err)
+		}
+	}
+}
+
+func wrapSweep(err error) error {
+	if err != nil {
+		return fmt.Errorf("store: delete expired items: %w", err)
+	}
+	return nil
 }
 
 // DeleteItem deletes the item under namespace and key, if there is one.
@@ -146,7 +264,8 @@ func (s *DB) SearchItems(ctx context.Context, q ItemQuery) ([]Item, error) {
 	}
 	words := strings.Fields(strings.ToLower(q.Query))
 	var out []Item
-	err = s.d.Items(ctx, encodeNamespace(q.Prefix), func(row dialect.ItemRow) error {
+	at := s.itemNow()
+	err = s.d.Items(ctx, encodeNamespace(q.Prefix), at, func(row dialect.ItemRow) error {
 		it, ok := matchItem(row, filter, words)
 		if ok {
 			out = append(out, it)
@@ -159,7 +278,13 @@ func (s *DB) SearchItems(ctx context.Context, q ItemQuery) ([]Item, error) {
 	if len(words) > 0 {
 		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	}
-	return page(out, q.Offset, q.Limit, 10), nil
+	out = page(out, q.Offset, q.Limit, 10)
+	if !q.NoRefresh {
+		if err := s.refreshItems(ctx, out, at); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // ListNamespaces returns the namespaces q selects.
@@ -172,7 +297,7 @@ func (s *DB) ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, 
 	}
 	seen := map[string]bool{}
 	var out [][]string
-	err := s.d.ItemNamespaces(ctx, encodeNamespace(q.Prefix), func(enc string) error {
+	err := s.d.ItemNamespaces(ctx, encodeNamespace(q.Prefix), s.itemNow(), func(enc string) error {
 		ns := decodeNamespace(enc)
 		if len(ns) < len(q.Suffix) || !slices.Equal(ns[len(ns)-len(q.Suffix):], q.Suffix) {
 			return nil
@@ -208,6 +333,8 @@ func itemOf(row dialect.ItemRow) Item {
 		Value:     json.RawMessage(row.Value),
 		CreatedAt: time.Unix(0, row.CreatedAt).UTC(),
 		UpdatedAt: time.Unix(0, row.UpdatedAt).UTC(),
+		TTL:       time.Duration(math.Round(row.TTLMinutes * float64(time.Minute))),
+		ExpiresAt: fromNanos(row.ExpiresAt),
 	}
 }
 

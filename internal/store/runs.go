@@ -39,6 +39,15 @@ type Run struct {
 	// Metadata is the JSON object the run was started with, nil for
 	// none; Runs returns it.
 	Metadata json.RawMessage
+	// ThreadMetadata, when not nil, is a JSON object whose members
+	// BeginRunChecked sets in the thread's metadata as the run begins,
+	// keeping the others (as a LangGraph run names its graph and
+	// assistant there). Runs does not report it.
+	ThreadMetadata json.RawMessage
+	// Attrs is a JSON value the run's starter keeps with the run and
+	// reads back from any server (a LangGraph run's assistant and
+	// options); nil keeps none.
+	Attrs json.RawMessage
 }
 
 // BeginRunChecked records r as running on its thread and marks the thread
@@ -71,11 +80,18 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 	if len(r.Request) > 0 && !json.Valid(r.Request) {
 		return Checkpoint{}, fmt.Errorf("run %q: %w: request is not valid JSON", r.ID, ErrInvalid)
 	}
+	if len(r.Attrs) > 0 && !json.Valid(r.Attrs) {
+		return Checkpoint{}, fmt.Errorf("run %q: %w: attrs are not valid JSON", r.ID, ErrInvalid)
+	}
+	stamp, err := metadataPatch(r.ThreadMetadata)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("run %q: thread metadata: %w", r.ID, err)
+	}
 	var cp Checkpoint
 	var renewed int64
-	err := s.write(ctx, func(tx dialect.Tx) error {
+	err = s.write(ctx, func(tx dialect.Tx) error {
 		var err error
-		cp, renewed, err = s.begin(ctx, tx, r)
+		cp, renewed, err = s.begin(ctx, tx, r, stamp)
 		if err != nil || check == nil {
 			return err
 		}
@@ -87,12 +103,14 @@ func (s *DB) BeginRunChecked(ctx context.Context, r Run, check func(Checkpoint) 
 	return cp, err
 }
 
-// begin is BeginRunChecked's work inside its transaction; renewed is when
-// the lease ends if the transaction renewed it, else 0.
-func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, renewed int64, err error) {
+// begin is BeginRunChecked's work inside its transaction, stamp the
+// members r sets in the thread's metadata; renewed is when the lease ends
+// if the transaction renewed it, else 0.
+func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run, stamp map[string]json.RawMessage) (cp Checkpoint, renewed int64, err error) {
 	now := s.now()
 	// A new thread is inserted busy, with its run: nothing to read.
-	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusBusy, Owner: r.Owner})
+	meta, _ := mergeMetadata("{}", stamp)
+	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: meta, Status: StatusBusy, Owner: r.Owner})
 	fresh := err == nil
 	var l dialect.ThreadLock
 	switch {
@@ -130,6 +148,9 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run) (cp Checkpoint, re
 			return cp, 0, err
 		}
 	}
+	if err := patchMetadata(ctx, tx, threadPK, stamp, now); err != nil {
+		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
+	}
 	if err := tx.SetThreadStatus(ctx, threadPK, StatusBusy, now); err != nil {
 		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
 	}
@@ -143,7 +164,7 @@ func (s *DB) insertRun(ctx context.Context, tx dialect.Tx, r Run, threadPK, now 
 	if err != nil {
 		return 0, fmt.Errorf("store: start run %q: %w", r.ID, err)
 	}
-	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request), Metadata: string(r.Metadata)})
+	err = tx.InsertRun(ctx, dialect.NewRun{ID: r.ID, ThreadPK: threadPK, Route: r.Route, Owner: owner, Now: now, Request: string(r.Request), Metadata: string(r.Metadata), Attrs: string(r.Attrs)})
 	switch {
 	case errors.Is(err, dialect.ErrRunning):
 		return 0, busyError(r.ThreadID)
@@ -182,7 +203,13 @@ var threadStatusAfter = map[string]string{
 // either way it accepts new runs. It fails with ErrNotFound for an unknown
 // run and ErrNotRunning for a run that has already finished.
 func (s *DB) FinishRun(ctx context.Context, runID, status, errMsg string, output json.RawMessage, events []stream.Event) error {
-	f := Finish{Status: status, Error: errMsg, Output: output}
+	return s.EndRun(ctx, runID, Finish{Status: status, Error: errMsg, Output: output}, events)
+}
+
+// EndRun is FinishRun with the end in f, which may carry the run's
+// webhook delivery (Finish.Webhook): it lands in the outbox in the same
+// transaction.
+func (s *DB) EndRun(ctx context.Context, runID string, f Finish, events []stream.Event) error {
 	out, err := f.check(runID)
 	if err != nil {
 		return err
@@ -212,6 +239,11 @@ func (s *DB) FinishRun(ctx context.Context, runID, status, errMsg string, output
 		if err := tx.SetThreadStatus(ctx, l.ThreadPK, threadStatusAfter[f.Status], now); err != nil {
 			return fmt.Errorf("store: finish run %q: %w", runID, err)
 		}
+		if f.Webhook != nil {
+			if err := s.insertWebhook(ctx, tx, f.Webhook, l, runID); err != nil {
+				return err
+			}
+		}
 		return tx.RunChanged(ctx, runID)
 	})
 }
@@ -223,12 +255,21 @@ type Finish struct {
 	Status string
 	Error  string
 	Output json.RawMessage
+	// Webhook, when not nil, is the run's webhook delivery (URL, Payload
+	// and MaxAttempts; the rest is the store's), recorded in the outbox
+	// with the end of the run, due at once.
+	Webhook *Webhook
 }
 
 // check validates f and returns the output column's value (nil for NULL).
 func (f Finish) check(runID string) ([]byte, error) {
 	if _, ok := threadStatusAfter[f.Status]; !ok {
 		return nil, fmt.Errorf("run %q: %w: finish status %q is not one of success, error, cancelled, interrupted", runID, ErrInvalid, f.Status)
+	}
+	if f.Webhook != nil {
+		if err := f.Webhook.check(runID); err != nil {
+			return nil, err
+		}
 	}
 	if len(f.Output) == 0 {
 		return nil, nil
@@ -287,6 +328,9 @@ func runOf(r dialect.RunRow) Run {
 	}
 	if len(r.Metadata) > 0 {
 		run.Metadata = json.RawMessage(r.Metadata)
+	}
+	if len(r.Attrs) > 0 {
+		run.Attrs = json.RawMessage(r.Attrs)
 	}
 	return run
 }

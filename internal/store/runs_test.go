@@ -218,3 +218,75 @@ func testRecoverInterrupted(t *testing.T, open func() Store) {
 		must(t, startRun(ctx, s, Run{ID: "r4", ThreadID: "cut-1"}))
 	}
 }
+
+// TestBeginRunStampsThreadMetadata: a run's ThreadMetadata is set in the
+// metadata of the thread it creates, and merged into an existing
+// thread's, keeping its other members, in the transaction that begins
+// the run; the same stamp again leaves it as it is, and one that is no
+// JSON object is refused before anything is written.
+func TestBeginRunStampsThreadMetadata(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		stamp := json.RawMessage(`{"graph_id":"agent","assistant_id":"a1"}`)
+		_, err := beginRun(ctx, s, Run{ID: "r1", ThreadID: "fresh", Route: "/support/[tenant]", ThreadMetadata: stamp})
+		must(t, err)
+		th, err := s.GetThread(ctx, "fresh")
+		must(t, err)
+		if string(th.Metadata) != `{"assistant_id":"a1","graph_id":"agent"}` {
+			t.Errorf("a thread the run created: metadata %s", th.Metadata)
+		}
+
+		_, err = s.CreateThread(ctx, "old", json.RawMessage(`{"name":"kept","assistant_id":"a0"}`))
+		must(t, err)
+		must(t, startRun(ctx, s, Run{ID: "r2", ThreadID: "old", Route: "/support/[tenant]", ThreadMetadata: stamp}))
+		th, err = s.GetThread(ctx, "old")
+		must(t, err)
+		var meta map[string]string
+		must(t, json.Unmarshal(th.Metadata, &meta))
+		if meta["name"] != "kept" || meta["assistant_id"] != "a1" || meta["graph_id"] != "agent" || len(meta) != 3 {
+			t.Errorf("an existing thread: metadata %s", th.Metadata)
+		}
+		must(t, s.FinishRun(ctx, "r2", RunSuccess, "", nil, nil))
+		before := string(th.Metadata)
+		must(t, startRun(ctx, s, Run{ID: "r3", ThreadID: "old", Route: "/support/[tenant]", ThreadMetadata: stamp}))
+		if th, err = s.GetThread(ctx, "old"); err != nil || string(th.Metadata) != before {
+			t.Errorf("the same stamp again: metadata %s, want %s unchanged (%v)", th.Metadata, before, err)
+		}
+		must(t, s.FinishRun(ctx, "r3", RunSuccess, "", nil, nil))
+
+		err = startRun(ctx, s, Run{ID: "r4", ThreadID: "old", Route: "/support/[tenant]", ThreadMetadata: json.RawMessage(`["graph_id"]`)})
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("a stamp that is no object: %v, want ErrInvalid", err)
+		}
+		if _, err := s.GetRun(ctx, "r4"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("the refused run was recorded: %v", err)
+		}
+	})
+}
+
+// TestRunAttrsKept: what a run's starter keeps with it comes back from
+// GetRun and Runs on every store, and a value that is no JSON is refused.
+func TestRunAttrsKept(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		attrs := json.RawMessage(`{"assistant_id":"a1","kwargs":{"stream_mode":["values"]}}`)
+		_, err := beginRun(ctx, s, Run{ID: "r1", ThreadID: "t1", Route: "/support/[tenant]", Attrs: attrs})
+		must(t, err)
+		got, err := s.GetRun(ctx, "r1")
+		must(t, err)
+		if string(got.Attrs) != string(attrs) {
+			t.Errorf("GetRun: attrs %s, want %s", got.Attrs, attrs)
+		}
+		must(t, s.FinishRun(ctx, "r1", RunSuccess, "", nil, nil))
+		_, err = beginRun(ctx, s, Run{ID: "r2", ThreadID: "t1", Route: "/support/[tenant]"})
+		must(t, err)
+		runs, err := s.Runs(ctx, "t1")
+		must(t, err)
+		if len(runs) != 2 || runs[0].Attrs != nil || string(runs[1].Attrs) != string(attrs) {
+			t.Errorf("Runs: %+v", runs)
+		}
+		if _, err := beginRun(ctx, s, Run{ID: "r3", ThreadID: "t2", Route: "/support/[tenant]", Attrs: json.RawMessage(`{`)}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("attrs that are no JSON: %v, want ErrInvalid", err)
+		}
+	})
+}

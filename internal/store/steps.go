@@ -124,6 +124,11 @@ func (s *DB) saveStep(ctx context.Context, tx dialect.Tx, st Step, in *stepInput
 		if err := tx.FinishRun(ctx, l.PK, st.Finish.Status, st.Finish.Error, in.finishOut, now); err != nil {
 			return fmt.Errorf("finish run %q: %w", st.RunID, err)
 		}
+		if st.Finish.Webhook != nil {
+			if err := s.insertWebhook(ctx, tx, st.Finish.Webhook, l, st.RunID); err != nil {
+				return err
+			}
+		}
 	}
 	if len(st.Events) > 0 || st.Finish != nil {
 		return tx.RunChanged(ctx, st.RunID)

@@ -82,7 +82,12 @@ type DB struct {
 	clock   atomic.Int64 // last timestamp handed out, Unix nanoseconds
 	// leaseTime is the clock of leases: time.Now, but in tests.
 	leaseTime atomic.Pointer[func() time.Time]
-	own       ownership
+	// itemTime is the clock items expire by: time.Now, but in tests.
+	itemTime atomic.Pointer[func() time.Time]
+	// wallTime is the clock of the store's timestamps (and so of thread
+	// expiry): time.Now, but in tests.
+	wallTime atomic.Pointer[func() time.Time]
+	own      ownership
 	// contact is the store's contact with a database reached over a
 	// network (nil for a local one): a store cut off from it judges no
 	// other owner's lease until it has been back a lease term.
@@ -142,6 +147,8 @@ func New(d dialect.Database, o Options) (*DB, error) {
 	}
 	now := time.Now
 	s.leaseTime.Store(&now)
+	s.itemTime.Store(&now)
+	s.wallTime.Store(&now)
 	if r, ok := d.(interface{ Remote() bool }); ok && r.Remote() {
 		s.contact = newContact(s.lease, time.Now())
 	}
@@ -207,7 +214,7 @@ func (s *DB) write(ctx context.Context, fn func(dialect.Tx) error) error {
 // now returns the current time in Unix nanoseconds, strictly increasing
 // across calls so that rows written one after another sort in that order.
 func (s *DB) now() int64 {
-	t := time.Now().UnixNano()
+	t := (*s.wallTime.Load())().UnixNano()
 	for {
 		last := s.clock.Load()
 		if t <= last {

@@ -23,12 +23,20 @@ type Thread struct {
 	// wires never show it: whom a thread belongs to is the server's
 	// business, and a caller only ever sees their own.
 	Owner string `json:"-"`
+	// TTL is how long the thread lives after its last update (its
+	// creation, a run's start, steps and end, a state update, a change
+	// of metadata or TTL), and ExpiresAt when it expires; zero for a
+	// thread that does not expire (see SweepThreads). The wires never
+	// show them, as LangGraph's Thread does not.
+	TTL       time.Duration `json:"-"`
+	ExpiresAt time.Time     `json:"-"`
 }
 
 // threadOf turns a stored thread into a Thread.
 func threadOf(r dialect.ThreadRow) Thread {
 	return Thread{ID: r.ID, CreatedAt: fromNanos(r.CreatedAt), UpdatedAt: fromNanos(r.UpdatedAt),
-		Metadata: json.RawMessage(r.Metadata), Status: r.Status, Owner: r.Owner}
+		Metadata: json.RawMessage(r.Metadata), Status: r.Status, Owner: r.Owner,
+		TTL: time.Duration(r.TTL), ExpiresAt: fromNanos(r.ExpiresAt)}
 }
 
 // CreateThread creates an idle thread that belongs to no user (see
@@ -42,8 +50,18 @@ func (s *DB) CreateThread(ctx context.Context, id string, metadata json.RawMessa
 // ErrExists when the id is taken, whoever owns that thread: an id is
 // never handed to a second owner.
 func (s *DB) CreateOwnedThread(ctx context.Context, owner, id string, metadata json.RawMessage) (Thread, error) {
+	return s.CreateOwnedThreadTTL(ctx, owner, id, metadata, 0)
+}
+
+// CreateOwnedThreadTTL is CreateOwnedThread for a thread that expires ttl
+// after its last update (see SweepThreads); a ttl of 0 makes one that
+// does not expire.
+func (s *DB) CreateOwnedThreadTTL(ctx context.Context, owner, id string, metadata json.RawMessage, ttl time.Duration) (Thread, error) {
 	if err := checkID("thread", id); err != nil {
 		return Thread{}, err
+	}
+	if err := checkThreadTTL(ttl); err != nil {
+		return Thread{}, fmt.Errorf("thread %q: %w", id, err)
 	}
 	meta, err := compactObject(metadata)
 	if err != nil {
@@ -51,6 +69,9 @@ func (s *DB) CreateOwnedThread(ctx context.Context, owner, id string, metadata j
 	}
 	now := s.now()
 	row := dialect.ThreadRow{ID: id, CreatedAt: now, UpdatedAt: now, Metadata: meta, Status: StatusIdle, Owner: owner}
+	if ttl > 0 {
+		row.TTL, row.ExpiresAt = int64(ttl), now+int64(ttl)
+	}
 	err = s.write(ctx, func(tx dialect.Tx) error {
 		_, err := tx.InsertThread(ctx, row)
 		if errors.Is(err, dialect.ErrTaken) {
@@ -121,4 +142,58 @@ func (s *DB) DeleteThread(ctx context.Context, id string) error {
 func (s *DB) threadExists(ctx context.Context, id string) error {
 	_, err := s.GetThread(ctx, id)
 	return err
+}
+
+// metadataPatch reads a JSON object of metadata members to set (nil or
+// null: none).
+func metadataPatch(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	compact, err := compactObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	var add map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(compact), &add); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return add, nil
+}
+
+// mergeMetadata is the metadata old with the members of add set, and
+// whether that changes it.
+func mergeMetadata(old string, add map[string]json.RawMessage) (string, bool) {
+	if len(add) == 0 {
+		return old, false
+	}
+	meta := map[string]json.RawMessage{}
+	if err := json.Unmarshal([]byte(old), &meta); err != nil || meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	changed := false
+	for k, v := range add {
+		if prev, ok := meta[k]; !ok || !bytes.Equal(prev, v) {
+			meta[k], changed = v, true
+		}
+	}
+	if !changed {
+		return old, false
+	}
+	merged, _ := json.Marshal(meta) // raw members of a decoded object encode again
+	return string(merged), true
+}
+
+// patchMetadata sets the members of add in the metadata of the thread
+// the transaction locked, writing only when that changes it.
+func patchMetadata(ctx context.Context, tx dialect.Tx, threadPK int64, add map[string]json.RawMessage, now int64) error {
+	if len(add) == 0 {
+		return nil
+	}
+	old, err := tx.ThreadMetadata(ctx, threadPK)
+	if err != nil {
+		return err
+	}
+	merged, changed := mergeMetadata(old, add)
+	if !changed {
+		return nil
+	}
+	return tx.SetThreadMetadata(ctx, threadPK, merged, now)
 }

@@ -41,7 +41,7 @@ func TestReceiverVerifies(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := webhooktest.Sender(t, nil)
-	s.Deliver(srv.URL, webhook.Payload{RunID: "r1", ThreadID: "t1", Status: "success"})
+	webhooktest.Deliver(t, s, srv.URL, webhook.Payload{RunID: "r1", ThreadID: "t1", Status: "success"})
 	if !<-results {
 		t.Fatal("the docs' receiver does not verify a signed POST, or verifies it under another secret")
 	}

@@ -3,9 +3,15 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/webhook"
 	"github.com/dawn-go/dawn/internal/webhook/webhooktest"
 )
@@ -73,7 +79,7 @@ func TestRetries(t *testing.T) {
 	for _, c := range cases {
 		rcv := webhooktest.NewReceiver(t, c.codes...)
 		s := webhooktest.Sender(t, nil)
-		s.Deliver(rcv.URL, webhook.Payload{RunID: "r1", ThreadID: "t1", Status: "success"})
+		webhooktest.Deliver(t, s, rcv.URL, webhook.Payload{RunID: "r1", ThreadID: "t1", Status: "success"})
 		d := webhooktest.WaitDelivery(t, s, "r1")
 		posts := rcv.Wait(t, c.posts)
 		if len(posts) != c.posts || d.Status != c.status || d.Attempts != c.attempts {
@@ -96,5 +102,55 @@ func TestSignature(t *testing.T) {
 	}
 	if webhook.Verify([]byte("other"), body, sig) || webhook.Verify([]byte("s3cret"), append(body, ' '), sig) {
 		t.Fatal("a wrong secret or body verified")
+	}
+}
+
+// TestCloseLeavesDeliveryPending: a server that stops while an attempt
+// is under way cuts it off once its grace ends and leaves the delivery
+// pending in the store, not failed; the next server on the store (here
+// after a restart) sends it.
+func TestCloseLeavesDeliveryPending(t *testing.T) {
+	arrived, release := make(chan struct{}, 4), make(chan struct{})
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		if calls.Add(1) == 1 {
+			select { // the first attempt hangs until the server gives up on it
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	path := filepath.Join(t.TempDir(), "dawn.db")
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := webhooktest.Sender(t, nil)
+	webhooktest.Record(t, st, first, srv.URL, webhook.Payload{RunID: "r1", ThreadID: "t1", Status: "success"})
+	first.Start(st)
+	<-arrived
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	first.Close(ctx)
+	cancel()
+	w, err := st.GetWebhook(context.Background(), "r1")
+	if err != nil || w.Status != store.WebhookPending || w.Attempts != 0 {
+		t.Fatalf("after the shutdown the delivery is %+v (%v), want pending with no attempt counted", w, err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st2, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	second := webhooktest.Sender(t, nil)
+	second.Start(st2)
+	if d := webhooktest.WaitDelivery(t, second, "r1"); d.Status != webhook.Delivered || d.Attempts != 1 || calls.Load() != 2 {
+		t.Fatalf("after the restart: %+v, %d POSTs", d, calls.Load())
 	}
 }

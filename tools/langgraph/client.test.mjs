@@ -137,7 +137,9 @@ test("runs.stream: values, updates, messages-tuple and custom; the plan is state
   assert.deepEqual(ai.tool_calls[0].args, ai.tool_calls[0].input);
   const t = await c.threads.get(thread.thread_id);
   assert.equal(t.status, "idle");
-  assert.deepEqual(t.metadata, { user: "stream-test" });
+  // As LangGraph does, the thread names the graph and assistant it ran.
+  const run = await c.runs.get(thread.thread_id, created.run_id);
+  assert.deepEqual(t.metadata, { user: "stream-test", graph_id: "support/[tenant]", assistant_id: run.assistant_id });
 });
 
 test("runs.stream: a plan the harness owns moves through values.plan", async () => {

@@ -97,6 +97,21 @@ test("assistants: deleting one with deleteThreads deletes the threads whose meta
   assert.equal((await c.threads.get(other.thread_id)).thread_id, other.thread_id);
 });
 
+test("threads: a run names its graph and assistant in the thread's metadata, as chat UIs search threads by them", async () => {
+  const c = client();
+  const created = await c.assistants.create({ graphId: "agent", name: "by metadata" });
+  const thread = await c.threads.create({ metadata: { owner: "ann" } });
+  await c.runs.wait(thread.thread_id, created.assistant_id, { input: human("Plan it") });
+  const got = await c.threads.get(thread.thread_id);
+  assert.deepEqual(got.metadata, { owner: "ann", graph_id: "agent", assistant_id: created.assistant_id });
+  const byAssistant = await c.threads.search({ metadata: { assistant_id: created.assistant_id } });
+  assert.deepEqual(byAssistant.map((t) => t.thread_id), [thread.thread_id]);
+  const byGraph = await c.threads.search({ metadata: { graph_id: "agent", owner: "ann" } });
+  assert.deepEqual(byGraph.map((t) => t.thread_id), [thread.thread_id]);
+  await c.assistants.delete(created.assistant_id, { deleteThreads: true });
+  await assert.rejects(c.threads.get(thread.thread_id), /HTTP 404/);
+});
+
 test("assistants: config and context overrides are checked against the route, naming the field", async () => {
   const c = client();
   await assert.rejects(c.assistants.create({ graphId: "agent", config: { configurable: { temperature: 5 } } }),

@@ -52,6 +52,56 @@ test("store: putItem, getItem, searchItems, listNamespaces, deleteItem", async (
   await assert.rejects(c.store.putItem([], "k", { a: 1 }), /HTTP 400.*namespace/);
 });
 
+// until polls check every 100ms until it is true, for at most ms.
+async function until(check, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+test("store: an item put with a ttl (minutes) expires for getItem, searchItems and listNamespaces", async () => {
+  const c = client();
+  await c.store.putItem(["ttl", "brief"], "k", { text: "short lived" }, { ttl: 0.02 }); // 1.2 seconds
+  await c.store.putItem(["ttl", "kept"], "k", { text: "kept" }, { ttl: null });
+  const first = await c.store.getItem(["ttl", "brief"], "k", { refreshTtl: false });
+  assert.deepEqual(first.value, { text: "short lived" });
+  assert.deepEqual(Object.keys(first).sort(), ["createdAt", "created_at", "key", "namespace", "updatedAt", "updated_at", "value"]);
+  // Reads that do not refresh leave the expiry where it is: polling with
+  // them sees the item go.
+  const gone = await until(async () => (await c.store.getItem(["ttl", "brief"], "k", { refreshTtl: false })) === null, 10000);
+  assert.ok(gone, "an item put with ttl 0.02 was still there 10s later");
+  const found = await c.store.searchItems(["ttl"], { refreshTtl: false });
+  assert.deepEqual(found.items.map((i) => i.namespace[1]), ["kept"]);
+  assert.deepEqual((await c.store.listNamespaces({ prefix: ["ttl"] })).namespaces, [["ttl", "kept"]]);
+  assert.deepEqual((await c.store.getItem(["ttl", "kept"], "k")).value, { text: "kept" });
+});
+
+test("store: reads refresh an item's ttl unless refreshTtl is false", async () => {
+  const c = client();
+  await c.store.putItem(["ttl", "read"], "k", { text: "read often" }, { ttl: 0.05 }); // 3 seconds
+  const start = Date.now();
+  for (let i = 0; Date.now() - start < 4500; i++) {
+    // getItem refreshes by default, searchItems when asked.
+    const read = i % 2 === 0
+      ? await c.store.getItem(["ttl", "read"], "k")
+      : (await c.store.searchItems(["ttl", "read"], { refreshTtl: true })).items[0];
+    assert.ok(read, `the item expired ${Date.now() - start}ms after its put although it was read every 500ms`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const gone = await until(async () => (await c.store.searchItems(["ttl", "read"], { refreshTtl: false })).items.length === 0, 10000);
+  assert.ok(gone, "an item no longer read did not expire");
+});
+
+test("store: a ttl that is not a positive number of minutes is refused", async () => {
+  const c = client();
+  await assert.rejects(c.store.putItem(["ttl"], "k", { a: 1 }, { ttl: -1 }), /HTTP 400.*ttl must be a positive number of minutes/);
+  await assert.rejects(c.store.putItem(["ttl"], "k", { a: 1 }, { ttl: 0 }), /HTTP 400.*ttl must be a positive number of minutes/);
+  assert.equal(await c.store.getItem(["ttl"], "k"), null);
+});
+
 test("store: an item put through one replica is found through another", { skip: !replicaUrl && "DAWN_REPLICA_URL is not set" }, async () => {
   const a = client();
   const b = client(replicaUrl);

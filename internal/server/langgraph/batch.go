@@ -41,7 +41,6 @@ func (s *dialect) batchRuns(c echo.Context) error {
 		if err != nil {
 			return prefixed(at, err)
 		}
-		run.Kwargs["config"] = authConfig(ctx, body.Config)
 		batch[i] = prepared{run, req, body}
 	}
 	out := make([]any, 0, len(batch))

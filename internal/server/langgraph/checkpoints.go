@@ -352,6 +352,51 @@ func (s *dialect) commandUpdate(ctx context.Context, run *lgRun, req *runner.Req
 	return nil
 }
 
+// inputByID applies a run's input messages whose ids name messages the
+// thread has (at req.Checkpoint, or its latest state) as LangGraph's
+// add_messages does: each replaces the message of its id, in place, in a
+// state update kept before the run; the run goes on from it, with the
+// rest of its input.
+func (s *dialect) inputByID(ctx context.Context, run *lgRun, req *runner.Request) error {
+	var named bool
+	for _, m := range req.Messages {
+		named = named || ownID(m) != ""
+	}
+	if !named {
+		return nil
+	}
+	cp, err := s.host.Latest(ctx, run.ThreadID)
+	if err == nil && req.Checkpoint != "" && req.Checkpoint != cp.ID {
+		cp, err = s.host.CheckpointAt(ctx, run.ThreadID, req.Checkpoint)
+	}
+	if err != nil {
+		return nil //nolint:nilerr // a thread yet to be created has no message to replace
+	}
+	names := namesOf(cp)
+	have := make(map[string]bool, len(cp.Messages))
+	for i, m := range cp.Messages {
+		have[idOr(m, names.id(i))] = true
+	}
+	var replace, rest []thread.Message
+	for _, m := range req.Messages {
+		if id := ownID(m); id != "" && have[id] {
+			replace = append(replace, m)
+			continue
+		}
+		rest = append(rest, m)
+	}
+	if len(replace) == 0 {
+		return nil
+	}
+	update := wire.MustJSON(map[string][]lcMessage{"messages": names.messages(replace)})
+	if _, err := s.applyUpdates(ctx, run.ThreadID, run.RouteID, req.Checkpoint, store.SourceUpdate, []nodeUpdate{{Values: update}}); err != nil {
+		return err
+	}
+	req.Checkpoint = "" // the update is the thread's latest state now
+	req.Messages, run.Input = rest, rest
+	return nil
+}
+
 // createWithSupersteps creates a thread with dawn, Dawn's handler, then
 // keeps each update of supersteps as a checkpoint of it, through the
 // reducers of the route graphID names ("": fields are replaced). A thread
@@ -388,7 +433,9 @@ func (s *dialect) createWithSupersteps(c echo.Context, dawn echo.HandlerFunc, ra
 	}
 	res.Committed, res.Status, res.Size = false, 0, 0
 	ctx := c.Request().Context()
-	if _, err := s.applyUpdates(ctx, t.ID, route, "", store.SourceInput, updates); err != nil {
+	// As LangGraph's bulk update: an update made as the graph's input is
+	// the input, any other an update (see checkpointMetadata).
+	if _, err := s.applyUpdates(ctx, t.ID, route, "", store.SourceUpdate, updates); err != nil {
 		_ = s.host.DeleteThread(ctx, t.ID) // the thread was new: nothing else is lost
 		return err
 	}

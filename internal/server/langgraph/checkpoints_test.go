@@ -297,8 +297,9 @@ func TestLangGraphSuperstepsAndCommandUpdate(t *testing.T) {
 		{"updates":[{"values":{"messages":[{"type":"ai","content":"hello"}],"todos":[{"content":"Greet","status":"completed"}]},"as_node":"agent"}]}]}`, nil)
 	hist := history(t, url, "s1")
 	// As in LangGraph, the update made as the graph's input waits for
-	// __start__: its checkpoint shows the state before it.
-	if len(hist) != 2 || hist[0].Metadata.Source != "input" || hist[0].last() != "hello" || len(hist[0].Values.Todos) != 1 ||
+	// __start__: its checkpoint shows the state before it; it is the
+	// input, and an update made as a node an update.
+	if len(hist) != 2 || hist[0].Metadata.Source != "update" || hist[1].Metadata.Source != "input" || hist[0].last() != "hello" || len(hist[0].Values.Todos) != 1 ||
 		len(hist[1].Values.Messages) != 0 || len(hist[1].Next) != 1 || hist[1].Next[0] != "__start__" {
 		t.Fatalf("a thread created with supersteps: %+v", hist)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
@@ -200,6 +202,9 @@ func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
 			Metadata   json.RawMessage `json:"metadata"`
 		}
 		_ = json.Unmarshal(data, &body)
+		if _, err := wire.ThreadTTL(body.TTL); err != nil { // Dawn's handler keeps it
+			return err
+		}
 		switch {
 		case !isNull(body.Supersteps):
 			if body.GraphID == "" { // the SDK sends graphId as metadata.graph_id
@@ -210,8 +215,6 @@ func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
 				body.GraphID = meta.GraphID
 			}
 			return s.createWithSupersteps(c, dawn, body.Supersteps, body.GraphID)
-		case !isNull(body.TTL):
-			return wire.BadBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")
 		case body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing":
 			return wire.BadBody(`if_exists must be "raise" or "do_nothing", not ` + strconv.Quote(body.IfExists))
 		}
@@ -274,7 +277,8 @@ type lgConfig struct {
 // lgRun is what the server keeps of a run started in the LangGraph
 // dialect, for the calls that later name it (get, join, stream). It lives
 // in memory: after a restart, or on another replica, a run is shown from
-// the store without its metadata and stream modes.
+// the store, with the metadata, assistant, multitask strategy and kwargs
+// it keeps there (runAttrs), and joined with every mode (allModes).
 type lgRun struct {
 	RunID, ThreadID, RouteID string
 	// AssistantID is the assistant the run was started with.
@@ -358,9 +362,6 @@ func (s *dialect) parseLGRun(c echo.Context, threadID string) (*lgRun, runner.Re
 		return nil, runner.Request{}, body, err
 	}
 	run, req, err := s.lgRunOf(c.Request().Context(), body, threadID)
-	if run != nil {
-		run.Kwargs["config"] = authConfig(c.Request().Context(), body.Config)
-	}
 	return run, req, body, err
 }
 
@@ -421,7 +422,7 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 	run := &lgRun{
 		ThreadID: threadID, RouteID: r.ID, AssistantID: found.AssistantID, Modes: modes, Subgraphs: body.StreamSubgraphs,
 		Metadata: body.Metadata, Multitask: body.MultitaskStrategy, Input: in.Messages, OnDisconnect: body.OnDisconnect,
-		Kwargs: map[string]any{"input": json.RawMessage(orNull(body.Input)), "config": body.Config, "context": body.Context, "stream_mode": sortedModes(modes), "subgraphs": body.StreamSubgraphs},
+		Kwargs: map[string]any{"input": json.RawMessage(orNull(body.Input)), "config": authConfig(ctx, body.Config), "context": body.Context, "stream_mode": sortedModes(modes), "subgraphs": body.StreamSubgraphs},
 		resume: resume,
 	}
 	if resume != nil {
@@ -442,6 +443,10 @@ func (s *dialect) lgRunOf(ctx context.Context, body lgRunBody, threadID string) 
 	if !isNull(body.Metadata) {
 		req.Metadata = body.Metadata // kept with the run: its checkpoints show it
 	}
+	// As LangGraph does, the thread names the graph and the assistant its
+	// latest run ran, so that clients find a graph's threads by metadata.
+	req.ThreadMetadata = wire.MustJSON(map[string]string{"graph_id": graphName(r.ID), "assistant_id": found.AssistantID})
+	req.Attrs = wire.MustJSON(runAttrs{AssistantID: run.AssistantID, Multitask: run.Multitask, Kwargs: run.Kwargs})
 	return run, req, nil
 }
 
@@ -532,6 +537,9 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		return fail(err)
 	}
 	if err := s.commandUpdate(ctx, run, &req, body); err != nil {
+		return fail(err)
+	}
+	if err := s.inputByID(ctx, run, &req); err != nil {
 		return fail(err)
 	}
 	if err := s.continuePaused(ctx, run, body); err != nil {
@@ -719,14 +727,18 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 		prefix, fields, names = run.start.Prefix, run.start.Fields, run.start.Names
 		origin = runOrigin{First: run.start.Step + 1, From: run.start.From}
 	} else {
-		prefix, fields = s.runStart(c.Request().Context(), run.ThreadID, run.RunID, run.RouteID, run.Input, nil, live.Log.Since(0))
-		names = s.threadNames(c.Request().Context(), run.ThreadID)
-		origin = s.runOrigin(c.Request().Context(), run.ThreadID, run.RunID, true)
+		ctx := c.Request().Context()
+		prefix = s.runStart(ctx, run.ThreadID, run.RunID, run.Input, nil, live.Log.Since(0))
+		names = s.threadNames(ctx, run.ThreadID)
+		origin = s.runOrigin(ctx, run.ThreadID, run.RunID, true)
+		r, _ := s.host.GetRun(ctx, run.RunID) // a run without a record starts from the thread's fields alone
+		r.ThreadID, r.Route = run.ThreadID, run.RouteID
+		fields = s.startFields(ctx, r, origin.From)
 	}
 	tr := newTranslator(s.host.App(), lgRunView{
 		ThreadID: run.ThreadID, RunID: run.RunID, RouteID: run.RouteID, AssistantID: run.AssistantID, Modes: run.Modes, Subgraphs: run.Subgraphs,
 		Input: len(run.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(c.Request().Context(), run.ThreadID, run.RunID), Names: names,
-		Origin: origin,
+		Origin: origin, Metadata: run.Metadata,
 	})
 	var gone func()
 	if run.OnDisconnect == "cancel" {
@@ -735,33 +747,26 @@ func (s *dialect) streamLG(c echo.Context, run *lgRun, live *runner.Run, after i
 	return s.writeLG(c, live.Log.Subscribe(0), tr, run.ThreadID, run.RunID, after, gone)
 }
 
-// runStart returns the messages and fields a run started from. For a run
-// that has saved a step (or finished, final holding its last messages),
-// the messages up to its input are read back: a run adds only the model's,
-// the tools' and the harness's messages after its input; a run that went
-// on with a parked run's held-back calls (it has no input) adds their
-// results and what follows. events are the run's events so far, which
-// tell the one from the other. Before its first step the thread's
-// messages and the input make them up.
-func (s *dialect) runStart(ctx context.Context, threadID, runID, routeID string, input []thread.Message, final []thread.Message, events []stream.Event) ([]thread.Message, thread.State) {
-	fields := thread.State{}
-	if p, ok := s.host.App().Routes[routeID]; ok {
-		fields = p.InitialState()
-	}
+// runStart returns the messages a run started from (its fields are
+// startFields'). For a run that has saved a step (or finished, final
+// holding its last messages), the messages up to its input are read back:
+// a run adds only the model's, the tools' and the harness's messages after
+// its input; a run that went on with a parked run's held-back calls (it
+// has no input) adds their results and what follows. events are the run's
+// events so far, which tell the one from the other. Before its first step
+// the thread's messages and the input make them up.
+func (s *dialect) runStart(ctx context.Context, threadID, runID string, input []thread.Message, final []thread.Message, events []stream.Event) []thread.Message {
 	if final != nil {
-		return beforeRun(final, events), fields
+		return beforeRun(final, events)
 	}
 	cp, err := s.host.Latest(ctx, threadID)
 	if err != nil {
-		return input, fields
-	}
-	for k, v := range cp.Values {
-		fields[k] = v
+		return input
 	}
 	if cp.RunID == runID {
-		return beforeRun(cp.Messages, events), fields
+		return beforeRun(cp.Messages, events)
 	}
-	return append(cp.Messages[:len(cp.Messages):len(cp.Messages)], input...), fields
+	return append(cp.Messages[:len(cp.Messages):len(cp.Messages)], input...)
 }
 
 // beforeRun returns the messages of msgs, which a run with the given events
@@ -906,7 +911,7 @@ func (s *dialect) lgJoinStream(c echo.Context) error {
 		view = &copied
 	}
 	if c.QueryParams().Has("stream_mode") {
-		modes, err := parseModes(joinModes(c.QueryParams()["stream_mode"]))
+		modes, err := parseModes(queryList(c.QueryParams()["stream_mode"]))
 		if err != nil {
 			return err
 		}
@@ -958,12 +963,15 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	if err != nil {
 		return err
 	}
-	prefix, fields := s.runStart(ctx, threadID, runID, r.Route, view.Input, final, head)
+	prefix := s.runStart(ctx, threadID, runID, view.Input, final, head)
 	prefix = slices.Clone(prefix) // not the final messages behind it, the answer among them
+	origin := s.runOrigin(ctx, threadID, runID, r.Status == store.RunRunning || r.Status == store.RunPending)
+	fields := s.startFields(ctx, r, origin.From)
+	info := runInfoOf(r)
 	tr := newTranslator(s.host.App(), lgRunView{
-		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: view.AssistantID, Modes: view.Modes, Subgraphs: view.Subgraphs,
+		ThreadID: threadID, RunID: runID, RouteID: r.Route, AssistantID: cmpOr(view.AssistantID, info.assistant), Metadata: r.Metadata, Modes: view.Modes, Subgraphs: view.Subgraphs,
 		Input: len(view.Input), Prefix: prefix, Fields: fields, Saved: s.savedState(ctx, threadID, runID), Names: s.threadNames(ctx, threadID),
-		Origin: s.runOrigin(ctx, threadID, runID, r.Status == store.RunRunning || r.Status == store.RunPending),
+		Origin: origin,
 	})
 	// Read from the first event: the translator rebuilds the run's parts
 	// from all of them, and the follower reads what commits from now on
@@ -971,6 +979,35 @@ func (s *dialect) lgStoredStream(c echo.Context, view *lgRun, r store.Run, after
 	f := s.host.Follow(runID, 0)
 	defer f.Close()
 	return s.writeLG(c, f, tr, threadID, runID, after, nil)
+}
+
+// startFields are the state fields stored run r started with, as its
+// live stream began: the route's initial ones, under those of the
+// checkpoint it started from (from; "" for a thread's first step; without
+// the interrupts it waited on), under those its input set, which it keeps
+// in its kwargs.
+func (s *dialect) startFields(ctx context.Context, r store.Run, from string) thread.State {
+	fields := thread.State{}
+	if p, ok := s.host.App().Routes[r.Route]; ok {
+		fields = p.InitialState()
+	}
+	if from != "" {
+		if cp, err := s.host.CheckpointAt(ctx, r.ThreadID, from); err == nil {
+			maps.Copy(fields, cp.Values)
+			delete(fields, capabilities.InterruptsKey) // a run that starts there answers them
+		}
+	}
+	var kept struct {
+		Kwargs struct {
+			Input json.RawMessage `json:"input"`
+		} `json:"kwargs"`
+	}
+	if len(r.Attrs) > 0 && json.Unmarshal(r.Attrs, &kept) == nil {
+		if in, err := parseLCInput(kept.Kwargs.Input); err == nil {
+			maps.Copy(fields, in.Values)
+		}
+	}
+	return fields
 }
 
 // lgReplayHead reads the committed log of run runID once, a page at a
@@ -1003,9 +1040,9 @@ func (s *dialect) lgReplayHead(ctx context.Context, runID string) (head []stream
 // lgHeadPage is how many events lgReplayHead reads at once.
 const lgHeadPage = 128
 
-// joinModes reads stream_mode from a query: repeated, one mode, or a JSON
-// list (as the SDK sends a list).
-func joinModes(values []string) json.RawMessage {
+// queryList reads a list from a query (stream_mode, select): repeated,
+// one value, or a JSON list (as the SDK sends a list).
+func queryList(values []string) json.RawMessage {
 	if len(values) == 1 && strings.HasPrefix(strings.TrimSpace(values[0]), "[") {
 		return json.RawMessage(values[0])
 	}
@@ -1124,6 +1161,14 @@ type lgRunObject struct {
 	Error             string          `json:"error,omitempty"`
 }
 
+// runAttrs is what a LangGraph run keeps with it in the store
+// (store.Run.Attrs), for its Run object on any server.
+type runAttrs struct {
+	AssistantID string         `json:"assistant_id"`
+	Multitask   string         `json:"multitask_strategy"`
+	Kwargs      map[string]any `json:"kwargs"`
+}
+
 // lgStatuses maps the store's run statuses to LangGraph's.
 var lgStatuses = map[string]string{
 	store.RunPending:     "pending",
@@ -1153,14 +1198,23 @@ func (s *dialect) runObject(r store.Run) lgRunObject {
 	if o.Status == "" {
 		o.Status = r.Status
 	}
+	if !isNull(r.Metadata) {
+		o.Metadata = r.Metadata
+	}
+	var kept runAttrs
 	if known := s.known.get(r.ID); known != nil {
 		if !isNull(known.Metadata) {
 			o.Metadata = known.Metadata
 		}
-		o.MultitaskStrategy, o.Kwargs = known.Multitask, known.Kwargs
-		if known.AssistantID != "" {
-			o.AssistantID = known.AssistantID
-		}
+		kept = runAttrs{AssistantID: known.AssistantID, Multitask: known.Multitask, Kwargs: known.Kwargs}
+	} else if len(r.Attrs) > 0 {
+		_ = json.Unmarshal(r.Attrs, &kept) // the run was started elsewhere: what it kept
+	}
+	if kept.Multitask != "" {
+		o.MultitaskStrategy, o.Kwargs = kept.Multitask, kept.Kwargs
+	}
+	if kept.AssistantID != "" {
+		o.AssistantID = kept.AssistantID
 	}
 	return o
 }
@@ -1232,14 +1286,24 @@ func (s *dialect) lgListRuns(c echo.Context) error {
 			return wire.BadBody("offset must be a number of runs")
 		}
 	}
+	var fields []string
+	if q := c.QueryParams()["select"]; len(q) > 0 {
+		if err := json.Unmarshal(queryList(q), &fields); err != nil {
+			return wire.BadBody(`select must name fields of a run, like select=["run_id","status"]`)
+		}
+	}
 	status := c.QueryParam("status")
-	out := []lgRunObject{}
+	out := []any{}
 	for _, r := range runs {
 		o := s.runObject(r)
 		if status != "" && o.Status != status {
 			continue
 		}
-		out = append(out, o)
+		kept, err := selectFields(o, fields)
+		if err != nil {
+			return err
+		}
+		out = append(out, kept)
 	}
 	start := min(offset, len(out))
 	return c.JSON(http.StatusOK, out[start:min(start+limit, len(out))])
@@ -1499,9 +1563,17 @@ type threadSearch struct {
 	Offset    int             `json:"offset"`
 	SortBy    string          `json:"sort_by"`
 	SortOrder string          `json:"sort_order"`
+	// Select keeps these fields of each thread found (search only).
+	Select []string `json:"select"`
+	// Extract is the Python server's extraction of values by path, which
+	// Dawn does not serve: refused rather than ignored.
+	Extract json.RawMessage `json:"extract"`
 }
 
 func (q threadSearch) query() (store.ThreadQuery, error) {
+	if !isNull(q.Extract) {
+		return store.ThreadQuery{}, wire.BadBody("extract is not supported: use select to keep fields, and read a value from the thread's values")
+	}
 	if err := oneOf("status", q.Status, store.StatusIdle, store.StatusBusy, store.StatusInterrupted, store.StatusError); err != nil {
 		return store.ThreadQuery{}, err
 	}
@@ -1522,7 +1594,7 @@ func (s *dialect) searchThreads(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]lgThread, 0, len(threads))
+	out := make([]any, 0, len(threads))
 	for _, t := range threads {
 		cp, err := s.host.Latest(ctx, t.ID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -1531,7 +1603,11 @@ func (s *dialect) searchThreads(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out = append(out, lgThread{Thread: t, Values: lcCheckpointValues(cp), Interrupts: threadInterrupts(t.ID, cp.Values)})
+		kept, err := selectFields(lgThread{Thread: t, Values: lcCheckpointValues(cp), Interrupts: threadInterrupts(t.ID, cp.Values)}, body.Select)
+		if err != nil {
+			return err
+		}
+		out = append(out, kept)
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -429,3 +429,32 @@ func TestLangGraphForkAfterModelKeepsIDs(t *testing.T) {
 		t.Errorf("the model's message after the fork: output %q, state %q, want %q", idsOf(out.Messages), idsOf(st.Values.Messages), want)
 	}
 }
+
+// TestLangGraphInputReplacesByID: a run's input message whose id names a
+// message the thread has replaces it in place, as LangGraph's
+// add_messages does, instead of adding a second message with that id;
+// the run goes on from the edited state, and the input's new messages
+// are added after it.
+func TestLangGraphInputReplacesByID(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("A1").Reply("A2").Reply("A3").Reply("A4"), apptest.Options{})
+	url := h.Serve(t)
+	postOK(t, url+"/threads", `{"thread_id":"ir1"}`, nil)
+	postOK(t, url+"/threads/ir1/runs/wait", `{"assistant_id":"/support/acme","input":{"messages":[{"type":"human","content":"one","id":"m1"}]}}`, nil)
+	var out struct {
+		Messages []lgMessage `json:"messages"`
+	}
+	postOK(t, url+"/threads/ir1/runs/wait", `{"assistant_id":"/support/acme","input":{"messages":[{"type":"human","content":"uno","id":"m1"}]}}`, &out)
+	if got := contentsOf(out.Messages); got != "uno,A1,A2" || out.Messages[0].ID != "m1" {
+		t.Errorf("a run whose input edits m1: %q, ids %q; want uno in m1's place, then the answers", got, idsOf(out.Messages))
+	}
+	postOK(t, url+"/threads/ir1/runs/wait", `{"assistant_id":"/support/acme","input":{"messages":[{"type":"human","content":"eins","id":"m1"},{"type":"human","content":"two","id":"m2"}]}}`, &out)
+	if got := contentsOf(out.Messages); got != "eins,A1,A2,two,A3" || out.Messages[0].ID != "m1" || out.Messages[3].ID != "m2" {
+		t.Errorf("a run whose input edits m1 and adds m2: %q, ids %q", got, idsOf(out.Messages))
+	}
+	// A command.update of only user messages is the run's input: the
+	// same holds.
+	postOK(t, url+"/threads/ir1/runs/wait", `{"assistant_id":"/support/acme","command":{"update":{"messages":[{"type":"human","content":"zwei","id":"m2"}]}}}`, &out)
+	if got := contentsOf(out.Messages); got != "eins,A1,A2,zwei,A3,A4" || strings.Count(strings.Join(idsOf(out.Messages), ","), "m2") != 1 {
+		t.Errorf("a run whose command.update edits m2: %q, ids %q", got, idsOf(out.Messages))
+	}
+}

@@ -257,7 +257,7 @@ func (s *dialect) checkpointsFrom(ctx context.Context, threadID, before string, 
 	if err != nil {
 		return nil, err
 	}
-	pair := nodeStates(threadID, k, keptState(t, k), false, s.parentReader(ctx, threadID, k, nil))
+	pair := s.viewStates(ctx, threadID, k, keptState(t, k))
 	return append([]threadState{pair[1]}, all...), nil
 }
 
@@ -272,46 +272,84 @@ func (s *dialect) expanded(ctx context.Context, threadID string, limit int, befo
 	for _, k := range kept {
 		byID[k.ID] = k
 	}
-	runMeta := s.runMetadata(ctx, threadID)
+	runs := s.runsOf(ctx, threadID)
 	list := make([]threadState, 0, 2*len(kept))
 	for _, k := range kept {
 		cs, head := keptState(t, k), k.ID == cp.ID
 		if head {
 			cs = s.latestState(ctx, t, cp, k)
 		}
-		cs.Metadata = withRunMetadata(cs.Metadata, runMeta[k.RunID])
+		cs.Metadata = runs[k.RunID].checkpointMetadata(cs.Metadata)
 		list = append(list, nodeStates(threadID, k, cs, head, s.parentReader(ctx, threadID, k, byID))...)
 	}
 	return list, nil
 }
 
-// runMetadata is the metadata each run of the thread was started with,
-// by run id; a run without any has none.
-func (s *dialect) runMetadata(ctx context.Context, threadID string) map[string]map[string]any {
+// withRun is cs, stored checkpoint k, with its run's metadata and
+// assistant in its metadata, as history shows them.
+func (s *dialect) withRun(ctx context.Context, k store.Checkpoint, cs threadState) threadState {
+	if k.RunID != "" {
+		if r, err := s.host.GetRun(ctx, k.RunID); err == nil {
+			cs.Metadata = runInfoOf(r).checkpointMetadata(cs.Metadata)
+		}
+	}
+	return cs
+}
+
+// viewStates is stored checkpoint k, shown as cs, as LangGraph's history
+// shows it: with its run's metadata and assistant, as one checkpoint or
+// two (see nodeStates), newest first.
+func (s *dialect) viewStates(ctx context.Context, threadID string, k store.Checkpoint, cs threadState) []threadState {
+	return nodeStates(threadID, k, s.withRun(ctx, k, cs), false, s.parentReader(ctx, threadID, k, nil))
+}
+
+// runInfo is what a run's checkpoints show of the run: the metadata it
+// was started with and its assistant ("" when not known).
+type runInfo struct {
+	metadata  map[string]any
+	assistant string
+}
+
+func runInfoOf(r store.Run) runInfo {
+	var info runInfo
+	if len(r.Metadata) > 0 {
+		_ = json.Unmarshal(r.Metadata, &info.metadata) // kept as the run was started: an object
+	}
+	var kept runAttrs
+	if len(r.Attrs) > 0 && json.Unmarshal(r.Attrs, &kept) == nil {
+		info.assistant = kept.AssistantID
+	}
+	return info
+}
+
+// runsOf is what each run of the thread shows in its checkpoints, by run
+// id.
+func (s *dialect) runsOf(ctx context.Context, threadID string) map[string]runInfo {
 	runs, err := s.host.Runs(ctx, threadID)
 	if err != nil {
 		return nil
 	}
-	out := map[string]map[string]any{}
+	out := make(map[string]runInfo, len(runs))
 	for _, r := range runs {
-		var m map[string]any
-		if len(r.Metadata) > 0 && json.Unmarshal(r.Metadata, &m) == nil && len(m) > 0 {
-			out[r.ID] = m
-		}
+		out[r.ID] = runInfoOf(r)
 	}
 	return out
 }
 
-// withRunMetadata is a checkpoint's metadata with its run's under it, as
-// LangGraph keeps a run's metadata in its checkpoints': the checkpoint's
-// own keys (source, step, run_id, ...) win.
-func withRunMetadata(meta, run map[string]any) map[string]any {
-	if len(run) == 0 {
+// checkpointMetadata is a checkpoint's metadata meta with its run's
+// under it, as LangGraph keeps a run's metadata in its checkpoints': the
+// checkpoint's own keys (source, step, run_id, ...) win, and assistant_id
+// names the assistant the run was started with.
+func (r runInfo) checkpointMetadata(meta map[string]any) map[string]any {
+	if len(r.metadata) == 0 && r.assistant == "" {
 		return meta
 	}
-	out := make(map[string]any, len(meta)+len(run))
-	maps.Copy(out, run)
+	out := make(map[string]any, len(meta)+len(r.metadata))
+	maps.Copy(out, r.metadata)
 	maps.Copy(out, meta)
+	if r.assistant != "" {
+		out["assistant_id"] = r.assistant
+	}
 	return out
 }
 
@@ -347,7 +385,7 @@ func (s *dialect) nodeStateAt(ctx context.Context, threadID, id string) (threadS
 	if err != nil {
 		return threadState{}, true, err
 	}
-	return nodeStates(threadID, k, keptState(t, k), false, s.parentReader(ctx, threadID, k, nil))[1], true, nil
+	return s.viewStates(ctx, threadID, k, keptState(t, k))[1], true, nil
 }
 
 // checkpointNotFound is the 404 of a checkpoint the thread does not have.

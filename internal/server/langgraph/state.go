@@ -123,13 +123,14 @@ func (s *dialect) headState(ctx context.Context, threadID string) (threadState, 
 	if err != nil {
 		return threadState{}, err
 	}
-	var kept store.Checkpoint
-	if cp.ID != "" {
-		if kept, err = s.host.CheckpointAt(ctx, threadID, cp.ID); err != nil {
-			return threadState{}, err
-		}
+	if cp.ID == "" {
+		return s.latestState(ctx, t, cp, store.Checkpoint{}), nil
 	}
-	return s.latestState(ctx, t, cp, kept), nil
+	kept, err := s.host.CheckpointAt(ctx, threadID, cp.ID)
+	if err != nil {
+		return threadState{}, err
+	}
+	return s.withRun(ctx, kept, s.latestState(ctx, t, cp, kept)), nil
 }
 
 // keptState is a kept checkpoint that is not the thread's latest state.
@@ -332,7 +333,7 @@ func (s *dialect) stateAt(c echo.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, keptState(t, k))
+	return c.JSON(http.StatusOK, s.withRun(ctx, k, keptState(t, k)))
 }
 
 // historyBody is the body of POST /threads/:id/history.

@@ -137,8 +137,9 @@ func (t *lgTranslator) emitCheckpoint(g *lgGraph, next []string, source string) 
 	}
 	cp := map[string]any{
 		"values": stateOf(g), "next": next, "tasks": tasks,
-		"config":   map[string]any{"configurable": map[string]any{"thread_id": t.threadID, "checkpoint_ns": g.ns}},
-		"metadata": map[string]any{"source": source, "step": g.step, "run_id": t.runID, "thread_id": t.threadID, "graph_id": t.graphID, "parents": map[string]any{}},
+		"config": map[string]any{"configurable": map[string]any{"thread_id": t.threadID, "checkpoint_ns": g.ns}},
+		"metadata": runInfo{metadata: t.runMetadata, assistant: t.assistantID}.checkpointMetadata(
+			map[string]any{"source": source, "step": g.step, "run_id": t.runID, "thread_id": t.threadID, "graph_id": t.graphID, "parents": map[string]any{}}),
 	}
 	if ref, ok := t.checkpointRef(g, next, source); ok {
 		// The run's own checkpoints name the ids history shows them by.

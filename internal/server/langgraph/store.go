@@ -3,7 +3,10 @@ package langgraph
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,16 +62,51 @@ func (s *dialect) putItem(c echo.Context) error {
 	if err := wire.Decode(c, &b); err != nil {
 		return err
 	}
-	if !isNull(b.TTL) {
-		return wire.BadBody("ttl is not supported: items are kept until DELETE /store/items")
+	ttl, err := itemTTL(b.TTL)
+	if err != nil {
+		return err
 	}
 	if len(b.Value) == 0 || isNull(b.Value) {
 		return wire.BadBody(`value is required: a JSON object, like {"text": "..."}`)
 	}
-	if err := s.host.PutItem(c.Request().Context(), b.Namespace, b.Key, b.Value); err != nil {
+	if err := s.host.PutItemTTL(c.Request().Context(), b.Namespace, b.Key, b.Value, ttl); err != nil {
 		return storeError(err)
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// itemTTL reads a put's ttl: a positive number of minutes, as LangGraph
+// takes it, or null (or none) for an item that does not expire.
+func itemTTL(raw json.RawMessage) (time.Duration, error) {
+	if isNull(raw) {
+		return 0, nil
+	}
+	const how = "ttl must be a positive number of minutes, like 60, or null for an item that does not expire"
+	var minutes float64
+	if err := json.Unmarshal(raw, &minutes); err != nil {
+		return 0, wire.BadBody(fmt.Sprintf("%s; got %s", how, raw))
+	}
+	if minutes > store.MaxItemTTL.Minutes() {
+		return 0, wire.BadBody(fmt.Sprintf("ttl %s is too long: at most %.0f minutes (a hundred years), or null for an item that does not expire", raw, store.MaxItemTTL.Minutes()))
+	}
+	ttl := time.Duration(math.Round(minutes * float64(time.Minute)))
+	if minutes <= 0 || ttl <= 0 {
+		return 0, wire.BadBody(fmt.Sprintf("%s; got %s", how, raw))
+	}
+	return ttl, nil
+}
+
+// refreshTTL reads refresh_ttl, a boolean; unset (or null) it is true,
+// LangGraph's default: reading an item with a TTL moves its expiry.
+func refreshTTL(v string) (bool, error) {
+	if v == "" || v == "null" {
+		return true, nil
+	}
+	refresh, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, wire.BadBody(fmt.Sprintf("refresh_ttl must be true or false, got %q", v))
+	}
+	return refresh, nil
 }
 
 // getItem answers GET /store/items?namespace=a.b&key=k with the item, or
@@ -78,11 +116,19 @@ func (s *dialect) getItem(c echo.Context) error {
 	if key == "" {
 		return wire.BadBody("key is required: GET /store/items?namespace=a.b&key=k")
 	}
+	refresh, err := refreshTTL(c.QueryParam("refresh_ttl"))
+	if err != nil {
+		return err
+	}
 	var labels []string
 	if ns != "" {
 		labels = strings.Split(ns, ".")
 	}
-	it, err := s.host.GetItem(c.Request().Context(), labels, key)
+	read := s.host.GetItem
+	if !refresh {
+		read = s.host.PeekItem
+	}
+	it, err := read(c.Request().Context(), labels, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return c.JSON(http.StatusOK, nil)
 	}
@@ -112,6 +158,7 @@ type searchBody struct {
 	Limit           *int                       `json:"limit"`
 	Offset          int                        `json:"offset"`
 	Query           string                     `json:"query"`
+	RefreshTTL      json.RawMessage            `json:"refresh_ttl"`
 }
 
 func (s *dialect) searchItems(c echo.Context) error {
@@ -126,8 +173,12 @@ func (s *dialect) searchItems(c echo.Context) error {
 	if limit < 1 || b.Offset < 0 {
 		return wire.BadBody("limit must be at least 1 and offset at least 0")
 	}
+	refresh := true
+	if !isNull(b.RefreshTTL) && json.Unmarshal(b.RefreshTTL, &refresh) != nil {
+		return wire.BadBody(fmt.Sprintf("refresh_ttl must be true, false or null, got %s", b.RefreshTTL))
+	}
 	found, err := s.host.SearchItems(c.Request().Context(), store.ItemQuery{
-		Prefix: b.NamespacePrefix, Filter: b.Filter, Query: b.Query, Limit: limit, Offset: b.Offset,
+		Prefix: b.NamespacePrefix, Filter: b.Filter, Query: b.Query, Limit: limit, Offset: b.Offset, NoRefresh: !refresh,
 	})
 	if err != nil {
 		return storeError(err)

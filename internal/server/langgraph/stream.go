@@ -84,6 +84,9 @@ type lgTranslator struct {
 	graphID     string
 	routeID     string // Dawn's name of the graph, for checkpoint refs
 	assistantID string
+	// runMetadata is what the run was started with, which its
+	// checkpoints' metadata carry as history's do.
+	runMetadata map[string]any
 	app         *app.App
 	top         *lgGraph
 	subs        map[string]*lgGraph // subagents running, by task call id
@@ -159,6 +162,8 @@ type lgRunView struct {
 	Names messageNames
 	// Origin names the checkpoints the run's steps are stored as.
 	Origin runOrigin
+	// Metadata is the run's metadata (a JSON object, or nil for none).
+	Metadata json.RawMessage
 }
 
 func newTranslator(a *app.App, v lgRunView) *lgTranslator {
@@ -167,6 +172,7 @@ func newTranslator(a *app.App, v lgRunView) *lgTranslator {
 		app: a, subs: map[string]*lgGraph{}, tasks: map[string]taskCall{}, saved: v.Saved, input: v.Input,
 		origin: v.Origin, last: v.Origin.From,
 	}
+	_ = json.Unmarshal(v.Metadata, &t.runMetadata) // an object as the run was started with, or none
 	fields := v.Fields.Clone()
 	t.names = v.Names
 	if t.names.base == "" {

@@ -9,7 +9,9 @@ import (
 
 // patchThread is PATCH /threads/:id: the body's metadata is merged into
 // the thread's (its members set, the others kept), as LangGraph updates
-// a thread; the answer is the thread as GET /threads/:id shows it.
+// a thread, and its ttl, when given, becomes the thread's; the answer is
+// the thread as GET /threads/:id shows it. Either way the update starts
+// the clock of a thread's ttl again.
 func (s *dialect) patchThread(c echo.Context) error {
 	var body struct {
 		Metadata json.RawMessage `json:"metadata"`
@@ -18,8 +20,9 @@ func (s *dialect) patchThread(c echo.Context) error {
 	if err := wire.Decode(c, &body); err != nil {
 		return err
 	}
-	if !isNull(body.TTL) {
-		return wire.BadBody("ttl is not supported: Dawn keeps threads until DELETE /threads/:id")
+	ttl, err := wire.ThreadTTL(body.TTL)
+	if err != nil {
+		return err
 	}
 	if isNull(body.Metadata) {
 		body.Metadata = json.RawMessage(`{}`)
@@ -27,8 +30,14 @@ func (s *dialect) patchThread(c echo.Context) error {
 	if body.Metadata[0] != '{' {
 		return wire.BadBody(`metadata must be a JSON object such as {"user":"ann"}`)
 	}
-	if _, err := s.host.PatchThreadMetadata(c.Request().Context(), c.Param("id"), body.Metadata); err != nil {
+	ctx := c.Request().Context()
+	if _, err := s.host.PatchThreadMetadata(ctx, c.Param("id"), body.Metadata); err != nil {
 		return err
+	}
+	if ttl > 0 {
+		if _, err := s.host.SetThreadTTL(ctx, c.Param("id"), ttl); err != nil {
+			return err
+		}
 	}
 	return s.getThread(c)
 }

@@ -153,7 +153,9 @@ type Crons interface {
 // methods of those names), which the LangGraph Store API serves.
 type Items interface {
 	PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error
+	PutItemTTL(ctx context.Context, namespace []string, key string, value json.RawMessage, ttl time.Duration) error
 	GetItem(ctx context.Context, namespace []string, key string) (store.Item, error)
+	PeekItem(ctx context.Context, namespace []string, key string) (store.Item, error)
 	DeleteItem(ctx context.Context, namespace []string, key string) error
 	SearchItems(ctx context.Context, q store.ItemQuery) ([]store.Item, error)
 	ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][]string, error)
@@ -171,6 +173,8 @@ type Assistants interface {
 	CountAssistants(ctx context.Context, q store.AssistantQuery) (int, error)
 	AssistantVersions(ctx context.Context, id string, q store.AssistantQuery) ([]store.Assistant, error)
 	PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (store.Thread, error)
+	// SetThreadTTL gives a thread a new ttl (see store.Store).
+	SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (store.Thread, error)
 }
 
 // MaxClears bounds how often a run that interrupts (or rolls back) clears

@@ -102,19 +102,32 @@ type Reader interface {
 	Assistants(ctx context.Context, f AssistantFilter) ([]AssistantRow, error)
 	CountAssistants(ctx context.Context, f AssistantFilter) (int, error)
 
-	// Item reads one item of the key-value store, or ErrNoRow.
-	Item(ctx context.Context, namespace, key string) (ItemRow, error)
+	// Item reads one item of the key-value store, or ErrNoRow. Every item
+	// read skips the items that expired by at (ExpiresAt at or before it).
+	Item(ctx context.Context, namespace, key string, at int64) (ItemRow, error)
 	// Items reads the items whose namespace begins with prefix, newest
 	// update first.
-	Items(ctx context.Context, prefix string, each func(ItemRow) error) error
+	Items(ctx context.Context, prefix string, at int64, each func(ItemRow) error) error
 	// ItemNamespaces reads each namespace that begins with prefix and
 	// holds an item, once.
-	ItemNamespaces(ctx context.Context, prefix string, each func(namespace string) error) error
+	ItemNamespaces(ctx context.Context, prefix string, at int64, each func(namespace string) error) error
+	// AnyExpiredItem reports whether any item expired by at: one read of
+	// an index of the expiring items that spares a sweep its write when
+	// none has.
+	AnyExpiredItem(ctx context.Context, at int64) (bool, error)
+	// AnyExpiredThread reports whether any thread expired by at, from the
+	// index of the threads that have a TTL.
+	AnyExpiredThread(ctx context.Context, at int64) (bool, error)
 
 	// ToolOutput reads at most limit bytes from byte offset of the tool
 	// output id of thread threadID, with its tool and whole size, or
 	// ErrNoRow.
 	ToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutputRow, error)
+	// Webhook reads the webhook delivery of a run; AnyDueWebhook reports
+	// whether a pending one is due at at: one cheap read through the due
+	// index that spares a write transaction when none is.
+	Webhook(ctx context.Context, runID string) (WebhookRow, error)
+	AnyDueWebhook(ctx context.Context, at int64) (bool, error)
 }
 
 // Tx is a write transaction. Writes to one thread take turns: LockThread
@@ -167,9 +180,17 @@ type Tx interface {
 	// other process can follow).
 	RunChanged(ctx context.Context, runID string) error
 	SetAppValue(ctx context.Context, key, value string, now int64) error
-	// PutItem inserts an item or replaces the value of the item with its
-	// namespace and key, keeping that item's CreatedAt.
-	PutItem(ctx context.Context, it ItemRow) error
+	// PutItem inserts an item or replaces the value, TTL and expiry of the
+	// item with its namespace and key, keeping that item's CreatedAt
+	// unless it expired by at (then it is replaced whole).
+	PutItem(ctx context.Context, it ItemRow, at int64) error
+	// RefreshItem moves the expiry of an item that has a TTL and has not
+	// expired by at to expiresAt; it does nothing to any other item.
+	RefreshItem(ctx context.Context, namespace, key string, expiresAt, at int64) error
+	// DeleteExpiredItems deletes at most limit of the items that expired
+	// by at, skipping those another transaction holds, and says how many
+	// it deleted.
+	DeleteExpiredItems(ctx context.Context, at int64, limit int) (int, error)
 	// DeleteItem deletes an item; deleting one that is not there is no
 	// error.
 	DeleteItem(ctx context.Context, namespace, key string) error
@@ -217,6 +238,16 @@ type Tx interface {
 	PutAssistant(ctx context.Context, r AssistantRow) error
 	InsertAssistantVersion(ctx context.Context, r AssistantRow) error
 	DeleteAssistant(ctx context.Context, id string) error
+	// SetThreadTTL gives a thread the transaction locked a TTL (ttl, in
+	// nanoseconds) that expires at expiresAt, or none when ttl is 0.
+	SetThreadTTL(ctx context.Context, threadPK, ttl, expiresAt, now int64) error
+	// ExpiredThreads locks and reads at most limit of the threads that
+	// expired by at, soonest expired first, skipping those another
+	// transaction holds; Pending says, as of after the lock, whether the
+	// thread has a running or a queued run. RearmThread moves a thread's
+	// expiry to at plus its TTL.
+	ExpiredThreads(ctx context.Context, at int64, limit int) ([]ExpiredThread, error)
+	RearmThread(ctx context.Context, threadPK, at int64) error
 	// ThreadMetadata reads the metadata of a thread the transaction
 	// locked; SetThreadMetadata replaces it.
 	ThreadMetadata(ctx context.Context, threadPK int64) (string, error)
@@ -242,6 +273,25 @@ type Tx interface {
 	// gone, before InterruptOrphans ends the rest.
 	OrphanRuns(ctx context.Context) ([]OrphanRun, error)
 	ClaimRuns(ctx context.Context, runPKs []int64, owner, now int64) error
+
+	// InsertWebhook records a webhook delivery, unless its run already
+	// has one (a dialect may send it with the transaction's other
+	// writes). DueWebhooks locks and reads at most limit pending
+	// deliveries due at at, the earliest first, skipping rows another
+	// transaction has locked; LockWebhook locks and reads one.
+	// ClaimWebhook sets a delivery's claimer and next_at; UpdateWebhook
+	// writes an attempt's outcome (status, attempts, code, error, next_at,
+	// claimed_by, updated_at). ReleaseWebhooks makes the pending
+	// deliveries owner claimed due at at, unclaimed, and says how many.
+	// DeleteEndedWebhooks deletes at most limit ended deliveries last
+	// updated before before.
+	InsertWebhook(ctx context.Context, w WebhookRow) error
+	DueWebhooks(ctx context.Context, at int64, limit int) ([]WebhookRow, error)
+	LockWebhook(ctx context.Context, runID string) (WebhookRow, error)
+	ClaimWebhook(ctx context.Context, runID string, owner, next, now int64) error
+	UpdateWebhook(ctx context.Context, w WebhookRow) error
+	ReleaseWebhooks(ctx context.Context, owner, at int64) (int, error)
+	DeleteEndedWebhooks(ctx context.Context, before int64, limit int) (int, error)
 }
 
 // OrphanRun is a running run whose owner has no row, with the request it
@@ -260,6 +310,19 @@ type ThreadRow struct {
 	Metadata, Status     string
 	// Owner is the user the thread belongs to, "" for none.
 	Owner string
+	// TTL is how long the thread lives after its last update, in
+	// nanoseconds, and ExpiresAt when it expires; 0 (NULL) for a thread
+	// that does not expire. Every write that sets a thread's UpdatedAt
+	// sets its ExpiresAt to UpdatedAt plus TTL in the same statement.
+	TTL, ExpiresAt int64
+}
+
+// ExpiredThread is a thread a sweep found expired, locked.
+type ExpiredThread struct {
+	PK      int64
+	ID      string
+	Status  string
+	Pending bool
 }
 
 // ToolOutputRow is a stored tool output, or a page of one: Data is the
@@ -276,6 +339,11 @@ type ToolOutputRow struct {
 type ItemRow struct {
 	Namespace, Key, Value string
 	CreatedAt, UpdatedAt  int64
+	// TTLMinutes is how long the item lives after it is put or read, in
+	// minutes, and ExpiresAt when it expires; 0 (NULL) for an item that
+	// does not expire.
+	TTLMinutes float64
+	ExpiresAt  int64
 }
 
 // ThreadLock is what a write reads of the thread it locked: Step is the
@@ -295,6 +363,7 @@ type RunRow struct {
 	Output                             []byte
 	CreatedAt, UpdatedAt               int64
 	Metadata                           []byte // nil for NULL
+	Attrs                              []byte // nil for NULL
 }
 
 // NewRun is a run to insert, running, owned by Owner.
@@ -309,6 +378,9 @@ type NewRun struct {
 	Request string
 	// Metadata is the run's JSON metadata, or "" for none (NULL).
 	Metadata string
+	// Attrs is what the run's starter keeps with it as JSON, or "" for
+	// none (NULL).
+	Attrs string
 }
 
 // RunLock is what a step or a run's end reads of its run and thread.

@@ -22,11 +22,14 @@ func scanAll[T any](rows Rows, scan func(*T) []any) ([]T, error) {
 	return out, rows.Err()
 }
 
-// ScanThreads reads rows of id, created_at, updated_at, metadata, status,
-// owner.
+// ThreadColumns are the columns of a thread row of threads t, NULL as 0,
+// in ScanThreads' order.
+const ThreadColumns = `t.id, t.created_at, t.updated_at, t.metadata, t.status, t.owner, COALESCE(t.ttl, 0), COALESCE(t.expires_at, 0)`
+
+// ScanThreads reads rows of ThreadColumns.
 func ScanThreads(rows Rows) ([]ThreadRow, error) {
 	out, err := scanAll(rows, func(t *ThreadRow) []any {
-		return []any{&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner}
+		return []any{&t.ID, &t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner, &t.TTL, &t.ExpiresAt}
 	})
 	if out == nil && err == nil {
 		out = []ThreadRow{}
@@ -39,7 +42,7 @@ func ScanThreads(rows Rows) ([]ThreadRow, error) {
 // (NULL gives nil), created_at, updated_at.
 func ScanRuns(rows Rows) ([]RunRow, error) {
 	return scanAll(rows, func(r *RunRow) []any {
-		return []any{&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &r.Output, &r.CreatedAt, &r.UpdatedAt, &r.Metadata}
+		return []any{&r.ID, &r.ThreadID, &r.Route, &r.Status, &r.Error, &r.Output, &r.CreatedAt, &r.UpdatedAt, &r.Metadata, &r.Attrs}
 	})
 }
 

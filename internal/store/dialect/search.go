@@ -81,7 +81,7 @@ func SearchQuery(a *Args, f ThreadFilter, eq JSONEqual, columns map[string]strin
 	if f.Desc {
 		order = "DESC"
 	}
-	return `SELECT t.id, t.created_at, t.updated_at, t.metadata, t.status, t.owner FROM threads t` + ThreadWhere(a, f, eq) +
+	return `SELECT ` + ThreadColumns + ` FROM threads t` + ThreadWhere(a, f, eq) +
 		` ORDER BY ` + columns[f.Sort] + ` ` + order + `, t.pk ` + order + ` LIMIT ` + a.Add(f.Limit) + ` OFFSET ` + a.Add(f.Offset)
 }
 

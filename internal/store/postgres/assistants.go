@@ -113,6 +113,6 @@ func (t *tx) ThreadMetadata(ctx context.Context, threadPK int64) (string, error)
 }
 
 func (t *tx) SetThreadMetadata(_ context.Context, threadPK int64, metadata string, now int64) error {
-	t.queue(`UPDATE threads SET metadata = $1, updated_at = $2 WHERE pk = $3`, metadata, now, threadPK)
+	t.queue(`UPDATE threads SET metadata = $1, updated_at = $2, expires_at = $2 + ttl WHERE pk = $3`, metadata, now, threadPK)
 	return nil
 }

@@ -16,15 +16,15 @@ type querier interface {
 // Thread reads a thread, or dialect.ErrNoRow.
 func (s *DB) Thread(ctx context.Context, id string) (dialect.ThreadRow, error) {
 	t := dialect.ThreadRow{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT created_at, updated_at, metadata, status, owner FROM threads WHERE id = $1`, id).
-		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner)
+	err := s.pool.QueryRow(ctx, `SELECT created_at, updated_at, metadata, status, owner, COALESCE(ttl, 0), COALESCE(expires_at, 0)
+		FROM threads WHERE id = $1`, id).Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner, &t.TTL, &t.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return t, dialect.ErrNoRow
 	}
 	return t, err
 }
 
-const runColumns = `SELECT r.id, t.id, r.route, r.status, r.error, r.output, r.created_at, r.updated_at, r.metadata
+const runColumns = `SELECT r.id, t.id, r.route, r.status, r.error, r.output, r.created_at, r.updated_at, r.metadata, r.attrs
 	FROM runs r JOIN threads t ON t.pk = r.thread`
 
 // Runs reads a run by id, or a thread's runs newest first.

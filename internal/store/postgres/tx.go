@@ -52,12 +52,12 @@ func (t *tx) Latest(ctx context.Context, threadID string, each func(dialect.Chec
 	return latest(ctx, t.tx, threadID, each)
 }
 
-const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner)
-	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING pk`
+const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner, ttl, expires_at)
+	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7::bigint, 0), NULLIF($8::bigint, 0)) ON CONFLICT (id) DO NOTHING RETURNING pk`
 
 func (t *tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
 	var pk int64
-	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner}, &pk)
+	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner, th.TTL, th.ExpiresAt}, &pk)
 	if errors.Is(err, dialect.ErrNoRow) {
 		return 0, dialect.ErrTaken
 	}
@@ -78,12 +78,15 @@ func (t *tx) LockThread(ctx context.Context, id string) (dialect.ThreadLock, err
 }
 
 func (t *tx) SetThreadStatus(_ context.Context, threadPK int64, status string, now int64) error {
-	t.queue(`UPDATE threads SET status = $1, updated_at = $2 WHERE pk = $3`, status, now, threadPK)
+	// expires_at moves with updated_at: NULL (no TTL) plus anything
+	// stays NULL.
+	t.queue(`UPDATE threads SET status = $1, updated_at = $2, expires_at = $2 + ttl WHERE pk = $3`, status, now, threadPK)
 	return nil
 }
 
 func (t *tx) DeleteThread(_ context.Context, threadPK int64) error {
-	for _, q := range []string{`DELETE FROM history WHERE thread = $1`, `DELETE FROM tool_outputs WHERE thread = $1`, `DELETE FROM checkpoints WHERE thread = $1`,
+	for _, q := range []string{`DELETE FROM history WHERE thread = $1`, `DELETE FROM tool_outputs WHERE thread = $1`,
+		`DELETE FROM webhook_deliveries WHERE thread = $1`, `DELETE FROM checkpoints WHERE thread = $1`,
 		`DELETE FROM branches WHERE thread = $1`, `DELETE FROM runs WHERE thread = $1`, `DELETE FROM queued_runs WHERE thread = $1`, `DELETE FROM threads WHERE pk = $1`} {
 		t.queue(q, threadPK)
 	}
@@ -100,12 +103,15 @@ func (t *tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
 	if r.Request != "" {
 		request = &r.Request
 	}
-	var metadata *string
+	var metadata, attrs *string
 	if r.Metadata != "" {
 		metadata = &r.Metadata
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata)
-		VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, request, metadata)
+	if r.Attrs != "" {
+		attrs = &r.Attrs
+	}
+	_, err := t.tx.Exec(ctx, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata, attrs)
+		VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9)`, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, request, metadata, attrs)
 	switch uniqueViolation(err) {
 	case "":
 		return err
@@ -159,7 +165,7 @@ func (t *tx) DeleteParts(_ context.Context, threadPK int64, field string) error 
 func (t *tx) SaveCheckpoint(_ context.Context, c dialect.CheckpointWrite) error {
 	if c.ValuesOnly {
 		t.queue(`UPDATE threads SET step = $1, head = $1, branch = $2, message_count = $3, state = $4, parts = $5,
-			checkpoint_at = $6, updated_at = $6 WHERE pk = $7`,
+			checkpoint_at = $6, updated_at = $6, expires_at = $6 + ttl WHERE pk = $7`,
 			c.Step, c.Branch, c.Messages, c.State, c.Parts, c.Now, c.ThreadPK)
 	} else {
 		var status any
@@ -167,7 +173,7 @@ func (t *tx) SaveCheckpoint(_ context.Context, c dialect.CheckpointWrite) error 
 			status = c.Status
 		}
 		t.queue(`UPDATE threads SET step = $1, head = $1, branch = $2, message_count = $3, run_id = $4, route = $5,
-			state = $6, parts = $7, checkpoint_at = $8, updated_at = $8, status = coalesce($9, status) WHERE pk = $10`,
+			state = $6, parts = $7, checkpoint_at = $8, updated_at = $8, expires_at = $8 + ttl, status = coalesce($9, status) WHERE pk = $10`,
 			c.Step, c.Branch, c.Messages, c.RunID, c.Route, c.State, c.Parts, c.Now, status, c.ThreadPK)
 	}
 	t.queue(`INSERT INTO checkpoints(thread, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at)

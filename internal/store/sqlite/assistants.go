@@ -104,6 +104,6 @@ func (t tx) ThreadMetadata(ctx context.Context, threadPK int64) (string, error) 
 }
 
 func (t tx) SetThreadMetadata(ctx context.Context, threadPK int64, metadata string, now int64) error {
-	_, err := t.s.conn.ExecContext(ctx, `UPDATE threads SET metadata = ?, updated_at = ? WHERE pk = ?`, metadata, now, threadPK)
+	_, err := t.s.conn.ExecContext(ctx, `UPDATE threads SET metadata = ?1, updated_at = ?2, expires_at = ?2 + ttl WHERE pk = ?3`, metadata, now, threadPK)
 	return err
 }

@@ -17,6 +17,13 @@ var (
 	RecoverRuns            = recoverRuns
 	RecoverThreads         = recoverThreads
 	DeleteThreadStatements = deleteThreadStatements
+	AnyExpiredItem         = anyExpiredItem
+	DeleteExpiredItems     = deleteExpiredItems
+	AnyDueWebhook          = anyDueWebhook
+	DueWebhooks            = dueWebhooks
+	DeleteEndedWebhooks    = deleteEndedWebhooks
+	AnyExpiredThread       = anyExpiredThread
+	ExpiredThreads         = expiredThreads
 )
 
 func LoadMigrations() ([]dialect.Migration, error) { return loadMigrations() }

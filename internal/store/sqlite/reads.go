@@ -13,8 +13,8 @@ import (
 func (s *DB) Thread(ctx context.Context, id string) (dialect.ThreadRow, error) {
 	defer s.lockRead()()
 	t := dialect.ThreadRow{ID: id}
-	err := s.rq.QueryRowContext(ctx, `SELECT created_at, updated_at, metadata, status, owner FROM threads WHERE id = ?`, id).
-		Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner)
+	err := s.rq.QueryRowContext(ctx, `SELECT created_at, updated_at, metadata, status, owner, COALESCE(ttl, 0), COALESCE(expires_at, 0)
+		FROM threads WHERE id = ?`, id).Scan(&t.CreatedAt, &t.UpdatedAt, &t.Metadata, &t.Status, &t.Owner, &t.TTL, &t.ExpiresAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, dialect.ErrNoRow
 	}
@@ -22,7 +22,7 @@ func (s *DB) Thread(ctx context.Context, id string) (dialect.ThreadRow, error) {
 }
 
 // runColumns reads runs with their thread's id.
-const runColumns = `SELECT r.id, t.id, r.route, r.status, r.error, r.output, r.created_at, r.updated_at, r.metadata
+const runColumns = `SELECT r.id, t.id, r.route, r.status, r.error, r.output, r.created_at, r.updated_at, r.metadata, r.attrs
 	FROM runs r JOIN threads t ON t.pk = r.thread`
 
 // Runs reads a run by id, or a thread's runs newest first.

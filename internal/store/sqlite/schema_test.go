@@ -25,6 +25,13 @@ func TestQueryPlans(t *testing.T) {
 		"Events":                     sqlite.EventsQuery,
 		"RecoverInterrupted runs":    sqlite.RecoverRuns,
 		"RecoverInterrupted threads": sqlite.RecoverThreads,
+		"SweepItems check":           sqlite.AnyExpiredItem,
+		"SweepItems delete":          sqlite.DeleteExpiredItems,
+		"ClaimWebhooks check":        sqlite.AnyDueWebhook,
+		"ClaimWebhooks due":          sqlite.DueWebhooks,
+		"SweepWebhooks delete":       sqlite.DeleteEndedWebhooks,
+		"SweepThreads check":         sqlite.AnyExpiredThread,
+		"SweepThreads select":        sqlite.ExpiredThreads,
 	}
 	for i, q := range sqlite.DeleteThreadStatements {
 		queries["DeleteThread "+string(rune('1'+i))] = q

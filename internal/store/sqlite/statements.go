@@ -45,13 +45,15 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		// No row changed means the id is taken; else the new rowid is the
 		// thread's pk. (Not RETURNING: SQLite buffers returned rows in an
 		// ephemeral table, which costs more than the insert.)
-		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`},
+		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner, ttl, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, 0)) ON CONFLICT(id) DO NOTHING`},
 		{writer, &st.lockThread, `SELECT pk, step, head, branch, message_count, parts, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'), owner
 			FROM threads t WHERE t.id = ?`},
-		{writer, &st.setThread, `UPDATE threads SET status = ?, updated_at = ? WHERE pk = ?`},
-		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata)
-			VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)`},
+		// expires_at moves with updated_at: NULL (no TTL) plus anything
+		// stays NULL.
+		{writer, &st.setThread, `UPDATE threads SET status = ?1, updated_at = ?2, expires_at = ?2 + ttl WHERE pk = ?3`},
+		{writer, &st.insertRun, `INSERT INTO runs(id, thread, route, status, created_at, updated_at, owner, request, metadata, attrs)
+			VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)`},
 		{writer, &st.lockRun, `SELECT r.pk, r.status, t.pk, t.id, t.step, t.message_count, t.head, t.branch, t.parts, r.owner
 			FROM runs r JOIN threads t ON t.pk = r.thread WHERE r.id = ?`},
 		{writer, &st.finishRun, `UPDATE runs SET status = ?, error = ?, output = ?, updated_at = ? WHERE pk = ?`},
@@ -60,9 +62,9 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		{writer, &st.insertEvent, `INSERT INTO history(thread, run, seq, type, codec, data) VALUES (?, ?, ?, ?, ?, ?)`},
 		// status is NULL (kept) unless the step also ends the run.
 		{writer, &st.saveCheckpoint, `UPDATE threads SET step = ?1, head = ?1, branch = ?2, message_count = ?3, run_id = ?4, route = ?5,
-			state = ?6, parts = ?7, checkpoint_at = ?8, updated_at = ?8, status = coalesce(?9, status) WHERE pk = ?10`},
+			state = ?6, parts = ?7, checkpoint_at = ?8, updated_at = ?8, expires_at = ?8 + ttl, status = coalesce(?9, status) WHERE pk = ?10`},
 		{writer, &st.saveValues, `UPDATE threads SET step = ?1, head = ?1, branch = ?2, message_count = ?3,
-			state = ?4, parts = ?5, checkpoint_at = ?6, updated_at = ?6 WHERE pk = ?7`},
+			state = ?4, parts = ?5, checkpoint_at = ?6, updated_at = ?6, expires_at = ?6 + ttl WHERE pk = ?7`},
 		{writer, &st.insertCheckpoint, `INSERT INTO checkpoints(thread, step, parent, branch, message_count, input_count, run_id, route, source, state, parts, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{writer, &st.insertPart, `INSERT INTO history(thread, run, seq, type, data) VALUES (?, -1, ?, ?, ?)`},

@@ -25,7 +25,7 @@ func (t tx) Latest(ctx context.Context, threadID string, each func(dialect.Check
 }
 
 func (t tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
-	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner)
+	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner, th.TTL, th.ExpiresAt)
 	if err != nil {
 		return 0, err
 	}
@@ -54,6 +54,7 @@ func (t tx) SetThreadStatus(ctx context.Context, threadPK int64, status string, 
 var deleteThreadStatements = []string{
 	`DELETE FROM history WHERE thread = ?`,
 	`DELETE FROM tool_outputs WHERE thread = ?`,
+	`DELETE FROM webhook_deliveries WHERE thread = ?`,
 	`DELETE FROM checkpoints WHERE thread = ?`,
 	`DELETE FROM branches WHERE thread = ?`,
 	`DELETE FROM runs WHERE thread = ?`,
@@ -71,7 +72,7 @@ func (t tx) DeleteThread(ctx context.Context, threadPK int64) error {
 }
 
 func (t tx) InsertRun(ctx context.Context, r dialect.NewRun) error {
-	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, nullText(r.Request), nullText(r.Metadata))
+	_, err := t.s.st.insertRun.ExecContext(ctx, r.ID, r.ThreadPK, r.Route, r.Now, r.Now, r.Owner, nullText(r.Request), nullText(r.Metadata), nullText(r.Attrs))
 	var e *sqlite.Error
 	if errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 		if strings.Contains(e.Error(), "runs.thread") { // the runs_running index

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/webhook"
 )
 
@@ -124,17 +125,53 @@ func Rebinding() func(context.Context, string) ([]netip.Addr, error) {
 }
 
 // WaitDelivery waits up to 10 seconds for the webhook of run to be
-// delivered or to fail, and returns how it went.
+// delivered or to fail, as the outbox s sends from records it, and
+// returns how it went.
 func WaitDelivery(t testing.TB, s *webhook.Sender, runID string) webhook.Delivery {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
+	var d webhook.Delivery
+	var err error
 	for time.Now().Before(deadline) {
-		if d, ok := s.Delivery(runID); ok && d.Status != webhook.Delivering {
+		if d, err = s.Delivery(context.Background(), runID); err == nil && d.Status != webhook.Delivering {
 			return d
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	d, _ := s.Delivery(runID)
-	t.Fatalf("the webhook of run %s is still %q after 10s", runID, d.Status)
+	t.Fatalf("the webhook of run %s is still %q after 10s (%v)", runID, d.Status, err)
 	return d
+}
+
+// Deliver has s send p to url as a server sends the webhook of a run
+// that ended: it records the delivery in a store of its own (see Record)
+// and starts s on that store.
+func Deliver(t testing.TB, s *webhook.Sender, url string, p webhook.Payload) {
+	t.Helper()
+	st, err := store.Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	Record(t, st, s, url, p)
+	s.Start(st)
+	s.Wake()
+}
+
+// Record records p as the delivery to url of the run p names, in the
+// transaction that ends that run on st (starting it first), with the
+// attempts s allows.
+func Record(t testing.TB, st store.Store, s *webhook.Sender, url string, p webhook.Payload) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.BeginRunChecked(ctx, store.Run{ID: p.RunID, ThreadID: p.ThreadID, Route: "/hook"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := &store.Webhook{URL: url, Payload: body, MaxAttempts: s.Attempts()}
+	if err := st.EndRun(ctx, p.RunID, store.Finish{Status: store.RunSuccess, Webhook: hook}, nil); err != nil {
+		t.Fatal(err)
+	}
 }

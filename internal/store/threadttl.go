@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dawn-go/dawn/internal/store/dialect"
+)
+
+// MaxThreadTTL is the longest TTL a thread may have: a hundred years.
+const MaxThreadTTL = 100 * 365 * 24 * time.Hour
+
+// threadSweepBatch is how many expired threads one transaction of
+// SweepThreads takes at most, so that a sweep never holds the database
+// long: each deleted thread takes its runs, checkpoints and history.
+const threadSweepBatch = 100
+
+// checkThreadTTL rejects a TTL that is negative or too long.
+func checkThreadTTL(ttl time.Duration) error {
+	if ttl < 0 || ttl > MaxThreadTTL {
+		return fmt.Errorf("ttl %v: %w: it must be positive and at most %v, or 0 for a thread that does not expire", ttl, ErrInvalid, MaxThreadTTL)
+	}
+	return nil
+}
+
+// SetThreadTTL gives a thread a TTL: it expires ttl from now, and from
+// each later update (see Thread.TTL); a ttl of 0 takes the TTL away. It
+// returns the thread, or ErrNotFound.
+func (s *DB) SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (Thread, error) {
+	if err := checkThreadTTL(ttl); err != nil {
+		return Thread{}, fmt.Errorf("thread %q: %w", id, err)
+	}
+	err := s.write(ctx, func(tx dialect.Tx) error {
+		l, err := tx.LockThread(ctx, id)
+		if errors.Is(err, dialect.ErrNoRow) {
+			return fmt.Errorf("thread %q: %w", id, ErrNotFound)
+		}
+		if err == nil {
+			now := s.now()
+			var expires int64
+			if ttl > 0 {
+				expires = now + int64(ttl)
+			}
+			err = tx.SetThreadTTL(ctx, l.PK, int64(ttl), expires, now)
+		}
+		if err != nil {
+			return fmt.Errorf("store: set the ttl of thread %q: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Thread{}, err
+	}
+	return s.GetThread(ctx, id)
+}
+
+// SweepThreads deletes the threads whose TTL has run out since their last
+// update, each with everything DeleteThread deletes, and says how many it
+// deleted. It keeps an expired thread that has a run running or queued,
+// or that is interrupted (waiting for a person to answer, or cut off by a
+// crash): its clock starts again instead, and the thread is deleted once
+// it has been left alone a whole TTL. It costs one read of an index when
+// no thread has expired. Several stores on one database may sweep at
+// once: each takes threads the others do not hold.
+func (s *DB) SweepThreads(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		at := s.now()
+		expired, err := s.d.AnyExpiredThread(ctx, at)
+		if err != nil || !expired {
+			return total, wrapThreadSweep(err)
+		}
+		var deleted, seen int
+		err = s.write(ctx, func(tx dialect.Tx) error {
+			var err error
+			deleted, seen, err = s.sweepBatch(ctx, tx, at)
+			return err
+		})
+		total += deleted
+		if err != nil || seen < threadSweepBatch {
+			return total, wrapThreadSweep(err)
+		}
+	}
+}
+
+// sweepBatch is one transaction of SweepThreads: it deletes the expired
+// threads it may and restarts the clock of the others; seen is how many
+// expired threads it took.
+func (s *DB) sweepBatch(ctx context.Context, tx dialect.Tx, at int64) (deleted, seen int, err error) {
+	threads, err := tx.ExpiredThreads(ctx, at, threadSweepBatch)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, t := range threads {
+		if t.Pending || t.Status == StatusInterrupted || t.Status == StatusBusy {
+			err = tx.RearmThread(ctx, t.PK, at)
+		} else {
+			err = tx.DeleteThread(ctx, t.PK)
+			deleted++
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("thread %q: %w", t.ID, err)
+		}
+	}
+	return deleted, len(threads), nil
+}
+
+func wrapThreadSweep(err error) error {
+	if err != nil {
+		return fmt.Errorf("store: delete expired threads: %w", err)
+	}
+	return nil
+}
