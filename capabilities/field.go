@@ -3,6 +3,8 @@ package capabilities
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Reducer says how an update to a state field combines with its value.
@@ -33,6 +35,35 @@ type Field struct {
 	Capability string `json:"capability,omitempty"`
 	// Source is the file that declared the field.
 	Source string `json:"source"`
+}
+
+// Check reports whether v may be written to the field from outside a run
+// (LangGraph's updateState): JSON of the field's type, or null, and for a
+// replaced field valid against its schema when it has one. The error
+// names the field.
+func (f Field) Check(v json.RawMessage) error {
+	if f.Type != "" && !jsonHasType(v, f.Type) {
+		return fmt.Errorf("%s: expected a value of type %s", f.Name, f.Type)
+	}
+	if len(f.Schema) == 0 || f.Reducer == Append || string(v) == "null" {
+		return nil
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(f.Schema, &schema); err != nil {
+		return fmt.Errorf("%s: the field's schema (from %s) is not a JSON Schema: %w", f.Name, f.Source, err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("%s: the field's schema (from %s) does not resolve: %w", f.Name, f.Source, err)
+	}
+	var value any
+	if err := json.Unmarshal(v, &value); err != nil {
+		return fmt.Errorf("%s: not JSON: %w", f.Name, err)
+	}
+	if err := resolved.Validate(value); err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return nil
 }
 
 // Reduce combines the field's current value with an update.

@@ -345,6 +345,7 @@ func TestParseSettingsMode(t *testing.T) {
 		{front: "enforce: true\nmode: fanout\n", errs: []string{`plan.md:3: front matter key "mode": must be sequential or parallel (how the model's own plan runs), or off, auto, always or plan-first (when the harness plans first), not "fanout"`}},
 		{front: "enforce: true\nmode: parallel\nadvance: manual\n", errs: []string{"plan.md: mode: parallel runs the plan's items at once, so advance: manual (wait for the user after each item) cannot hold; remove one of the two"}},
 		{front: "enforce: true\nmode: parallel\nparallel: 40\n", errs: []string{`plan.md:4: front matter key "parallel": must be a whole number from 1 to 16`}},
+		{front: "enforce: true\nmode: parallel\nparallel: 2.5\n", errs: []string{`plan.md:4: front matter key "parallel": must be a whole number from 1 to 16`}},
 	}
 	for _, tc := range cases {
 		s, errs := ParseSettings("plan.md", tc.front)

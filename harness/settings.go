@@ -169,8 +169,8 @@ func (s *Settings) set(key, val *yaml.Node, bad func(*yaml.Node, string, ...any)
 }
 
 func positive(val, key *yaml.Node, bad func(*yaml.Node, string, ...any), limit int) int {
-	var n int
-	if err := val.Decode(&n); err != nil || n < 1 || n > limit {
+	n, ok := yamldoc.Int(val)
+	if !ok || n < 1 || n > limit {
 		bad(key, "must be a whole number from 1 to %d", limit)
 		return 1
 	}

@@ -75,9 +75,11 @@ func ParseSettings(n *yaml.Node) (Settings, error) {
 func (s *Settings) set(key string, v *yaml.Node) error {
 	switch key {
 	case "recall_limit":
-		if v.Decode(&s.RecallLimit) != nil || s.RecallLimit < 1 || s.RecallLimit > maxLimit {
+		n, ok := yamldoc.Int(v)
+		if !ok || n < 1 || n > maxLimit {
 			return fmt.Errorf("%s.recall_limit must be a whole number from 1 to %d, like %s", Key, maxLimit, example)
 		}
+		s.RecallLimit = n
 	case "approve_replace":
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" || v.Decode(&s.ApproveReplace) != nil {
 			return fmt.Errorf("%s.approve_replace must be true or false, like %s", Key, example)

@@ -126,6 +126,7 @@ func TestParseSettings(t *testing.T) {
 		{"{recall_limit: 7}", 7, ""},
 		{"{recall_limit: 0}", 0, "recall_limit must be a whole number from 1 to 50"},
 		{"{recall_limit: many}", 0, "recall_limit must be a whole number"},
+		{"{recall_limit: 2.5}", 0, "recall_limit must be a whole number"},
 		{"{limit: 3}", 0, `unknown key "limit"; the allowed keys are recall_limit and approve_replace`},
 		{"{approve_replace: true}", 5, ""},
 		{"{approve_replace: yes please}", 0, "memory.approve_replace must be true or false"},

@@ -65,8 +65,8 @@ func (m marker) Configure(values map[string]*yaml.Node) (capabilities.Marker, er
 			}
 			m.mode = val.Value
 		case "threshold":
-			var t int
-			if val.Kind != yaml.ScalarNode || val.Decode(&t) != nil {
+			t, ok := yamldoc.Int(val)
+			if !ok {
 				return nil, fmt.Errorf("%s.threshold must be a whole number from 0 to 10, not %q", ConfigKey, val.Value)
 			}
 			if t < 0 || t > 10 {
@@ -74,8 +74,8 @@ func (m marker) Configure(values map[string]*yaml.Node) (capabilities.Marker, er
 			}
 			m.threshold = t
 		case "parallel":
-			var n int
-			if val.Kind != yaml.ScalarNode || val.Decode(&n) != nil || n < 1 || n > harness.MaxParallel {
+			n, ok := yamldoc.Int(val)
+			if !ok || n < 1 || n > harness.MaxParallel {
 				return nil, fmt.Errorf("%s.parallel must be a whole number from 1 to %d (steps run at once), not %q", ConfigKey, harness.MaxParallel, val.Value)
 			}
 			m.parallel = n

@@ -52,6 +52,7 @@ func (d *discovery) readAgents(routes []*Route) []*Route {
 	for i, r := range routes {
 		if problems[i] != nil {
 			d.problems = append(d.problems, problems[i])
+			d.broken = append(d.broken, r)
 			continue
 		}
 		kept = append(kept, r)

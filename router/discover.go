@@ -55,6 +55,7 @@ func DiscoverWith(appDir string, claims Claims) (*Tree, error) {
 	d := &discovery{appDir: appDir, abs: abs, real: real, claims: claims, reported: map[string]bool{}}
 	d.walk(real, "", nil)
 	tree := d.tree(d.routes())
+	tree.broken = newTree(d.abs, d.broken)
 	return tree, d.err()
 }
 
@@ -68,6 +69,7 @@ type discovery struct {
 	routeDirs []string        // folders holding agent.md, relative, slash-separated
 	reported  map[string]bool // bad folders already reported
 	problems  []*Problem
+	broken    []*Route // routes whose agent.md could not be read
 }
 
 // display returns rel joined to the app folder as the user gave it.

@@ -236,3 +236,31 @@ func TestRoutePath(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchBroken(t *testing.T) {
+	dir := writeApp(t, map[string]string{
+		"good/agent.md":         agentMD,
+		"bad/agent.md":          "---\nmodel: [x\n---\nBad.\n",
+		"shop/[store]/agent.md": "---\nbogus: 1\n---\nShop.\n",
+	})
+	tree, err := Discover(dir)
+	if err == nil {
+		t.Fatal("Discover reported no problem for two broken agent.md files")
+	}
+	for path, want := range map[string]string{
+		"/bad": "/bad", "/shop/[store]": "/shop/[store]", "/shop/acme": "/shop/[store]",
+		"/good": "", "/nowhere": "", "/shop": "",
+	} {
+		id, ok := tree.MatchBroken(path)
+		if id != want || ok != (want != "") {
+			t.Errorf("MatchBroken(%q) = %q, %v; want %q", path, id, ok, want)
+		}
+	}
+	if _, _, err := tree.Match("/bad"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Match(/bad) = %v, want not found: a broken route is not served", err)
+	}
+	var none *Tree
+	if _, ok := none.MatchBroken("/bad"); ok {
+		t.Error("a nil tree has a broken route")
+	}
+}

@@ -17,6 +17,9 @@ type Tree struct {
 	root *node
 	// maxParams is the most params any agent route has.
 	maxParams int
+	// broken holds the routes whose agent.md Discover could not read
+	// (reported among its problems), for MatchBroken.
+	broken *Tree
 }
 
 // node is one step of the matching trie: a route id's segments, one per
@@ -86,6 +89,21 @@ func (t *Tree) Match(path string) (*Route, map[string]string, error) {
 		params[name] = values[i]
 	}
 	return r, params, nil
+}
+
+// MatchBroken reports the id of the route a path names, as Match finds
+// routes, among those Discover found but could not read (their agent.md
+// has a problem it reported). A server that serves the routes that work
+// answers such a path as a broken route rather than a missing one.
+func (t *Tree) MatchBroken(path string) (id string, ok bool) {
+	if t == nil || t.broken == nil {
+		return "", false
+	}
+	r, _, err := t.broken.Match(path)
+	if err != nil {
+		return "", false
+	}
+	return r.ID, true
 }
 
 // match finds the most specific route for rest, the path after this node

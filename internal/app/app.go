@@ -169,6 +169,12 @@ func prepareRoute(ctx context.Context, r *router.Route, in capabilities.Input) p
 // Resolve finds the prepared route for a request path or route id.
 func (a *App) Resolve(path string) (*capabilities.Prepared, map[string]string, error) {
 	r, params, err := a.Tree.Match(path)
+	var nf *router.NotFoundError
+	if errors.As(err, &nf) {
+		if id, ok := a.Tree.MatchBroken(path); ok {
+			return nil, nil, &BrokenRouteError{Route: id}
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}

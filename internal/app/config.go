@@ -325,7 +325,9 @@ func (p *configParser) limits(section *yaml.Node, l *Limits, claim func(string, 
 		switch {
 		case i >= 0:
 			var n int64
-			if val.Kind != yaml.ScalarNode || val.Decode(&n) != nil {
+			// A float such as 1.5 decodes into an int64 truncated: only
+			// an integer is taken.
+			if val.Kind != yaml.ScalarNode || val.ShortTag() != "!!int" || val.Decode(&n) != nil {
 				p.fail(key.Line, "%s must be a whole number, not %q", full, val.Value)
 				continue
 			}

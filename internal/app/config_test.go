@@ -98,6 +98,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"model: {a: b}\n", m, `dawn.yaml:1: model must be text`},
 		{"model: [offline, {a: b}]\n", m, `dawn.yaml:1: model must be a model name or a list of model names`},
 		{"limits:\n  max_turns: x\n", m, `dawn.yaml:2: limits.max_turns must be a whole number, not "x"`},
+		{"limits:\n  max_turns: 1.5\n", m, `dawn.yaml:2: limits.max_turns must be a whole number, not "1.5"`},
 		{"tools:\n  timeout: soon\n", m, `dawn.yaml:2: tools.timeout must be a positive duration such as 30s or 2m, not "soon"`},
 		{"tools:\n  timeout: -5s\n", m, `dawn.yaml:2: tools.timeout must be a positive duration such as 30s or 2m, not "-5s"`},
 		{"tools:\n  retries: 2\n", m, `dawn.yaml:2: field tools.retries not found; allowed keys in tools: timeout`},

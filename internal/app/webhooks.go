@@ -61,8 +61,8 @@ func (p *configParser) webhooks(section *yaml.Node) Webhooks {
 			}
 			w.Timeout = d
 		case "attempts":
-			var n int
-			if val.Kind != yaml.ScalarNode || val.Decode(&n) != nil || n < 1 || n > 20 {
+			n, ok := yamldoc.Int(val)
+			if !ok || n < 1 || n > 20 {
 				p.fail(key.Line, "%s must be a whole number from 1 to 20, not %q", full, val.Value)
 				continue
 			}

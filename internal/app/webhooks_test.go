@@ -33,6 +33,7 @@ func TestWebhooksSection(t *testing.T) {
 		"webhooks:\n  allow: [10.0.0.0/99]\n":   `webhooks.allow: "10.0.0.0/99" is not a host name, IP address or CIDR range`,
 		"webhooks:\n  allow: [\"http://x/\"]\n": `webhooks.allow: "http://x/" is not a host name`,
 		"webhooks:\n  attempts: 0\n":            "webhooks.attempts must be a whole number from 1 to 20",
+		"webhooks:\n  attempts: 2.5\n":          "webhooks.attempts must be a whole number from 1 to 20",
 		"webhooks:\n  timeout: soon\n":          "webhooks.timeout",
 		"webhooks:\n  backoff: 2m\n":            "webhooks.backoff must be a duration from 1ms to 1m",
 		"webhooks:\n  keep: 0s\n":               "webhooks.keep must be a positive duration",

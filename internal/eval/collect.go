@@ -77,7 +77,8 @@ func Select(tree *router.Tree, cases []Case, route string) ([]Case, error) {
 	}
 	r, _, err := tree.Match(route)
 	if err != nil {
-		return nil, fmt.Errorf("--route %s: %w; `dawn routes` lists the app's routes", route, err)
+		// The router's error already says to run `dawn routes`.
+		return nil, fmt.Errorf("--route %s: %w", route, err)
 	}
 	var out []Case
 	for _, c := range cases {

@@ -82,7 +82,7 @@ func TestCollect(t *testing.T) {
 			t.Errorf("Select(%q) = %d cases, %v; want %d", route, len(sel), err, n)
 		}
 	}
-	if _, err := Select(tree, cases, "/nowhere"); err == nil || !strings.Contains(err.Error(), "--route /nowhere") {
+	if _, err := Select(tree, cases, "/nowhere"); err == nil || !strings.Contains(err.Error(), "--route /nowhere") || strings.Count(err.Error(), "dawn routes") != 1 {
 		t.Errorf("Select of an unknown route: %v", err)
 	}
 }

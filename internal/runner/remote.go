@@ -334,9 +334,19 @@ func (f *Follower) Close() {
 }
 
 // InterruptedDone is the done event that ends the events of a run that
-// ended without one (a crash cut it off), with an id after last.
+// ended without one, with an id after last: a run a crash cut off
+// ({"error","interrupted":true}), or a queued run that never started,
+// which ends as any run of its status does: cancelled
+// ({"cancelled":true}) or failed ({"error"}).
 func InterruptedDone(r store.Run, last int64) stream.Event {
-	data, _ := json.Marshal(map[string]any{"output": map[string]any{"error": r.Error, "interrupted": true}})
+	output := map[string]any{"error": r.Error, "interrupted": true}
+	switch r.Status {
+	case store.RunCancelled:
+		output = map[string]any{"cancelled": true}
+	case store.RunError:
+		output = map[string]any{"error": r.Error}
+	}
+	data, _ := json.Marshal(map[string]any{"output": output})
 	return stream.Event{ID: last + 1, Type: stream.TypeDone, Data: data}
 }
 

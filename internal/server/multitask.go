@@ -67,6 +67,10 @@ func (s *Server) admit(ctx context.Context, req runner.Request, strategy string,
 			}
 		}
 	case MultitaskInterrupt, MultitaskRollback:
+		if at.IsZero() {
+			run, err := s.startClearing(ctx, req, strategy == MultitaskRollback)
+			return run, store.Run{}, err
+		}
 		if err := s.clearThread(ctx, req.ThreadID, strategy == MultitaskRollback); err != nil {
 			return nil, store.Run{}, err
 		}
@@ -77,6 +81,23 @@ func (s *Server) admit(ctx context.Context, req runner.Request, strategy string,
 	}
 	run, err := s.runs.Start(ctx, req)
 	return run, store.Run{}, err
+}
+
+// startClearing clears the thread, then starts req on it. Another request
+// that interrupts the same thread may start its run between the two; that
+// run is cleared in turn, as interrupt says, so that of several sent at
+// once the last to start is the one left running and none is refused
+// with run_in_flight (unless maxClears rounds are lost).
+func (s *Server) startClearing(ctx context.Context, req runner.Request, rollback bool) (*runner.Run, error) {
+	for round := 1; ; round++ {
+		if err := s.clearThread(ctx, req.ThreadID, rollback); err != nil {
+			return nil, err
+		}
+		run, err := s.runs.Start(ctx, req)
+		if !wire.Busy(err) || round == wire.MaxClears {
+			return run, err
+		}
+	}
 }
 
 // queueEmpty reports whether threadID has no queued run; a store that

@@ -165,6 +165,16 @@ func Temperature(value *yaml.Node) (t *float64, ok bool) {
 	return &f, true
 }
 
+// Int reads a whole number. ok is false for anything else, a float such
+// as 1.5 included (yaml.v3 would decode it into an int truncated).
+func Int(n *yaml.Node) (v int, ok bool) {
+	n = Resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return 0, false
+	}
+	return v, n.Decode(&v) == nil
+}
+
 // Duration reads a positive duration written as Go writes them ("30s",
 // "2m", "1m30s"). The error says what to write; the caller names the key.
 func Duration(n *yaml.Node) (time.Duration, error) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestSplitFrontMatter(t *testing.T) {
@@ -132,4 +134,30 @@ func FuzzMapping(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestInt(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want int
+		ok   bool
+	}{
+		{"3", 3, true},
+		{"-2", -2, true},
+		{"0x10", 16, true},
+		{"1.5", 0, false},
+		{"1e3", 0, false},
+		{"x", 0, false},
+		{"~", 0, false},
+		{"[1]", 0, false},
+	} {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte("v: "+tc.src), &doc); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Int(doc.Content[0].Content[1])
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("Int(%s) = %d, %v; want %d, %v", tc.src, got, ok, tc.want, tc.ok)
+		}
+	}
 }

@@ -35,7 +35,7 @@ func (s *dialect) batchRuns(c echo.Context) error {
 		at := "[" + strconv.Itoa(i) + "]"
 		var body lgRunBody
 		if err := json.Unmarshal(raw, &body); err != nil {
-			return wire.BadBody(at + " is not a run request: " + err.Error())
+			return wire.BadBody(at + " is not a run request: " + wire.JSONError(err, at))
 		}
 		run, req, err := s.lgRunOf(ctx, body, uuid.NewString())
 		if err != nil {

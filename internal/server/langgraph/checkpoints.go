@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/dawn-go/dawn/internal/runner"
@@ -210,6 +212,15 @@ func (s *dialect) mergeValues(route string, values, update thread.State) (thread
 	if err != nil {
 		return nil, wire.BadBody("the thread's route " + route + " is gone: " + err.Error())
 	}
+	// Each value must be of its field's type, as a run's input must, so
+	// that the thread's state keeps its route's types.
+	for _, name := range slices.Sorted(maps.Keys(update)) {
+		if f, ok := p.Field(name); ok {
+			if err := f.Check(update[name]); err != nil {
+				return nil, wire.BadBody("values." + err.Error())
+			}
+		}
+	}
 	next, err := p.Apply(withDefaults(p.InitialState(), values), update)
 	if err != nil {
 		return nil, wire.BadBody("values: " + err.Error())
@@ -273,7 +284,7 @@ type superstep struct {
 func parseSupersteps(raw json.RawMessage) ([]nodeUpdate, error) {
 	var steps []superstep
 	if err := json.Unmarshal(raw, &steps); err != nil {
-		return nil, wire.BadBody(`supersteps must be a list like [{"updates":[{"values":{"messages":[…]},"as_node":"agent"}]}]: ` + err.Error())
+		return nil, wire.BadBody(`supersteps must be a list like [{"updates":[{"values":{"messages":[…]},"as_node":"agent"}]}]: ` + wire.JSONError(err, "supersteps"))
 	}
 	var updates []nodeUpdate
 	for i, st := range steps {

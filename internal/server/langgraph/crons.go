@@ -92,7 +92,7 @@ func (s *dialect) splitCron(c echo.Context) (lgCronSettings, map[string]json.Raw
 	}
 	data, _ := json.Marshal(own)
 	if err := json.Unmarshal(data, &set); err != nil {
-		return set, nil, wire.BadBody("a cron's schedule, timezone and end_time are strings and enabled is a boolean: " + err.Error())
+		return set, nil, wire.BadBody("a cron's schedule, timezone and end_time are strings and enabled is a boolean: " + wire.JSONError(err, "the body"))
 	}
 	if err := oneOf("on_run_completed", set.OnRunCompleted, "delete", "keep"); err != nil {
 		return set, nil, err
@@ -109,7 +109,7 @@ func (s *dialect) checkPayload(ctx context.Context, fields map[string]json.RawMe
 	}
 	var body lgRunBody
 	if err := json.Unmarshal(payload, &body); err != nil {
-		return nil, "", wire.BadBody("the cron's run request is not a LangGraph run request: " + err.Error())
+		return nil, "", wire.BadBody("the cron's run request is not a LangGraph run request: " + wire.JSONError(err, "the body"))
 	}
 	if !isNull(body.Command) {
 		return nil, "", wire.BadBody("command is not supported in a cron: a cron starts runs with input")

@@ -114,7 +114,7 @@ func parseCommand(raw json.RawMessage, input json.RawMessage) (json.RawMessage, 
 	dec.DisallowUnknownFields()
 	var cmd lgCommand
 	if err := dec.Decode(&cmd); err != nil {
-		return nil, wire.BadBody("command must be an object like " + commandExample + ": " + err.Error())
+		return nil, wire.BadBody("command must be an object like " + commandExample + ": " + wire.JSONError(err, "command"))
 	}
 	switch {
 	case !isNull(cmd.Goto):

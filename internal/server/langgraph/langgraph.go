@@ -343,7 +343,7 @@ func parseModes(raw json.RawMessage) (map[string]bool, error) {
 	modes := map[string]bool{}
 	for _, m := range list {
 		if !knownModes[m] {
-			return nil, wire.BadBody("stream_mode " + strconv.Quote(m) + " is not a stream mode; use values, updates, messages-tuple, messages or custom")
+			return nil, wire.BadBody("stream_mode " + strconv.Quote(m) + " is not a stream mode; use values, updates, messages-tuple, messages, custom, tasks, checkpoints, debug or events")
 		}
 		modes[m] = true
 	}
@@ -553,21 +553,11 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		}
 		return s.remember(run, started), store.Run{}, nil
 	}
-	strategy := run.Multitask
-	if strategy == "interrupt" || strategy == "rollback" {
-		if err := s.host.ClearThread(ctx, run.ThreadID, strategy == "rollback"); err != nil {
-			return fail(err)
-		}
-		strategy = "reject"
-	}
 	at, err := wire.NotBefore(body.AfterSeconds, time.Now())
 	if err != nil {
 		return fail(err)
 	}
-	// What the run starts from, read before it starts: after, its first
-	// step may already be saved.
-	run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
-	started, queued, err := s.host.Admit(ctx, req, strategy, at)
+	started, queued, err := s.admitLG(ctx, run, req, at)
 	switch {
 	case err != nil && req.Checkpoint != "" && errors.Is(err, store.ErrNotFound):
 		return fail(updateError(run.ThreadID, req.Checkpoint, err))
@@ -589,6 +579,35 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 		}
 	}
 	return s.remember(run, started), store.Run{}, nil
+}
+
+// admitLG starts run, or queues it, as its multitask_strategy says.
+// interrupt and rollback clear the thread first, then read what the run
+// starts from (after the clearing, which may roll the thread back), then
+// start it; when another request that interrupts the same thread started
+// its run in between, that run is cleared in turn, as interrupt says,
+// rather than this one refused with run_in_flight.
+func (s *dialect) admitLG(ctx context.Context, run *lgRun, req runner.Request, at time.Time) (*runner.Run, store.Run, error) {
+	strategy := run.Multitask
+	clearing := strategy == "interrupt" || strategy == "rollback"
+	for round := 1; ; round++ {
+		if clearing {
+			if err := s.host.ClearThread(ctx, run.ThreadID, strategy == "rollback"); err != nil {
+				return nil, store.Run{}, err
+			}
+		}
+		// What the run starts from, read before it starts: after, its
+		// first step may already be saved.
+		run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
+		admitAs := strategy
+		if clearing {
+			admitAs = "reject"
+		}
+		started, queued, err := s.host.Admit(ctx, req, admitAs, at)
+		if !clearing || !wire.Busy(err) || round == wire.MaxClears {
+			return started, queued, err
+		}
+	}
 }
 
 // awaitLG waits until queued run r has started and returns it live when

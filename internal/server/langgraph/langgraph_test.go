@@ -382,6 +382,7 @@ func TestLangGraphBadRuns(t *testing.T) {
 		{"after_seconds overflow", lgBody("/plain", "hi", map[string]any{"after_seconds": 1e10}), "invalid_body", "after_seconds must be at most 31536000", 400},
 		{"after_seconds past a year", lgBody("/plain", "hi", map[string]any{"after_seconds": 31536001}), "invalid_body", "after_seconds must be at most 31536000", 400},
 		{"stream mode", lgBody("/plain", "hi", map[string]any{"stream_mode": "everything"}), "invalid_body", `stream_mode "everything"`, 400},
+		{"stream modes named", lgBody("/plain", "hi", map[string]any{"stream_mode": []string{"values", "all"}}), "invalid_body", "use values, updates, messages-tuple, messages, custom, tasks, checkpoints, debug or events", 400},
 		{"image", `{"assistant_id":"/plain","input":{"messages":[{"type":"human","content":[{"type":"image_url"}]}]}}`, "invalid_body", "text only", 400},
 		{"ai input", `{"assistant_id":"/plain","input":{"messages":[{"type":"ai","content":"x"}]}}`, "invalid_input", "must be user or system", 400},
 		{"no thread", lgBody("/plain", "hi", nil), "thread_not_found", "if_not_exists", 404},

@@ -59,9 +59,8 @@ const (
 	modeCustom        = "custom"
 )
 
-// knownModes are the stream modes a request may name. events, debug, tasks
-// and checkpoints are accepted so clients that ask for them keep working,
-// but nothing is streamed for them.
+// knownModes are the stream modes a request may name: every mode the
+// dialect streams (parseModes's error lists them).
 var knownModes = map[string]bool{
 	modeValues: true, modeUpdates: true, modeMessages: true, modeMessagesTuple: true, modeCustom: true,
 	"events": true, "debug": true, "tasks": true, "checkpoints": true,

@@ -256,6 +256,11 @@ func (r *chatRequest) input(kept bool) ([]thread.Message, error) {
 		}
 		switch m.Role {
 		case "user":
+			// An assistant turn may have no content (only tool calls); a
+			// user turn is what it says, as OpenAI requires.
+			if c := bytes.TrimSpace(m.Content); len(c) == 0 || bytes.Equal(c, []byte("null")) {
+				return nil, invalid(fmt.Sprintf("messages[%d].content", i), fmt.Sprintf(`messages[%d].content is required for a user message: a string, or text parts like [{"type":"text","text":"Hello"}]`, i))
+			}
 			last = i
 		case "system", "developer", "assistant", "tool":
 		default:

@@ -225,6 +225,8 @@ func TestErrors(t *testing.T) {
 		{"no user message", `{"model":"plain","messages":[{"role":"system","content":"Be brief."}]}`, "", 400, "invalid_request_error", "invalid_value", "messages"},
 		{"bad role", `{"model":"plain","messages":[{"role":"robot","content":"Hi"}]}`, "", 400, "invalid_request_error", "invalid_value", "messages[0].role"},
 		{"image part", `{"model":"plain","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, "", 400, "invalid_request_error", "invalid_value", "messages[0].content"},
+		{"null user content", `{"model":"plain","messages":[{"role":"user","content":null}]}`, "", 400, "invalid_request_error", "invalid_value", "messages[0].content"},
+		{"no user content", `{"model":"plain","messages":[{"role":"system","content":"Be brief."},{"role":"user"}]}`, "", 400, "invalid_request_error", "invalid_value", "messages[1].content"},
 		{"n", `{"model":"plain","n":2,"messages":[{"role":"user","content":"Hi"}]}`, "", 400, "invalid_request_error", "invalid_value", "n"},
 		{"tools", `{"model":"plain","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"user","content":"Hi"}]}`, "", 400, "invalid_request_error", "invalid_value", "tools"},
 		{"thread header", `{"model":"plain","messages":[{"role":"user","content":"Hi"}]}`, "a/b", 400, "invalid_request_error", "invalid_value", "Dawn-Thread-Id header"},

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -174,4 +175,15 @@ type Assistants interface {
 	PatchThreadMetadata(ctx context.Context, id string, patch json.RawMessage) (store.Thread, error)
 	// SetThreadTTL gives a thread a new ttl (see store.Store).
 	SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (store.Thread, error)
+}
+
+// MaxClears bounds how often a run that interrupts (or rolls back) clears
+// its thread again because another such run started there first, between
+// its clearing and its start.
+const MaxClears = 10
+
+// Busy reports whether err refuses a run because its thread has one in
+// flight, on this replica or another.
+func Busy(err error) bool {
+	return errors.Is(err, runner.ErrBusy) || errors.Is(err, store.ErrBusy)
 }

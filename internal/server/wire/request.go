@@ -34,7 +34,7 @@ func Decode(c echo.Context, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return BadBody("request body is not the JSON this endpoint expects: " + err.Error())
+		return BadBody("request body is not the JSON this endpoint expects: " + JSONError(err, "the body"))
 	}
 	return nil
 }

@@ -25,12 +25,18 @@ func (e *unavailableError) Error() string {
 func (e *unavailableError) Unwrap() []error { return []error{dialect.ErrUnavailable, e.err} }
 
 // classify returns err as an ErrUnavailable when it says the database
-// cannot be reached, and err as it is otherwise.
+// cannot be reached, as an ErrInvalid when a statement's text argument
+// cannot be stored, and err as it is otherwise.
 func classify(err error) error {
-	if err == nil || errors.Is(err, dialect.ErrUnavailable) || !unreachable(err) {
+	switch {
+	case err == nil || errors.Is(err, dialect.ErrUnavailable) || errors.Is(err, dialect.ErrInvalid):
 		return err
+	case unreachable(err):
+		return &unavailableError{err: err}
+	case badText(err):
+		return &invalidTextError{err: err}
 	}
-	return &unavailableError{err: err}
+	return err
 }
 
 // unreachable reports whether err comes from the database's connection
