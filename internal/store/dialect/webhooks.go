@@ -30,6 +30,19 @@ func ScanWebhook(scan func(dest ...any) error) (WebhookRow, error) {
 	return w, err
 }
 
+// ScanWebhooks reads every row of WebhookColumns.
+func ScanWebhooks(rows Rows) ([]WebhookRow, error) {
+	var out []WebhookRow
+	for rows.Next() {
+		w, err := ScanWebhook(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
 // WebhookValues are w's values in WebhookColumns' order.
 func WebhookValues(w WebhookRow) []any {
 	return []any{w.RunID, w.ThreadPK, w.ThreadID, w.URL, w.Payload, w.Status, w.Attempts, w.MaxAttempts, w.Code, w.Error,

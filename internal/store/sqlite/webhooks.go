@@ -52,15 +52,7 @@ func (t tx) DueWebhooks(ctx context.Context, at int64, limit int) ([]dialect.Web
 		return nil, err
 	}
 	defer rows.Close()
-	var out []dialect.WebhookRow
-	for rows.Next() {
-		w, err := dialect.ScanWebhook(rows.Scan)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, rows.Err()
+	return dialect.ScanWebhooks(rows)
 }
 
 func (t tx) LockWebhook(ctx context.Context, runID string) (dialect.WebhookRow, error) {
