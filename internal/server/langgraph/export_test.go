@@ -8,3 +8,10 @@ func SetBeforeStatelessAnswer(f func(threadID string, run *runner.Run)) (restore
 	beforeStatelessAnswer = f
 	return func() { beforeStatelessAnswer = nil }
 }
+
+// SetBeforeRunAnswer sets the hook POST /threads/:id/runs runs after its
+// run started, before it answers, for the test's lifetime.
+func SetBeforeRunAnswer(f func(threadID string, run *runner.Run)) (restore func()) {
+	beforeRunAnswer = f
+	return func() { beforeRunAnswer = nil }
+}

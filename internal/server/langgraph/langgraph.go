@@ -1234,8 +1234,26 @@ func (s *dialect) lgCreateRun(c echo.Context) error {
 	if started == nil {
 		return s.answerRun(c, run.ThreadID, queued.ID)
 	}
-	return s.answerRun(c, run.ThreadID, started.ID)
+	if beforeRunAnswer != nil {
+		beforeRunAnswer(run.ThreadID, started)
+	}
+	r, err := s.host.GetRun(ctx, started.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		// Another request rolled it back (and deleted it) since it
+		// started: it was created, and stopped.
+		now := time.Now().UTC()
+		r, err = store.Run{ID: started.ID, ThreadID: run.ThreadID, Route: run.RouteID, Status: store.RunCancelled, CreatedAt: now, UpdatedAt: now}, nil
+	}
+	if err != nil {
+		return err
+	}
+	setRunHeaders(c, run.ThreadID, started.ID)
+	return c.JSON(http.StatusOK, s.runObject(r))
 }
+
+// beforeRunAnswer, when set (by tests), runs after POST
+// /threads/:id/runs started its run, before it answers.
+var beforeRunAnswer func(threadID string, run *runner.Run)
 
 func (s *dialect) answerRun(c echo.Context, threadID, runID string) error {
 	r, err := s.host.GetRun(c.Request().Context(), runID)
