@@ -33,9 +33,6 @@ type Item struct {
 	ExpiresAt time.Time
 }
 
-// MaxItemTTL is the longest TTL an item may have: a hundred years.
-const MaxItemTTL = 100 * 365 * 24 * time.Hour
-
 // itemSweepBatch is how many expired items one transaction of SweepItems
 // deletes at most, so that a sweep never holds the database long.
 const itemSweepBatch = 500
@@ -121,8 +118,8 @@ func (s *DB) PutItemTTL(ctx context.Context, namespace []string, key string, val
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	if ttl < 0 || ttl > MaxItemTTL {
-		return fmt.Errorf("ttl %v: %w: it must be positive and at most %v, or 0 for an item that does not expire", ttl, ErrInvalid, MaxItemTTL)
+	if err := checkTTL(ttl, "an item"); err != nil {
+		return err
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(value, &obj); err != nil || obj == nil {
@@ -221,7 +218,7 @@ func (s *DB) SweepItems(ctx context.Context) (int, error) {
 	for {
 		expired, err := s.d.AnyExpiredItem(ctx, at)
 		if err != nil || !expired {
-			return total, wrapSweep(err)
+			return total, wrapErr("store: delete expired items", err)
 		}
 		n := 0
 		err = s.write(ctx, func(tx dialect.Tx) error {
@@ -231,16 +228,9 @@ func (s *DB) SweepItems(ctx context.Context) (int, error) {
 		})
 		total += n
 		if err != nil || n < itemSweepBatch {
-			return total, wrapSweep(err)
+			return total, wrapErr("store: delete expired items", err)
 		}
 	}
-}
-
-func wrapSweep(err error) error {
-	if err != nil {
-		return fmt.Errorf("store: delete expired items: %w", err)
-	}
-	return nil
 }
 
 // DeleteItem deletes the item under namespace and key, if there is one.

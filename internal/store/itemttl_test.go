@@ -180,7 +180,7 @@ func TestSweepItems(t *testing.T) {
 // refused, naming the ttl.
 func TestItemTTLRefused(t *testing.T) {
 	s := openTest(t, ":memory:")
-	for _, ttl := range []time.Duration{-time.Minute, MaxItemTTL + time.Minute} {
+	for _, ttl := range []time.Duration{-time.Minute, MaxTTL + time.Minute} {
 		err := s.PutItemTTL(context.Background(), []string{"a"}, "k", json.RawMessage(`{}`), ttl)
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ttl") {
 			t.Errorf("PutItemTTL with ttl %v: %v, want ErrInvalid naming ttl", ttl, err)

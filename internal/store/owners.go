@@ -227,11 +227,9 @@ func (s *DB) mayJudge() bool {
 // host key, and there only the lease judges. It returns the owners left,
 // this store among them.
 func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.Tx, owners []dialect.OwnerRow) (live map[int64]bool, err error) {
-	self := s.own.who.HostKey
 	live = map[int64]bool{s.own.pk: true}
 	for _, o := range owners {
-		local := self != "" && o.HostKey == self
-		if o.Expired || (local && processGone(o.PID, o.ProcStart)) {
+		if s.ownerGone(o) {
 			if err := tx.DeleteOwner(ctx, o.PK); err != nil {
 				return nil, err
 			}
@@ -240,6 +238,14 @@ func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.Tx, owners []dialect
 		live[o.PK] = true
 	}
 	return live, nil
+}
+
+// ownerGone reports whether owner o is gone: its lease expired, or it is
+// a process of this machine that has ended.
+func (s *DB) ownerGone(o dialect.OwnerRow) bool {
+	self := s.own.who.HostKey
+	local := self != "" && o.HostKey == self
+	return o.Expired || (local && processGone(o.PID, o.ProcStart))
 }
 
 // stopHeartbeat ends the heartbeat and waits for it. Calling it again is a

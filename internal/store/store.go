@@ -244,3 +244,11 @@ func checkID(what, id string) error {
 	}
 	return nil
 }
+
+// wrapErr wraps a non-nil err with what failed; nil stays nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

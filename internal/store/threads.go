@@ -60,7 +60,7 @@ func (s *DB) CreateOwnedThreadTTL(ctx context.Context, owner, id string, metadat
 	if err := checkID("thread", id); err != nil {
 		return Thread{}, err
 	}
-	if err := checkThreadTTL(ttl); err != nil {
+	if err := checkTTL(ttl, "a thread"); err != nil {
 		return Thread{}, fmt.Errorf("thread %q: %w", id, err)
 	}
 	meta, err := compactObject(metadata)

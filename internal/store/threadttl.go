@@ -9,18 +9,20 @@ import (
 	"github.com/dawn-go/dawn/internal/store/dialect"
 )
 
-// MaxThreadTTL is the longest TTL a thread may have: a hundred years.
-const MaxThreadTTL = 100 * 365 * 24 * time.Hour
-
 // threadSweepBatch is how many expired threads one transaction of
 // SweepThreads takes at most, so that a sweep never holds the database
 // long: each deleted thread takes its runs, checkpoints and history.
 const threadSweepBatch = 100
 
-// checkThreadTTL rejects a TTL that is negative or too long.
-func checkThreadTTL(ttl time.Duration) error {
-	if ttl < 0 || ttl > MaxThreadTTL {
-		return fmt.Errorf("ttl %v: %w: it must be positive and at most %v, or 0 for a thread that does not expire", ttl, ErrInvalid, MaxThreadTTL)
+// MaxTTL is the longest TTL a thread or a Store item may have: a hundred
+// years.
+const MaxTTL = 100 * 365 * 24 * time.Hour
+
+// checkTTL rejects a TTL of what ("a thread", "an item") that is negative
+// or longer than MaxTTL; 0 is none.
+func checkTTL(ttl time.Duration, what string) error {
+	if ttl < 0 || ttl > MaxTTL {
+		return fmt.Errorf("ttl %v: %w: it must be positive and at most %v, or 0 for %s that does not expire", ttl, ErrInvalid, MaxTTL, what)
 	}
 	return nil
 }
@@ -29,7 +31,7 @@ func checkThreadTTL(ttl time.Duration) error {
 // each later update (see Thread.TTL); a ttl of 0 takes the TTL away. It
 // returns the thread, or ErrNotFound.
 func (s *DB) SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (Thread, error) {
-	if err := checkThreadTTL(ttl); err != nil {
+	if err := checkTTL(ttl, "a thread"); err != nil {
 		return Thread{}, fmt.Errorf("thread %q: %w", id, err)
 	}
 	err := s.write(ctx, func(tx dialect.Tx) error {
@@ -70,7 +72,7 @@ func (s *DB) SweepThreads(ctx context.Context) (int, error) {
 		at := s.now()
 		expired, err := s.d.AnyExpiredThread(ctx, at)
 		if err != nil || !expired {
-			return total, wrapThreadSweep(err)
+			return total, wrapErr("store: delete expired threads", err)
 		}
 		var deleted, seen int
 		err = s.write(ctx, func(tx dialect.Tx) error {
@@ -80,7 +82,7 @@ func (s *DB) SweepThreads(ctx context.Context) (int, error) {
 		})
 		total += deleted
 		if err != nil || seen < threadSweepBatch {
-			return total, wrapThreadSweep(err)
+			return total, wrapErr("store: delete expired threads", err)
 		}
 	}
 }
@@ -105,11 +107,4 @@ func (s *DB) sweepBatch(ctx context.Context, tx dialect.Tx, at int64) (deleted, 
 		}
 	}
 	return deleted, len(threads), nil
-}
-
-func wrapThreadSweep(err error) error {
-	if err != nil {
-		return fmt.Errorf("store: delete expired threads: %w", err)
-	}
-	return nil
 }

@@ -244,7 +244,7 @@ func TestThreadTTLRefused(t *testing.T) {
 	ctx := context.Background()
 	_, err := s.CreateThread(ctx, "th", nil)
 	must(t, err)
-	for _, ttl := range []time.Duration{-time.Minute, MaxThreadTTL + time.Minute} {
+	for _, ttl := range []time.Duration{-time.Minute, MaxTTL + time.Minute} {
 		if _, err := s.CreateOwnedThreadTTL(ctx, "", "new", nil, ttl); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ttl") {
 			t.Errorf("CreateOwnedThreadTTL with ttl %v: %v, want ErrInvalid naming ttl", ttl, err)
 		}

@@ -205,12 +205,9 @@ func (s *DB) liveOwners(ctx context.Context, tx dialect.Tx) (map[int64]bool, err
 		return nil, err
 	}
 	judge := s.contact == nil || s.contact.mayJudge(time.Now())
-	self := s.own.who.HostKey
 	live := map[int64]bool{s.own.pk: true}
 	for _, o := range owners {
-		local := self != "" && o.HostKey == self
-		gone := o.Expired || (local && processGone(o.PID, o.ProcStart))
-		live[o.PK] = !judge || !gone
+		live[o.PK] = !judge || !s.ownerGone(o)
 	}
 	return live, nil
 }
@@ -284,12 +281,4 @@ func (s *DB) SweepWebhooks(ctx context.Context, before time.Time) (int, error) {
 			return total, nil
 		}
 	}
-}
-
-// wrapErr wraps a non-nil err with what failed; nil stays nil.
-func wrapErr(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", what, err)
 }

@@ -86,8 +86,8 @@ func itemTTL(raw json.RawMessage) (time.Duration, error) {
 	if err := json.Unmarshal(raw, &minutes); err != nil {
 		return 0, wire.BadBody(fmt.Sprintf("%s; got %s", how, raw))
 	}
-	if minutes > store.MaxItemTTL.Minutes() {
-		return 0, wire.BadBody(fmt.Sprintf("ttl %s is too long: at most %.0f minutes (a hundred years), or null for an item that does not expire", raw, store.MaxItemTTL.Minutes()))
+	if minutes > store.MaxTTL.Minutes() {
+		return 0, wire.BadBody(fmt.Sprintf("ttl %s is too long: at most %.0f minutes (a hundred years), or null for an item that does not expire", raw, store.MaxTTL.Minutes()))
 	}
 	ttl := time.Duration(math.Round(minutes * float64(time.Minute)))
 	if minutes <= 0 || ttl <= 0 {

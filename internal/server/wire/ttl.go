@@ -44,7 +44,7 @@ func ThreadTTL(raw json.RawMessage) (time.Duration, error) {
 	} else if err := json.Unmarshal(raw, &minutes); err != nil {
 		return 0, BadBody("ttl must be an object or a number of minutes: " + ttlExample)
 	}
-	max := store.MaxThreadTTL.Minutes()
+	max := store.MaxTTL.Minutes()
 	if math.IsNaN(minutes) || minutes <= 0 || minutes > max {
 		return 0, BadBody(fmt.Sprintf("ttl %v is not a number of minutes above 0 and at most %v: %s", minutes, max, ttlExample))
 	}
