@@ -77,7 +77,30 @@ var layering = []struct {
 		"the load tool drives the dawn binary over HTTP"},
 	{[][]string{{"examples/app/dawngen"}}, [][]string{iface, capability, registry, runtime, wiring, harnesses, leaves},
 		"generated code needs only the client and stream"},
+
+	// Inner rows of the runtime.
+	{[][]string{{"internal/server/langgraph"}}, [][]string{wires, serverCore},
+		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
+	{[][]string{{"internal/server/agui"}}, [][]string{wires, serverCore},
+		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
+	{[][]string{{"internal/server/mcp"}}, [][]string{wires, serverCore},
+		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
+	{[][]string{{"internal/server/openai"}}, [][]string{wires, serverCore},
+		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
+	{[][]string{{"internal/server/wire"}}, [][]string{wires, serverCore},
+		"the wires' shared seam names no wire"},
+	{[][]string{{"internal/store/dialect"}}, [][]string{{"..."}},
+		"a store dialect's contract imports nothing of this module"},
+	{[][]string{{"internal/store/..."}, {"internal/agent/..."}}, [][]string{{"internal/runner/...", "internal/server/..."}},
+		"the store and the agent loop sit below the runner and every wire"},
 }
+
+// wires are the wire translators; serverCore is the HTTP core that mounts
+// them.
+var (
+	wires      = []string{"internal/server/langgraph", "internal/server/agui", "internal/server/mcp", "internal/server/openai"}
+	serverCore = []string{"internal/server"}
+)
 
 // TestLayering: no package imports what its row of the layering forbids.
 func TestLayering(t *testing.T) {
@@ -116,8 +139,11 @@ func countOf(list []string, s string) int {
 }
 
 // matches reports whether import path (relative to the module) is pattern
-// or, for a pattern "x/...", x or under it.
+// or, for a pattern "x/...", x or under it; the pattern "..." is every package.
 func matches(pattern, path string) bool {
+	if pattern == "..." {
+		return true
+	}
 	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
 		return path == base || strings.HasPrefix(path, base+"/")
 	}
