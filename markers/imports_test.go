@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -267,3 +268,63 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 }
+
+// TestArchitectureDoc: docs/architecture.md states the layers of this
+// table, word for word, and names every package of the module in its
+// package list, so the page cannot drift from the code.
+func TestArchitectureDoc(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(text)
+	want := map[string][]string{
+		"foundation": foundation, "contracts": iface, "capabilities": capability, "registry": registry,
+		"runtime": runtime, "client": client, "wiring": wiring, "harnesses": harnesses, "leaves": leaves, "outside": outside,
+	}
+	got := docLayers(doc)
+	for name, pkgs := range want {
+		if !slices.Equal(sorted(got[name]), sorted(pkgs)) {
+			t.Errorf("docs/architecture.md layer %q lists %v; markers/imports_test.go has %v", name, got[name], pkgs)
+		}
+	}
+	for name := range got {
+		if want[name] == nil {
+			t.Errorf("docs/architecture.md has a layer %q that markers/imports_test.go does not", name)
+		}
+	}
+	_, list, _ := strings.Cut(doc, "\n## Packages\n")
+	for _, pkg := range modulePackages(t) {
+		if pkg != "" && !strings.Contains(list, "`"+pkg+"/`") && !strings.Contains(list, "`"+pkg+"`") {
+			t.Errorf("docs/architecture.md's package list does not name %s; add a line saying what it owns", pkg)
+		}
+	}
+}
+
+// docLayers reads the "| layer | packages |" table: each row's layer and
+// the package patterns in backquotes ("dawn" is the module root).
+func docLayers(doc string) map[string][]string {
+	out := map[string][]string{}
+	_, table, ok := strings.Cut(doc, "| layer | packages |\n|---|---|\n")
+	if !ok {
+		return out
+	}
+	for line := range strings.Lines(table) {
+		cells := strings.Split(strings.TrimSpace(line), "|")
+		if len(cells) != 4 {
+			break
+		}
+		var pkgs []string
+		parts := strings.Split(cells[2], "`")
+		for i := 1; i < len(parts); i += 2 {
+			if parts[i] == "dawn" {
+				parts[i] = ""
+			}
+			pkgs = append(pkgs, parts[i])
+		}
+		out[strings.TrimSpace(cells[1])] = pkgs
+	}
+	return out
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
