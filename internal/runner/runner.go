@@ -338,6 +338,7 @@ func (m *Manager) agentConfig(a *app.App, p *capabilities.Prepared, params map[s
 		RecordStarted:  a.Config.Runs.ContinueOrphans,
 		Models:         m.Model,
 		Outputs:        toolOutputs{m.store, threadID},
+		ThreadID:       threadID,
 	}
 	if m.tel != nil {
 		cfg.Tracer = m.tel
