@@ -91,8 +91,8 @@ func (p *Provider) Acquire(ctx context.Context, key string) (sandbox.Box, error)
 			SecurityOpt:    []string{"no-new-privileges"},
 			ReadonlyRootfs: true,
 			Tmpfs: map[string]string{
-				"/tmp":           "rw,nosuid,nodev,size=" + disk,
-				"/run":           "rw,nosuid,nodev,noexec,size=16m",
+				"/tmp":          "rw,nosuid,nodev,mode=1777,size=" + disk,
+				"/run":          "rw,nosuid,nodev,noexec,size=16m",
 				sandbox.Workdir: "rw,nosuid,nodev,exec,size=" + disk + ",uid=" + user + ",gid=" + user + ",mode=0755",
 			},
 			Resources: container.Resources{

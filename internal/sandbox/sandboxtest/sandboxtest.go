@@ -93,7 +93,8 @@ func buildImage() error {
 	}
 	const dockerfile = "FROM scratch\nCOPY busybox /bin/busybox\n" +
 		"RUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n" +
-		"RUN [\"/bin/busybox\", \"mkdir\", \"-p\", \"/tmp\", \"/run\", \"/workspace\", \"/etc\", \"/usr/bin\"]\n" +
+		"RUN [\"/bin/busybox\", \"mkdir\", \"-p\", \"-m\", \"1777\", \"/tmp\"]\n" +
+		"RUN [\"/bin/busybox\", \"mkdir\", \"-p\", \"/run\", \"/workspace\", \"/etc\", \"/usr/bin\"]\n" +
 		"RUN [\"/bin/busybox\", \"sh\", \"-c\", \"echo 'root:x:0:0:root:/root:/bin/sh' > /etc/passwd; echo 'root:$6$secret:19000:0:99999:7:::' > /etc/shadow; chmod 0600 /etc/shadow\"]\n"
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -145,4 +146,3 @@ func buildOutcome(r io.Reader) error {
 func DockerSettings() sandbox.Settings {
 	return sandbox.Settings{Provider: "docker", Image: Image}
 }
-
