@@ -368,3 +368,55 @@ func storedID(t *testing.T, s *server, thread string) string {
 	t.Fatalf("no stored output in the thread's messages")
 	return ""
 }
+
+// hostCopies counts the places on the host that hold a box's file named
+// name: the local provider's workspace folders, or the running
+// containers labelled as sandboxes that have it.
+func hostCopies(t *testing.T, p provider, name string) int {
+	t.Helper()
+	if p.name == "local" {
+		found, _ := filepath.Glob(filepath.Join(os.TempDir(), "dawn-sandbox-*", "box-*", name))
+		return len(found)
+	}
+	return sandboxtest.ContainersWith(t, name)
+}
+
+// TestRunBashBoxLifecycle: a box idle past idle_timeout is released (its
+// copy of the files leaves the host) and the next command finds the
+// files again from the store; deleting the thread destroys its box.
+func TestRunBashBoxLifecycle(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			p.require(t)
+			s := serve(t, sandboxApp(t, p, "  idle_timeout: 1s\n"), "")
+			name := fmt.Sprintf("kept-%d.txt", time.Now().UnixNano())
+			if r := s.bash(t, "life", "echo kept > "+name); r.ExitCode != 0 {
+				t.Fatalf("writing: %+v", r)
+			}
+			if n := hostCopies(t, p, name); n != 1 {
+				t.Fatalf("a warm box: %d copies of the file on the host, want 1", n)
+			}
+			waitFor(t, "the idle box to be released", func() bool { return hostCopies(t, p, name) == 0 })
+			if r := s.bash(t, "life", "cat "+name); r.Stdout != "kept\n" {
+				t.Fatalf("after the idle release: %+v", r)
+			}
+			if n := hostCopies(t, p, name); n != 1 {
+				t.Fatalf("the box started again: %d copies, want 1", n)
+			}
+			apptest.DeleteThread(s.h.API, "life")
+			if n := hostCopies(t, p, name); n != 0 {
+				t.Fatalf("after DELETE of the thread: %d copies of its file remain on the host", n)
+			}
+		})
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}

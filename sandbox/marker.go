@@ -66,6 +66,18 @@ func (marker) Configure(values map[string]*yaml.Node) (capabilities.Marker, erro
 	return marker{box: &boxes{s: s, pool: sbx.NewPool(prov, s.IdleTimeout)}}, nil
 }
 
+// ThreadDeleted destroys the thread's boxes (capabilities.ThreadCleaner).
+func (m marker) ThreadDeleted(ctx context.Context, threadID string) error {
+	if m.box == nil {
+		return nil
+	}
+	return m.box.pool.Destroy(ctx, poolKey(threadID, ""))
+}
+
+// poolKey is the pool's key of a thread's box for route; with route ""
+// it is the prefix of all the thread's boxes.
+func poolKey(threadID, route string) string { return threadID + "\x00" + route }
+
 // NewProvider returns the provider s names.
 func NewProvider(s sbx.Settings) (sbx.Provider, error) {
 	switch s.Provider {

@@ -83,7 +83,7 @@ func (t *runBash) Call(ctx context.Context, inv capabilities.Invocation) (capabi
 	}
 	var out Output
 	var next workspace.Tree
-	key := inv.ThreadID + "\x00" + inv.RouteID
+	key := poolKey(inv.ThreadID, inv.RouteID)
 	err = t.box.pool.Use(ctx, key, func(l *sbx.Lease) error {
 		var err error
 		out, next, err = run(ctx, l, tree, in.Command, timeout)

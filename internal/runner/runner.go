@@ -548,5 +548,15 @@ func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
 	if err := m.settle(threadID); err != nil {
 		return err
 	}
-	return m.store.DeleteThread(ctx, threadID)
+	if err := m.store.DeleteThread(ctx, threadID); err != nil {
+		return err
+	}
+	for _, mk := range m.app.Load().Config.Markers {
+		if c, ok := mk.(capabilities.ThreadCleaner); ok {
+			if err := c.ThreadDeleted(ctx, threadID); err != nil {
+				m.logger.Error("freeing a deleted thread's resources failed", "thread", threadID, "capability", mk.Name(), "err", err)
+			}
+		}
+	}
+	return nil
 }

@@ -146,3 +146,44 @@ func buildOutcome(r io.Reader) error {
 func DockerSettings() sandbox.Settings {
 	return sandbox.Settings{Provider: "docker", Image: Image}
 }
+
+// ContainersWith counts the running sandbox containers whose workspace
+// holds a file named name, running test -e in each through the Engine
+// API (the workspace is a tmpfs, which the archive API does not see).
+func ContainersWith(t testing.TB, name string) int {
+	t.Helper()
+	ctx := context.Background()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", "dawn.sandbox")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range list.Items {
+		ex, err := cli.ExecCreate(ctx, c.ID, client.ExecCreateOptions{Cmd: []string{"test", "-e", sandbox.Workdir + "/" + name}})
+		if err != nil {
+			continue // the container is going away
+		}
+		if _, err := cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{Detach: true}); err != nil {
+			continue
+		}
+		for range 100 {
+			ins, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+			if err != nil {
+				break
+			}
+			if !ins.Running {
+				if ins.ExitCode == 0 {
+					n++
+				}
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return n
+}
