@@ -319,6 +319,13 @@ func SavedToolListsOK(ctx context.Context) bool {
 	return ok
 }
 
+// ThreadCleaner is a marker that holds something of a thread outside the
+// store, such as a running sandbox, and frees it when the thread is
+// deleted. An error is logged; the thread stays deleted.
+type ThreadCleaner interface {
+	ThreadDeleted(ctx context.Context, threadID string) error
+}
+
 // RouteDetector is a marker whose files may sit outside the route folder,
 // such as the app folder's AGENTS.md or skills/ (see router.Route.AppDir).
 // Prepare asks DetectRoute in place of Marker.Detect. file is relative to

@@ -25,7 +25,7 @@ const ReservedToolName = "task"
 var ReservedToolNames = []string{
 	"readFile", "writeFile", "editFile", "listDir", "glob",
 	"readSkill", "readSkillFile", "remember", "recall",
-	"readToolOutput", ReservedToolName, "writeTodos",
+	"readToolOutput", ReservedToolName, "writeTodos", "runBash",
 }
 
 // AppTool is a tool the app registers in Go, shared by every route or scoped

@@ -53,6 +53,9 @@ func (t idempotentTool) Spec() ToolSpec {
 type Invocation struct {
 	// CallID is the model's id for the call.
 	CallID string
+	// ThreadID is the thread of the run calling the tool (a subagent's is
+	// its parent's), or "" in a call no run hosts.
+	ThreadID string
 	// RouteID is the id of the route running the tool.
 	RouteID string
 	// Params are the route's dynamic segment values (tenant=acme).

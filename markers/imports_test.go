@@ -25,7 +25,7 @@ var (
 	iface = []string{"capabilities"}
 	// capability holds the capabilities: each a marker that reaches the
 	// runtime only through the interfaces of capabilities.
-	capability = []string{"planning", "harness", "planfirst", "approval", "internal/mcptools", "memory", "skills", "workspace", "longmemory", "contextwindow", "examples/notes"}
+	capability = []string{"planning", "harness", "planfirst", "approval", "internal/mcptools", "memory", "skills", "workspace", "sandbox", "longmemory", "contextwindow", "examples/notes"}
 	// registry is the one list of built-in markers.
 	registry = []string{"markers"}
 	// runtime runs an app; it names no capability and is handed the app's
@@ -45,7 +45,7 @@ var (
 	// leaves are small helpers any layer may use.
 	leaves = []string{
 		"internal/yamldoc", "internal/gomod", "internal/tokens", "internal/watch", "internal/scaffold", "internal/deploy",
-		"internal/pgtest", "internal/nodetool", "internal/docstext",
+		"internal/pgtest", "internal/nodetool", "internal/docstext", "internal/sandbox/...",
 	}
 	// outside drive a built dawn binary or a server from outside: the
 	// example app, the load tool, the end-to-end and reliability checks.
@@ -253,7 +253,7 @@ func TestRegistry(t *testing.T) {
 		}
 		names = append(names, m.Name())
 	}
-	if got := strings.Join(names, ","); got != "memory,skills,planning,harness,plan_first,mcp,approval,workspace,long_term_memory,context" {
+	if got := strings.Join(names, ","); got != "memory,skills,planning,harness,plan_first,mcp,approval,workspace,sandbox,long_term_memory,context" {
 		t.Errorf("markers = %s", got)
 	}
 	var claimed []string

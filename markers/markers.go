@@ -17,6 +17,7 @@ import (
 	"github.com/dawn-go/dawn/memory"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
+	"github.com/dawn-go/dawn/sandbox"
 	"github.com/dawn-go/dawn/skills"
 	"github.com/dawn-go/dawn/workspace"
 )
@@ -34,6 +35,7 @@ func All() []capabilities.Marker {
 		mcptools.Marker(),
 		approval.Marker(),
 		workspace.Marker(),
+		sandbox.Marker(),
 		longmemory.Marker(),
 		contextwindow.Marker(),
 	}

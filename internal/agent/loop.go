@@ -87,6 +87,10 @@ type Config struct {
 	// hooks and tools as capabilities.Invocation.Outputs; nil where the
 	// run has no store. Subagents inherit it.
 	Outputs capabilities.ToolOutputStore
+	// ThreadID is the run's thread, lent to tools as
+	// capabilities.Invocation.ThreadID; "" where the run has no thread.
+	// Subagents inherit it.
+	ThreadID string
 }
 
 // Host is what the caller lends one run of the loop: where its events go

@@ -101,6 +101,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 		Park:           l.cfg.Park,
 		Models:         l.cfg.Models,
 		Outputs:        l.cfg.Outputs,
+		ThreadID:       l.cfg.ThreadID,
 	}
 	if l.cfg.Tracer != nil {
 		var end func(error)

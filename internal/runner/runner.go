@@ -338,6 +338,7 @@ func (m *Manager) agentConfig(a *app.App, p *capabilities.Prepared, params map[s
 		RecordStarted:  a.Config.Runs.ContinueOrphans,
 		Models:         m.Model,
 		Outputs:        toolOutputs{m.store, threadID},
+		ThreadID:       threadID,
 	}
 	if m.tel != nil {
 		cfg.Tracer = m.tel
@@ -547,5 +548,15 @@ func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
 	if err := m.settle(threadID); err != nil {
 		return err
 	}
-	return m.store.DeleteThread(ctx, threadID)
+	if err := m.store.DeleteThread(ctx, threadID); err != nil {
+		return err
+	}
+	for _, mk := range m.app.Load().Config.Markers {
+		if c, ok := mk.(capabilities.ThreadCleaner); ok {
+			if err := c.ThreadDeleted(ctx, threadID); err != nil {
+				m.logger.Error("freeing a deleted thread's resources failed", "thread", threadID, "capability", mk.Name(), "err", err)
+			}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,10 @@
+//go:build unix
+
+package sandbox
+
+import "syscall"
+
+const (
+	syscallNoFollow = syscall.O_NOFOLLOW
+	syscallNonBlock = syscall.O_NONBLOCK
+)
