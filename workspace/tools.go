@@ -227,11 +227,17 @@ func editFile(b backend, raw json.RawMessage) (any, bool, error) {
 	case n > 1 && !in.ReplaceAll:
 		return nil, false, fmt.Errorf("oldString occurs %d times in %s; add the lines around it so that it occurs once, or set replaceAll to replace every one", n, name)
 	}
+	replaced := 1
 	if in.ReplaceAll {
-		text = strings.ReplaceAll(text, in.OldString, in.NewString)
-	} else {
-		text = strings.Replace(text, in.OldString, in.NewString, 1)
+		replaced = n
 	}
+	// Size the result before building it: a short oldString replaced
+	// many times by a long newString would otherwise build a string far
+	// past the limit before the write refuses it.
+	if size := int64(len(text)) + int64(replaced)*(int64(len(in.NewString))-int64(len(in.OldString))); size > MaxFileSize {
+		return nil, false, fmt.Errorf("editing %q would make it %d bytes, over the %d KiB limit of the workspace's file tools; replace fewer occurrences or shorten newString", name, size, MaxFileSize>>10)
+	}
+	text = strings.Replace(text, in.OldString, in.NewString, replaced)
 	if err := b.write(name, []byte(text)); err != nil {
 		return nil, false, err
 	}
