@@ -57,7 +57,7 @@ type readIn struct {
 
 // readTool pages through a stored output, at most max bytes a call.
 func (o offload) readTool() capabilities.Tool {
-	desc := fmt.Sprintf("Read part of a large tool output that was stored instead of shown whole: the bytes from offset on, at most limit (up to %d) a call. Its preview gives the id and the total size.", o.max)
+	desc := fmt.Sprintf("Read part of a large tool output that was stored instead of shown whole: the bytes from offset on, at most limit (up to %d) a call, cut to whole characters (at least one). Its preview gives the id and the total size.", o.max)
 	return capabilities.Func(ReadToolName, desc, func(ctx context.Context, in readIn) (string, error) {
 		inv, ok := capabilities.InvocationFrom(ctx)
 		if !ok || inv.Outputs == nil {
@@ -67,6 +67,10 @@ func (o offload) readTool() capabilities.Tool {
 		if limit <= 0 || limit > int64(o.max) {
 			limit = int64(o.max)
 		}
+		// A page holds whole characters: a limit shorter than the one at
+		// offset would give an empty page and send the reader back to
+		// the same offset for ever.
+		limit = max(limit, utf8.UTFMax)
 		if in.Offset < 0 {
 			return "", fmt.Errorf("offset must be 0 or more, not %d", in.Offset)
 		}

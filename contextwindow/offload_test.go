@@ -44,7 +44,7 @@ func lastTool(msgs []llms.MessageContent) string {
 
 // TestOffloadPreviewAndPages: a 1 MB tool output over
 // tool_output_max_bytes reaches the model as a preview with its size and
-// an id, the tool_result event and the store keep it whole, and
+// an id, the store keeps it whole, and
 // readToolOutput pages through it by byte offsets, on whole characters.
 func TestOffloadPreviewAndPages(t *testing.T) {
 	log := bigLog(logSize)
@@ -109,8 +109,10 @@ func TestOffloadPreviewAndPages(t *testing.T) {
 			outputs = append(outputs, d.Output)
 		}
 	}
-	if len(outputs) != 3 || outputs[0] != log {
-		t.Fatalf("the tool_result of exportLog holds %d bytes, want the whole %d", len(outputs[0]), logSize)
+	// The output is over limits.tool_output_bytes: its event carries the
+	// preview, whose id reads the whole (see TestToolResultEventBounded).
+	if len(outputs) != 3 || outputs[0] != preview {
+		t.Fatalf("the tool_result of exportLog holds %d bytes, want the %d of the preview", len(outputs[0]), len(preview))
 	}
 	var msgs []struct {
 		Role    string `json:"role"`
@@ -170,5 +172,67 @@ func TestReadToolOutputUnknownID(t *testing.T) {
 	}
 	if got := lastTool(model.all()[1].msgs); !strings.Contains(got, `this thread has no stored output "out_nope"`) {
 		t.Fatalf("the model saw %q", got)
+	}
+}
+
+// TestToolResultEventBounded: a tool output over limits.tool_output_bytes
+// is not carried whole by its tool_result event, which the stream fans
+// out and the store keeps: the event carries what the model saw (the
+// preview with the stored output's id, or the runtime's cut), flagged
+// truncated with the output's size. An output under the limit is carried
+// whole, also when offload stores it.
+func TestToolResultEventBounded(t *testing.T) {
+	tests := []struct {
+		name, agent string
+		size        int
+		whole       bool
+		want        string // in the event's output when it is cut
+	}{
+		{"cut by the runtime", "---\ntools: [exportLog]\n---\nYou read logs.", 2 << 20, false, "[output truncated: "},
+		{"stored by offload", "---\ncontext: {tool_output_max_bytes: 8192, max_input_tokens: 0}\n---\nYou read logs.", 2 << 20, false, "it is stored as \"out_"},
+		{"under the limit", "---\ncontext: {tool_output_max_bytes: 8192, max_input_tokens: 0}\n---\nYou read logs.", 27 * 760, true, ""}, // whole lines, whole characters
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log := bigLog(tt.size)
+			export := capabilities.AppTool{Tool: capabilities.Func("exportLog", "Export the log.", func(context.Context, struct{}) (string, error) { return log, nil })}
+			model := &scriptModel{script: func(n int) *llms.ContentChoice {
+				if n == 0 {
+					return call(n, "exportLog", struct{}{})
+				}
+				return &llms.ContentChoice{Content: "Read."}
+			}}
+			dir := apptest.WriteApp(t, map[string]string{"ops/agent.md": tt.agent})
+			srv := dawntest.New(t, dir, model, dawntest.Options{Tools: []capabilities.AppTool{export}})
+			res := srv.Run(t, "t", "/ops", "Export the log.")
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			seen := lastTool(model.all()[1].msgs)
+			for _, e := range res.Events {
+				if e.Type != stream.TypeToolResult {
+					continue
+				}
+				var d struct {
+					Output      string `json:"output"`
+					Truncated   bool   `json:"truncated"`
+					OutputBytes int    `json:"output_bytes"`
+				}
+				if err := json.Unmarshal(e.Data, &d); err != nil {
+					t.Fatal(err)
+				}
+				if tt.whole {
+					if d.Output != log || d.Truncated || len(e.Data) > tt.size*11/10+200 {
+						t.Fatalf("an output under the limit: the event holds %d bytes, truncated %v", len(d.Output), d.Truncated)
+					}
+					return
+				}
+				if len(e.Data) > 72<<10 || !d.Truncated || d.OutputBytes != tt.size || d.Output != seen || !strings.Contains(d.Output, tt.want) {
+					t.Fatalf("the tool_result event is %d bytes (truncated %v, output_bytes %d), holds what the model saw: %v; want at most 72 KiB, flagged, with %q", len(e.Data), d.Truncated, d.OutputBytes, d.Output == seen, tt.want)
+				}
+				return
+			}
+			t.Fatal("no tool_result event")
+		})
 	}
 }

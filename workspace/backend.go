@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -43,8 +44,9 @@ type backend interface {
 	read(name string) ([]byte, error)
 	write(name string, data []byte) error
 	readDir(name string) ([]Entry, error)
-	// files returns every file, sorted by path, at most MaxListed+1.
-	files() ([]Entry, error)
+	// files returns every file, sorted by path, at most MaxListed+1. It
+	// stops with ctx's error when ctx ends.
+	files(ctx context.Context) ([]Entry, error)
 }
 
 // Errors the backends return, wrapped with the path.
@@ -163,7 +165,7 @@ func (b *treeBackend) readDir(name string) ([]Entry, error) {
 	return out, nil
 }
 
-func (b *treeBackend) files() ([]Entry, error) {
+func (b *treeBackend) files(context.Context) ([]Entry, error) {
 	out := make([]Entry, 0, len(b.tree))
 	for p, f := range b.tree {
 		out = append(out, Entry{Path: p, Size: int64(len(f.Content)), Modified: f.Modified})
@@ -257,9 +259,14 @@ func (b *rootBackend) readDir(name string) ([]Entry, error) {
 	return out, nil
 }
 
-func (b *rootBackend) files() ([]Entry, error) {
+func (b *rootBackend) files(ctx context.Context) ([]Entry, error) {
 	var out []Entry
 	err := fs.WalkDir(b.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		// A walk of a deep or wide folder can outlast the call's deadline;
+		// it stops then rather than work on for nobody.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("the walk of the workspace folder stopped: %w", err)
+		}
 		if err != nil || d.IsDir() {
 			return nil // an unreadable folder is left out
 		}

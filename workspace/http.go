@@ -67,7 +67,7 @@ func serveList(w http.ResponseWriter, r *http.Request, host capabilities.ThreadH
 		return err
 	}
 	defer closeFn()
-	files, err := b.files()
+	files, err := b.files(r.Context())
 	if err != nil {
 		return err
 	}

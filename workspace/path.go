@@ -77,25 +77,45 @@ func Match(pattern, name string) bool {
 	return matchSegments(strings.Split(pattern, "/"), strings.Split(name, "/"))
 }
 
+// matchSegments matches name segments against pattern segments in one
+// pass over the name, keeping the set of pattern positions reached so far
+// (a "**" position stays reached while it takes segments). The work is at
+// most len(pat)*len(segs) segment matches, however many "**" there are;
+// trying every split of the name for every "**" was exponential in them.
 func matchSegments(pat, segs []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(segs); i++ {
-				if matchSegments(pat[1:], segs[i:]) {
-					return true
-				}
+	cur, next := make([]bool, len(pat)+1), make([]bool, len(pat)+1)
+	cur[0] = true
+	skipStars(pat, cur)
+	for _, seg := range segs {
+		clear(next)
+		moved := false
+		for i, p := range pat {
+			if !cur[i] {
+				continue
 			}
+			if p == "**" {
+				next[i], moved = true, true
+			} else if ok, _ := path.Match(p, seg); ok {
+				next[i+1], moved = true, true
+			}
+		}
+		if !moved {
 			return false
 		}
-		if len(segs) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], segs[0]); !ok {
-			return false
-		}
-		pat, segs = pat[1:], segs[1:]
+		skipStars(pat, next)
+		cur, next = next, cur
 	}
-	return len(segs) == 0
+	return cur[len(pat)]
+}
+
+// skipStars marks, in reached, the position after every reached "**":
+// a "**" may take no segment at all.
+func skipStars(pat []string, reached []bool) {
+	for i, p := range pat {
+		if reached[i] && p == "**" {
+			reached[i+1] = true
+		}
+	}
 }
 
 // validPattern says what is wrong with glob pattern, or "".

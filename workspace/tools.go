@@ -71,19 +71,20 @@ func decodeTree(raw json.RawMessage) (Tree, error) {
 type fileTool struct {
 	spec capabilities.ToolSpec
 	sp   *space
-	// run does the call on b; changed says it wrote.
-	run func(b backend, in json.RawMessage) (out any, changed bool, err error)
+	// run does the call on b; changed says it wrote. It stops when ctx
+	// ends.
+	run func(ctx context.Context, b backend, in json.RawMessage) (out any, changed bool, err error)
 }
 
 func (t *fileTool) Spec() capabilities.ToolSpec { return t.spec }
 
-func (t *fileTool) Call(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+func (t *fileTool) Call(ctx context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
 	b, tree, closeFn, err := t.sp.open(inv.State)
 	if err != nil {
 		return capabilities.Result{}, err
 	}
 	defer closeFn()
-	out, changed, err := t.run(b, inv.Input)
+	out, changed, err := t.run(ctx, b, inv.Input)
 	if err != nil {
 		return capabilities.Result{}, err
 	}
@@ -120,7 +121,7 @@ func (sp *space) tools() []capabilities.Tool {
 	if sp.dir != "" {
 		where = "the route's workspace folder"
 	}
-	tool := func(name, desc, schema string, run func(backend, json.RawMessage) (any, bool, error)) capabilities.Tool {
+	tool := func(name, desc, schema string, run func(context.Context, backend, json.RawMessage) (any, bool, error)) capabilities.Tool {
 		return &fileTool{spec: capabilities.ToolSpec{Name: name, Description: desc, Schema: json.RawMessage(schema)}, sp: sp, run: run}
 	}
 	return []capabilities.Tool{
@@ -142,7 +143,7 @@ func (sp *space) tools() []capabilities.Tool {
 	}
 }
 
-func readFile(b backend, raw json.RawMessage) (any, bool, error) {
+func readFile(_ context.Context, b backend, raw json.RawMessage) (any, bool, error) {
 	var in struct {
 		Path   string `json:"path"`
 		Offset int    `json:"offset"`
@@ -177,7 +178,7 @@ func readFile(b backend, raw json.RawMessage) (any, bool, error) {
 	return strings.Join(lines, ""), false, nil
 }
 
-func writeFile(b backend, raw json.RawMessage) (any, bool, error) {
+func writeFile(_ context.Context, b backend, raw json.RawMessage) (any, bool, error) {
 	var in struct {
 		Path    string  `json:"path"`
 		Content *string `json:"content"`
@@ -198,7 +199,7 @@ func writeFile(b backend, raw json.RawMessage) (any, bool, error) {
 	return fmt.Sprintf("wrote %d bytes to %s", len(*in.Content), name), true, nil
 }
 
-func editFile(b backend, raw json.RawMessage) (any, bool, error) {
+func editFile(_ context.Context, b backend, raw json.RawMessage) (any, bool, error) {
 	var in struct {
 		Path       string `json:"path"`
 		OldString  string `json:"oldString"`
@@ -227,11 +228,17 @@ func editFile(b backend, raw json.RawMessage) (any, bool, error) {
 	case n > 1 && !in.ReplaceAll:
 		return nil, false, fmt.Errorf("oldString occurs %d times in %s; add the lines around it so that it occurs once, or set replaceAll to replace every one", n, name)
 	}
+	replaced := 1
 	if in.ReplaceAll {
-		text = strings.ReplaceAll(text, in.OldString, in.NewString)
-	} else {
-		text = strings.Replace(text, in.OldString, in.NewString, 1)
+		replaced = n
 	}
+	// Size the result before building it: a short oldString replaced
+	// many times by a long newString would otherwise build a string far
+	// past the limit before the write refuses it.
+	if size := int64(len(text)) + int64(replaced)*(int64(len(in.NewString))-int64(len(in.OldString))); size > MaxFileSize {
+		return nil, false, fmt.Errorf("editing %q would make it %d bytes, over the %d KiB limit of the workspace's file tools; replace fewer occurrences or shorten newString", name, size, MaxFileSize>>10)
+	}
+	text = strings.Replace(text, in.OldString, in.NewString, replaced)
 	if err := b.write(name, []byte(text)); err != nil {
 		return nil, false, err
 	}
@@ -245,7 +252,7 @@ type listEntry struct {
 	Size int64  `json:"size,omitempty"`
 }
 
-func listDir(b backend, raw json.RawMessage) (any, bool, error) {
+func listDir(_ context.Context, b backend, raw json.RawMessage) (any, bool, error) {
 	var in struct {
 		Path string `json:"path"`
 	}
@@ -277,7 +284,7 @@ func listDir(b backend, raw json.RawMessage) (any, bool, error) {
 	return out, false, nil
 }
 
-func glob(b backend, raw json.RawMessage) (any, bool, error) {
+func glob(ctx context.Context, b backend, raw json.RawMessage) (any, bool, error) {
 	var in struct {
 		Pattern string `json:"pattern"`
 	}
@@ -287,12 +294,15 @@ func glob(b backend, raw json.RawMessage) (any, bool, error) {
 	if msg := validPattern(in.Pattern); msg != "" {
 		return nil, false, &capabilities.InputError{Tool: Glob, Msg: msg}
 	}
-	files, err := b.files()
+	files, err := b.files(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	out := []string{}
 	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, false, fmt.Errorf("glob %q stopped: %w", in.Pattern, err)
+		}
 		if Match(in.Pattern, f.Path) {
 			out = append(out, f.Path)
 		}

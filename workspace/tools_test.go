@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +230,41 @@ func TestFolderNamedPipe(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a call on a named pipe blocked")
+	}
+}
+
+// TestEditFileReplaceAllBound: a replaceAll whose result would pass the
+// file limit is refused before the result is built. A 250 KB file of one
+// repeated character and a 1 KiB newString would make a 250 MB string.
+func TestEditFileReplaceAllBound(t *testing.T) {
+	for _, folder := range []bool{false, true} {
+		s := newSession(t, folder)
+		if folder {
+			if err := os.MkdirAll(s.sp.dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(s.sp.dir, "big.txt"), []byte(strings.Repeat("a", 250_000)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := s.call(WriteFile, `{"path":"big.txt","content":"`+strings.Repeat("a", 250_000)+`"}`); err != nil {
+			t.Fatal(err)
+		}
+		input := `{"path":"big.txt","oldString":"a","newString":"` + strings.Repeat("b", 1024) + `","replaceAll":true}`
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := s.call(EditFile, input)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), `editing "big.txt" would make it 256000000 bytes, over the 256 KiB limit`) {
+			t.Fatalf("folder=%v: error %v, want the result's size refused", folder, err)
+		}
+		// Reading the file and its copies cost a few times 250 KB; the
+		// result would have cost 256 MB.
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+			t.Fatalf("folder=%v: the refused edit allocated %d bytes", folder, grew)
+		}
+		if out, err := s.call(ReadFile, `{"path":"big.txt","offset":0,"limit":1}`); err != nil || len(out) != 250_002 {
+			t.Fatalf("folder=%v: the file changed: %d bytes, %v", folder, len(out), err)
+		}
 	}
 }

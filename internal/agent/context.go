@@ -95,9 +95,10 @@ func (l *loop) complete(ctx context.Context, model, system string, convo []threa
 
 // shown is what the model sees of the successful call ev reports: the
 // output's text as the route's ToolOutput hooks make it, cut to
-// Config.MaxToolOutput.
-func (l *loop) shown(ctx context.Context, ev capabilities.ToolEvent) string {
+// Config.MaxToolOutput; size is the length of the output's text.
+func (l *loop) shown(ctx context.Context, ev capabilities.ToolEvent) (shown string, size int) {
 	text := modelText(ev.Output)
+	size = len(text)
 	for _, h := range l.hooks {
 		if h.ToolOutput == nil {
 			continue
@@ -107,5 +108,5 @@ func (l *loop) shown(ctx context.Context, ev capabilities.ToolEvent) string {
 			text = s
 		}
 	}
-	return l.truncate(text)
+	return l.truncate(text), size
 }

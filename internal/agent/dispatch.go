@@ -256,9 +256,23 @@ func (l *loop) reply(ctx context.Context, ev capabilities.ToolEvent, note string
 		l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": ev.CallID, "name": ev.Name, "output": nil, "error": ev.Err.Error()}))
 		return reply
 	}
-	reply.Content = l.shown(ctx, ev)
-	l.emit(stream.New(stream.TypeToolResult, map[string]any{"id": ev.CallID, "name": ev.Name, "output": rawOrNull(ev.Output)}))
+	var size int
+	reply.Content, size = l.shown(ctx, ev)
+	l.emit(stream.New(stream.TypeToolResult, l.resultData(ev, reply.Content, size)))
 	return reply
+}
+
+// resultData is the data of the tool_result event of the successful call
+// ev, whose output the model was shown as shown. The event is fanned out
+// to every subscriber and kept with the run, so an output over
+// Config.MaxToolOutput is not carried whole: the event carries what the
+// model saw (a stored output's preview names its id), flagged truncated
+// with the size of its text, size.
+func (l *loop) resultData(ev capabilities.ToolEvent, shown string, size int) map[string]any {
+	if len(ev.Output) <= l.cfg.MaxToolOutput {
+		return map[string]any{"id": ev.CallID, "name": ev.Name, "output": rawOrNull(ev.Output)}
+	}
+	return map[string]any{"id": ev.CallID, "name": ev.Name, "output": shown, "truncated": true, "output_bytes": size}
 }
 
 // keepNotes returns state keeping notes under capabilities.NotesKey when

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/dawn-go/dawn/internal/store/dialect"
 )
@@ -43,12 +44,21 @@ func (s *DB) PutToolOutput(ctx context.Context, threadID, id, tool string, data 
 	})
 }
 
+// maxOutputRange bounds the offset and the limit a dialect is asked for:
+// no store keeps an output that large (a Postgres bytea holds at most
+// 1 GiB, a SQLite blob 1 GB), and Postgres's substring takes 32-bit
+// positions, so a larger value would be an error there and a page past
+// the end elsewhere.
+const maxOutputRange = math.MaxInt32 - 1
+
 // ReadToolOutput reads at most limit bytes from byte offset of the tool
-// output id of thread threadID, or ErrNotFound.
+// output id of thread threadID, or ErrNotFound. An offset past the end
+// reads no bytes, however far past it is.
 func (s *DB) ReadToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutput, error) {
 	if offset < 0 || limit < 0 {
 		return ToolOutput{}, fmt.Errorf("tool output %q: %w: offset and limit must be 0 or more", id, ErrInvalid)
 	}
+	offset, limit = min(offset, maxOutputRange), min(limit, maxOutputRange)
 	row, err := s.d.ToolOutput(ctx, threadID, id, offset, limit)
 	if errors.Is(err, dialect.ErrNoRow) {
 		return ToolOutput{}, fmt.Errorf("tool output %q of thread %q: %w", id, threadID, ErrNotFound)

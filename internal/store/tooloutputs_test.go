@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -60,6 +61,34 @@ func TestToolOutputs(t *testing.T) {
 		}
 		if n := queryString(t, s, "SELECT count(*) FROM tool_outputs"); n != "0" {
 			t.Fatalf("%s tool outputs left after the thread was deleted", n)
+		}
+	})
+}
+
+// TestToolOutputFarOffsets: an offset or limit past anything a store can
+// hold reads as any page past the end does, the same on every kind of
+// store; Postgres's substring takes 32-bit positions, and an offset of
+// 2^31-1 was an "integer out of range" error there.
+func TestToolOutputFarOffsets(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		_, err := s.CreateThread(ctx, "th", nil)
+		must(t, err)
+		data := []byte("héllo wörld\n")
+		must(t, s.PutToolOutput(ctx, "th", "out_1", "fetchPage", data))
+		for _, r := range [][2]int64{
+			{math.MaxInt32 - 1, 10}, {math.MaxInt32, 10}, {math.MaxInt32 + 1, 10}, {math.MaxInt64 - 1, 10}, {math.MaxInt64, math.MaxInt64},
+		} {
+			page, err := s.ReadToolOutput(ctx, "th", "out_1", r[0], r[1])
+			if err != nil || len(page.Data) != 0 || page.Total != int64(len(data)) || page.Tool != "fetchPage" {
+				t.Fatalf("offset %d limit %d: %q of %d, %v; want an empty page of %d", r[0], r[1], page.Data, page.Total, err, len(data))
+			}
+		}
+		for _, r := range [][2]int64{{0, math.MaxInt64}, {3, math.MaxInt32 + 1}, {3, math.MaxInt32}} {
+			page, err := s.ReadToolOutput(ctx, "th", "out_1", r[0], r[1])
+			if err != nil || !bytes.Equal(page.Data, data[r[0]:]) {
+				t.Fatalf("offset %d limit %d: %q, %v; want the rest of the output", r[0], r[1], page.Data, err)
+			}
 		}
 	})
 }
