@@ -72,6 +72,9 @@ type Invocation struct {
 	// Outputs keeps large tool outputs with the run's thread, or is nil in
 	// a call no run hosts.
 	Outputs ToolOutputStore
+	// Tools calls the route's other tools by name, as the plan harness
+	// runs a verifier, or is nil in a call no run hosts.
+	Tools ToolCaller
 }
 
 // Result is what a tool call produced.

@@ -54,6 +54,11 @@ type Item struct {
 	Status   Status `json:"status"`
 	Evidence string `json:"evidence,omitempty"`
 	Attempts int    `json:"attempts"`
+	// Verify is the item's verifier line from plan.md (see ParseCheck):
+	// the harness runs it when the model marks the item completed.
+	Verify string `json:"verify,omitempty"`
+	// Verification is the verifier's last outcome.
+	Verification *Verification `json:"verification,omitempty"`
 }
 
 // Postcondition is a "Done when" check the model must verify with evidence
@@ -62,6 +67,12 @@ type Postcondition struct {
 	Content  string `json:"content"`
 	Verified bool   `json:"verified"`
 	Evidence string `json:"evidence,omitempty"`
+	// Verify, Verification and Attempts are as on Item: the harness runs
+	// the verifier on verifyPostcondition, and failed runs count toward
+	// the retry cap.
+	Verify       string        `json:"verify,omitempty"`
+	Verification *Verification `json:"verification,omitempty"`
+	Attempts     int           `json:"attempts,omitempty"`
 }
 
 // Revision records one change to a plan and why it was made.
@@ -139,15 +150,24 @@ func (p *Plan) Missing() []string {
 	var out []string
 	for i, it := range p.Items {
 		if !it.Status.Terminal() {
-			out = append(out, fmt.Sprintf("item %d %q is %s", i+1, it.Content, it.Status))
+			out = append(out, fmt.Sprintf("item %d %q is %s%s", i+1, it.Content, it.Status, failedCheck(it.Verification)))
 		}
 	}
 	for i, pc := range p.Postconditions {
 		if !pc.Verified {
-			out = append(out, fmt.Sprintf("postcondition %d %q is not verified", i, pc.Content))
+			out = append(out, fmt.Sprintf("postcondition %d %q is not verified%s", i, pc.Content, failedCheck(pc.Verification)))
 		}
 	}
 	return out
+}
+
+// failedCheck is ", its verifier failed: …" for a failed verification,
+// else "".
+func failedCheck(v *Verification) string {
+	if v == nil || v.Passed {
+		return ""
+	}
+	return fmt.Sprintf(" (%s: %s)", v.Summary(), oneLine(v.Output))
 }
 
 func (p *Plan) newID() string {

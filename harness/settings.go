@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
@@ -47,8 +48,13 @@ type Settings struct {
 	// Corrections is how many premature final answers the gate sends back
 	// before the plan fails.
 	Corrections int
-	// Postconditions are the "Done when" checklist items.
+	// Postconditions are the "Done when" checklist items; PostVerify holds
+	// each one's verifier line ("" for none), by index.
 	Postconditions []string
+	PostVerify     []string
+	// VerifyTimeout bounds one verifier run (verify_timeout); zero is
+	// DefaultVerifyTimeout.
+	VerifyTimeout time.Duration
 	// Mode is the plan-first mode ("off", "auto" or "always"); empty leaves
 	// it to dawn.yaml. mode: sequential and mode: parallel set it to "off".
 	Mode string
@@ -64,7 +70,7 @@ type Settings struct {
 }
 
 // Keys lists the front matter keys ParseSettings accepts.
-var Keys = []string{"goal", "enforce", "evidence", "approval", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel"}
+var Keys = []string{"goal", "enforce", "evidence", "approval", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel", "verify_timeout"}
 
 // ParseSettings reads plan.md front matter: the YAML between the opening
 // "---" line (line 1 of the file) and the closing one. path names the file
@@ -155,6 +161,12 @@ func (s *Settings) set(key, val *yaml.Node, bad func(*yaml.Node, string, ...any)
 		s.Threshold = positive(val, key, bad, 10)
 	case "parallel":
 		s.Parallel = positive(val, key, bad, MaxParallel)
+	case "verify_timeout":
+		d, err := time.ParseDuration(val.Value)
+		if err != nil || d < time.Second || d > time.Hour {
+			bad(key, "must be a duration from 1s to 1h, such as 30s or 2m, not %q", val.Value)
+		}
+		s.VerifyTimeout = d
 	case "prompt":
 		switch val.Value {
 		case "compact":

@@ -29,15 +29,20 @@ const (
 
 // enforced is the contribution of a plan.md with enforce: true.
 type enforced struct {
-	settings harness.Settings
-	seed     []harness.Seed
-	lim      limits
+	settings  harness.Settings
+	seed      []harness.Seed
+	lim       limits
+	verifiers map[string]harness.VerifierFunc
 }
 
-func enforcedContribution(path string, f File, lim limits) *capabilities.Contribution {
-	e := &enforced{settings: f.Settings, lim: lim}
-	for _, t := range f.Seed {
-		e.seed = append(e.seed, harness.Seed{Content: t.Content, Completed: t.Status == Completed})
+func enforcedContribution(path string, f File, lim limits, verifiers map[string]harness.VerifierFunc) *capabilities.Contribution {
+	e := &enforced{settings: f.Settings, lim: lim, verifiers: verifiers}
+	for i, t := range f.Seed {
+		sd := harness.Seed{Content: t.Content, Completed: t.Status == Completed}
+		if i < len(f.Verify) {
+			sd.Verify = f.Verify[i]
+		}
+		e.seed = append(e.seed, sd)
 	}
 	draft := harness.New(e.settings, e.seed)
 	return &capabilities.Contribution{
@@ -46,6 +51,7 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 			{Name: StateField, Type: "array", Schema: mustJSON(enforcedListSchema()), Default: mustJSON(todosOf(draft)), Reducer: capabilities.Replace, Source: path},
 			{Name: PlanField, Type: "object", Schema: mustJSON(map[string]any{"type": "object", "description": "The harness-owned plan: lifecycle state, items, postconditions and revisions."}), Default: mustJSON(draft), Reducer: capabilities.Replace, Source: path},
 		},
+		Validate:     e.validate,
 		Prompts:      []capabilities.Prompt{e.rules},
 		StatePrompts: []capabilities.Prompt{e.state},
 		Transformers: []capabilities.Transformer{e.transform},
@@ -66,13 +72,20 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 
 // tools are the harness's tools: verifyPostcondition only for a plan with
 // postconditions, since every tool definition goes with every model request.
+//
+// A plan with verifiers declares writeTodos and verifyPostcondition
+// idempotent (unless the plan waits for approval): a call is a claim the
+// harness checks against the state it was made on, so a claim a restart
+// cut off before its verifier ran is run, and verified, once after the
+// restart (with runs: {continue_orphans: true}).
 func (e *enforced) tools() []capabilities.Tool {
+	again := e.hasVerifiers() && !e.settings.Approval
 	tools := []capabilities.Tool{
-		toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: schemaFor(e.settings.MaxItems, true)}, call: e.writeTodos},
+		toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: schemaFor(e.settings.MaxItems, true), Idempotent: again}, call: e.writeTodos},
 		toolFunc{spec: capabilities.ToolSpec{Name: StepFailedTool, Description: stepFailedDescription, Schema: mustJSON(withoutDescriptions(stepFailedSchema()))}, call: e.stepFailed},
 	}
 	if len(e.settings.Postconditions) > 0 {
-		tools = append(tools, toolFunc{spec: capabilities.ToolSpec{Name: VerifyTool, Description: verifyDescription, Schema: mustJSON(verifySchema())}, call: e.verify})
+		tools = append(tools, toolFunc{spec: capabilities.ToolSpec{Name: VerifyTool, Description: verifyDescription, Schema: mustJSON(verifySchema()), Idempotent: again}, call: e.verify})
 	}
 	return tools
 }
@@ -305,7 +318,12 @@ func (e *enforced) writeTodos(ctx context.Context, inv capabilities.Invocation) 
 		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
 	}
 	p := e.current(inv.State)
-	if _, err := harness.Replace(p, e.settings, proposed(todos), reason); err != nil {
+	list := proposed(todos)
+	if p.State == harness.Running {
+		e.runClaims(ctx, inv, p, list)
+	}
+	out, err := harness.Replace(p, e.settings, list, reason)
+	if err != nil {
 		return capabilities.Result{}, err
 	}
 	// With approval: required, beforeTool holds every writeTodos call
@@ -317,7 +335,7 @@ func (e *enforced) writeTodos(ctx context.Context, inv capabilities.Invocation) 
 	if e.settings.FanOut && inv.Steps != nil && p.State == harness.Running {
 		return e.fanOut(ctx, inv.Steps, p)
 	}
-	return result(p, "")
+	return result(p, out.Note)
 }
 
 type stepFailedInput struct {
@@ -343,7 +361,7 @@ type verifyInput struct {
 	Evidence string `json:"evidence"`
 }
 
-func (e *enforced) verify(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+func (e *enforced) verify(ctx context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
 	var in verifyInput
 	if err := strictDecode(inv.Input, &in); err != nil || in.Index == nil {
 		msg := "index is required"
@@ -353,10 +371,15 @@ func (e *enforced) verify(_ context.Context, inv capabilities.Invocation) (capab
 		return capabilities.Result{}, &capabilities.InputError{Tool: VerifyTool, Msg: `expected {"index":0,"evidence":"…"}: ` + msg}
 	}
 	p := e.current(inv.State)
-	if _, err := harness.Verify(p, *in.Index, in.Evidence); err != nil {
+	var verdict *harness.Verification
+	if i := *in.Index; p.State == harness.Running && i >= 0 && i < len(p.Postconditions) && p.Postconditions[i].Verify != "" {
+		verdict = e.runCheck(ctx, inv, p.Postconditions[i].Verify, p.Postconditions[i].Content, in.Evidence)
+	}
+	out, err := harness.VerifyChecked(p, e.settings, *in.Index, in.Evidence, verdict)
+	if err != nil {
 		return capabilities.Result{}, err
 	}
-	return result(p, "")
+	return result(p, out.Note)
 }
 
 // result is a harness tool's result: the plan's state and progress for the

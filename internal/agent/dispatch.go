@@ -335,7 +335,7 @@ func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State
 		}
 		return res, fmt.Errorf("there is no tool %q on this route; available tools: %s", c.Name, strings.Join(names, ", "))
 	}
-	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps(), Items: l.host.Items(), Outputs: l.cfg.Outputs}
+	inv := capabilities.Invocation{CallID: c.ID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps(), Items: l.host.Items(), Outputs: l.cfg.Outputs, Tools: toolCaller{l, c.ID, state}}
 	return l.callTool(ctx, tool, inv)
 }
 
