@@ -208,12 +208,16 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 		}
 	}
 	removed := len(p.Items) - (len(next) - added)
+	diff := diffItems(p.Items, next)
 	p.Items = next
 	change := fmt.Sprintf("%d items (%d added, %d removed, %d newly finished)", len(next), added, removed, finished)
 	if demoted > 0 {
 		change += fmt.Sprintf("; %d extra in_progress demoted to pending", demoted)
 	}
-	p.revise("model", reason, change)
+	if n := countDropped(diff); n > 0 {
+		change += fmt.Sprintf("; %d dropped before finishing", n)
+	}
+	p.reviseDiff("model", reason, change, diff)
 	if len(failedChecks) == 0 {
 		return p.settle(finished), nil
 	}
@@ -224,6 +228,16 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 	settled := p.settle(finished) // other items may have finished in the same call
 	settled.Note = out.Note
 	return settled, nil
+}
+
+func countDropped(d *Diff) int {
+	n := 0
+	for _, r := range d.Removed {
+		if r.Dropped {
+			n++
+		}
+	}
+	return n
 }
 
 // checkFailed records verdict v on it, an item the model marks completed

@@ -83,11 +83,15 @@ type Revision struct {
 	Source string `json:"source"`
 	Reason string `json:"reason,omitempty"`
 	Change string `json:"change"`
+	// Diff is what the revision changed in the items, when it changed
+	// them.
+	Diff *Diff `json:"diff,omitempty"`
 }
 
-// maxRevisions bounds the history kept in state; older entries are dropped
-// (N keeps counting).
-const maxRevisions = 50
+// MaxRevisions bounds the revisions a plan keeps in the thread's state:
+// past it the oldest go, counted in Plan.Trimmed (N keeps counting), while
+// the items they dropped stay in Plan.Dropped.
+const MaxRevisions = 50
 
 // Plan is a thread's harness-owned plan. It lives in the thread's state, so
 // every change is saved with the step that made it.
@@ -113,6 +117,11 @@ type Plan struct {
 	// plan.md says approval: required; such a plan is not asked again.
 	Approved  bool `json:"approved,omitempty"`
 	RevisionN int  `json:"revision_n"`
+	// Trimmed counts the oldest revisions no longer kept (MaxRevisions).
+	Trimmed int `json:"trimmed_revisions,omitempty"`
+	// Dropped lists every item a revision removed before it was finished,
+	// with the revision that removed it.
+	Dropped []Removed `json:"dropped,omitempty"`
 }
 
 // BudgetLeft is how many more items may finish before the plan pauses for
@@ -176,10 +185,21 @@ func (p *Plan) newID() string {
 }
 
 func (p *Plan) revise(source, reason, change string) {
+	p.reviseDiff(source, reason, change, nil)
+}
+
+// reviseDiff is revise for a change to the items, with its diff.
+func (p *Plan) reviseDiff(source, reason, change string, d *Diff) {
 	p.RevisionN++
-	p.Revisions = append(p.Revisions, Revision{N: p.RevisionN, Source: source, Reason: strings.TrimSpace(reason), Change: change})
-	if len(p.Revisions) > maxRevisions {
-		p.Revisions = p.Revisions[len(p.Revisions)-maxRevisions:]
+	if d.Empty() {
+		d = nil
+	} else {
+		p.record(p.RevisionN, d)
+	}
+	p.Revisions = append(p.Revisions, Revision{N: p.RevisionN, Source: source, Reason: strings.TrimSpace(reason), Change: change, Diff: d})
+	if over := len(p.Revisions) - MaxRevisions; over > 0 {
+		p.Revisions = p.Revisions[over:]
+		p.Trimmed += over
 	}
 }
 

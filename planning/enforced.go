@@ -148,6 +148,21 @@ func PlanEvent(p *harness.Plan) stream.Event {
 	})
 }
 
+// revisedEvents are the plan_revised events of the revisions next has and
+// prev had not that changed the list itself (items added, removed,
+// reworded, reordered or moved back), each with its diff. Every revision,
+// a status change included, is kept in the plan and served by
+// GET /threads/:id/plan/revisions.
+func revisedEvents(prev, next *harness.Plan) []stream.Event {
+	var out []stream.Event
+	for _, r := range next.Revisions {
+		if r.N > prev.RevisionN && r.Diff != nil {
+			out = append(out, stream.New(harness.EventRevised, r))
+		}
+	}
+	return out
+}
+
 // lifecycleEvent is plan_paused, plan_done, plan_failed or plan_cancelled.
 func lifecycleEvent(typ string, p *harness.Plan) stream.Event {
 	done, total := p.Progress()
@@ -226,11 +241,13 @@ func (e *enforced) afterTool(before, after thread.State, ev capabilities.ToolEve
 				out.Event = harness.EventFailed
 			}
 		}
+		revised := revisedEvents(prev, next)
 		if out.Event == "" {
-			return capabilities.Effect{}
+			return capabilities.Effect{Events: revised}
 		}
 		eff := effect(next, out)
-		eff.Update, eff.Events = nil, eff.Events[1:] // the transformer already sent plan_update
+		eff.Update = nil
+		eff.Events = append(revised, eff.Events[1:]...) // the transformer already sent plan_update
 		// A manual plan waits for a person after each finished step: the
 		// run parks on a step interrupt (or, where it cannot park, stops
 		// with the plan paused).
