@@ -2,7 +2,9 @@ package harness_test
 
 import (
 	"encoding/json"
+	"io"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/dawntest"
@@ -95,5 +97,64 @@ func TestDriftAudit(t *testing.T) {
 	}
 	if code := apptest.GetJSON(t, base+"/threads/d1/plan/revisions?limit=0", &bad); code != 400 || bad.Error.Kind != "invalid_query" {
 		t.Fatalf("limit=0 answered %d %+v, want 400 invalid_query", code, bad)
+	}
+}
+
+// TestDriftOnOtherWires: the dropped item reaches an AG-UI client as a
+// state delta of its shared plan, and the LangGraph dialect's thread
+// values (GET /threads/:id/state) carry the plan's revisions with it.
+func TestDriftOnOtherWires(t *testing.T) {
+	dir := apptest.WriteApp(t, map[string]string{
+		"job/agent.md": "You do the job.",
+		"job/plan.md":  "---\nenforce: true\n---\n- [ ] Write the code\n- [ ] Write the tests\n",
+	})
+	model := dawntest.Script().
+		CallTool("writeTodos", revisedTodos("the tests are too hard", [2]string{"Write the code", "completed"})).
+		Reply("Done.")
+	h := apptest.New(t, dir, model, apptest.Options{})
+	base := h.Serve(t)
+	body := `{"threadId":"w1","runId":"r1","state":null,"messages":[{"id":"m1","role":"user","content":"go"}],"tools":[],"context":[],"forwardedProps":{}}`
+	resp := apptest.PostJSON(t, base+"/agui/job", body)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var e struct {
+			Type  string `json:"type"`
+			Delta []struct {
+				Path  string          `json:"path"`
+				Value json.RawMessage `json:"value"`
+			} `json:"delta"`
+		}
+		if json.Unmarshal([]byte(data), &e) != nil || e.Type != "STATE_DELTA" {
+			continue
+		}
+		for _, op := range e.Delta {
+			if strings.HasPrefix(op.Path, "/plan/dropped") && strings.Contains(string(op.Value), "Write the tests") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no AG-UI STATE_DELTA adds the dropped item to the shared plan:\n%s", raw)
+	}
+	var st struct {
+		Values struct {
+			Plan harness.Plan `json:"plan"`
+		} `json:"values"`
+	}
+	if code := apptest.GetJSON(t, base+"/threads/w1/state", &st); code != 200 {
+		t.Fatalf("GET state = %d", code)
+	}
+	p := st.Values.Plan
+	if len(p.Dropped) != 1 || p.Dropped[0].Content != "Write the tests" || len(p.Revisions) == 0 {
+		t.Fatalf("thread values' plan = %+v, want the dropped item and the revisions", p)
 	}
 }

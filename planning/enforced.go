@@ -138,6 +138,10 @@ type PlanUpdate struct {
 	BudgetLeft     int                     `json:"budget_left"`
 	PauseReason    string                  `json:"pause_reason,omitempty"`
 	Reason         string                  `json:"reason,omitempty"`
+	// Revised is the newest revision that changed the list, with its diff;
+	// Dropped every item the plan removed before it was finished.
+	Revised *harness.Revision `json:"revised,omitempty"`
+	Dropped []harness.Removed `json:"dropped,omitempty"`
 }
 
 // PlanEvent is the plan_update event for p.
@@ -145,7 +149,18 @@ func PlanEvent(p *harness.Plan) stream.Event {
 	return stream.New(EventType, PlanUpdate{
 		Todos: p.Items, State: p.State, Goal: p.Goal, Current: p.Current(), Postconditions: p.Postconditions,
 		Advance: p.Advance, BudgetLeft: p.BudgetLeft(), PauseReason: p.PauseReason, Reason: p.Reason,
+		Revised: lastRevised(p), Dropped: p.Dropped,
 	})
+}
+
+// lastRevised is the newest revision of p that changed the list, or nil.
+func lastRevised(p *harness.Plan) *harness.Revision {
+	for i := len(p.Revisions) - 1; i >= 0; i-- {
+		if p.Revisions[i].Diff != nil {
+			return &p.Revisions[i]
+		}
+	}
+	return nil
 }
 
 // revisedEvents are the plan_revised events of the revisions next has and
