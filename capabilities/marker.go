@@ -85,6 +85,9 @@ type ToolEvent struct {
 	Update thread.State
 	// Err is the tool's error, nil on success.
 	Err error
+	// Delegation is a finished task call's subagent and its final state;
+	// nil for any other call.
+	Delegation *Delegation
 }
 
 // Transformer observes finished tool calls and returns events to add to the

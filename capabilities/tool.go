@@ -85,6 +85,20 @@ type Result struct {
 	// Update holds state fields to change, applied through each field's
 	// reducer after the call. Nil means no change.
 	Update thread.State
+	// Delegation is set by the runtime on the result of a task call whose
+	// subagent finished: who ran it and the state it ended with.
+	Delegation *Delegation
+}
+
+// Delegation is what a task call's subagent left when it finished, for
+// the capabilities of the route that delegated (ToolEvent.Delegation), as
+// the plan harness nests a subagent's plan under the parent's plan item.
+type Delegation struct {
+	Subagent string
+	RouteID  string
+	// Values is the subagent's final state. Do not modify it.
+	Values thread.State
+	Answer string
 }
 
 type invocationKey struct{}

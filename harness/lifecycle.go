@@ -171,9 +171,15 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 			prev := p.Items[idx[0]]
 			old[pr.Content] = idx[1:]
 			it.ID, it.Attempts, wasTerminal = prev.ID, prev.Attempts, prev.Status.Terminal()
-			it.Verify, it.Verification = prev.Verify, prev.Verification
+			it.Verify, it.Verification, it.Children = prev.Verify, prev.Verification, prev.Children
 			if it.Evidence == "" {
 				it.Evidence = prev.Evidence
+			}
+			if c := openChild(prev); c != nil && it.Status == Completed && !prev.Status.Terminal() {
+				pr.Verdict = &Verification{VerifiedBy: "subagent: " + c.Subagent, Output: fmt.Sprintf("subagent %s's plan is %s, not done; the item completes when it is", c.Subagent, c.State)}
+				if checkFailed(&it, pr.Verdict) {
+					failedChecks = append(failedChecks, i)
+				}
 			}
 			if it.Status == Completed && prev.Status != Completed && it.Verify != "" {
 				if checkFailed(&it, pr.Verdict) {

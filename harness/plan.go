@@ -59,6 +59,9 @@ type Item struct {
 	Verify string `json:"verify,omitempty"`
 	// Verification is the verifier's last outcome.
 	Verification *Verification `json:"verification,omitempty"`
+	// Children are the plans of the subagents that carried the item out
+	// (task calls naming it, or made while it was in progress).
+	Children []Child `json:"children,omitempty"`
 }
 
 // Postcondition is a "Done when" check the model must verify with evidence

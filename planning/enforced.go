@@ -239,6 +239,9 @@ func (e *enforced) start(s thread.State, input []thread.Message) capabilities.Ef
 }
 
 func (e *enforced) afterTool(before, after thread.State, ev capabilities.ToolEvent) capabilities.Effect {
+	if ev.Name == capabilities.ReservedToolName && ev.Err == nil && ev.Delegation != nil {
+		return e.delegated(after, ev)
+	}
 	switch ev.Name {
 	case ToolName, StepFailedTool, VerifyTool:
 		if ev.Err != nil {

@@ -65,7 +65,7 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error) (
 		ins, err := l.parkTask(c, parked)
 		return nil, ins, err
 	}
-	ev.Output = res.Output
+	ev.Output, ev.Delegation = res.Output, res.Delegation
 	next := l.state
 	if err == nil && len(res.Update) > 0 {
 		if next, err = l.cfg.Route.Apply(l.state, res.Update); err != nil {
