@@ -17,8 +17,10 @@ import (
 	"os"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/cli"
 	"github.com/dawn-go/dawn/markers"
+	"github.com/dawn-go/dawn/planning"
 )
 
 // Option configures Main; make one with Tool, RouteTool, WithTool or
@@ -30,9 +32,10 @@ type Option struct {
 
 // options is what Options set.
 type options struct {
-	tools   []capabilities.AppTool
-	markers []capabilities.Marker
-	auth    func(*http.Request) (Identity, error)
+	tools     []capabilities.AppTool
+	markers   []capabilities.Marker
+	auth      func(*http.Request) (Identity, error)
+	verifiers map[string]harness.VerifierFunc
 }
 
 // addTool returns the Option that registers t.
@@ -75,6 +78,30 @@ func WithTool(route string, t capabilities.Tool) Option {
 // and its optional interfaces.
 func WithCapability(m capabilities.Marker) Option {
 	return Option{apply: func(o *options) { o.markers = append(o.markers, m) }}
+}
+
+// VerifyInput is what a Verifier is given: the route, the plan item (or
+// postcondition) it checks, the model's own evidence, and the thread's
+// state.
+type VerifyInput = harness.VerifyInput
+
+// Verdict is a Verifier's answer: Pass, and Detail, a line saying what it
+// found, kept as evidence and shown to the model when the check fails.
+type Verdict = harness.Verdict
+
+// Verifier registers a Go verifier named name. A harness-owned plan.md
+// names it in a nested bullet under an item or postcondition,
+// "- verify: name", and the harness runs fn when the model marks the item
+// completed (or calls verifyPostcondition): a pass is the item's evidence,
+// a fail (or an error) keeps it in progress with Detail as the reason (see
+// docs/harness.md). fn runs under the plan's verify_timeout.
+func Verifier(name string, fn func(ctx context.Context, in VerifyInput) (Verdict, error)) Option {
+	return Option{apply: func(o *options) {
+		if o.verifiers == nil {
+			o.verifiers = map[string]harness.VerifierFunc{}
+		}
+		o.verifiers[name] = fn
+	}}
 }
 
 // WithAuth installs the app's own authentication: dawn start calls fn for
@@ -152,7 +179,16 @@ func Tools(opts ...Option) []capabilities.AppTool {
 // registers. dawntest.Options.Markers takes them, so a test runs the app
 // with the capabilities its main registers.
 func Capabilities(opts ...Option) []capabilities.Marker {
-	return append(markers.All(), collect(opts).markers...)
+	o := collect(opts)
+	all := markers.All()
+	if len(o.verifiers) > 0 {
+		for i, m := range all {
+			if m.Name() == planning.Name {
+				all[i] = planning.MarkerWith(o.verifiers)
+			}
+		}
+	}
+	return append(all, o.markers...)
 }
 
 // Main runs the dawn CLI with the app's tools and capabilities and exits

@@ -60,6 +60,12 @@ type Contribution struct {
 	// matches none of the route's tools). It runs only when the app's Go
 	// tools are known (Input.AppToolsKnown), so a missing tool is missing.
 	Check func(p *Prepared) []string
+	// Validate, when set, runs once the route is prepared, as Check does
+	// and only when the app's tools are known, and returns problems that
+	// break the route (for example a plan verifier naming a tool the route
+	// does not have): each fails preparation, and `dawn check`, as an
+	// *Error of phase "check".
+	Validate func(p *Prepared) []string
 }
 
 // Prompt renders a prompt fragment from the current state. It runs before
@@ -79,6 +85,9 @@ type ToolEvent struct {
 	Update thread.State
 	// Err is the tool's error, nil on success.
 	Err error
+	// Delegation is a finished task call's subagent and its final state;
+	// nil for any other call.
+	Delegation *Delegation
 }
 
 // Transformer observes finished tool calls and returns events to add to the

@@ -132,6 +132,13 @@ func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, err
 		b.marker(ctx, m)
 	}
 	b.toolsList()
+	if len(b.errs) == 0 {
+		for _, c := range b.validates {
+			for _, msg := range c.fn(b.p) {
+				b.fail(c.name, "check", "%s", msg)
+			}
+		}
+	}
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
@@ -154,8 +161,9 @@ type preparation struct {
 	// names of the tools capabilities contributed.
 	userTools       []AppTool
 	capabilityTools []string
-	// checks are the contributions' checks, run once the route is whole.
-	checks []contributionCheck
+	// checks are the contributions' checks, run once the route is whole;
+	// validates their Validate functions.
+	checks, validates []contributionCheck
 }
 
 // contributionCheck is a contribution's Check, with its capability's name.
@@ -246,6 +254,9 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	}
 	if c.Check != nil && b.in.AppToolsKnown {
 		b.checks = append(b.checks, contributionCheck{name, c.Check})
+	}
+	if c.Validate != nil && b.in.AppToolsKnown {
+		b.validates = append(b.validates, contributionCheck{name, c.Validate})
 	}
 }
 

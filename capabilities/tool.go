@@ -75,6 +75,9 @@ type Invocation struct {
 	// Outputs keeps large tool outputs with the run's thread, or is nil in
 	// a call no run hosts.
 	Outputs ToolOutputStore
+	// Tools calls the route's other tools by name, as the plan harness
+	// runs a verifier, or is nil in a call no run hosts.
+	Tools ToolCaller
 }
 
 // Result is what a tool call produced.
@@ -85,6 +88,20 @@ type Result struct {
 	// Update holds state fields to change, applied through each field's
 	// reducer after the call. Nil means no change.
 	Update thread.State
+	// Delegation is set by the runtime on the result of a task call whose
+	// subagent finished: who ran it and the state it ended with.
+	Delegation *Delegation
+}
+
+// Delegation is what a task call's subagent left when it finished, for
+// the capabilities of the route that delegated (ToolEvent.Delegation), as
+// the plan harness nests a subagent's plan under the parent's plan item.
+type Delegation struct {
+	Subagent string
+	RouteID  string
+	// Values is the subagent's final state. Do not modify it.
+	Values thread.State
+	Answer string
 }
 
 type invocationKey struct{}

@@ -72,7 +72,7 @@ func TestHarnessParallelPlan(t *testing.T) {
 	if result.State != "done" || !slices.Equal(got, want) {
 		t.Errorf("merged results (plan %s):\n%q\nwant\n%q", result.State, got, want)
 	}
-	types := strings.Join(eventTypes(events), ",")
+	types := strings.ReplaceAll(strings.Join(eventTypes(events), ","), ",plan_revised", "") // the model's first list streams its diff
 	if !strings.Contains(types, "tool_result,plan_update,plan_done,") || !strings.HasSuffix(types, ",done") {
 		t.Errorf("events: %s", types)
 	}

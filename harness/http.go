@@ -23,6 +23,7 @@ const errRunning = "a run is in flight on this thread, so the plan is not paused
 //	POST /threads/:id/plan/pause     pause it (at the run's next step boundary)
 //	POST /threads/:id/plan/resume    resume a paused plan
 //	POST /threads/:id/plan/cancel    cancel it
+//	GET  /threads/:id/plan/revisions its revisions with their diffs, paged
 //
 // Each action answers with the plan as it is afterwards: 200 once taken,
 // 202 with pending_signal while the run in flight has not reached it (a
@@ -32,6 +33,8 @@ const errRunning = "a run is in flight on this thread, so the plan is not paused
 func (marker) ThreadRoutes(host capabilities.ThreadHost) []capabilities.ThreadRoute {
 	routes := []capabilities.ThreadRoute{{Method: http.MethodGet, Path: "plan", Handler: func(w http.ResponseWriter, r *http.Request) error {
 		return writePlan(w, r, host, http.StatusOK)
+	}}, {Method: http.MethodGet, Path: "plan/revisions", Handler: func(w http.ResponseWriter, r *http.Request) error {
+		return writeRevisions(w, r, host)
 	}}}
 	for _, action := range []string{"pause", "resume", "cancel"} {
 		routes = append(routes, capabilities.ThreadRoute{Method: http.MethodPost, Path: "plan/" + action, Handler: func(w http.ResponseWriter, r *http.Request) error {

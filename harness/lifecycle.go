@@ -32,6 +32,8 @@ type Outcome struct {
 type Seed struct {
 	Content   string
 	Completed bool
+	// Verify is the item's verifier line, if any.
+	Verify string
 }
 
 // New makes a draft plan from the route's seed and settings.
@@ -42,10 +44,14 @@ func New(s Settings, seed []Seed) *Plan {
 		if it.Completed {
 			st = Completed
 		}
-		p.Items = append(p.Items, Item{ID: p.newID(), Content: it.Content, Status: st})
+		p.Items = append(p.Items, Item{ID: p.newID(), Content: it.Content, Status: st, Verify: it.Verify})
 	}
-	for _, c := range s.Postconditions {
-		p.Postconditions = append(p.Postconditions, Postcondition{Content: c})
+	for i, c := range s.Postconditions {
+		pc := Postcondition{Content: c}
+		if i < len(s.PostVerify) {
+			pc.Verify = s.PostVerify[i]
+		}
+		p.Postconditions = append(p.Postconditions, pc)
 	}
 	if p.Advance == AdvanceManual {
 		p.Budget = 0
@@ -99,6 +105,40 @@ type Proposed struct {
 	Content  string
 	Status   Status
 	Evidence string
+	// Verdict is the outcome of the item's verifier, run by the caller
+	// for each claim Claims lists. A claim without one is not accepted.
+	Verdict *Verification
+}
+
+// Claim is a proposed item that completes a plan item with a verifier: the
+// caller runs Verify and puts the outcome on list[Index].Verdict before
+// Replace.
+type Claim struct {
+	Index   int
+	Content string
+	Verify  string
+}
+
+// Claims lists the items of list that would complete an item of p that
+// has a verifier, matching items by content as Replace does.
+func Claims(p *Plan, list []Proposed) []Claim {
+	old := map[string][]int{}
+	for i, it := range p.Items {
+		old[it.Content] = append(old[it.Content], i)
+	}
+	var out []Claim
+	for i, pr := range list {
+		idx := old[pr.Content]
+		if len(idx) == 0 {
+			continue
+		}
+		prev := p.Items[idx[0]]
+		old[pr.Content] = idx[1:]
+		if pr.Status == Completed && prev.Status != Completed && prev.Verify != "" {
+			out = append(out, Claim{Index: i, Content: pr.Content, Verify: prev.Verify})
+		}
+	}
+	return out
 }
 
 // ErrNotRunning refuses model changes to a plan that is not running.
@@ -123,6 +163,7 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 	}
 	next := make([]Item, 0, len(list))
 	finished, added := 0, 0
+	var failedChecks []int
 	for i, pr := range list {
 		it := Item{Content: pr.Content, Status: pr.Status, Evidence: strings.TrimSpace(pr.Evidence)}
 		wasTerminal := false
@@ -130,13 +171,25 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 			prev := p.Items[idx[0]]
 			old[pr.Content] = idx[1:]
 			it.ID, it.Attempts, wasTerminal = prev.ID, prev.Attempts, prev.Status.Terminal()
+			it.Verify, it.Verification, it.Children = prev.Verify, prev.Verification, prev.Children
 			if it.Evidence == "" {
 				it.Evidence = prev.Evidence
+			}
+			if c := openChild(prev); c != nil && it.Status == Completed && !prev.Status.Terminal() {
+				pr.Verdict = &Verification{VerifiedBy: "subagent: " + c.Subagent, Output: fmt.Sprintf("subagent %s's plan is %s, not done; the item completes when it is", c.Subagent, c.State)}
+				if checkFailed(&it, pr.Verdict) {
+					failedChecks = append(failedChecks, i)
+				}
+			}
+			if it.Status == Completed && prev.Status != Completed && it.Verify != "" {
+				if checkFailed(&it, pr.Verdict) {
+					failedChecks = append(failedChecks, i)
+				}
 			}
 		} else {
 			added++
 		}
-		if s.Evidence && it.Status == Completed && it.Evidence == "" {
+		if s.Evidence && it.Status == Completed && it.Evidence == "" && it.Verify == "" {
 			return Outcome{}, fmt.Errorf("todos[%d] %q is marked completed without evidence. Evidence is a short, checkable record that shows the step is done: a tool result, an id, a number or a quote (for example \"lookupAccount returned plan=business\"). Add \"evidence\" to the item, or leave it in_progress", i, pr.Content)
 		}
 		if it.Status.Terminal() && !wasTerminal {
@@ -161,13 +214,91 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 		}
 	}
 	removed := len(p.Items) - (len(next) - added)
+	diff := diffItems(p.Items, next)
 	p.Items = next
 	change := fmt.Sprintf("%d items (%d added, %d removed, %d newly finished)", len(next), added, removed, finished)
 	if demoted > 0 {
 		change += fmt.Sprintf("; %d extra in_progress demoted to pending", demoted)
 	}
-	p.revise("model", reason, change)
-	return p.settle(finished), nil
+	if n := countDropped(diff); n > 0 {
+		change += fmt.Sprintf("; %d dropped before finishing", n)
+	}
+	p.reviseDiff("model", reason, change, diff)
+	if len(failedChecks) == 0 {
+		return p.settle(finished), nil
+	}
+	out := p.checksFailed(s, failedChecks)
+	if out.Stop {
+		return out, nil
+	}
+	settled := p.settle(finished) // other items may have finished in the same call
+	settled.Note = out.Note
+	return settled, nil
+}
+
+func countDropped(d *Diff) int {
+	n := 0
+	for _, r := range d.Removed {
+		if r.Dropped {
+			n++
+		}
+	}
+	return n
+}
+
+// checkFailed records verdict v on it, an item the model marks completed
+// and whose verifier ran (v nil: it could not run), and reports whether
+// the claim fails: the item then stays in_progress with the attempt
+// counted. A passing verdict becomes the item's evidence, with the model's
+// own words kept in it as Claim.
+func checkFailed(it *Item, v *Verification) bool {
+	if v == nil {
+		v = &Verification{VerifiedBy: it.Verify, Output: "the verifier did not run"}
+	}
+	if v.Claim == "" {
+		v.Claim = it.Evidence
+	}
+	it.Verification = v
+	if v.Passed {
+		it.Evidence = v.Summary()
+		return false
+	}
+	it.Status = InProgress
+	it.Attempts++
+	return true
+}
+
+// checksFailed records that the items of p at the indexes failed their
+// verifiers: the first stays in progress (any other in_progress item goes
+// back to pending), the plan pauses when it reached the retry cap, and the
+// note gives the model the verifiers' output as the reason.
+func (p *Plan) checksFailed(s Settings, failed []int) Outcome {
+	for j := range p.Items {
+		if p.Items[j].Status == InProgress && j != failed[0] {
+			p.Items[j].Status = Pending
+		}
+	}
+	var b strings.Builder
+	b.WriteString(NotePrefix + " the harness ran the verifier of each item you marked completed, and these did not pass, so they stay in_progress:\n")
+	capped := -1
+	for _, i := range failed {
+		it := &p.Items[i]
+		if i != failed[0] {
+			it.Status = Pending
+		}
+		fmt.Fprintf(&b, "- item %d %q %s, attempt %d of %d: %s\n", i+1, it.Content, it.Verification.Summary(), it.Attempts, s.RetryCap, oneLine(it.Verification.Output))
+		p.revise("harness", it.Verification.Output, fmt.Sprintf("step %s not completed: %s", it.ID, it.Verification.Summary()))
+		if it.Attempts >= s.RetryCap && capped < 0 {
+			capped = i
+		}
+	}
+	b.WriteString("Do the work the verifier checks, then mark the item completed again.")
+	if capped >= 0 {
+		out := p.pause(PauseRetryCap, "harness", fmt.Sprintf("step %q failed its verifier %d times", p.Items[capped].Content, p.Items[capped].Attempts))
+		out.Note = b.String() + " The retry cap is reached: the plan is paused for the supervisor."
+		return out
+	}
+	return Outcome{Note: b.String()}
 }
 
 // Next actions for StepFailed.
@@ -212,8 +343,17 @@ func StepFailed(p *Plan, s Settings, next, reason string) (Outcome, error) {
 	return Outcome{}, fmt.Errorf("next must be one of retry, skip, abort, revise, not %q", next)
 }
 
-// Verify marks postcondition index verified with evidence.
+// Verify marks postcondition index verified with evidence. A
+// postcondition with a verifier needs its verdict: use VerifyChecked.
 func Verify(p *Plan, index int, evidence string) (Outcome, error) {
+	return VerifyChecked(p, Settings{RetryCap: DefaultRetryCap}, index, evidence, nil)
+}
+
+// VerifyChecked is Verify for a postcondition whose verifier the caller
+// ran (verdict; nil when it has none). A failed verdict leaves the
+// postcondition unverified, counts an attempt (at the retry cap the plan
+// pauses) and returns the note that tells the model why.
+func VerifyChecked(p *Plan, s Settings, index int, evidence string, verdict *Verification) (Outcome, error) {
 	if p.State != Running {
 		return Outcome{}, fmt.Errorf("%w (it is %s)", ErrNotRunning, p.State)
 	}
@@ -224,12 +364,41 @@ func Verify(p *Plan, index int, evidence string) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("index must be from 0 to %d", len(p.Postconditions)-1)
 	}
 	evidence = strings.TrimSpace(evidence)
+	pc := &p.Postconditions[index]
+	if pc.Verify != "" {
+		return p.postconditionChecked(s, index, evidence, verdict), nil
+	}
 	if evidence == "" {
 		return Outcome{}, errors.New("evidence must say what shows the postcondition holds (a tool result, an id, a quote)")
 	}
-	p.Postconditions[index].Verified, p.Postconditions[index].Evidence = true, evidence
+	pc.Verified, pc.Evidence = true, evidence
 	p.revise("model", "", fmt.Sprintf("postcondition %d verified", index))
 	return p.settle(0), nil
+}
+
+func (p *Plan) postconditionChecked(s Settings, index int, evidence string, v *Verification) Outcome {
+	pc := &p.Postconditions[index]
+	if v == nil {
+		v = &Verification{VerifiedBy: pc.Verify, Output: "the verifier did not run"}
+	}
+	if v.Claim == "" {
+		v.Claim = evidence
+	}
+	pc.Verification = v
+	if v.Passed {
+		pc.Verified, pc.Evidence = true, v.Summary()
+		p.revise("harness", "", fmt.Sprintf("postcondition %d verified: %s", index, v.Summary()))
+		return p.settle(0)
+	}
+	pc.Attempts++
+	p.revise("harness", v.Output, fmt.Sprintf("postcondition %d not verified: %s", index, v.Summary()))
+	note := fmt.Sprintf(NotePrefix+" postcondition %d %q %s, attempt %d of %d: %s\nMake it hold, then call verifyPostcondition again.", index, pc.Content, v.Summary(), pc.Attempts, s.RetryCap, oneLine(v.Output))
+	if pc.Attempts >= s.RetryCap {
+		out := p.pause(PauseRetryCap, "harness", fmt.Sprintf("postcondition %q failed its verifier %d times", pc.Content, pc.Attempts))
+		out.Note = note + " The retry cap is reached: the plan is paused for the supervisor."
+		return out
+	}
+	return Outcome{Note: note}
 }
 
 // ToolFailed counts a failing tool call against the step in progress and

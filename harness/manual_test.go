@@ -110,7 +110,7 @@ func statuses(p harness.Plan) string {
 // finished, with next to come, and returns the interrupt.
 func parked(t *testing.T, url string, evs []stream.Event, finished, next string) stepInterrupt {
 	t.Helper()
-	types := strings.Join(dawntest.Types(evs), ",")
+	types := strings.ReplaceAll(strings.Join(dawntest.Types(evs), ","), ",plan_revised", "") // a revision that changed the list streams its diff
 	if !strings.HasSuffix(types, "tool_call,tool_result,plan_update,plan_paused,interrupt,done") {
 		t.Fatalf("events of a run parked on a step: %s", types)
 	}

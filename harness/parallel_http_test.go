@@ -259,7 +259,7 @@ func TestParallelPlanOverHTTP(t *testing.T) {
 		}
 	}
 	all := strings.Join(types, ",")
-	if !strings.HasPrefix(all, "plan_update,model_call,tool_call,step_started,plan_update,step_started,plan_update,") || !strings.HasSuffix(all, "tool_result,plan_update,plan_done,model_call,plan_update,done") {
+	if !strings.HasPrefix(all, "plan_update,model_call,tool_call,step_started,plan_update,step_started,plan_update,") || !strings.HasSuffix(all, "tool_result,plan_update,plan_revised,plan_done,model_call,plan_update,done") {
 		t.Errorf("events: %s", all)
 	}
 	var result struct {

@@ -54,6 +54,14 @@ type Item struct {
 	Status   Status `json:"status"`
 	Evidence string `json:"evidence,omitempty"`
 	Attempts int    `json:"attempts"`
+	// Verify is the item's verifier line from plan.md (see ParseCheck):
+	// the harness runs it when the model marks the item completed.
+	Verify string `json:"verify,omitempty"`
+	// Verification is the verifier's last outcome.
+	Verification *Verification `json:"verification,omitempty"`
+	// Children are the plans of the subagents that carried the item out
+	// (task calls naming it, or made while it was in progress).
+	Children []Child `json:"children,omitempty"`
 }
 
 // Postcondition is a "Done when" check the model must verify with evidence
@@ -62,6 +70,12 @@ type Postcondition struct {
 	Content  string `json:"content"`
 	Verified bool   `json:"verified"`
 	Evidence string `json:"evidence,omitempty"`
+	// Verify, Verification and Attempts are as on Item: the harness runs
+	// the verifier on verifyPostcondition, and failed runs count toward
+	// the retry cap.
+	Verify       string        `json:"verify,omitempty"`
+	Verification *Verification `json:"verification,omitempty"`
+	Attempts     int           `json:"attempts,omitempty"`
 }
 
 // Revision records one change to a plan and why it was made.
@@ -72,11 +86,15 @@ type Revision struct {
 	Source string `json:"source"`
 	Reason string `json:"reason,omitempty"`
 	Change string `json:"change"`
+	// Diff is what the revision changed in the items, when it changed
+	// them.
+	Diff *Diff `json:"diff,omitempty"`
 }
 
-// maxRevisions bounds the history kept in state; older entries are dropped
-// (N keeps counting).
-const maxRevisions = 50
+// MaxRevisions bounds the revisions a plan keeps in the thread's state:
+// past it the oldest go, counted in Plan.Trimmed (N keeps counting), while
+// the items they dropped stay in Plan.Dropped.
+const MaxRevisions = 50
 
 // Plan is a thread's harness-owned plan. It lives in the thread's state, so
 // every change is saved with the step that made it.
@@ -102,6 +120,11 @@ type Plan struct {
 	// plan.md says approval: required; such a plan is not asked again.
 	Approved  bool `json:"approved,omitempty"`
 	RevisionN int  `json:"revision_n"`
+	// Trimmed counts the oldest revisions no longer kept (MaxRevisions).
+	Trimmed int `json:"trimmed_revisions,omitempty"`
+	// Dropped lists every item a revision removed before it was finished,
+	// with the revision that removed it.
+	Dropped []Removed `json:"dropped,omitempty"`
 }
 
 // BudgetLeft is how many more items may finish before the plan pauses for
@@ -139,15 +162,24 @@ func (p *Plan) Missing() []string {
 	var out []string
 	for i, it := range p.Items {
 		if !it.Status.Terminal() {
-			out = append(out, fmt.Sprintf("item %d %q is %s", i+1, it.Content, it.Status))
+			out = append(out, fmt.Sprintf("item %d %q is %s%s", i+1, it.Content, it.Status, failedCheck(it.Verification)))
 		}
 	}
 	for i, pc := range p.Postconditions {
 		if !pc.Verified {
-			out = append(out, fmt.Sprintf("postcondition %d %q is not verified", i, pc.Content))
+			out = append(out, fmt.Sprintf("postcondition %d %q is not verified%s", i, pc.Content, failedCheck(pc.Verification)))
 		}
 	}
 	return out
+}
+
+// failedCheck is ", its verifier failed: …" for a failed verification,
+// else "".
+func failedCheck(v *Verification) string {
+	if v == nil || v.Passed {
+		return ""
+	}
+	return fmt.Sprintf(" (%s: %s)", v.Summary(), oneLine(v.Output))
 }
 
 func (p *Plan) newID() string {
@@ -156,10 +188,21 @@ func (p *Plan) newID() string {
 }
 
 func (p *Plan) revise(source, reason, change string) {
+	p.reviseDiff(source, reason, change, nil)
+}
+
+// reviseDiff is revise for a change to the items, with its diff.
+func (p *Plan) reviseDiff(source, reason, change string, d *Diff) {
 	p.RevisionN++
-	p.Revisions = append(p.Revisions, Revision{N: p.RevisionN, Source: source, Reason: strings.TrimSpace(reason), Change: change})
-	if len(p.Revisions) > maxRevisions {
-		p.Revisions = p.Revisions[len(p.Revisions)-maxRevisions:]
+	if d.Empty() {
+		d = nil
+	} else {
+		p.record(p.RevisionN, d)
+	}
+	p.Revisions = append(p.Revisions, Revision{N: p.RevisionN, Source: source, Reason: strings.TrimSpace(reason), Change: change, Diff: d})
+	if over := len(p.Revisions) - MaxRevisions; over > 0 {
+		p.Revisions = p.Revisions[over:]
+		p.Trimmed += over
 	}
 }
 

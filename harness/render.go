@@ -36,11 +36,27 @@ func FullState(p *Plan) string {
 		b.WriteString("(The plan is empty. Write one with writeTodos before you start.)\n")
 	}
 	for _, it := range p.Items {
-		// Each item's evidence is in the writeTodos call that gave it.
-		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, oneLine(it.Content))
+		// Each item's evidence is in the writeTodos call that gave it; an
+		// open item shows why its last claim was refused.
+		fmt.Fprintf(&b, "- [%s] %s%s\n", it.Status, oneLine(it.Content), lastRefusal(it))
 	}
 	writePostconditions(&b, p)
 	return b.String()
+}
+
+// lastRefusal is, for an open item whose verifier or subagent plan last
+// refused it, " (last attempt: …)", cut to maxField; else "".
+func lastRefusal(it Item) string {
+	if it.Status.Terminal() {
+		return ""
+	}
+	if c := openChild(it); c != nil {
+		return fmt.Sprintf(" (last attempt: subagent %s's plan ended %s)", c.Subagent, c.State)
+	}
+	if v := it.Verification; v != nil && !v.Passed {
+		return " (last attempt: " + field(v.Summary()+": "+v.Output) + ")"
+	}
+	return ""
 }
 
 // CompactState is the short form of FullState: a <plan_state> block with

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
@@ -47,8 +48,16 @@ type Settings struct {
 	// Corrections is how many premature final answers the gate sends back
 	// before the plan fails.
 	Corrections int
-	// Postconditions are the "Done when" checklist items.
+	// Postconditions are the "Done when" checklist items; PostVerify holds
+	// each one's verifier line ("" for none), by index.
 	Postconditions []string
+	PostVerify     []string
+	// VerifyTimeout bounds one verifier run (verify_timeout); zero is
+	// DefaultVerifyTimeout.
+	VerifyTimeout time.Duration
+	// MaxChildren bounds the subagent plans nested under one item
+	// (max_children); zero is DefaultMaxChildren.
+	MaxChildren int
 	// Mode is the plan-first mode ("off", "auto" or "always"); empty leaves
 	// it to dawn.yaml. mode: sequential and mode: parallel set it to "off".
 	Mode string
@@ -64,7 +73,7 @@ type Settings struct {
 }
 
 // Keys lists the front matter keys ParseSettings accepts.
-var Keys = []string{"goal", "enforce", "evidence", "approval", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel"}
+var Keys = []string{"goal", "enforce", "evidence", "approval", "advance", "budget", "retry_cap", "max_items", "prompt", "corrections", "mode", "threshold", "parallel", "verify_timeout", "max_children"}
 
 // ParseSettings reads plan.md front matter: the YAML between the opening
 // "---" line (line 1 of the file) and the closing one. path names the file
@@ -155,6 +164,14 @@ func (s *Settings) set(key, val *yaml.Node, bad func(*yaml.Node, string, ...any)
 		s.Threshold = positive(val, key, bad, 10)
 	case "parallel":
 		s.Parallel = positive(val, key, bad, MaxParallel)
+	case "max_children":
+		s.MaxChildren = positive(val, key, bad, 32)
+	case "verify_timeout":
+		d, err := time.ParseDuration(val.Value)
+		if err != nil || d < time.Second || d > time.Hour {
+			bad(key, "must be a duration from 1s to 1h, such as 30s or 2m, not %q", val.Value)
+		}
+		s.VerifyTimeout = d
 	case "prompt":
 		switch val.Value {
 		case "compact":

@@ -40,6 +40,9 @@ type PlanDetail struct {
 // for a person. A call the harness would refuse anyway (bad input, a plan
 // not running) is not held: it fails and the model fixes it.
 func (e *enforced) beforeTool(s thread.State, call thread.ToolCall, _ thread.State) capabilities.Effect {
+	if call.Name == capabilities.ReservedToolName {
+		return e.beforeTask(s, call)
+	}
 	if !e.settings.Approval || call.Name != ToolName {
 		return capabilities.Effect{}
 	}

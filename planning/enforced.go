@@ -29,15 +29,20 @@ const (
 
 // enforced is the contribution of a plan.md with enforce: true.
 type enforced struct {
-	settings harness.Settings
-	seed     []harness.Seed
-	lim      limits
+	settings  harness.Settings
+	seed      []harness.Seed
+	lim       limits
+	verifiers map[string]harness.VerifierFunc
 }
 
-func enforcedContribution(path string, f File, lim limits) *capabilities.Contribution {
-	e := &enforced{settings: f.Settings, lim: lim}
-	for _, t := range f.Seed {
-		e.seed = append(e.seed, harness.Seed{Content: t.Content, Completed: t.Status == Completed})
+func enforcedContribution(path string, f File, lim limits, verifiers map[string]harness.VerifierFunc) *capabilities.Contribution {
+	e := &enforced{settings: f.Settings, lim: lim, verifiers: verifiers}
+	for i, t := range f.Seed {
+		sd := harness.Seed{Content: t.Content, Completed: t.Status == Completed}
+		if i < len(f.Verify) {
+			sd.Verify = f.Verify[i]
+		}
+		e.seed = append(e.seed, sd)
 	}
 	draft := harness.New(e.settings, e.seed)
 	return &capabilities.Contribution{
@@ -46,6 +51,7 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 			{Name: StateField, Type: "array", Schema: mustJSON(enforcedListSchema()), Default: mustJSON(todosOf(draft)), Reducer: capabilities.Replace, Source: path},
 			{Name: PlanField, Type: "object", Schema: mustJSON(map[string]any{"type": "object", "description": "The harness-owned plan: lifecycle state, items, postconditions and revisions."}), Default: mustJSON(draft), Reducer: capabilities.Replace, Source: path},
 		},
+		Validate:     e.validate,
 		Prompts:      []capabilities.Prompt{e.rules},
 		StatePrompts: []capabilities.Prompt{e.state},
 		Transformers: []capabilities.Transformer{e.transform},
@@ -66,13 +72,20 @@ func enforcedContribution(path string, f File, lim limits) *capabilities.Contrib
 
 // tools are the harness's tools: verifyPostcondition only for a plan with
 // postconditions, since every tool definition goes with every model request.
+//
+// A plan with verifiers declares writeTodos and verifyPostcondition
+// idempotent (unless the plan waits for approval): a call is a claim the
+// harness checks against the state it was made on, so a claim a restart
+// cut off before its verifier ran is run, and verified, once after the
+// restart (with runs: {continue_orphans: true}).
 func (e *enforced) tools() []capabilities.Tool {
+	again := e.hasVerifiers() && !e.settings.Approval
 	tools := []capabilities.Tool{
-		toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: schemaFor(e.settings.MaxItems, true)}, call: e.writeTodos},
+		toolFunc{spec: capabilities.ToolSpec{Name: ToolName, Description: enforcedToolDescription, Schema: schemaFor(e.settings.MaxItems, true), Idempotent: again}, call: e.writeTodos},
 		toolFunc{spec: capabilities.ToolSpec{Name: StepFailedTool, Description: stepFailedDescription, Schema: mustJSON(withoutDescriptions(stepFailedSchema()))}, call: e.stepFailed},
 	}
 	if len(e.settings.Postconditions) > 0 {
-		tools = append(tools, toolFunc{spec: capabilities.ToolSpec{Name: VerifyTool, Description: verifyDescription, Schema: mustJSON(verifySchema())}, call: e.verify})
+		tools = append(tools, toolFunc{spec: capabilities.ToolSpec{Name: VerifyTool, Description: verifyDescription, Schema: mustJSON(verifySchema()), Idempotent: again}, call: e.verify})
 	}
 	return tools
 }
@@ -125,6 +138,10 @@ type PlanUpdate struct {
 	BudgetLeft     int                     `json:"budget_left"`
 	PauseReason    string                  `json:"pause_reason,omitempty"`
 	Reason         string                  `json:"reason,omitempty"`
+	// Revised is the newest revision that changed the list, with its diff;
+	// Dropped every item the plan removed before it was finished.
+	Revised *harness.Revision `json:"revised,omitempty"`
+	Dropped []harness.Removed `json:"dropped,omitempty"`
 }
 
 // PlanEvent is the plan_update event for p.
@@ -132,7 +149,33 @@ func PlanEvent(p *harness.Plan) stream.Event {
 	return stream.New(EventType, PlanUpdate{
 		Todos: p.Items, State: p.State, Goal: p.Goal, Current: p.Current(), Postconditions: p.Postconditions,
 		Advance: p.Advance, BudgetLeft: p.BudgetLeft(), PauseReason: p.PauseReason, Reason: p.Reason,
+		Revised: lastRevised(p), Dropped: p.Dropped,
 	})
+}
+
+// lastRevised is the newest revision of p that changed the list, or nil.
+func lastRevised(p *harness.Plan) *harness.Revision {
+	for i := len(p.Revisions) - 1; i >= 0; i-- {
+		if p.Revisions[i].Diff != nil {
+			return &p.Revisions[i]
+		}
+	}
+	return nil
+}
+
+// revisedEvents are the plan_revised events of the revisions next has and
+// prev had not that changed the list itself (items added, removed,
+// reworded, reordered or moved back), each with its diff. Every revision,
+// a status change included, is kept in the plan and served by
+// GET /threads/:id/plan/revisions.
+func revisedEvents(prev, next *harness.Plan) []stream.Event {
+	var out []stream.Event
+	for _, r := range next.Revisions {
+		if r.N > prev.RevisionN && r.Diff != nil {
+			out = append(out, stream.New(harness.EventRevised, r))
+		}
+	}
+	return out
 }
 
 // lifecycleEvent is plan_paused, plan_done, plan_failed or plan_cancelled.
@@ -196,6 +239,9 @@ func (e *enforced) start(s thread.State, input []thread.Message) capabilities.Ef
 }
 
 func (e *enforced) afterTool(before, after thread.State, ev capabilities.ToolEvent) capabilities.Effect {
+	if ev.Name == capabilities.ReservedToolName && ev.Err == nil && ev.Delegation != nil {
+		return e.delegated(after, ev)
+	}
 	switch ev.Name {
 	case ToolName, StepFailedTool, VerifyTool:
 		if ev.Err != nil {
@@ -213,11 +259,13 @@ func (e *enforced) afterTool(before, after thread.State, ev capabilities.ToolEve
 				out.Event = harness.EventFailed
 			}
 		}
+		revised := revisedEvents(prev, next)
 		if out.Event == "" {
-			return capabilities.Effect{}
+			return capabilities.Effect{Events: revised}
 		}
 		eff := effect(next, out)
-		eff.Update, eff.Events = nil, eff.Events[1:] // the transformer already sent plan_update
+		eff.Update = nil
+		eff.Events = append(revised, eff.Events[1:]...) // the transformer already sent plan_update
 		// A manual plan waits for a person after each finished step: the
 		// run parks on a step interrupt (or, where it cannot park, stops
 		// with the plan paused).
@@ -305,7 +353,12 @@ func (e *enforced) writeTodos(ctx context.Context, inv capabilities.Invocation) 
 		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
 	}
 	p := e.current(inv.State)
-	if _, err := harness.Replace(p, e.settings, proposed(todos), reason); err != nil {
+	list := proposed(todos)
+	if p.State == harness.Running {
+		e.runClaims(ctx, inv, p, list)
+	}
+	out, err := harness.Replace(p, e.settings, list, reason)
+	if err != nil {
 		return capabilities.Result{}, err
 	}
 	// With approval: required, beforeTool holds every writeTodos call
@@ -317,7 +370,7 @@ func (e *enforced) writeTodos(ctx context.Context, inv capabilities.Invocation) 
 	if e.settings.FanOut && inv.Steps != nil && p.State == harness.Running {
 		return e.fanOut(ctx, inv.Steps, p)
 	}
-	return result(p, "")
+	return result(p, out.Note)
 }
 
 type stepFailedInput struct {
@@ -343,7 +396,7 @@ type verifyInput struct {
 	Evidence string `json:"evidence"`
 }
 
-func (e *enforced) verify(_ context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
+func (e *enforced) verify(ctx context.Context, inv capabilities.Invocation) (capabilities.Result, error) {
 	var in verifyInput
 	if err := strictDecode(inv.Input, &in); err != nil || in.Index == nil {
 		msg := "index is required"
@@ -353,10 +406,15 @@ func (e *enforced) verify(_ context.Context, inv capabilities.Invocation) (capab
 		return capabilities.Result{}, &capabilities.InputError{Tool: VerifyTool, Msg: `expected {"index":0,"evidence":"…"}: ` + msg}
 	}
 	p := e.current(inv.State)
-	if _, err := harness.Verify(p, *in.Index, in.Evidence); err != nil {
+	var verdict *harness.Verification
+	if i := *in.Index; p.State == harness.Running && i >= 0 && i < len(p.Postconditions) && p.Postconditions[i].Verify != "" {
+		verdict = e.runCheck(ctx, inv, p.Postconditions[i].Verify, p.Postconditions[i].Content, in.Evidence)
+	}
+	out, err := harness.VerifyChecked(p, e.settings, *in.Index, in.Evidence, verdict)
+	if err != nil {
 		return capabilities.Result{}, err
 	}
-	return result(p, "")
+	return result(p, out.Note)
 }
 
 // result is a harness tool's result: the plan's state and progress for the

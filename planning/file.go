@@ -16,6 +16,9 @@ type File struct {
 	Settings harness.Settings
 	// Seed is the checklist, without postconditions.
 	Seed []Todo
+	// Verify holds each seed item's verifier line ("" for none), by index,
+	// with enforce: true.
+	Verify []string
 	// Warning is set when the file was too large to parse.
 	Warning string
 }
@@ -47,7 +50,8 @@ func ParseFile(path string, data []byte) (File, error) {
 			return f, errors.Join(errs...)
 		}
 	}
-	f.Seed, f.Settings.Postconditions = parseDoc(body, f.Settings.Enforce)
+	doc := parseDoc(body, f.Settings.Enforce)
+	f.Seed, f.Verify, f.Settings.Postconditions, f.Settings.PostVerify = doc.todos, doc.todoVerify, doc.post, doc.postVerify
 	if f.Settings.Enforce && len(f.Seed) > f.Settings.MaxItems {
 		return f, fmt.Errorf("%s: the checklist has %d items, over max_items (%d); raise max_items or shorten the plan", path, len(f.Seed), f.Settings.MaxItems)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/router"
 )
 
@@ -22,9 +23,19 @@ const Name = "planning"
 // transformer. Its Details are {"seed":[...]}.
 func Marker() capabilities.Marker { return marker{lim: defaultLimits()} }
 
+// MarkerWith is Marker for an app that registers Go verifiers by name
+// (dawn.Verifier), which a harness-owned plan.md names in "- verify: NAME"
+// lines.
+func MarkerWith(verifiers map[string]harness.VerifierFunc) capabilities.Marker {
+	return marker{lim: defaultLimits(), verifiers: verifiers}
+}
+
 // marker is the planning marker; lim are the writeTodos limits of the app
-// (see Configure).
-type marker struct{ lim limits }
+// (see Configure), verifiers the app's Go verifiers.
+type marker struct {
+	lim       limits
+	verifiers map[string]harness.VerifierFunc
+}
 
 func (marker) Name() string { return Name }
 
@@ -51,7 +62,10 @@ func (m marker) Load(_ context.Context, _ *router.Route, file string) (*capabili
 		warning = fmt.Sprintf("%s seeds %d items, more than the %d a writeTodos call may pass (limits.todos in dawn.yaml), so the model cannot write the whole list back; shorten the plan or raise the limit", file, len(seed), lim.todos)
 	}
 	if f.Settings.Enforce {
-		return enforcedContribution(file, f, lim), nil
+		if err := checkLines(file, f, m.verifiers); err != nil {
+			return nil, err
+		}
+		return enforcedContribution(file, f, lim, m.verifiers), nil
 	}
 	c := &capabilities.Contribution{
 		Tools: []capabilities.Tool{newTool(lim)},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dawn-go/dawn/harness"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -31,23 +32,31 @@ var bom = []byte("\xef\xbb\xbf")
 //
 // Parse never returns nil: a document without task items gives an empty list.
 func Parse(src []byte) []Todo {
-	todos, _ := parseDoc(src, false)
-	return todos
+	return parseDoc(src, false).todos
 }
 
 // postconditionHeadings name the sections whose checklist items are
 // postconditions rather than plan items, in a plan.md with enforce: true.
 var postconditionHeadings = []string{"done when", "postconditions", "acceptance criteria"}
 
+// parsed is a parsed plan.md body: its todos and postconditions, and the
+// verifier line of each ("" for none), by index.
+type parsed struct {
+	todos                  []Todo
+	post                   []string
+	todoVerify, postVerify []string
+}
+
 // parseDoc is Parse; with sections, task items under a "Done when" heading
 // (or "Postconditions", "Acceptance criteria"; any level, up to the next
 // heading of the same or a higher level) are returned as postconditions
-// instead of todos.
-func parseDoc(src []byte, sections bool) (todos []Todo, post []string) {
-	todos = []Todo{}
+// instead of todos, and each item's verifier (a nested "- verify: …"
+// bullet without a checkbox) is kept.
+func parseDoc(src []byte, sections bool) parsed {
+	out := parsed{todos: []Todo{}}
 	src = normalize(src)
 	if len(src) == 0 {
-		return todos, nil
+		return out
 	}
 	doc := markdown.Parser().Parse(text.NewReader(src))
 	inPost, postLevel := false, 0
@@ -73,18 +82,48 @@ func parseDoc(src []byte, sections bool) (todos []Todo, post []string) {
 		if content == "" {
 			return ast.WalkContinue, nil
 		}
+		verify := ""
+		if sections {
+			verify = verifyLine(box.Parent(), src)
+		}
 		if inPost {
-			post = append(post, content)
+			out.post, out.postVerify = append(out.post, content), append(out.postVerify, verify)
 			return ast.WalkContinue, nil
 		}
 		status := Pending
 		if box.IsChecked {
 			status = Completed
 		}
-		todos = append(todos, Todo{Content: content, Status: status})
+		out.todos, out.todoVerify = append(out.todos, Todo{Content: content, Status: status}), append(out.todoVerify, verify)
 		return ast.WalkContinue, nil
 	})
-	return todos, post
+	return out
+}
+
+// verifyLine is the text after "verify:" of the first bullet without a
+// checkbox nested under the task item whose first block is block, or "".
+func verifyLine(block ast.Node, src []byte) string {
+	if block == nil || block.Parent() == nil {
+		return ""
+	}
+	for list := block.Parent().FirstChild(); list != nil; list = list.NextSibling() {
+		if _, ok := list.(*ast.List); !ok {
+			continue
+		}
+		for li := list.FirstChild(); li != nil; li = li.NextSibling() {
+			first := li.FirstChild()
+			if first == nil {
+				continue
+			}
+			if _, box := first.FirstChild().(*extast.TaskCheckBox); box {
+				continue
+			}
+			if rest, ok := strings.CutPrefix(itemText(first, src), harness.VerifyPrefix); ok {
+				return strings.TrimSpace(rest)
+			}
+		}
+	}
+	return ""
 }
 
 // normalize drops a UTF-8 byte order mark and turns CRLF and lone CR line

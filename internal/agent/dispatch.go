@@ -65,7 +65,7 @@ func (l *loop) dispatch(ctx context.Context, c thread.ToolCall, badArgs error) (
 		ins, err := l.parkTask(c, parked)
 		return nil, ins, err
 	}
-	ev.Output = res.Output
+	ev.Output, ev.Delegation = res.Output, res.Delegation
 	next := l.state
 	if err == nil && len(res.Update) > 0 {
 		if next, err = l.cfg.Route.Apply(l.state, res.Update); err != nil {
@@ -349,7 +349,7 @@ func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State
 		}
 		return res, fmt.Errorf("there is no tool %q on this route; available tools: %s", c.Name, strings.Join(names, ", "))
 	}
-	inv := capabilities.Invocation{CallID: c.ID, ThreadID: l.cfg.ThreadID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps(), Items: l.host.Items(), Outputs: l.cfg.Outputs}
+	inv := capabilities.Invocation{CallID: c.ID, ThreadID: l.cfg.ThreadID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps(), Items: l.host.Items(), Outputs: l.cfg.Outputs, Tools: toolCaller{l, c.ID, state}}
 	return l.callTool(ctx, tool, inv)
 }
 

@@ -22,6 +22,9 @@ type taskTool struct {
 type taskInput struct {
 	Subagent string `json:"subagent"`
 	Input    string `json:"input"`
+	// Item names the plan item the task carries out; the route's
+	// capabilities read it (ToolEvent.Input), the loop does not.
+	Item string `json:"item,omitempty"`
 }
 
 // TaskToolSpec is the spec of the reserved task tool the loop adds to a
@@ -41,6 +44,7 @@ func newTaskTool(subagents map[string]string) *taskTool {
 		"properties": map[string]any{
 			"subagent": map[string]any{"type": "string", "enum": names, "description": "which subagent to run"},
 			"input":    map[string]any{"type": "string", "description": "the task for the subagent, as a self-contained message"},
+			"item":     map[string]any{"type": "string", "description": "optional: the plan item (its id or text) this task carries out, when you keep a plan"},
 		},
 		"required":             []string{"subagent", "input"},
 		"additionalProperties": false,
@@ -72,7 +76,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 	dec := json.NewDecoder(strings.NewReader(string(c.Input)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return capabilities.Result{}, &capabilities.InputError{Tool: c.Name, Msg: `expected {"subagent": name, "input": text}: ` + err.Error()}
+		return capabilities.Result{}, &capabilities.InputError{Tool: c.Name, Msg: `expected {"subagent": name, "input": text, "item"?: plan item}: ` + err.Error()}
 	}
 	if _, ok := l.cfg.Route.Route.Subagents[in.Subagent]; !ok {
 		return capabilities.Result{}, &capabilities.InputError{Tool: c.Name, Msg: fmt.Sprintf("subagent must be one of %s, not %q", strings.Join(l.task.names(), ", "), in.Subagent)}
@@ -144,7 +148,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 	}
 	l.emit(stream.SubagentEnd(who, res.Answer, nil))
 	out, _ := json.Marshal(res.Answer)
-	return capabilities.Result{Output: out}, nil
+	return capabilities.Result{Output: out, Delegation: &capabilities.Delegation{Subagent: in.Subagent, RouteID: child.Route.ID, Values: res.Values, Answer: res.Answer}}, nil
 }
 
 func (t *taskTool) names() []string {

@@ -65,6 +65,7 @@ type Expect struct {
 	MaxTurns       int           `json:"max_turns,omitempty"`
 	MaxInputTokens int64         `json:"max_input_tokens,omitempty"`
 	Judge          *Judge        `json:"judge,omitempty"`
+	DriftExpect
 
 	answerRE *regexp.Regexp
 }
@@ -123,6 +124,7 @@ func (e Expect) Names() []string {
 	add(e.AnswerMatches != "", ExpectAnswerMatches)
 	add(e.MaxTurns > 0, ExpectMaxTurns)
 	add(e.MaxInputTokens > 0, ExpectMaxInputTokens)
+	names = append(names, e.DriftExpect.names()...)
 	add(e.Judge != nil, ExpectJudge)
 	return names
 }

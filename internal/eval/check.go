@@ -50,7 +50,7 @@ func Check(e Expect, o Observation) []Result {
 	if e.MaxInputTokens > 0 {
 		add(ExpectMaxInputTokens, checkTokens(e.MaxInputTokens, o))
 	}
-	return out
+	return append(out, checkDrift(e.DriftExpect, o)...)
 }
 
 func checkPlanCompleted(want bool, todos []Todo) string {

@@ -10,10 +10,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var expectKeys = []string{
+var expectKeys = append([]string{
 	ExpectPlanCompleted, ExpectTodos, ExpectToolsCalled, ExpectToolsNotCalled,
 	ExpectAnswerContains, ExpectAnswerMatches, ExpectMaxTurns, ExpectMaxInputTokens, ExpectJudge,
-}
+}, driftKeys...)
 
 // statuses are the plan item statuses a todos expectation may name.
 var statuses = []string{"pending", "in_progress", "completed"}
@@ -62,6 +62,7 @@ func (p *parser) expect(n *yaml.Node) Expect {
 	if v := f[ExpectJudge]; v != nil {
 		e.Judge = p.judge(v)
 	}
+	p.drift(f, &e.DriftExpect)
 	return e
 }
 

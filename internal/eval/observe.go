@@ -26,6 +26,8 @@ type Observation struct {
 	Err string `json:"error,omitempty"`
 	// Messages are the final conversation, for the judge.
 	Messages []thread.Message `json:"-"`
+	// Drift is how the plan changed during the run.
+	Drift Drift `json:"-"`
 }
 
 // Call is one tool call.
@@ -44,6 +46,7 @@ func Observe(events []stream.Event) Observation {
 	var o Observation
 	var lastPlan *[]Todo
 	for _, e := range events {
+		o.Drift.observe(e)
 		switch e.Type {
 		case planUpdate:
 			var p struct {
@@ -72,6 +75,7 @@ func Observe(events []stream.Event) Observation {
 			o.done(e.Data)
 		}
 	}
+	o.Drift.settle()
 	if o.Todos == nil && lastPlan != nil {
 		o.Todos = *lastPlan
 		if o.Todos == nil {
