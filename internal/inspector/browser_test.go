@@ -36,6 +36,8 @@ func TestInspectorInBrowser(t *testing.T) {
 	t.Run("a proposed plan is edited from the page", func(t *testing.T) { testPlanApproval(t, browserCtx, true) })
 	t.Run("step, DAG and unknown interrupts send their payloads", func(t *testing.T) { testOtherKinds(t, browserCtx) })
 	t.Run("model calls show their duration and tokens", func(t *testing.T) { testModelCalls(t, browserCtx) })
+	t.Run("a thread in order, parked, reloaded, forked and refused", func(t *testing.T) { testThreadInOrder(t, browserCtx) })
+	t.Run("workspace files and Markdown arguments", func(t *testing.T) { testWorkspaceFiles(t, browserCtx) })
 }
 
 // testModelCalls: each model call is a row of the timeline with its

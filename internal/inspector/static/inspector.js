@@ -1140,15 +1140,20 @@
   // branchRuns orders the runs that made the thread's current branch,
   // oldest first, each with the id of the last user message its first
   // checkpoint holds (the turn it belongs to). Runs of other branches are
-  // left out; a run with no checkpoint (it failed before its first step,
-  // or is starting) keeps its place by time.
+  // left out: a branch forked where a run's input was added shares that
+  // checkpoint, not the run's steps. A run with no checkpoint (it failed
+  // before its first step, or is starting) keeps its place by time.
   function branchRuns(state, runs) {
     const byId = new Map(st.checkpoints.map((c) => [c.checkpoint.checkpoint_id, c]));
     const onBranch = [];
     for (let c = state.checkpoint && byId.get(state.checkpoint.checkpoint_id); c; c = c.parent_checkpoint && byId.get(c.parent_checkpoint.checkpoint_id)) onBranch.unshift(c);
     const first = new Map();
     const anywhere = new Set(st.checkpoints.map((c) => c.checkpoint.run_id));
-    for (const c of onBranch) if (c.checkpoint.run_id && !first.has(c.checkpoint.run_id)) first.set(c.checkpoint.run_id, c);
+    const stepped = new Set(st.checkpoints.filter((c) => !isInput(c)).map((c) => c.checkpoint.run_id));
+    for (const c of onBranch) {
+      const run = c.checkpoint.run_id;
+      if (run && !first.has(run) && !(isInput(c) && stepped.has(run))) first.set(run, c);
+    }
     const lastUser = (c) => {
       const ms = (c.values && c.values.messages) || [];
       for (let i = ms.length - 1; i >= 0; i--) if (ms[i].role === 'user' && !ms[i].harness) return ms[i].id;
@@ -1158,6 +1163,8 @@
       .filter((r) => first.has(r.run_id) || !anywhere.has(r.run_id))
       .map((r) => ({ run: r, userId: first.has(r.run_id) ? lastUser(first.get(r.run_id)) : '' }));
   }
+
+  const isInput = (c) => !!(c.metadata && c.metadata.source === 'input');
 
   // ---- Files and history ---------------------------------------------------
 
@@ -1246,16 +1253,15 @@
   // markBranchedTurns marks, in the thread view, a user message that has
   // other versions on other branches.
   function markBranchedTurns(list, branches) {
-    const versions = new Map(); // checkpoint id the message was added after → count
+    const versions = new Map(); // message id → its texts (an edit keeps the id)
     for (const c of list) {
-      if (!addedUserMessage(c) || !c.parent_checkpoint) continue;
-      const k = c.parent_checkpoint.checkpoint_id;
-      versions.set(k, (versions.get(k) || 0) + 1);
+      const m = addedUserMessage(c);
+      if (m) versions.set(m.id, (versions.get(m.id) || new Set()).add(m.content));
     }
     for (const c of list) {
       const m = addedUserMessage(c);
-      if (!m || !branches.current.has(c.checkpoint.checkpoint_id) || !c.parent_checkpoint) continue;
-      const n = versions.get(c.parent_checkpoint.checkpoint_id) || 1;
+      if (!m || !branches.current.has(c.checkpoint.checkpoint_id)) continue;
+      const n = versions.get(m.id).size;
       if (n < 2) continue;
       const user = [...$('chat').querySelectorAll('.msg.user')].find((u) => u.textContent === m.content);
       if (user && !user.dataset.versions) {
