@@ -56,7 +56,7 @@ func (p *page) shot(name string) {
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, wait)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		p.t.Errorf("screenshot %s: %v", name, err)
 		return

@@ -660,7 +660,7 @@
     if (!live) return;
     const paused = st.plan && st.plan.enforced && st.plan.state === 'paused';
     setStatus(out.error ? 'The run failed.' : out.cancelled ? 'The run was cancelled.'
-      : out.interrupted ? 'Waiting for your decision: answer it below.'
+      : out.interrupted ? 'Waiting for your decision: answer it above.'
       : paused ? 'The plan paused. Press Resume, or send a message to go on.' : 'Done.');
   }
 
