@@ -234,6 +234,8 @@ type fakeAPI struct {
 	mu      sync.Mutex
 	resumes []string
 	streams []string // SSE bodies: the run's, then one per resume
+	// revisions, when set, is the body of GET /threads/:id/plan/revisions.
+	revisions string
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -242,6 +244,9 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, inspector.Prefix, http.StatusFound)
 	case strings.HasPrefix(r.URL.Path, inspector.Prefix):
 		inspector.Handler().ServeHTTP(w, r)
+	case f.revisions != "" && strings.HasSuffix(r.URL.Path, "/plan/revisions"):
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, f.revisions)
 	case r.URL.Path == "/routes":
 		fmt.Fprint(w, `[{"id":"/steps","kind":"agent"}]`)
 	case r.Method == http.MethodPost && (strings.HasSuffix(r.URL.Path, "/runs/stream") || strings.HasSuffix(r.URL.Path, "/resume")):

@@ -38,6 +38,7 @@ func TestInspectorInBrowser(t *testing.T) {
 	t.Run("model calls show their duration and tokens", func(t *testing.T) { testModelCalls(t, browserCtx) })
 	t.Run("a thread in order, parked, reloaded, forked and refused", func(t *testing.T) { testThreadInOrder(t, browserCtx) })
 	t.Run("workspace files and Markdown arguments", func(t *testing.T) { testWorkspaceFiles(t, browserCtx) })
+	t.Run("the plan's life: dropped items, verifiers, subagent plans, revisions", func(t *testing.T) { testPlanLife(t, browserCtx) })
 }
 
 // testModelCalls: each model call is a row of the timeline with its

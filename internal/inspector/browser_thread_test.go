@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -264,4 +265,34 @@ func testWorkspaceFiles(t *testing.T, browserCtx context.Context) {
 		t.Errorf("the remembered route is %q", got)
 	}
 	p.shot("inspector-files")
+}
+
+// testPlanLife: where the server sends them, a plan's dropped items, its
+// verifiers, the plans of subagents under their items and its revisions
+// with what changed are drawn on the plan card.
+func testPlanLife(t *testing.T, browserCtx context.Context) {
+	update := `{"state":"running","revision":2,"items":[` +
+		`{"id":"a","content":"Build","status":"completed","verified_by":"go build ./..."},` +
+		`{"id":"b","content":"Ask legal","status":"skipped","dropped":true},` +
+		`{"id":"c","content":"Research","status":"in_progress","children":{"items":[{"content":"Find sources","status":"completed"}]}}]}`
+	f := &fakeAPI{
+		streams:   []string{"event: plan_update\ndata: " + update + "\n\nevent: done\ndata: {\"output\":{}}\n\n"},
+		revisions: `[{"revision":1,"items":[{"content":"Build"},{"content":"Ask legal"}]},{"revision":2,"reason":"legal is not needed","items":[{"content":"Build"},{"content":"Ask legal","dropped":true},{"content":"Research"}]}]`,
+	}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	p := openPage(t, browserCtx, srv.URL)
+	p.send("Go")
+	p.waitFor("the plan", `document.querySelector('#plan-items > li.dropped') && !`+sendDisabled)
+	var rows []string
+	p.eval(`[...document.querySelectorAll('#plan-items li')].map(e => e.querySelector('.item-btn').textContent)`, &rows)
+	want := []string{"✓Buildverified by go build ./... (completed)", "—Ask legaldropped (skipped)", "▶Research (in progress, current)", "✓Find sources (completed)"}
+	if !slices.Equal(rows, want) {
+		t.Errorf("plan items = %q, want %q", rows, want)
+	}
+	p.run(chromedp.Click(chromedp.ID("plan-revisions")))
+	p.waitFor("the revisions", `document.querySelectorAll('#revision-list > li').length === 2`)
+	if got := p.text(`document.querySelector('#revision-list > li[data-revision="2"]').textContent`); !strings.Contains(got, "legal is not needed") || !strings.Contains(got, "+ Research") || !strings.Contains(got, "dropped: Ask legal") {
+		t.Errorf("revision 2 reads %q, want its reason, the added item and the dropped one", got)
+	}
 }

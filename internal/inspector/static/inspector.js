@@ -148,15 +148,21 @@
   const parked = () => st.pending.length > 0 && !st.running;
 
   // toPlan reads a plan from a plan_update event, GET /plan or the seed.
+  // toPlan reads a plan from a plan_update event, GET /plan or the seed.
+  // Where the server sends them, an item's verifier (verified_by), its
+  // dropped flag and the plan of the subagent that worked on it
+  // (children) are kept, and so is the plan's revision.
   function toPlan(d, fallbackState) {
     const items = (d.todos || d.items || []).map((it, i) => ({
       id: it.id || String(i), content: it.content || it.Content || '', status: it.status || it.Status || 'pending',
-      evidence: it.evidence || '', attempts: it.attempts || 0,
+      evidence: it.evidence || '', attempts: it.attempts || 0, dropped: !!it.dropped,
+      verifiedBy: typeof it.verified_by === 'string' ? it.verified_by : it.verified_by ? JSON.stringify(it.verified_by) : '',
+      children: it.children && typeof it.children === 'object' ? toPlan(Array.isArray(it.children) ? { items: it.children } : it.children, '') : null,
     }));
     return {
       enforced: !!d.state, state: d.state || fallbackState || '', goal: d.goal || '', items,
       postconditions: d.postconditions || [], advance: d.advance || '', budgetLeft: d.budget_left,
-      pauseReason: d.pause_reason || '', reason: d.reason || '',
+      pauseReason: d.pause_reason || '', reason: d.reason || '', revision: Number(d.revision) || 0,
     };
   }
 
@@ -173,16 +179,20 @@
   function itemRow(it, key, current, waiting) {
     const open = st.expanded.has(key);
     const detail = [it.evidence ? `Evidence: ${it.evidence}` : 'No evidence or result recorded yet.'];
+    if (it.verifiedBy) detail.push(`Verified by: ${it.verifiedBy}`);
     if (it.attempts) detail.push(`Attempts: ${it.attempts}`);
     if (it.id && !/^\d+$/.test(it.id)) detail.push(`Id: ${it.id}`);
     const evId = `ev-${key.replace(/[^\w-]/g, '_')}`;
-    return el('li', { class: `${it.status}${current ? ' current' : ''}${waiting ? ' waiting' : ''}`, 'aria-current': current ? 'step' : false, 'data-key': key },
+    return el('li', { class: `${it.status}${current ? ' current' : ''}${waiting ? ' waiting' : ''}${it.dropped ? ' dropped' : ''}`, 'aria-current': current ? 'step' : false, 'data-key': key },
       el('button', { type: 'button', class: 'item-btn', 'aria-expanded': String(open), 'aria-controls': evId, onclick: () => toggle(key) },
         el('span', { class: 'glyph', 'aria-hidden': 'true', text: GLYPHS[it.status] || '?' }),
         el('span', { class: 'text', text: it.content }),
         waiting ? el('span', { class: 'wait', text: WAITING }) : null,
+        it.dropped ? el('span', { class: 'meta', text: 'dropped' }) : null,
+        it.verifiedBy && it.status === 'completed' ? el('span', { class: 'meta', text: `verified by ${it.verifiedBy}` }) : null,
         el('span', { class: 'sr', text: ` (${it.status.replace('_', ' ')}${current ? ', current' : ''})` })),
-      el('div', { id: evId, class: 'evidence', hidden: !open, text: detail.join('\n') }));
+      el('div', { id: evId, class: 'evidence', hidden: !open, text: detail.join('\n') }),
+      it.children && it.children.items.length ? el('ol', { class: 'items subplan children' }, ...itemList(it.children, `${key}/`)) : null);
   }
 
   function toggle(key) {
@@ -230,6 +240,8 @@
     if ((p.state === 'failed' || p.state === 'cancelled') && p.reason) goal += `${goal ? ' ' : ''}(${p.reason})`;
     $('plan-goal').textContent = goal;
     $('plan-budget').textContent = p.advance === 'auto' && p.budgetLeft != null ? `⚡${p.budgetLeft}` : '';
+    $('plan-revisions').hidden = !(p.enforced && p.revision > 1 && st.known);
+    $('plan-revisions').textContent = `Revisions (${p.revision})`;
 
     // Subagent plans hang under the item that was current when their call began.
     const under = new Map();
@@ -322,6 +334,34 @@
       st.plan = toPlan({ todos: s.values.todos });
     }
     renderPlan();
+  }
+
+  // showRevisions lists the plan's revisions, each with what changed from
+  // the one before: items added, removed and dropped.
+  async function showRevisions() {
+    const box = $('revision-list');
+    if (!box.hidden) { box.hidden = true; return; }
+    box.hidden = false;
+    let list;
+    try {
+      const r = await api('GET', threadPath('/plan/revisions'));
+      list = Array.isArray(r) ? r : (r && (r.revisions || r.items)) || [];
+    } catch (err) {
+      box.replaceChildren(el('li', { class: 'note', text: err.status === 404 ? 'This dev server does not keep plan revisions.' : humanError(err) }));
+      return;
+    }
+    let before = [];
+    box.replaceChildren(...list.map((rev, i) => {
+      const plan = toPlan(rev.plan || rev, '');
+      const now = plan.items.map((it) => it.content);
+      const added = now.filter((c) => !before.includes(c)), gone = before.filter((c) => !now.includes(c));
+      const dropped = plan.items.filter((it) => it.dropped).map((it) => it.content);
+      before = now;
+      return el('li', { 'data-revision': String(rev.revision ?? i + 1) },
+        el('div', { text: `Revision ${rev.revision ?? i + 1}${rev.reason ? `: ${rev.reason}` : ''}` }),
+        el('ul', { class: 'diff' }, ...added.map((c) => el('li', { class: 'add', text: `+ ${c}` })),
+          ...gone.map((c) => el('li', { class: 'del', text: `− ${c}` })), ...dropped.map((c) => el('li', { class: 'del', text: `dropped: ${c}` }))));
+    }));
   }
 
   const routeOwnsPlan = (route) => !!(route && route.details && route.details.planning && route.details.planning.enforce);
@@ -1406,6 +1446,7 @@
     $('resume').addEventListener('click', () => supervise('resume'));
     $('cancel').addEventListener('click', () => supervise('cancel'));
     $('stop').addEventListener('click', stopRun);
+    $('plan-revisions').addEventListener('click', showRevisions);
     $('diff').addEventListener('click', showDiff);
     $('to-decisions').addEventListener('click', (e) => {
       e.preventDefault();
