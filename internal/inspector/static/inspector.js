@@ -1115,7 +1115,7 @@
     renderPlan();
     st.messages = values.messages || [];
     const [runs, checkpoints] = await Promise.all([
-      api('GET', threadPath('/runs?limit=100')).catch(() => []),
+      api('GET', threadPath('/runs')).catch(() => []),
       api('GET', threadPath('/history?limit=1000')).catch(() => []),
     ]);
     st.checkpoints = checkpoints || [];
