@@ -24,7 +24,7 @@ import (
 // (data-decision) and, for the decisions that take text, a form.
 const (
 	decision     = `#interrupts > li.interrupt`
-	sendDisabled = `document.getElementById('send-button').disabled`
+	sendDisabled = `(document.body.dataset.running === 'true')`
 )
 
 // writeApp writes files (name → text) into dir.
@@ -137,7 +137,7 @@ func testToolApproval(t *testing.T, browserCtx context.Context) {
 	// A reload draws the pending decision from GET /threads/:id/state.
 	p.run(chromedp.Reload())
 	p.waitFor("the decision after a reload", `document.body.dataset.ready === 'true' && document.querySelector('`+decision+`[data-kind="tool"] button[data-decision="once"]')`)
-	p.waitFor("the held call to wait in the timeline", `[...document.querySelectorAll('#timeline details.call .meta')].some(e => e.textContent === 'waiting for your decision')`)
+	p.waitFor("the held call to wait in the timeline", `[...document.querySelectorAll('#chat details.call .meta')].some(e => e.textContent === 'waiting for your decision')`)
 	p.run(chromedp.Click(chromedp.CSS(decision + ` button[data-decision="edit"]`)))
 	if got := p.editorJSON(); got != string(want) {
 		t.Errorf("after a reload the arguments editor holds %s, want %s", got, want)
@@ -147,7 +147,7 @@ func testToolApproval(t *testing.T, browserCtx context.Context) {
 	if n := p.text(`String(document.querySelectorAll('` + decision + `').length)`); n != "0" {
 		t.Errorf("%s decisions still shown after the resume", n)
 	}
-	if got := p.text(`[...document.querySelectorAll('#timeline details.call.ok .name')].map(e => e.textContent).join()`); got != "writeTodos" {
+	if got := p.text(`[...document.querySelectorAll('#chat details.call.ok .name')].map(e => e.textContent).join()`); got != "writeTodos" {
 		t.Errorf("finished calls in the timeline = %q, want the approved writeTodos", got)
 	}
 	s := getState(t, base, thread)
@@ -234,6 +234,8 @@ type fakeAPI struct {
 	mu      sync.Mutex
 	resumes []string
 	streams []string // SSE bodies: the run's, then one per resume
+	// revisions, when set, is the body of GET /threads/:id/plan/revisions.
+	revisions string
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -242,6 +244,9 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, inspector.Prefix, http.StatusFound)
 	case strings.HasPrefix(r.URL.Path, inspector.Prefix):
 		inspector.Handler().ServeHTTP(w, r)
+	case f.revisions != "" && strings.HasSuffix(r.URL.Path, "/plan/revisions"):
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, f.revisions)
 	case r.URL.Path == "/routes":
 		fmt.Fprint(w, `[{"id":"/steps","kind":"agent"}]`)
 	case r.Method == http.MethodPost && (strings.HasSuffix(r.URL.Path, "/runs/stream") || strings.HasSuffix(r.URL.Path, "/resume")):

@@ -36,6 +36,9 @@ func TestInspectorInBrowser(t *testing.T) {
 	t.Run("a proposed plan is edited from the page", func(t *testing.T) { testPlanApproval(t, browserCtx, true) })
 	t.Run("step, DAG and unknown interrupts send their payloads", func(t *testing.T) { testOtherKinds(t, browserCtx) })
 	t.Run("model calls show their duration and tokens", func(t *testing.T) { testModelCalls(t, browserCtx) })
+	t.Run("a thread in order, parked, reloaded, forked and refused", func(t *testing.T) { testThreadInOrder(t, browserCtx) })
+	t.Run("workspace files and Markdown arguments", func(t *testing.T) { testWorkspaceFiles(t, browserCtx) })
+	t.Run("the plan's life: dropped items, verifiers, subagent plans, revisions", func(t *testing.T) { testPlanLife(t, browserCtx) })
 }
 
 // testModelCalls: each model call is a row of the timeline with its
@@ -64,7 +67,7 @@ func testModelCalls(t *testing.T, browserCtx context.Context) {
 	p.send("Answer me")
 	p.waitFor("the run to end", `[...document.querySelectorAll('#chat .msg.assistant')].some(e => e.textContent === 'Answered.') && !document.getElementById('send-button').disabled`)
 	var rows []string
-	p.eval(`[...document.querySelectorAll('#timeline > li.model-call')].map(e => e.dataset.durationMs + '|' + e.textContent)`, &rows)
+	p.eval(`[...document.querySelectorAll('#chat .steps > li.model-call')].map(e => e.dataset.durationMs + '|' + e.textContent)`, &rows)
 	if len(rows) != 2 {
 		t.Fatalf("timeline model-call rows = %q, want one per model call (2)", rows)
 	}
@@ -287,8 +290,8 @@ func checkAnswerApart(t *testing.T, p *page) {
 		t.Errorf("plan or tool data leaked into the answer: %q", answer)
 	}
 	var calls, open int
-	p.eval(`document.querySelectorAll('#timeline details.call').length`, &calls)
-	p.eval(`document.querySelectorAll('#timeline details.call[open]').length`, &open)
+	p.eval(`document.querySelectorAll('#chat details.call').length`, &calls)
+	p.eval(`document.querySelectorAll('#chat details.call[open]').length`, &open)
 	if calls == 0 || open != 0 {
 		t.Errorf("timeline: %d calls, %d open; want calls, all collapsed", calls, open)
 	}
@@ -318,11 +321,12 @@ func testReload(t *testing.T, browserCtx context.Context) {
 		t.Errorf("route picker after the reload = %q", route)
 	}
 	checkAnswerApart(t, p)
-	// Pause and Resume need an enforced plan; Cancel is there for the run.
-	var disabled []bool
-	p.eval(`['pause','resume','cancel'].map(id => document.getElementById(id).disabled)`, &disabled)
-	if !slices.Equal(disabled, []bool{true, true, true}) {
-		t.Errorf("buttons disabled = %v on a finished plan without enforce", disabled)
+	// Pause, Resume and Cancel are the harness's: a plan without enforce
+	// has none of them, not even disabled.
+	var shown []bool
+	p.eval(`['pause','resume','cancel'].map(id => document.getElementById(id).checkVisibility())`, &shown)
+	if !slices.Equal(shown, []bool{false, false, false}) {
+		t.Errorf("Pause, Resume, Cancel visible = %v on a plan without enforce, want none shown", shown)
 	}
 }
 
@@ -359,7 +363,7 @@ func testDroppedStream(t *testing.T, browserCtx context.Context) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var calls int
-	p.eval(`document.querySelectorAll('#timeline details.call').length`, &calls)
+	p.eval(`document.querySelectorAll('#chat details.call').length`, &calls)
 	if want := strings.Count(string(body), "event: tool_call\n"); calls != want {
 		t.Errorf("timeline shows %d calls, the run made %d", calls, want)
 	}
@@ -381,7 +385,7 @@ func testSubagentPlan(t *testing.T, browserCtx context.Context) {
 		t.Errorf("subagent plan = %q", sub)
 	}
 	var nested int
-	p.eval(`document.querySelectorAll('#timeline > li > details.call ol details.call').length`, &nested)
+	p.eval(`document.querySelectorAll('#chat .run > .steps > li > details.call ol details.call').length`, &nested)
 	if nested == 0 {
 		t.Error("the subagent's tool calls are not nested under the task call in the timeline")
 	}
