@@ -47,6 +47,8 @@ type Config struct {
 	Auth auth.Config
 	// Runs holds the settings of runs (runs: in dawn.yaml).
 	Runs Runs
+	// Server holds the HTTP server's settings (server: in dawn.yaml).
+	Server Server
 	// Markers are the capability markers, each ConfigSection configured
 	// from its dawn.yaml keys. Routes are prepared with them, and the
 	// runtime finds capabilities' optional interfaces on them.
@@ -201,7 +203,7 @@ type configParser struct {
 	errs    []error
 }
 
-var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection, authSection, runsSection}
+var hostKeys = []string{"model", "store", "temperature", limitsSection, toolsSection, evalSection, webhooksSection, authSection, runsSection, serverSection}
 
 func (p *configParser) hostKey(key string) bool {
 	if slices.Contains(hostKeys, key) {
@@ -268,6 +270,8 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 			c.Auth = p.auth(val)
 		case k == runsSection:
 			c.Runs = p.runs(val)
+		case k == serverSection:
+			c.Server = p.server(val)
 		case p.owner[k] != 0:
 			claim(k, val)
 		default:
@@ -393,7 +397,7 @@ func (p *configParser) eval(section *yaml.Node, e *Eval) {
 
 // allowed lists the top-level keys for an error message.
 func (p *configParser) allowed() string {
-	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", authSection + " (jwt, or none)", runsSection + " (continue_orphans)"}
+	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", authSection + " (jwt, or none)", runsSection + " (continue_orphans)", serverSection + " (allowed_hosts)"}
 	for _, k := range p.claimed {
 		if !strings.HasPrefix(k, limitsSection+".") {
 			keys = append(keys, k)

@@ -46,7 +46,11 @@ A build that fails keeps the previous build serving.`,
 			stdout, stderr := devserver.NewLockedWriter(cmd.OutOrStdout()), devserver.NewLockedWriter(cmd.ErrOrStderr())
 			child := cfg.Env(devserver.ChildEnv) == "1"
 			if mainDir, ok := appMainDir(dir); cfg.Stock && !child && ok {
-				err := devserver.RunGo(ctx, dir, mainDir, port, stdout, stderr)
+				settings, err := app.LoadServer(dir)
+				if err != nil {
+					return appProblem(err)
+				}
+				err = devserver.RunGo(ctx, dir, mainDir, port, server.HostGuard{Hosts: settings.AllowedHosts}, stdout, stderr)
 				if errors.Is(err, devserver.ErrNoGo) {
 					return appProblem(err)
 				}
@@ -88,7 +92,7 @@ func runDev(ctx context.Context, cfg *Config, dir string, port int, child bool, 
 	if child {
 		ready = devserver.ChildReadyPrefix
 	}
-	return s.serve(ctx, addr, server.LocalOnly(s.api), 5*time.Second, func(addr net.Addr) {
+	return s.serve(ctx, addr, server.HostGuard{Hosts: a.Config.Server.AllowedHosts}.Wrap(s.api), 5*time.Second, func(addr net.Addr) {
 		fmt.Fprintf(stdout, "%shttp://%s\n", ready, addr)
 	})
 }

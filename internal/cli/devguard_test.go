@@ -159,3 +159,81 @@ func TestStartLimitsAndCORS(t *testing.T) {
 		t.Errorf("--body-timeout -1s: exit %d, stderr %q; want 2 naming the flag", bad.code, bad.stderr)
 	}
 }
+
+// TestStartRefusesRebindingWithoutCredential: `dawn start` on 127.0.0.1
+// with no credential answers only requests that name it by a loopback
+// name or address, or by a name dawn.yaml's server.allowed_hosts lists, and
+// only pages of its own origin or of DAWN_CORS_ORIGINS: a page on another
+// site whose name was made to resolve to 127.0.0.1 (DNS rebinding) gets
+// 403 and starts nothing. With a credential the server does not need the
+// guard: the rebound page has no key.
+func TestStartRefusesRebindingWithoutCredential(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"support/[tenant]/agent.md": supportAgent("Support"),
+		"dawn.yaml":                 "server:\n  allowed_hosts: [dawn.test, Build.Example.COM.]\n",
+	})
+	s := startDawn(t, offlineEnv("DAWN_CORS_ORIGINS=http://app.test"), 30*time.Second, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	u, _ := url.Parse(s.url)
+	port := u.Port()
+	run := `{"route":"/support/acme","input":{"messages":[{"role":"user","content":"hi"}]}}`
+
+	refused := []struct {
+		name, method, path, host, origin, contentType, body string
+		kind                                                string
+	}{
+		{"rebound name starts a run", "POST", "/threads/r/runs/wait", "evil.test:" + port, "", "application/json", run, "forbidden_host"},
+		{"rebound name reads state", "GET", "/threads/r/state", "evil.test:" + port, "", "", "", "forbidden_host"},
+		{"rebound name with its origin", "GET", "/routes", "evil.test:" + port, "http://evil.test:" + port, "", "", "forbidden_host"},
+		{"localhost lookalike", "GET", "/routes", "localhost.evil.test:" + port, "", "", "", "forbidden_host"},
+		{"subdomain of an allowed name", "GET", "/routes", "x.dawn.test:" + port, "", "", "", "forbidden_host"},
+		{"cross-site text/plain run", "POST", "/threads/r/runs/stream", "", "http://evil.test", "text/plain", run, "forbidden_origin"},
+		{"sandboxed page", "POST", "/threads/r/runs/wait", "", "null", "application/json", run, "forbidden_origin"},
+	}
+	for _, tc := range refused {
+		status, e := send(t, tc.method, s.url+tc.path, tc.host, tc.origin, tc.contentType, tc.body)
+		if status != http.StatusForbidden || e.Error.Kind != tc.kind || e.Error.Message == "" {
+			t.Errorf("%s: %d %+v, want 403 with kind %s", tc.name, status, e, tc.kind)
+		}
+	}
+	if n := threadRuns(t, s.url, "r"); n != 0 {
+		t.Fatalf("refused requests started %d runs", n)
+	}
+
+	allowed := []struct{ name, host, origin string }{
+		{"loopback address", "", ""},
+		{"localhost with its origin", "localhost:" + port, "http://localhost:" + port},
+		{"allowed name", "dawn.test:" + port, "http://dawn.test:" + port},
+		{"allowed name in other case, no port", "build.example.com", ""},
+		{"a CORS origin", "", "http://app.test"},
+	}
+	for _, tc := range allowed {
+		if status, e := send(t, "GET", s.url+"/routes", tc.host, tc.origin, "", ""); status != http.StatusOK {
+			t.Errorf("%s: %d %+v, want 200", tc.name, status, e)
+		}
+	}
+
+	keyed := startDawn(t, offlineEnv("DAWN_API_KEY=k3y"), 30*time.Second, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	ku, _ := url.Parse(keyed.url)
+	if status, e := send(t, "GET", keyed.url+"/routes", "evil.test:"+ku.Port(), "", "", ""); status != http.StatusUnauthorized {
+		t.Errorf("a server with a credential, rebound name without the key: %d %+v, want 401 (the key guards it)", status, e)
+	}
+}
+
+// TestDevAllowsConfiguredHosts: dawn dev reads the same
+// server.allowed_hosts as dawn start.
+func TestDevAllowsConfiguredHosts(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"support/[tenant]/agent.md": supportAgent("Support"),
+		"dawn.yaml":                 "server:\n  allowed_hosts: [dawn.test]\n",
+	})
+	s := startDawn(t, offlineEnv(), 30*time.Second, "dev", "--app", dir)
+	u, _ := url.Parse(s.url)
+	if status, e := send(t, "GET", s.url+"/routes", "dawn.test:"+u.Port(), "http://dawn.test:"+u.Port(), "", ""); status != http.StatusOK {
+		t.Errorf("dev, allowed name: %d %+v, want 200", status, e)
+	}
+	if status, e := send(t, "GET", s.url+"/routes", "evil.test:"+u.Port(), "", "", ""); status != http.StatusForbidden || e.Error.Kind != "forbidden_host" {
+		t.Errorf("dev, another name: %d %+v, want 403 forbidden_host", status, e)
+	}
+}

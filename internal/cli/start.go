@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/spf13/cobra"
@@ -28,8 +30,12 @@ DAWN_API_KEY set, every endpoint but /healthz and /readyz requires
 "Authorization: Bearer $DAWN_API_KEY" (the service credential, which sees
 every thread) or, with auth.jwt in dawn.yaml, a user's JWT. On a host other
 than loopback, start refuses to serve with no authentication unless
---no-auth (or auth: none in dawn.yaml) says so. DAWN_CORS_ORIGINS (comma-separated)
-turns CORS on for those origins. SIGINT or SIGTERM shut it down gracefully:
+--no-auth (or auth: none in dawn.yaml) says so. On loopback with no
+credential, it answers only requests whose Host is a loopback name or one of
+server.allowed_hosts in dawn.yaml, and whose Origin, when sent, is its own
+or one of DAWN_CORS_ORIGINS (403 otherwise: a page elsewhere cannot reach it
+by DNS rebinding). DAWN_CORS_ORIGINS (comma-separated) turns CORS on for
+those origins. SIGINT or SIGTERM shut it down gracefully:
 runs in flight get --grace to finish, then are cancelled and recorded.
 
 Several servers may share one store: each holds a lease on the runs it
@@ -86,7 +92,7 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 			}
 			logModels(logger, a, cfg.Env)
 			addr := net.JoinHostPort(host, fmt.Sprint(port))
-			return s.serve(ctx, addr, s.api, grace, func(addr net.Addr) {
+			return s.serve(ctx, addr, startGuard(s.api, a, authn.Enabled(), host, origins), grace, func(addr net.Addr) {
 				logger.Info("dawn server ready", "url", "http://"+addr.String(), "routes", len(a.Routes), "auth", authn.Mode(),
 					"store", s.store.Path(), "telemetry", s.telemetryOn,
 					"max_runs", maxRuns, "max_conns", limits.MaxConns, "body_timeout", limits.BodyTimeout.String())
@@ -105,6 +111,20 @@ DAWN_DEBUG_ADDR (a loopback host:port) serves Go's profiles there
 	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "serve on a non-loopback host with no authentication (refused by default)")
 	cmd.Flags().IntVar(&maxRuns, "max-runs", runner.DefaultMaxRuns, "the most runs in flight at once (more get 503 overloaded)")
 	return cmd
+}
+
+// startGuard is api as dawn start serves it on host: a server with no
+// credential on a loopback address trusts whoever reaches it, so it
+// answers only requests that name it by a loopback name or a name of
+// dawn.yaml's server.allowed_hosts, and pages of its own origin or of
+// origins (see server.HostGuard); a page on another site cannot reach it
+// by rebinding its name to 127.0.0.1. A server with a credential, or one
+// on a public interface with none (--no-auth), is served as it is.
+func startGuard(api http.Handler, a *app.App, credential bool, host string, origins []string) http.Handler {
+	if credential || !loopback(host) {
+		return api
+	}
+	return server.HostGuard{Hosts: a.Config.Server.AllowedHosts, Origins: origins}.Wrap(api)
 }
 
 // checkLimits refuses limits that are zero or negative, naming the flag.

@@ -34,9 +34,9 @@ var goModFiles = []string{"go.mod", "go.sum", "go.work", "go.work.sum"}
 // RunGo serves an app with Go code: it builds the app's main package (in
 // mainDir: the app folder, or the module root a `dawn new` app keeps it in),
 // runs the binary as a dev child (which hot-reloads Markdown and YAML
-// itself), proxies the dev port to it, and rebuilds and restarts it when Go
+// itself), proxies the dev port to it behind guard, and rebuilds and restarts it when Go
 // code changes.
-func RunGo(ctx context.Context, dir, mainDir string, port int, stdout, stderr io.Writer) error {
+func RunGo(ctx context.Context, dir, mainDir string, port int, guard server.HostGuard, stdout, stderr io.Writer) error {
 	appDir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func RunGo(ctx context.Context, dir, mainDir string, port int, stdout, stderr io
 		wake: make(chan struct{}, 1),
 	}
 	served := make(chan error, 1)
-	srv := serveDevPort(ln, g.proxy, served)
+	srv := serveDevPort(ln, guard.Wrap(g.proxy), served)
 	g.run(ctx, ln.Addr())
 
 	httpCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -74,13 +74,13 @@ func RunGo(ctx context.Context, dir, mainDir string, port int, stdout, stderr io
 	return nil
 }
 
-// serveDevPort serves p on ln with the API's default limits, to this
-// machine's pages and programs only (the child checks that too, but an app
-// built with an older dawn may not), until the server is shut down; what
+// serveDevPort serves h, the proxy behind its host guard (the child
+// checks that too, but an app built with an older dawn may not), on ln
+// with the API's default limits, until the server is shut down; what
 // Serve returns goes to served.
-func serveDevPort(ln net.Listener, p *devProxy, served chan<- error) *http.Server {
+func serveDevPort(ln net.Listener, h http.Handler, served chan<- error) *http.Server {
 	limits := server.HTTPLimits{}
-	srv := limits.Server(server.LocalOnly(p))
+	srv := limits.Server(h)
 	go func() { served <- srv.Serve(limits.Listener(ln)) }()
 	return srv
 }

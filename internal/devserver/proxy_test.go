@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/server"
 )
 
 // stockBinary builds ./cmd/dawn for a test that needs a real dev child.
@@ -53,7 +55,7 @@ func startDevFront(t *testing.T, files map[string]string) *devFront {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := serveDevPort(ln, g.proxy, make(chan error, 1))
+	srv := serveDevPort(ln, server.LocalOnly(g.proxy), make(chan error, 1))
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()

@@ -37,6 +37,13 @@ type keptRequest struct {
 	Stream   bool                       `json:"stream,omitempty"`
 	Options  map[string]string          `json:"options,omitempty"`
 	Webhook  string                     `json:"webhook,omitempty"`
+	// Overrides are what the run's client changed of its route (model,
+	// temperature, tools, turn limit, pauses): a continued run keeps
+	// them, as it keeps its caller.
+	Overrides keptOverrides `json:"overrides,omitzero"`
+	// NoInput says the run started without new messages, going on from
+	// the thread's (Request.NoInput).
+	NoInput bool `json:"no_input,omitempty"`
 	// Identity is the caller the run acts for, when the server
 	// authenticated one: the continued run's tools see the same caller.
 	Identity *capabilities.Identity `json:"identity,omitempty"`
@@ -46,7 +53,8 @@ type keptRequest struct {
 // it.
 func encodeRequest(req Request, ctx context.Context) []byte {
 	k := keptRequest{Route: req.Route, Messages: req.Messages, Values: req.Values,
-		Stream: req.Stream, Options: req.Options, Webhook: req.Webhook}
+		Stream: req.Stream, Options: req.Options, Webhook: req.Webhook,
+		Overrides: keptOverrides(req.Overrides), NoInput: req.NoInput}
 	if id, ok := capabilities.IdentityFrom(ctx); ok {
 		k.Identity = &id
 	}
@@ -113,6 +121,11 @@ func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*contin
 	if err != nil {
 		return nil, err
 	}
+	overrides := Overrides(req.Overrides)
+	if err := overrides.Check(prepared); err != nil {
+		return nil, err
+	}
+	prepared = overrides.apply(prepared)
 	spec := a.ModelFor(prepared.Route, m.env)
 	model, err := m.Model(spec)
 	if err != nil {
@@ -136,7 +149,7 @@ func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*contin
 		return nil, err
 	}
 	c.cfg = m.agentConfig(a, prepared, params, model, spec, req.Stream, r.ThreadID)
-	c.cfg.Continue = c.input == nil
+	c.cfg.Continue = !c.fresh
 	c.ctx = models.WithPromptCacheKey(m.startTrace(runCtx, run), run.ThreadID)
 	return c, nil
 }
@@ -150,8 +163,9 @@ type continuation struct {
 	cfg    agent.Config
 	cp     store.Checkpoint
 	values thread.State
-	// input is the run's input when it had saved no step, so that it
-	// starts over; nil when it goes on from a step it saved.
+	// fresh says the run had saved no step, so that it starts over from
+	// input, its input messages (none for a run started without).
+	fresh bool
 	input []thread.Message
 }
 
@@ -180,13 +194,13 @@ func (c *continuation) load(ctx context.Context, m *Manager, p *capabilities.Pre
 		return err
 	case len(pending) > 0:
 		return fmt.Errorf("thread %s waits for a decision on interrupt %s", c.run.ThreadID, pending[0].ID)
-	case len(req.Messages) == 0:
+	case len(req.Messages) == 0 && !req.NoInput:
 		return errors.New("its kept request has no input messages")
 	}
 	if c.values, err = p.ApplyInput(values, req.Values); err != nil {
 		return err
 	}
-	c.input = req.Messages
+	c.fresh, c.input = true, req.Messages
 	return nil
 }
 

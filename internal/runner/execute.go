@@ -57,7 +57,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	x.decide()
 	x.signals()
 	x.outcome()
-	x.recordEnd()
+	x.recordEnd(ctx)
 }
 
 // drive runs the run's strategy, when it has one, and then the agent loop,
@@ -175,7 +175,10 @@ func (x *execution) discard() bool {
 // then is done published. A client that sees done can read the final
 // state and start the next run at once, and a crash before the save loses
 // nothing a client was told about.
-func (x *execution) recordEnd() {
+//
+// A run another server took over (see adopt) records nothing here: its
+// waiters get the end the other server records.
+func (x *execution) recordEnd(ctx context.Context) {
 	run, m := x.run, x.m
 	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: doneData(run.output)}
 	if run.interrupts != nil {
@@ -183,13 +186,17 @@ func (x *execution) recordEnd() {
 	}
 	hook := m.webhookOf(run, x.status, x.errText)
 	switch {
+	case !x.cancelled && takenElsewhere(x.err):
+		done, hook = x.adopt(ctx), nil
 	case x.cancelled && run.rollingBack() && x.discard():
 		m.addWebhook(run, hook)
 	case x.err == nil && x.sr.Stop == "":
 		// The last step, the end of the run and its webhook delivery land
 		// in one transaction.
 		err := x.journal.save(context.Background(), x.res.Unsaved, x.res.Values, &store.Finish{Status: x.status, Output: x.record, Webhook: hook}, done)
-		if err != nil {
+		if takenElsewhere(err) {
+			done, hook = x.adopt(ctx), nil
+		} else if err != nil {
 			m.logger.Error("cannot save the last step of a run", "thread", run.ThreadID, "run", run.ID, "err", err)
 			run.err = err
 			text := "the last step could not be saved: " + errorText(err)

@@ -31,6 +31,18 @@ type Overrides struct {
 	PauseBeforeTools, PauseAfterTools bool
 }
 
+// keptOverrides are Overrides as a run keeps them with its request (see
+// keptRequest). Tools keeps the difference between no allow-list (null)
+// and an empty one ([]).
+type keptOverrides struct {
+	Model            string   `json:"model,omitempty"`
+	Temperature      *float64 `json:"temperature,omitempty"`
+	Tools            []string `json:"tools"`
+	MaxTurns         int      `json:"max_turns,omitempty"`
+	PauseBeforeTools bool     `json:"pause_before_tools,omitempty"`
+	PauseAfterTools  bool     `json:"pause_after_tools,omitempty"`
+}
+
 // OverrideError is an override a route does not allow; Field names it
 // ("model", "temperature", "tools", "max_turns").
 type OverrideError struct {

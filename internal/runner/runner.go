@@ -514,6 +514,9 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Lock()
 	for _, r := range m.active {
 		r.requestCancel("")
+		// A run whose outcome is decided may still follow another
+		// server's end of it (adopt): that stops too.
+		r.cancel()
 	}
 	m.mu.Unlock()
 	<-done
