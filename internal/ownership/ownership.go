@@ -8,6 +8,9 @@ package ownership
 
 import (
 	"context"
+	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
 )
@@ -49,15 +52,44 @@ func As(ctx context.Context, owner string) context.Context {
 }
 
 // Namespace returns the namespace of the item store that ns names for
-// ctx: a user's items live under ["users", user], so that each user has a
-// store of their own; unscoped, ns as it is.
+// ctx: a user's items live under ["users", UserLabel(user)], so that each
+// user has a store of their own; unscoped, ns as it is.
 func Namespace(ctx context.Context, ns []string) []string {
 	user, scoped := Owner(ctx)
 	if !scoped {
 		return ns
 	}
-	return append([]string{UsersLabel, user}, ns...)
+	return append([]string{UsersLabel, UserLabel(user)}, ns...)
 }
+
+// UserLabel is user written as a namespace label: any user id the auth
+// layer accepts (an email, say), though a label holds no period and no
+// control character. Each period, percent sign and control character is
+// written %XX (its byte in hex, upper case), so that the label reads back
+// as the id (UserFromLabel) and two ids never share a label;
+// "ada@example.com" is "ada@example%2Ecom".
+func UserLabel(user string) string {
+	if !strings.ContainsFunc(user, escapedInLabel) {
+		return user
+	}
+	var b strings.Builder
+	for i := 0; i < len(user); i++ {
+		c := user[i]
+		if c == '.' || c == '%' || c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// UserFromLabel is UserLabel undone.
+func UserFromLabel(label string) (string, error) {
+	return url.PathUnescape(label)
+}
+
+func escapedInLabel(r rune) bool { return r == '.' || r == '%' || r < 0x20 || r == 0x7f }
 
 // Unnamespace is Namespace undone on a namespace the store returns; ok is
 // false for a namespace outside ctx's items.
@@ -66,7 +98,7 @@ func Unnamespace(ctx context.Context, ns []string) (out []string, ok bool) {
 	if !scoped {
 		return ns, true
 	}
-	if len(ns) < 2 || ns[0] != UsersLabel || ns[1] != user {
+	if len(ns) < 2 || ns[0] != UsersLabel || ns[1] != UserLabel(user) {
 		return nil, false
 	}
 	return ns[2:], true

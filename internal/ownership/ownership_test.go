@@ -3,6 +3,7 @@ package ownership
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dawn-go/dawn/capabilities"
@@ -62,4 +63,47 @@ func TestNamespace(t *testing.T) {
 	if _, ok := Unnamespace(As(bg, "bob"), []string{"users", "ann", "m"}); ok {
 		t.Errorf("bob unnamespaced ann's namespace")
 	}
+}
+
+func TestUserLabel(t *testing.T) {
+	for _, tc := range []struct{ user, label string }{
+		{"ann", "ann"},
+		{"ada@example.com", "ada@example%2Ecom"},
+		{"50%.off", "50%25%2Eoff"},
+		{"a%2Eb", "a%252Eb"},
+		{"tab\there", "tab%09here"},
+		{"élan.vital", "élan%2Evital"},
+	} {
+		if got := UserLabel(tc.user); got != tc.label {
+			t.Errorf("UserLabel(%q) = %q, want %q", tc.user, got, tc.label)
+		}
+		if back, err := UserFromLabel(tc.label); err != nil || back != tc.user {
+			t.Errorf("UserFromLabel(%q) = %q, %v; want %q", tc.label, back, err, tc.user)
+		}
+	}
+	ada := As(context.Background(), "ada@example.com")
+	ns := Namespace(ada, []string{"notes"})
+	if !slices.Equal(ns, []string{"users", "ada@example%2Ecom", "notes"}) {
+		t.Errorf("ada's namespace = %v", ns)
+	}
+	if back, ok := Unnamespace(ada, ns); !ok || !slices.Equal(back, []string{"notes"}) {
+		t.Errorf("Unnamespace = %v, %v", back, ok)
+	}
+}
+
+// FuzzUserLabel: every user id has a label without periods or control
+// characters that reads back as the id.
+func FuzzUserLabel(f *testing.F) {
+	for _, s := range []string{"ann", "ada@example.com", "%2E", "a.b%c\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, user string) {
+		label := UserLabel(user)
+		if strings.ContainsFunc(label, func(r rune) bool { return r == '.' || r < 0x20 || r == 0x7f }) {
+			t.Fatalf("UserLabel(%q) = %q holds a period or a control character", user, label)
+		}
+		if back, err := UserFromLabel(label); err != nil || back != user {
+			t.Fatalf("UserFromLabel(UserLabel(%q)) = %q, %v", user, back, err)
+		}
+	})
 }

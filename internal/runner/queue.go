@@ -9,7 +9,9 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 
+	"github.com/dawn-go/dawn/internal/ownership"
 	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/webhook"
 	"github.com/google/uuid"
 )
 
@@ -62,7 +64,10 @@ func (m *Manager) Enqueue(ctx context.Context, req Request, notBefore time.Time)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("thread %s: the run cannot be queued: %w", req.ThreadID, err)
 	}
-	q, err := m.store.EnqueueRun(ctx, store.QueuedRun{ID: uuid.NewString(), ThreadID: req.ThreadID, Route: prepared.Route.ID, Request: body, NotBefore: notBefore}, DefaultQueueBound)
+	// The thread a queued run creates is its caller's, as a started run's
+	// is: a run is never queued where its caller could not start it.
+	owner, _ := ownership.Owner(ctx)
+	q, err := m.store.EnqueueRun(ctx, store.QueuedRun{ID: uuid.NewString(), ThreadID: req.ThreadID, Route: prepared.Route.ID, Request: body, NotBefore: notBefore, Owner: owner}, DefaultQueueBound)
 	if errors.Is(err, store.ErrQueueFull) {
 		return store.Run{}, fmt.Errorf("thread %s: %w", req.ThreadID, ErrQueueFull)
 	}
@@ -156,37 +161,67 @@ func (m *Manager) noneQueued(ctx context.Context) bool {
 }
 
 // startDueRuns starts the due queued runs of threadID, or of every
-// thread when it is empty.
+// thread when it is empty. It reads them a page at a time, owners in turn
+// (store.DueRuns), until none is left: a run that stays queued (its
+// thread became busy meanwhile, the store failed) is skipped on the next
+// page, so however many there are, every due run is tried. A server at
+// --max-runs or draining starts no more.
 func (m *Manager) startDueRuns(ctx context.Context, threadID string) {
-	due, err := m.store.DueRuns(ctx, threadID, time.Now(), dueBatch)
-	if err != nil {
-		if ctx.Err() == nil && !m.Draining() {
-			m.logger.Debug("cannot read the queued runs; trying again shortly", "err", err)
-		}
-		return
-	}
-	for _, q := range due {
-		// A run that ended without starting leaves its thread free for
-		// the next of its queue.
-		for m.startQueued(ctx, q) {
-			next, err := m.store.DueRuns(ctx, q.ThreadID, time.Now(), 1)
-			if err != nil || len(next) == 0 {
-				break
+	stayed := 0
+	for {
+		due, err := m.store.DueRuns(ctx, threadID, time.Now(), stayed, dueBatch)
+		if err != nil {
+			if ctx.Err() == nil && !m.Draining() {
+				m.logger.Debug("cannot read the queued runs; trying again shortly", "err", err)
 			}
-			q = next[0]
+			return
+		}
+		for _, q := range due {
+			switch m.startChain(ctx, q) {
+			case queueFull:
+				return
+			case queueStayed:
+				stayed++
+			}
+		}
+		if len(due) < dueBatch {
+			return
 		}
 	}
 }
 
+// What starting a queued run came to.
+const (
+	queueStarted = iota // it started, or ended without starting
+	queueStayed         // it stays queued, to be tried again later
+	queueFull           // the server takes no more runs now
+)
+
+// startChain starts queued run q and, while a run of its thread ends
+// without starting (which leaves the thread free), the next of its queue.
+func (m *Manager) startChain(ctx context.Context, q store.QueuedRun) int {
+	for {
+		outcome, failed := m.startQueued(ctx, q)
+		if !failed {
+			return outcome
+		}
+		next, err := m.store.DueRuns(ctx, q.ThreadID, time.Now(), 0, 1)
+		if err != nil || len(next) == 0 {
+			return queueStarted
+		}
+		q = next[0]
+	}
+}
+
 // startQueued starts queued run q. A run that cannot start now (its
-// thread is busy, the server is full or draining, another replica took
-// it, the store is unreachable) stays queued; one that can never start
-// (its route is gone, its thread waits for a person, its request is
+// thread is busy, the server is full or draining, the store is
+// unreachable) stays queued; one that can never start (its route is gone,
+// its thread waits for a person or is not its caller's, its request is
 // refused) ends with an error that says why, and failed reports it.
-func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) (failed bool) {
+func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) (outcome int, failed bool) {
 	var kept queuedRequest
 	if err := json.Unmarshal(q.Request, &kept); err != nil {
-		return m.failQueued(ctx, q, fmt.Errorf("the queued request cannot be read: %w", err))
+		return queueStarted, m.failQueued(ctx, q, nil, fmt.Errorf("the queued request cannot be read: %w", err))
 	}
 	req := kept.Request
 	req.queuedID = q.ID
@@ -197,11 +232,27 @@ func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) (failed bo
 	}
 	_, err := m.start(runCtx, req, nil)
 	switch {
-	case err == nil, errors.Is(err, ErrBusy), errors.Is(err, ErrOverloaded), errors.Is(err, ErrShuttingDown),
-		errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrUnavailable), ctx.Err() != nil:
-		return false
+	case err == nil:
+		return queueStarted, false
+	case errors.Is(err, ErrOverloaded), errors.Is(err, ErrShuttingDown), ctx.Err() != nil:
+		return queueFull, false
+	case errors.Is(err, ErrBusy), errors.Is(err, store.ErrUnavailable):
+		return queueStayed, false
+	case errors.Is(err, store.ErrNotFound) && !m.stillQueued(ctx, q.ID):
+		// Another replica started it, or a client cancelled it.
+		return queueStarted, false
 	}
-	return m.failQueued(ctx, q, err)
+	return queueStarted, m.failQueued(ctx, q, &kept.Request, err)
+}
+
+// stillQueued reports whether run id is still queued, after an attempt to
+// start it found something missing: when it is, what is missing is not
+// the queued run but what it needs (its thread is someone else's, its
+// checkpoint is gone), and it can never start. A store that cannot say
+// counts as not queued: the run is tried again.
+func (m *Manager) stillQueued(ctx context.Context, id string) bool {
+	r, err := m.store.GetRun(ctx, id)
+	return err == nil && r.Status == store.RunPending
 }
 
 // queuedRequest is a queued run's request as the store keeps it, with the
@@ -211,11 +262,30 @@ type queuedRequest struct {
 	Identity *capabilities.Identity `json:"identity,omitempty"`
 }
 
-// failQueued ends queued run q with err, and reports whether it did.
-func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, err error) bool {
-	ferr := m.store.FailQueued(ctx, q.ID, errorText(err))
+// failQueued ends queued run q with err, with the webhook delivery its
+// request asked for (req nil: the request could not be read), and
+// reports whether it did.
+func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, req *Request, err error) bool {
+	text := errorText(err)
+	ferr := m.store.FailQueued(ctx, q.ID, text, m.queuedWebhook(q, req, text))
 	if ferr != nil && !errors.Is(ferr, store.ErrNotFound) {
 		m.logger.Warn("cannot record why a queued run could not start", "run", q.ID, "thread", q.ThreadID, "err", ferr)
 	}
+	if ferr == nil && req != nil && req.Webhook != "" && m.webhooks != nil {
+		m.webhooks.Wake()
+	}
 	return ferr == nil
+}
+
+// queuedWebhook is the delivery of queued run q that ends with errText
+// without starting, or nil when its request asked for none.
+func (m *Manager) queuedWebhook(q store.QueuedRun, req *Request, errText string) *store.Webhook {
+	if req == nil || req.Webhook == "" || m.webhooks == nil {
+		return nil
+	}
+	body, err := json.Marshal(webhook.Payload{RunID: q.ID, ThreadID: q.ThreadID, AssistantID: q.Route, Status: store.RunError, Error: errText})
+	if err != nil {
+		return nil
+	}
+	return &store.Webhook{RunID: q.ID, ThreadID: q.ThreadID, URL: req.Webhook, Payload: body, MaxAttempts: m.webhooks.Attempts()}
 }

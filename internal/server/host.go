@@ -61,7 +61,7 @@ func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers
 // middleware m, the wires' intercepts of it (the first intercept sees the
 // request first) and the owner check (guardThread).
 func (s *Server) handle(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
-	fn = s.guardThread(path, fn)
+	fn = s.guardThread(path, fn, true)
 	mws := s.host.intercepts[method+" "+path]
 	for i := len(mws) - 1; i >= 0; i-- {
 		fn = mws[i](fn)
@@ -73,7 +73,7 @@ func (s *Server) handle(method, path string, fn echo.HandlerFunc, m ...echo.Midd
 // them.
 func (h *host) mountWires() {
 	for _, r := range h.adds {
-		h.s.echo.Add(r.method, r.path, h.s.guardThread(r.path, r.h), r.m...)
+		h.s.echo.Add(r.method, r.path, h.s.guardThread(r.path, r.h, true), r.m...)
 	}
 }
 

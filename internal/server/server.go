@@ -139,7 +139,7 @@ func (s *Server) mountCapabilities() {
 		}
 		for _, rt := range hr.ThreadRoutes(s.runs) {
 			path := "/threads/:id/" + strings.TrimPrefix(rt.Path, "/")
-			s.echo.Add(rt.Method, path, s.guardThread(path, threadRoute(rt)))
+			s.echo.Add(rt.Method, path, s.guardThread(path, threadRoute(rt), false))
 			if rt.Method != http.MethodGet && rt.Method != http.MethodHead {
 				s.audited[rt.Method+" "+path] = "signal"
 			}

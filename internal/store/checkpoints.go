@@ -72,7 +72,17 @@ func ParseCheckpointID(threadID, id string) (int, bool) {
 type HistoryQuery struct {
 	Limit  int
 	Before string
+	// MaxBytes bounds the page by the size of its checkpoints' values
+	// and messages (DefaultHistoryBytes when 0): the page ends at the
+	// checkpoint that passes it, which it holds (so a page always holds
+	// one). A page shorter than Limit may so have more after it: the
+	// reader pages on with Before set to its last checkpoint's id.
+	MaxBytes int
 }
+
+// DefaultHistoryBytes is HistoryQuery.MaxBytes when it is 0: one page of
+// history holds about this much state at most.
+const DefaultHistoryBytes = 8 << 20
 
 // History returns the thread's kept checkpoints that q selects, each with
 // its values and the messages of its branch at that point: one per step,
@@ -96,7 +106,11 @@ func (s *DB) History(ctx context.Context, threadID string, q HistoryQuery) ([]Ch
 		before = int64(n)
 		f.Before = before&^inputFlag + 1
 	}
-	list, err := s.readCheckpoints(ctx, threadID, f, 0)
+	budget := q.MaxBytes
+	if budget <= 0 {
+		budget = DefaultHistoryBytes
+	}
+	list, err := s.readCheckpoints(ctx, threadID, f, 0, pageBudget{skip: before, bytes: budget})
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +134,7 @@ func (s *DB) CheckpointAt(ctx context.Context, threadID, id string) (Checkpoint,
 	if !ok {
 		return Checkpoint{}, checkpointNotFound(threadID, id)
 	}
-	list, err := s.readCheckpoints(ctx, threadID, dialect.CheckpointFilter{Step: int64(n) &^ inputFlag, Limit: 1}, int64(n))
+	list, err := s.readCheckpoints(ctx, threadID, dialect.CheckpointFilter{Step: int64(n) &^ inputFlag, Limit: 1}, int64(n), pageBudget{})
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -136,7 +150,7 @@ func checkpointNotFound(threadID, id string) error {
 
 // readCheckpoints reads the checkpoints of the rows f selects, with their
 // values and messages; only checkpoint number only when it is not 0.
-func (s *DB) readCheckpoints(ctx context.Context, threadID string, f dialect.CheckpointFilter, only int64) ([]Checkpoint, error) {
+func (s *DB) readCheckpoints(ctx context.Context, threadID string, f dialect.CheckpointFilter, only int64, budget pageBudget) ([]Checkpoint, error) {
 	var metas []dialect.CheckpointMeta
 	err := s.d.Checkpoints(ctx, threadID, f, func(m dialect.CheckpointMeta) error {
 		metas = append(metas, m)
@@ -164,9 +178,49 @@ func (s *DB) readCheckpoints(ctx context.Context, threadID string, f dialect.Che
 				return nil, fmt.Errorf("store: checkpoint %d of thread %q: %w", m.Step, threadID, err)
 			}
 			out = append(out, cp)
+			if budget.spend(cp) {
+				return out, nil
+			}
 		}
 	}
 	return out, nil
+}
+
+// pageBudget bounds a page of checkpoints by their size: bytes 0 bounds
+// nothing. skip is the checkpoint number the page starts after (the
+// page's before), which is read but not counted.
+type pageBudget struct {
+	skip  int64
+	bytes int
+}
+
+// spend counts cp against the budget and reports whether the page is
+// full.
+func (b *pageBudget) spend(cp Checkpoint) bool {
+	if b.bytes <= 0 || (b.skip != 0 && cp.number == b.skip) {
+		return false
+	}
+	b.bytes -= checkpointSize(cp)
+	return b.bytes <= 0
+}
+
+// checkpointSize is about how many bytes cp takes as JSON: its values
+// and its messages.
+func checkpointSize(cp Checkpoint) int {
+	n := 0
+	for k, v := range cp.Values {
+		n += len(k) + len(v)
+	}
+	for _, m := range cp.Messages {
+		n += len(m.Content) + 64
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Input) + len(tc.Name) + len(tc.ID)
+		}
+		for k, v := range m.Meta {
+			n += len(k) + len(v)
+		}
+	}
+	return n
 }
 
 // historyReader reads what a page of checkpoints needs once: each branch's
@@ -475,6 +529,15 @@ func (s *DB) UpdateState(ctx context.Context, u StateUpdate) (Checkpoint, error)
 		if err != nil {
 			return err
 		}
+		if u.Checkpoint == "" && keep == len(cp.Messages) && len(msgs) == 0 {
+			same, err := unchanged(ctx, tx, l, u.source(), cp.Values, values)
+			if err != nil || same {
+				// An update that changes nothing keeps no copy of the
+				// state: the latest checkpoint stands for it.
+				out = cp
+				return err
+			}
+		}
 		if l, err = branchAt(ctx, tx, u.ThreadID, l, int64(keep)); err != nil {
 			return fmt.Errorf("store: update state of thread %q: %w", u.ThreadID, err)
 		}
@@ -521,12 +584,46 @@ func (s *DB) saveUpdate(ctx context.Context, tx dialect.Tx, l dialect.ThreadLock
 	if err != nil {
 		return err
 	}
-	source := u.Source
-	if source == "" {
-		source = SourceUpdate
-	}
 	return tx.SaveCheckpoint(ctx, dialect.CheckpointWrite{ThreadPK: l.PK, Step: l.Step + 1, Parent: l.Head, Branch: l.Branch,
-		Messages: l.Messages + int64(len(texts)), Source: source, State: state, Parts: meta, Now: s.now(), ValuesOnly: true})
+		Messages: l.Messages + int64(len(texts)), Source: u.source(), State: state, Parts: meta, Now: s.now(), ValuesOnly: true})
+}
+
+// source is what the update's checkpoint says made it.
+func (u StateUpdate) source() string {
+	if u.Source == "" {
+		return SourceUpdate
+	}
+	return u.Source
+}
+
+// unchanged reports whether an update that adds and drops no message,
+// made by source, leaves the thread l locked as its head checkpoint is:
+// the same values, and a head made by the same source (a checkpoint made
+// by another node says something new even with the same values).
+func unchanged(ctx context.Context, tx dialect.Tx, l dialect.ThreadLock, source string, before, after thread.State) (bool, error) {
+	if l.Head == 0 || l.Head&inputFlag != 0 || len(before) != len(after) {
+		return false, nil
+	}
+	for k, v := range after {
+		old, ok := before[k]
+		if !ok || !sameJSON(old, v) {
+			return false, nil
+		}
+	}
+	head, err := tx.Checkpoint(ctx, l.PK, l.Head)
+	if err != nil {
+		return false, err
+	}
+	return head.Source == source, nil
+}
+
+// sameJSON reports whether a and b are the same JSON text, but for space.
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 // CopyThread creates thread toID with the metadata, checkpoints, branches

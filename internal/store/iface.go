@@ -55,11 +55,11 @@ type Store interface {
 	// queued runs of threads (see QueuedRun); BeginRunChecked starts one
 	// (Run.Queued), once across every process on the database.
 	EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun, error)
-	DueRuns(ctx context.Context, threadID string, at time.Time, limit int) ([]QueuedRun, error)
+	DueRuns(ctx context.Context, threadID string, at time.Time, skip, limit int) ([]QueuedRun, error)
 	QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, error)
 	AnyQueued(ctx context.Context) (bool, error)
 	DequeueRun(ctx context.Context, runID string) error
-	FailQueued(ctx context.Context, runID, errText string) error
+	FailQueued(ctx context.Context, runID, errText string, hook *Webhook) error
 	// DiscardRun rolls a running run back to the checkpoint it started
 	// from, deleting it (multitask_strategy "rollback").
 	DiscardRun(ctx context.Context, runID string, base Checkpoint) error

@@ -28,6 +28,12 @@ type QueuedRun struct {
 	Request   json.RawMessage
 	NotBefore time.Time
 	CreatedAt time.Time
+	// Owner, when not "", is the user the run acts for: a thread
+	// EnqueueRun creates belongs to them, and a thread that belongs to
+	// anyone else is not theirs to queue on (ErrNotFound, as if it did
+	// not exist), as Run.Owner is for BeginRunChecked. DueRuns reports
+	// the owner of the run's thread.
+	Owner string
 }
 
 // Run returns q as a run of the runs list, with status RunPending.
@@ -36,10 +42,13 @@ func (q QueuedRun) Run() Run {
 }
 
 // EnqueueRun adds q to the end of its thread's queue, creating the thread
-// (idle, no metadata) when it does not exist. A zero NotBefore means now.
-// It fails with ErrQueueFull when the thread already holds bound queued
-// runs (bound 0: no bound), ErrExists when the id is taken by a queued
-// run, and ErrInvalid for a request that is not JSON.
+// (idle, no metadata, owned by q.Owner) when it does not exist. A zero
+// NotBefore means now. It fails with ErrQueueFull when the thread already
+// holds bound queued runs (bound 0: no bound), ErrExists when the id is
+// taken by a queued run, ErrNotFound when q.Owner is set and the thread
+// belongs to someone else (checked on the locked thread: a run is never
+// queued where it could never start), and ErrInvalid for a request that
+// is not JSON.
 func (s *DB) EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun, error) {
 	if err := checkID("run", q.ID); err != nil {
 		return q, err
@@ -56,10 +65,13 @@ func (s *DB) EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun,
 		row.NotBefore = now
 	}
 	err := s.write(ctx, func(tx dialect.Tx) error {
-		pk, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: q.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusIdle})
+		pk, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: q.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusIdle, Owner: q.Owner})
 		if errors.Is(err, dialect.ErrTaken) {
 			var l dialect.ThreadLock
 			l, err = tx.LockThread(ctx, q.ThreadID)
+			if err == nil && q.Owner != "" && l.Owner != q.Owner {
+				return fmt.Errorf("thread %q: %w", q.ThreadID, ErrNotFound)
+			}
 			pk = l.PK
 		}
 		if err != nil {
@@ -86,10 +98,12 @@ func (s *DB) EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun,
 
 // DueRuns returns the queued runs that may start at at: the head of each
 // thread's queue whose time has come and whose thread has no running run,
-// oldest first, at most limit. threadID, when not empty, keeps to that
-// thread.
-func (s *DB) DueRuns(ctx context.Context, threadID string, at time.Time, limit int) ([]QueuedRun, error) {
-	rows, err := s.d.DueQueued(ctx, threadID, at.UnixNano(), max(limit, 1))
+// at most limit after skipping skip. They come in turns by owner, so that
+// no user's due runs wait behind another's: first the oldest of each
+// owner's, oldest first, then the second oldest of each, and so on.
+// threadID, when not empty, keeps to that thread.
+func (s *DB) DueRuns(ctx context.Context, threadID string, at time.Time, skip, limit int) ([]QueuedRun, error) {
+	rows, err := s.d.DueQueued(ctx, dialect.DueQuery{ThreadID: threadID, At: at.UnixNano(), Skip: max(skip, 0), Limit: max(limit, 1)})
 	if err != nil {
 		return nil, fmt.Errorf("store: due runs: %w", err)
 	}
@@ -121,20 +135,28 @@ func (s *DB) QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, erro
 // fails with ErrNotFound when the run is not queued (it has started, or
 // never was).
 func (s *DB) DequeueRun(ctx context.Context, runID string) error {
-	return s.endQueued(ctx, runID, RunCancelled, "cancelled before it started")
+	return s.endQueued(ctx, runID, RunCancelled, "cancelled before it started", nil)
 }
 
 // FailQueued ends a queued run that cannot start (its route is gone, its
-// thread waits for a person, its input is refused): it leaves the queue
-// and becomes a run that ended with RunError and errText. It fails with
-// ErrNotFound when the run is not queued.
-func (s *DB) FailQueued(ctx context.Context, runID, errText string) error {
-	return s.endQueued(ctx, runID, RunError, errText)
+// thread waits for a person or belongs to someone else, its input is
+// refused): it leaves the queue and becomes a run that ended with
+// RunError and errText, with hook (when not nil) its webhook delivery,
+// recorded in the same transaction. It fails with ErrNotFound when the
+// run is not queued.
+func (s *DB) FailQueued(ctx context.Context, runID, errText string, hook *Webhook) error {
+	if hook != nil {
+		if err := hook.check(runID); err != nil {
+			return err
+		}
+	}
+	return s.endQueued(ctx, runID, RunError, errText, hook)
 }
 
 // endQueued takes a queued run out of the queue and records it as a run
-// that ended with status and errText.
-func (s *DB) endQueued(ctx context.Context, runID, status, errText string) error {
+// that ended with status and errText, and hook as its webhook delivery
+// when not nil.
+func (s *DB) endQueued(ctx context.Context, runID, status, errText string, hook *Webhook) error {
 	return s.write(ctx, func(tx dialect.Tx) error {
 		q, err := tx.DeleteQueued(ctx, runID)
 		if errors.Is(err, dialect.ErrNoRow) {
@@ -143,7 +165,13 @@ func (s *DB) endQueued(ctx context.Context, runID, status, errText string) error
 		if err != nil {
 			return fmt.Errorf("store: end queued run %q: %w", runID, err)
 		}
-		return tx.InsertEndedRun(ctx, dialect.NewRun{ID: runID, ThreadPK: q.ThreadPK, Route: q.Route, Owner: s.own.pk, Now: s.now()}, status, errText)
+		if err := tx.InsertEndedRun(ctx, dialect.NewRun{ID: runID, ThreadPK: q.ThreadPK, Route: q.Route, Owner: s.own.pk, Now: s.now()}, status, errText); err != nil {
+			return err
+		}
+		if hook == nil {
+			return nil
+		}
+		return s.insertWebhook(ctx, tx, hook, dialect.RunLock{ThreadID: hook.ThreadID, ThreadPK: q.ThreadPK}, runID)
 	})
 }
 
@@ -174,7 +202,7 @@ func queuedOf(rows []dialect.QueuedRow) []QueuedRun {
 	out := make([]QueuedRun, len(rows))
 	for i, r := range rows {
 		out[i] = QueuedRun{ID: r.ID, ThreadID: r.ThreadID, Route: r.Route, Request: json.RawMessage(r.Request),
-			NotBefore: fromNanos(r.NotBefore), CreatedAt: fromNanos(r.CreatedAt)}
+			NotBefore: fromNanos(r.NotBefore), CreatedAt: fromNanos(r.CreatedAt), Owner: r.Owner}
 	}
 	return out
 }

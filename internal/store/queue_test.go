@@ -34,7 +34,7 @@ func TestQueueKeepsOrder(t *testing.T) {
 		}
 		later := time.Now().Add(time.Hour)
 		enqueueUpTo(t, s, req, 4, QueuedRun{ID: "late", NotBefore: later}, QueuedRun{ID: "q1"}, QueuedRun{ID: "q2"}, QueuedRun{ID: "q3"})
-		if due, err := s.DueRuns(ctx, "", time.Now(), 10); err != nil || len(due) != 0 {
+		if due, err := s.DueRuns(ctx, "", time.Now(), 0, 10); err != nil || len(due) != 0 {
 			t.Fatalf("due while r0 runs: %v %v", queueIDs(due), err)
 		}
 		runs, err := s.Runs(ctx, "th")
@@ -54,13 +54,13 @@ func TestQueueKeepsOrder(t *testing.T) {
 		}
 		must(t, s.FinishRun(ctx, "r0", RunSuccess, "", nil, nil))
 		startInOrder(t, s, req, "q1", "q3")
-		if due, err := s.DueRuns(ctx, "th", time.Now(), 10); err != nil || len(due) != 0 {
+		if due, err := s.DueRuns(ctx, "th", time.Now(), 0, 10); err != nil || len(due) != 0 {
 			t.Fatalf("the delayed run is due an hour early: %v %v", queueIDs(due), err)
 		}
-		if due, err := s.DueRuns(ctx, "th", later.Add(time.Second), 10); err != nil || len(due) != 1 || due[0].ID != "late" {
+		if due, err := s.DueRuns(ctx, "th", later.Add(time.Second), 0, 10); err != nil || len(due) != 1 || due[0].ID != "late" {
 			t.Fatalf("the delayed run at its time: %v %v", queueIDs(due), err)
 		}
-		must(t, s.FailQueued(ctx, "late", "route /chat is gone"))
+		must(t, s.FailQueued(ctx, "late", "route /chat is gone", nil))
 		if r, err := s.GetRun(ctx, "late"); err != nil || r.Status != RunError || r.Error != "route /chat is gone" {
 			t.Fatalf("failed queued run: %+v %v", r, err)
 		}
@@ -88,7 +88,7 @@ func startInOrder(t *testing.T, s Store, req json.RawMessage, ids ...string) {
 	t.Helper()
 	ctx := context.Background()
 	for _, want := range ids {
-		due, err := s.DueRuns(ctx, "", time.Now(), 10)
+		due, err := s.DueRuns(ctx, "", time.Now(), 0, 10)
 		if err != nil || len(due) != 1 || due[0].ID != want || string(due[0].Request) != string(req) {
 			t.Fatalf("due: %v %v, want %s", queueIDs(due), err, want)
 		}
@@ -237,6 +237,79 @@ func TestAnyQueued(t *testing.T) {
 		must(t, s.DequeueRun(ctx, "q1"))
 		if anyQueued() {
 			t.Fatal("a cancelled queued run is still reported")
+		}
+	})
+}
+
+// TestEnqueueRunOwnsTheThread: a run queued for a user on a new thread
+// creates it as theirs, and one queued for another user on that thread is
+// refused as on a missing thread, with nothing queued. Before, the thread
+// belonged to no one, so the run queued for its user could never start.
+func TestEnqueueRunOwnsTheThread(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		req := json.RawMessage(`{}`)
+		if _, err := s.EnqueueRun(ctx, QueuedRun{ID: "a1", ThreadID: "new", Route: "/chat", Request: req, Owner: "ann"}, 0); err != nil {
+			t.Fatal(err)
+		}
+		th, err := s.GetThread(ctx, "new")
+		if err != nil || th.Owner != "ann" {
+			t.Fatalf("thread created by ann's queued run: %+v %v, want owned by ann", th, err)
+		}
+		if _, err := s.EnqueueRun(ctx, QueuedRun{ID: "b1", ThreadID: "new", Route: "/chat", Request: req, Owner: "bob"}, 0); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("bob queues on ann's thread: %v, want ErrNotFound", err)
+		}
+		if q, err := s.QueuedRuns(ctx, "new"); err != nil || len(q) != 1 {
+			t.Fatalf("queue after bob's refused run: %v %v", queueIDs(q), err)
+		}
+		if _, err := s.EnqueueRun(ctx, QueuedRun{ID: "a2", ThreadID: "new", Route: "/chat", Request: req, Owner: "ann"}, 0); err != nil {
+			t.Fatalf("ann queues again on her thread: %v", err)
+		}
+	})
+}
+
+// TestDueRunsTakeOwnersInTurn: however many due runs one owner has, the
+// first page holds every other owner's oldest, and paging on with skip
+// reads them all, each once.
+func TestDueRunsTakeOwnersInTurn(t *testing.T) {
+	eachKind(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		req := json.RawMessage(`{}`)
+		enqueue := func(id, thread, owner string) {
+			t.Helper()
+			if _, err := s.EnqueueRun(ctx, QueuedRun{ID: id, ThreadID: thread, Route: "/chat", Request: req, Owner: owner}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 20 {
+			id := "ann-" + string(rune('a'+i))
+			enqueue(id, "t-"+id, "ann")
+		}
+		enqueue("bob-1", "t-bob-1", "bob")
+		enqueue("bob-2", "t-bob-2", "bob")
+		enqueue("anon", "t-anon", "")
+		first, err := s.DueRuns(ctx, "", time.Now(), 0, 3)
+		must(t, err)
+		got := strings.Join(queueIDs(first), ",")
+		if got != "ann-a,bob-1,anon" {
+			t.Fatalf("first page: %s, want each owner's oldest (ann-a,bob-1,anon)", got)
+		}
+		seen := map[string]bool{}
+		for skip := 0; ; skip += 4 {
+			page, err := s.DueRuns(ctx, "", time.Now(), skip, 4)
+			must(t, err)
+			for _, q := range page {
+				if seen[q.ID] {
+					t.Fatalf("%s read twice", q.ID)
+				}
+				seen[q.ID] = true
+			}
+			if len(page) < 4 {
+				break
+			}
+		}
+		if len(seen) != 23 {
+			t.Fatalf("paging read %d due runs, want 23", len(seen))
 		}
 	})
 }

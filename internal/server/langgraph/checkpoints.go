@@ -141,7 +141,19 @@ func checkAsNode(node string) error {
 	return wire.BadBody("as_node " + strconv.Quote(node) + " is no node of a Dawn route: use " + nodeAgent + " or " + nodeTools)
 }
 
-// stateUpdates reads values: one object, or a list of them.
+// MaxStateUpdates is the most updates one request may apply: the list
+// of POST /threads/:id/state's values, or all the updates of
+// threads.create's supersteps. Each update may keep a checkpoint.
+const MaxStateUpdates = 100
+
+// tooManyUpdates is the 400 of a request with n updates in field.
+func tooManyUpdates(field string, n int) error {
+	return wire.BadBody(field + " holds " + strconv.Itoa(n) + " updates; one request may apply at most " +
+		strconv.Itoa(MaxStateUpdates) + ": send the rest in another request")
+}
+
+// stateUpdates reads values: one object, or a list of at most
+// MaxStateUpdates of them.
 func stateUpdates(raw json.RawMessage) ([]json.RawMessage, error) {
 	if isNull(raw) {
 		return nil, wire.BadBody(`values is required: the state fields to change, like {"messages":[{"type":"human","content":"Hello"}]}`)
@@ -153,6 +165,9 @@ func stateUpdates(raw json.RawMessage) ([]json.RawMessage, error) {
 	var list []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, wire.BadBody("values must be an object of state fields, or a list of them")
+	}
+	if len(list) > MaxStateUpdates {
+		return nil, tooManyUpdates("values", len(list))
 	}
 	out := make([]json.RawMessage, len(list))
 	for i, v := range list {
@@ -173,15 +188,22 @@ type nodeUpdate struct {
 // when the thread has had no run yet ("": none, and fields are replaced).
 func (s *dialect) applyUpdates(ctx context.Context, threadID, route, checkpoint, source string, updates []nodeUpdate) (store.Checkpoint, error) {
 	var cp store.Checkpoint
+	// Every update is read before the first is kept: a bad one keeps none.
+	inputs := make([]lcInput, len(updates))
 	for i, u := range updates {
 		in, err := parseLCInput(u.Values)
 		if err != nil {
 			return cp, err
 		}
+		inputs[i] = in
+	}
+	for i, u := range updates {
+		in := inputs[i]
 		from := ""
 		if i == 0 {
 			from = checkpoint
 		}
+		var err error
 		cp, err = s.host.UpdateState(ctx, store.StateUpdate{ThreadID: threadID, Checkpoint: from, Source: updateSource(source, u.AsNode),
 			Rewrite: func(cp store.Checkpoint) (int, []thread.Message, thread.State, error) {
 				values, err := s.mergeValues(cmp.Or(cp.Route, route), cp.Values, in.Values)
@@ -300,6 +322,9 @@ func parseSupersteps(raw json.RawMessage) ([]nodeUpdate, error) {
 			}
 			updates = append(updates, nodeUpdate{Values: u.Values, AsNode: u.AsNode})
 		}
+	}
+	if len(updates) > MaxStateUpdates {
+		return nil, tooManyUpdates("supersteps", len(updates))
 	}
 	return updates, nil
 }

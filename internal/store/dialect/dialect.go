@@ -79,10 +79,11 @@ type Reader interface {
 	// AnyQueued reports whether any run of any thread is queued: one
 	// cheap read that spares the due-run query when none is.
 	AnyQueued(ctx context.Context) (bool, error)
-	// DueQueued reads the head of each thread's queue that is due at at
-	// and whose thread has no running run, oldest first, at most limit;
-	// threadID, when not empty, keeps to that thread.
-	DueQueued(ctx context.Context, threadID string, at int64, limit int) ([]QueuedRow, error)
+	// DueQueued reads the head of each thread's queue that is due at
+	// q.At and whose thread has no running run, owners in turn (DueFair),
+	// at most q.Limit after q.Skip; q.ThreadID, when not empty, keeps to
+	// that thread.
+	DueQueued(ctx context.Context, q DueQuery) ([]QueuedRow, error)
 	// Checkpoints reads the kept checkpoints of a thread that f selects,
 	// highest step first.
 	Checkpoints(ctx context.Context, threadID string, f CheckpointFilter, each func(CheckpointMeta) error) error

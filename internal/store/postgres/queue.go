@@ -27,10 +27,10 @@ func (s *DB) QueuedRows(ctx context.Context, id string, byThread bool) ([]dialec
 	return dialect.ScanQueued(rows)
 }
 
-// DueQueued reads the heads of the queues that are due.
-func (s *DB) DueQueued(ctx context.Context, threadID string, at int64, limit int) ([]dialect.QueuedRow, error) {
-	query := dialect.QueuedColumns + dialect.DueWhere("$1") + ` AND ($2 = '' OR t.id = $2)` + dialect.QueueOrder + ` LIMIT $3`
-	rows, err := s.pool.Query(ctx, query, at, threadID, limit)
+// DueQueued reads the heads of the queues that are due, owners in turn.
+func (s *DB) DueQueued(ctx context.Context, q dialect.DueQuery) ([]dialect.QueuedRow, error) {
+	due := dialect.DueColumns + dialect.DueWhere("$1") + ` AND ($2 = '' OR t.id = $2)`
+	rows, err := s.pool.Query(ctx, dialect.DueFair(due)+` LIMIT $3 OFFSET $4`, q.At, q.ThreadID, q.Limit, q.Skip)
 	if err != nil {
 		return nil, err
 	}

@@ -33,18 +33,17 @@ func (s *DB) AnyQueued(ctx context.Context) (bool, error) {
 	return queued, err
 }
 
-// DueQueued reads the heads of the queues that are due.
-func (s *DB) DueQueued(ctx context.Context, threadID string, at int64, limit int) ([]dialect.QueuedRow, error) {
-	query := dialect.QueuedColumns + dialect.DueWhere("?")
-	args := []any{at}
-	if threadID != "" {
-		query += ` AND t.id = ?`
-		args = append(args, threadID)
+// DueQueued reads the heads of the queues that are due, owners in turn.
+func (s *DB) DueQueued(ctx context.Context, q dialect.DueQuery) ([]dialect.QueuedRow, error) {
+	due := dialect.DueColumns + dialect.DueWhere("?")
+	args := []any{q.At}
+	if q.ThreadID != "" {
+		due += ` AND t.id = ?`
+		args = append(args, q.ThreadID)
 	}
-	query += dialect.QueueOrder + ` LIMIT ?`
-	args = append(args, limit)
+	args = append(args, q.Limit, q.Skip)
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, query, args...)
+	rows, err := s.rq.QueryContext(ctx, dialect.DueFair(due)+` LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return nil, err
 	}
