@@ -267,32 +267,45 @@ func testWorkspaceFiles(t *testing.T, browserCtx context.Context) {
 	p.shot("inspector-files")
 }
 
-// testPlanLife: where the server sends them, a plan's dropped items, its
-// verifiers, the plans of subagents under their items and its revisions
-// with what changed are drawn on the plan card.
+// testPlanLife: on a harness-owned plan, an item's verifier outcome, the
+// plan of the subagent that carried an item out, the items a revision
+// dropped and the revisions with their diffs are drawn on the plan card,
+// from the shapes the harness sends (a plan_update with revised and
+// dropped, GET /threads/:id/plan/revisions).
 func testPlanLife(t *testing.T, browserCtx context.Context) {
-	update := `{"state":"running","revision":2,"items":[` +
-		`{"id":"a","content":"Build","status":"completed","verified_by":"go build ./..."},` +
-		`{"id":"b","content":"Ask legal","status":"skipped","dropped":true},` +
-		`{"id":"c","content":"Research","status":"in_progress","children":{"items":[{"content":"Find sources","status":"completed"}]}}]}`
+	dropped := `{"id":"s0002","content":"Ask legal","status":"pending","dropped":true,"revision":2}`
+	revised := `{"n":2,"source":"model","change":"writeTodos","reason":"legal is not needed","diff":{"added":["Research"],"removed":[` + dropped + `]}}`
+	update := `{"state":"running","revision_n":2,"items":[` +
+		`{"id":"s0001","content":"Build","status":"completed","attempts":0,"verification":{"verified_by":"go build ./...","passed":true,"exit_code":0}},` +
+		`{"id":"s0003","content":"Research","status":"in_progress","attempts":0,"children":[{"call_id":"call_1","subagent":"researcher","route_id":"/research/subagents/researcher","owned":false,"todos":[{"id":"0","content":"Find sources","status":"completed","attempts":0}]}]}],` +
+		`"revised":` + revised + `,"dropped":[` + dropped + `]}`
 	f := &fakeAPI{
-		streams:   []string{"event: plan_update\ndata: " + update + "\n\nevent: done\ndata: {\"output\":{}}\n\n"},
-		revisions: `[{"revision":1,"items":[{"content":"Build"},{"content":"Ask legal"}]},{"revision":2,"reason":"legal is not needed","items":[{"content":"Build"},{"content":"Ask legal","dropped":true},{"content":"Research"}]}]`,
+		streams:   []string{"event: plan_update\ndata: " + update + "\n\nevent: plan_revised\ndata: " + revised + "\n\nevent: done\ndata: {\"output\":{}}\n\n"},
+		revisions: `{"thread_id":"x","revisions":[{"n":1,"source":"harness","change":"seeded from plan.md"},` + revised + `],"total":2,"trimmed":0,"dropped":[` + dropped + `]}`,
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	p := openPage(t, browserCtx, srv.URL)
 	p.send("Go")
-	p.waitFor("the plan", `document.querySelector('#plan-items > li.dropped') && !`+sendDisabled)
+	p.waitFor("the plan", `document.querySelector('#plan-dropped li') && !`+sendDisabled)
 	var rows []string
 	p.eval(`[...document.querySelectorAll('#plan-items li')].map(e => e.querySelector('.item-btn').textContent)`, &rows)
-	want := []string{"✓Buildverified by go build ./... (completed)", "—Ask legaldropped (skipped)", "▶Research (in progress, current)", "✓Find sources (completed)"}
+	want := []string{"✓Buildverified by go build ./... (completed)", "▶Research (in progress, current)", "✓Find sources (completed)"}
 	if !slices.Equal(rows, want) {
 		t.Errorf("plan items = %q, want %q", rows, want)
 	}
+	if got := p.text(`document.querySelector('#plan-items .child .subplan-head').textContent`); !strings.Contains(got, "researcher") {
+		t.Errorf("the child plan's heading = %q, want the subagent", got)
+	}
+	if got := p.text(`document.querySelector('#plan-dropped li').textContent`); got != "Ask legal dropped in revision 2, pending" {
+		t.Errorf("the dropped item reads %q", got)
+	}
+	if got := p.text(`[...document.querySelectorAll('#chat .steps > li.note')].map(e => e.textContent).join('|')`); !strings.Contains(got, "plan revised (revision 2, by the model): writeTodos (legal is not needed)") {
+		t.Errorf("the run's notes = %q, want the revision", got)
+	}
 	p.run(chromedp.Click(chromedp.ID("plan-revisions")))
 	p.waitFor("the revisions", `document.querySelectorAll('#revision-list > li').length === 2`)
-	if got := p.text(`document.querySelector('#revision-list > li[data-revision="2"]').textContent`); !strings.Contains(got, "legal is not needed") || !strings.Contains(got, "+ Research") || !strings.Contains(got, "dropped: Ask legal") {
+	if got := p.text(`document.querySelector('#revision-list > li[data-revision="2"]').textContent`); !strings.Contains(got, "legal is not needed") || !strings.Contains(got, "+ Research") || !strings.Contains(got, "− Ask legal (dropped unfinished)") {
 		t.Errorf("revision 2 reads %q, want its reason, the added item and the dropped one", got)
 	}
 }

@@ -149,20 +149,25 @@
 
   // toPlan reads a plan from a plan_update event, GET /plan or the seed.
   // toPlan reads a plan from a plan_update event, GET /plan or the seed.
-  // Where the server sends them, an item's verifier (verified_by), its
-  // dropped flag and the plan of the subagent that worked on it
-  // (children) are kept, and so is the plan's revision.
+  // Where the harness sends them, it keeps each item's verifier outcome
+  // (verification) and the plans of the subagents that carried it out
+  // (children), and the plan's revisions and the items it dropped.
   function toPlan(d, fallbackState) {
     const items = (d.todos || d.items || []).map((it, i) => ({
       id: it.id || String(i), content: it.content || it.Content || '', status: it.status || it.Status || 'pending',
-      evidence: it.evidence || '', attempts: it.attempts || 0, dropped: !!it.dropped,
-      verifiedBy: typeof it.verified_by === 'string' ? it.verified_by : it.verified_by ? JSON.stringify(it.verified_by) : '',
-      children: it.children && typeof it.children === 'object' ? toPlan(Array.isArray(it.children) ? { items: it.children } : it.children, '') : null,
+      evidence: it.evidence || '', attempts: it.attempts || 0,
+      verification: it.verification && typeof it.verification === 'object' ? it.verification : null,
+      children: (Array.isArray(it.children) ? it.children : []).map((c) => ({
+        subagent: c.subagent || '', routeId: c.route_id || '', callId: c.call_id || '', answer: c.answer || '',
+        plan: toPlan({ todos: c.todos || [], goal: c.goal }, ''), state: c.state || '' })),
     }));
+    const revisions = Array.isArray(d.revisions) ? d.revisions : d.revised ? [d.revised] : [];
     return {
       enforced: !!d.state, state: d.state || fallbackState || '', goal: d.goal || '', items,
       postconditions: d.postconditions || [], advance: d.advance || '', budgetLeft: d.budget_left,
-      pauseReason: d.pause_reason || '', reason: d.reason || '', revision: Number(d.revision) || 0,
+      pauseReason: d.pause_reason || '', reason: d.reason || '',
+      revision: Number(d.revision_n) || (revisions.length ? Number(revisions[revisions.length - 1].n) || 0 : 0),
+      revisions: Array.isArray(d.revisions) ? d.revisions : null, dropped: Array.isArray(d.dropped) ? d.dropped : [],
     };
   }
 
@@ -179,20 +184,23 @@
   function itemRow(it, key, current, waiting) {
     const open = st.expanded.has(key);
     const detail = [it.evidence ? `Evidence: ${it.evidence}` : 'No evidence or result recorded yet.'];
-    if (it.verifiedBy) detail.push(`Verified by: ${it.verifiedBy}`);
+    const v = it.verification;
+    if (v) detail.push(`${v.passed ? 'Verified' : 'Verification failed'}: ${v.verified_by || '?'}${v.exit_code != null ? ` (exit ${v.exit_code})` : ''}${v.output ? `\n${v.output}` : ''}`);
     if (it.attempts) detail.push(`Attempts: ${it.attempts}`);
     if (it.id && !/^\d+$/.test(it.id)) detail.push(`Id: ${it.id}`);
     const evId = `ev-${key.replace(/[^\w-]/g, '_')}`;
-    return el('li', { class: `${it.status}${current ? ' current' : ''}${waiting ? ' waiting' : ''}${it.dropped ? ' dropped' : ''}`, 'aria-current': current ? 'step' : false, 'data-key': key },
+    return el('li', { class: `${it.status}${current ? ' current' : ''}${waiting ? ' waiting' : ''}`, 'aria-current': current ? 'step' : false, 'data-key': key },
       el('button', { type: 'button', class: 'item-btn', 'aria-expanded': String(open), 'aria-controls': evId, onclick: () => toggle(key) },
         el('span', { class: 'glyph', 'aria-hidden': 'true', text: GLYPHS[it.status] || '?' }),
         el('span', { class: 'text', text: it.content }),
         waiting ? el('span', { class: 'wait', text: WAITING }) : null,
-        it.dropped ? el('span', { class: 'meta', text: 'dropped' }) : null,
-        it.verifiedBy && it.status === 'completed' ? el('span', { class: 'meta', text: `verified by ${it.verifiedBy}` }) : null,
+        v ? el('span', { class: `meta ${v.passed ? 'verified' : 'unverified'}`, text: v.passed ? `verified by ${v.verified_by}` : `check failed: ${v.verified_by}` }) : null,
         el('span', { class: 'sr', text: ` (${it.status.replace('_', ' ')}${current ? ', current' : ''})` })),
       el('div', { id: evId, class: 'evidence', hidden: !open, text: detail.join('\n') }),
-      it.children && it.children.items.length ? el('ol', { class: 'items subplan children' }, ...itemList(it.children, `${key}/`)) : null);
+      ...(it.children || []).map((c, n) => el('div', { class: 'subplan child', 'data-call': c.callId },
+        el('div', { class: 'subplan-head' }, `↳ ${c.subagent || 'subagent'} `, el('small', { text: `(${c.routeId})` }),
+          c.state ? el('span', { class: `badge ${c.state}`, text: c.state }) : null),
+        el('ol', { class: 'items' }, ...itemList(c.plan, `${key}/${n}/`)))));
   }
 
   function toggle(key) {
@@ -242,6 +250,9 @@
     $('plan-budget').textContent = p.advance === 'auto' && p.budgetLeft != null ? `⚡${p.budgetLeft}` : '';
     $('plan-revisions').hidden = !(p.enforced && p.revision > 1 && st.known);
     $('plan-revisions').textContent = `Revisions (${p.revision})`;
+    $('plan-dropped').hidden = !p.dropped.length;
+    $('plan-dropped').querySelector('ul').replaceChildren(...p.dropped.map((it) => el('li', { class: 'dropped' },
+      el('span', { class: 'text', text: it.content }), el('span', { class: 'meta', text: ` dropped${it.revision ? ` in revision ${it.revision}` : ''}, ${String(it.status || '').replace('_', ' ')}` }))));
 
     // Subagent plans hang under the item that was current when their call began.
     const under = new Map();
@@ -336,31 +347,30 @@
     renderPlan();
   }
 
-  // showRevisions lists the plan's revisions, each with what changed from
-  // the one before: items added, removed and dropped.
+  // showRevisions lists the plan's revisions (GET /plan/revisions), each
+  // with who made it, why, and its diff: items added, removed (dropped
+  // when unfinished), reworded, reordered, moved back.
   async function showRevisions() {
     const box = $('revision-list');
     if (!box.hidden) { box.hidden = true; return; }
     box.hidden = false;
     let list;
     try {
-      const r = await api('GET', threadPath('/plan/revisions'));
-      list = Array.isArray(r) ? r : (r && (r.revisions || r.items)) || [];
+      list = ((await api('GET', threadPath('/plan/revisions?limit=50'))) || {}).revisions || [];
     } catch (err) {
-      box.replaceChildren(el('li', { class: 'note', text: err.status === 404 ? 'This dev server does not keep plan revisions.' : humanError(err) }));
-      return;
+      if (!st.plan.revisions) return box.replaceChildren(el('li', { class: 'note', text: humanError(err) }));
+      list = st.plan.revisions; // what the thread's state keeps
     }
-    let before = [];
-    box.replaceChildren(...list.map((rev, i) => {
-      const plan = toPlan(rev.plan || rev, '');
-      const now = plan.items.map((it) => it.content);
-      const added = now.filter((c) => !before.includes(c)), gone = before.filter((c) => !now.includes(c));
-      const dropped = plan.items.filter((it) => it.dropped).map((it) => it.content);
-      before = now;
-      return el('li', { 'data-revision': String(rev.revision ?? i + 1) },
-        el('div', { text: `Revision ${rev.revision ?? i + 1}${rev.reason ? `: ${rev.reason}` : ''}` }),
-        el('ul', { class: 'diff' }, ...added.map((c) => el('li', { class: 'add', text: `+ ${c}` })),
-          ...gone.map((c) => el('li', { class: 'del', text: `− ${c}` })), ...dropped.map((c) => el('li', { class: 'del', text: `dropped: ${c}` }))));
+    box.replaceChildren(...list.map((rev) => {
+      const d = rev.diff || {};
+      const lines = [...(d.added || []).map((c) => ['add', `+ ${c}`]),
+        ...(d.removed || []).map((r) => ['del', `− ${r.content}${r.dropped ? ' (dropped unfinished)' : ''}`]),
+        ...(d.reworded || []).map((r) => ['', `~ ${r.from} → ${r.to}`]),
+        ...(d.backwards || []).map((m) => ['del', `↩ ${m.content}: ${m.from} → ${m.to}`]),
+        ...(d.reordered ? [['', '⇅ reordered']] : [])];
+      return el('li', { 'data-revision': String(rev.n) },
+        el('div', { text: `Revision ${rev.n} · ${rev.source || '?'}${rev.change ? ` · ${rev.change}` : ''}${rev.reason ? `: ${rev.reason}` : ''}` }),
+        lines.length ? el('ul', { class: 'diff' }, ...lines.map(([cls, text]) => el('li', { class: cls || false, text }))) : null);
     }));
   }
 
@@ -677,7 +687,7 @@
         break;
       case 'interrupt': if (live) addInterrupt(d); break; // a replay's are in the state
       case 'plan_update': onPlanUpdate(d); break;
-      case 'plan_revised': stepNote(`plan revised${d.revision != null ? ` (revision ${d.revision})` : ''}${d.reason ? `: ${d.reason}` : ''}`); break;
+      case 'plan_revised': stepNote(`plan revised${d.n != null ? ` (revision ${d.n}${d.source ? `, by the ${d.source}` : ''})` : ''}${d.change ? `: ${d.change}` : ''}${d.reason ? ` (${d.reason})` : ''}`); break;
       case 'plan_paused': case 'plan_done': case 'plan_failed': case 'plan_cancelled':
         if (st.plan && live) {
           Object.assign(st.plan, { state: d.state || st.plan.state, pauseReason: d.pause_reason || '', reason: d.reason || '' });
@@ -1329,7 +1339,8 @@
     const v = values || {};
     const out = { messages: (v.messages || []).map((m) => `${m.role}: ${m.content || (m.tool_calls || []).map((c) => `${c.name}(${JSON.stringify(c.input || c.args)})`).join(', ')}`) };
     if (Array.isArray(v.todos)) out.todos = v.todos.map((t) => `${GLYPHS[t.status] || '?'} ${t.content}`);
-    if (v.plan && Array.isArray(v.plan.items)) out['plan items'] = v.plan.items.map((t) => `${GLYPHS[t.status] || '?'} ${t.content}${t.dropped ? ' (dropped)' : ''}`);
+    if (v.plan && Array.isArray(v.plan.items)) out['plan items'] = v.plan.items.map((t) => `${GLYPHS[t.status] || '?'} ${t.content}`);
+    if (v.plan && Array.isArray(v.plan.dropped) && v.plan.dropped.length) out['dropped items'] = v.plan.dropped.map((t) => `${t.content} (revision ${t.revision || '?'})`);
     if (v.files && typeof v.files === 'object') out.files = Object.keys(v.files.files || v.files).sort();
     for (const [k, x] of Object.entries(v)) if (!(k in out) && k !== 'plan' && !k.startsWith('__')) out[k] = [JSON.stringify(x)];
     return out;
