@@ -151,10 +151,9 @@ func testPlanCard(t *testing.T, browserCtx context.Context) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	seen = append(seen, p.glyphs())
+	// What a poll sees depends on the machine's load; the card's own
+	// record of its renders below is what shows it followed every step.
 	t.Logf("glyphs seen while polling the card: %q", seen)
-	if len(slices.Compact(seen)) < 3 {
-		t.Errorf("the card changed only %d times while the plan ran: %q", len(slices.Compact(seen))-1, seen)
-	}
 	var renders []string
 	p.eval(`window.__dawnMetrics.renders`, &renders)
 	for _, want := range []string{"▶○○○○", "✓▶○○○", "✓✓▶○○", "✓✓✓▶○"} {
