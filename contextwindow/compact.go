@@ -2,8 +2,12 @@ package contextwindow
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
@@ -19,6 +23,7 @@ const fieldSchema = `{"type":"object","properties":{` +
 	`"summary":{"type":"string","description":"the summary the model sees in place of the first messages"},` +
 	`"messages":{"type":"integer","description":"how many of the thread's first messages the summary replaces"},` +
 	`"count":{"type":"integer","description":"how many times the thread was compacted"},` +
+	`"covers":{"type":"string","description":"a digest of the messages the summary replaces, to tell when they were rewritten"},` +
 	`"requested":{"type":"boolean","description":"the model asked for a compaction before its next turn"}}}`
 
 // Compaction is the value of the compaction state field.
@@ -29,6 +34,11 @@ type Compaction struct {
 	Messages int    `json:"messages"`
 	// Count is how many times the thread was compacted.
 	Count int `json:"count"`
+	// Covers is a digest of the first Messages messages as they were
+	// summarized. When the thread's first messages no longer match it (a
+	// client removed or rewrote one), the summary no longer stands for
+	// them and is dropped. A compaction saved without it is trusted.
+	Covers string `json:"covers,omitempty"`
 	// Requested says the model asked, with compactConversation, for a
 	// compaction before its next turn.
 	Requested bool `json:"requested,omitempty"`
@@ -68,25 +78,34 @@ func (c compactor) beforeModel(ctx context.Context, turn capabilities.ModelTurn)
 		return capabilities.ModelView{}, err
 	}
 	msgs := turn.Messages
-	if st.Messages > len(msgs) {
-		st = Compaction{Count: st.Count} // the thread was rewound before the summary
+	// The thread was rewound before the summary, or the messages it
+	// stands for were removed or rewritten (a client's state update): the
+	// summary would stand in for messages the thread no longer has, or
+	// cut a tool call from its result, so it is dropped, and what is now
+	// over the budget is summarized afresh.
+	stale := st.Messages > len(msgs) || (st.Covers != "" && digest(msgs[:st.Messages]) != st.Covers)
+	if stale {
+		st = Compaction{Count: st.Count, Requested: st.Requested}
 	}
 	view := withSummary(st, msgs)
 	before := turn.Tokens(view)
 	over := c.settings.MaxInputTokens > 0 && before > c.settings.MaxInputTokens
 	if !over && !st.Requested {
-		return capabilities.ModelView{Messages: view}, nil
+		return capabilities.ModelView{Messages: view, Effect: save(st, stale)}, nil
 	}
 	cut := c.boundary(turn, st, msgs)
 	if cut <= st.Messages {
-		// Nothing older than the turns kept: the request goes as it is.
-		return capabilities.ModelView{Messages: view, Effect: clearRequest(st)}, nil
+		// Nothing older than the turns kept: the request goes as it is,
+		// and a request is taken back.
+		requested := st.Requested
+		st.Requested = false
+		return capabilities.ModelView{Messages: view, Effect: save(st, stale || requested)}, nil
 	}
 	summary, err := c.summarize(ctx, turn, st.Summary, msgs[st.Messages:cut])
 	if err != nil {
 		return capabilities.ModelView{}, err
 	}
-	next := Compaction{Summary: summary, Messages: cut, Count: st.Count + 1}
+	next := Compaction{Summary: summary, Messages: cut, Count: st.Count + 1, Covers: digest(msgs[:cut])}
 	view = withSummary(next, msgs)
 	raw, err := json.Marshal(next)
 	if err != nil {
@@ -96,14 +115,40 @@ func (c compactor) beforeModel(ctx context.Context, turn capabilities.ModelTurn)
 	return capabilities.ModelView{Messages: view, Effect: capabilities.Effect{Update: thread.State{Field: raw}, Events: []stream.Event{ev}}}, nil
 }
 
-// clearRequest is the effect that takes back a compaction request.
-func clearRequest(st Compaction) capabilities.Effect {
-	if !st.Requested {
+// save is the effect that saves st when changed says it changed.
+func save(st Compaction, changed bool) capabilities.Effect {
+	if !changed {
 		return capabilities.Effect{}
 	}
-	st.Requested = false
 	raw, _ := json.Marshal(st) // plain fields always encode
 	return capabilities.Effect{Update: thread.State{Field: raw}}
+}
+
+// digest is a short hash of msgs' own fields: what Compaction.Covers
+// compares. It leaves out their metadata, which capabilities and wires
+// may add to later, and tool calls' inputs, which a store may keep as
+// JSON re-encoded (Postgres's jsonb orders keys); a call's id names it.
+func digest(msgs []thread.Message) string {
+	h := sha256.New()
+	field := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	for _, m := range msgs {
+		field(m.Role)
+		field(m.Content)
+		field(m.ToolCallID)
+		field(m.Name)
+		field(strconv.FormatBool(m.IsError))
+		field(strconv.Itoa(len(m.ToolCalls)))
+		for _, tc := range m.ToolCalls {
+			field(tc.ID)
+			field(tc.Name)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // readCompaction reads the compaction field of s; a thread without one

@@ -2,6 +2,7 @@ package contextwindow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -128,4 +129,54 @@ func FuzzPageText(f *testing.F) {
 			t.Fatalf("header %q, body %q of %q at %d+%d", header, body, text, offset, limit)
 		}
 	})
+}
+
+// TestCompactionRemovedMessage: when a message the summary stands for is
+// removed from the thread (a client's update by id), the summary is
+// dropped rather than laid over the shifted messages, where it would
+// stand in for a tool call whose result is then sent alone; what is over
+// the budget is summarized afresh, from the thread as it now is.
+func TestCompactionRemovedMessage(t *testing.T) {
+	c := compactor{settings: Settings{MaxInputTokens: 4000, KeepRecentTurns: 2}}
+	asked := 0
+	turn := capabilities.ModelTurn{Tokens: bytesTokens, Complete: func(context.Context, string, string, []thread.Message) (string, error) {
+		asked++
+		return fmt.Sprintf("summary %d", asked), nil
+	}}
+	turn.Messages = convo(12, 1000)
+	view, err := c.beforeModel(context.Background(), turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Compaction
+	if err := json.Unmarshal(view.Update[Field], &st); err != nil || !strings.HasPrefix(st.Summary, "summary ") || st.Covers == "" {
+		t.Fatalf("the first compaction: %+v, %v", st, err)
+	}
+	// The thread as it was keeps its compaction.
+	turn.State = thread.State{Field: view.Update[Field]}
+	if view, err = c.beforeModel(context.Background(), turn); err != nil || len(view.Update) != 0 || !strings.HasSuffix(view.Messages[0].Content, st.Summary) {
+		t.Fatalf("the same thread again: update %s, first message %q, %v", view.Update, view.Messages[0].Content, err)
+	}
+	// The first message is removed: every later one moves up by one.
+	turn.Messages = turn.Messages[1:]
+	view, err = c.beforeModel(context.Background(), turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]bool{}
+	for i, m := range view.Messages {
+		if strings.HasSuffix(m.Content, st.Summary) {
+			t.Fatalf("message %d of the view is the summary of the messages before the removal", i)
+		}
+		for _, tc := range m.ToolCalls {
+			calls[tc.ID] = true
+		}
+		if m.Role == thread.RoleTool && !calls[m.ToolCallID] {
+			t.Fatalf("message %d of the view is the result of call %s, which the view does not hold", i, m.ToolCallID)
+		}
+	}
+	var next Compaction
+	if err := json.Unmarshal(view.Update[Field], &next); err != nil || next.Summary == "" || next.Summary == st.Summary || next.Count != 2 || next.Covers == st.Covers {
+		t.Fatalf("the compaction after the removal: %+v, %v", next, err)
+	}
 }

@@ -208,31 +208,35 @@ func TestToolResultEventBounded(t *testing.T) {
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
-			seen := lastTool(model.all()[1].msgs)
-			for _, e := range res.Events {
-				if e.Type != stream.TypeToolResult {
-					continue
-				}
-				var d struct {
-					Output      string `json:"output"`
-					Truncated   bool   `json:"truncated"`
-					OutputBytes int    `json:"output_bytes"`
-				}
-				if err := json.Unmarshal(e.Data, &d); err != nil {
-					t.Fatal(err)
-				}
-				if tt.whole {
-					if d.Output != log || d.Truncated || len(e.Data) > tt.size*11/10+200 {
-						t.Fatalf("an output under the limit: the event holds %d bytes, truncated %v", len(d.Output), d.Truncated)
-					}
-					return
-				}
-				if len(e.Data) > 72<<10 || !d.Truncated || d.OutputBytes != tt.size || d.Output != seen || !strings.Contains(d.Output, tt.want) {
-					t.Fatalf("the tool_result event is %d bytes (truncated %v, output_bytes %d), holds what the model saw: %v; want at most 72 KiB, flagged, with %q", len(e.Data), d.Truncated, d.OutputBytes, d.Output == seen, tt.want)
-				}
-				return
-			}
-			t.Fatal("no tool_result event")
+			checkResultEvent(t, res.Events, log, lastTool(model.all()[1].msgs), tt.whole, tt.want)
 		})
 	}
+}
+
+// checkResultEvent checks the tool_result event among events of a call
+// whose output was log and which the model was shown as seen: carried
+// whole, or cut to what the model saw with want in it.
+func checkResultEvent(t *testing.T, events []stream.Event, log, seen string, whole bool, want string) {
+	t.Helper()
+	for _, e := range events {
+		if e.Type != stream.TypeToolResult {
+			continue
+		}
+		var d struct {
+			Output      string `json:"output"`
+			Truncated   bool   `json:"truncated"`
+			OutputBytes int    `json:"output_bytes"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case whole && (d.Output != log || d.Truncated || len(e.Data) > len(log)*11/10+200):
+			t.Fatalf("an output under the limit: the event holds %d bytes, truncated %v", len(d.Output), d.Truncated)
+		case !whole && (len(e.Data) > 72<<10 || !d.Truncated || d.OutputBytes != len(log) || d.Output != seen || !strings.Contains(d.Output, want)):
+			t.Fatalf("the tool_result event is %d bytes (truncated %v, output_bytes %d), holds what the model saw: %v; want at most 72 KiB, flagged, with %q", len(e.Data), d.Truncated, d.OutputBytes, d.Output == seen, want)
+		}
+		return
+	}
+	t.Fatal("no tool_result event")
 }
