@@ -41,12 +41,11 @@ var prematureTasks = []prematureTask{
 // the work tools; diligent, it calls each work tool first. It records each
 // request's estimated input tokens.
 type measureModel struct {
-	task    prematureTask
-	lazy    bool
-	mu      sync.Mutex
-	calls   int
-	input   int
-	claimed bool
+	task  prematureTask
+	lazy  bool
+	mu    sync.Mutex
+	calls int
+	input int
 }
 
 func (m *measureModel) GenerateContent(_ context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
