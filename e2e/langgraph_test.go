@@ -61,6 +61,26 @@ func TestLangGraphClients(t *testing.T) {
 	}
 }
 
+// exampleTools stand in for the example app's Go tools and verifier: the
+// support route lists lookupAccount, which the offline model calls once
+// after the plan; the release route's plan verifies with releaseChanges and
+// namesItem.
+var exampleTools = []dawn.Option{
+	dawn.RouteTool("/support/[tenant]", "lookupAccount", "Look up a customer's account by email.",
+		func(context.Context, struct {
+			Email string `json:"email"`
+		}) (string, error) {
+			return "active", nil
+		}),
+	dawn.RouteTool("/release", "releaseChanges", "List the changes since a release tag.",
+		func(context.Context, struct {
+			Since string `json:"since"`
+		}) ([]string, error) {
+			return []string{"a change"}, nil
+		}),
+	dawn.Verifier("namesItem", func(context.Context, dawn.VerifyInput) (dawn.Verdict, error) { return dawn.Verdict{Pass: true}, nil }),
+}
+
 // serveGated serves examples/app in-process on a gated offline model and
 // returns the API's URL and the URL under which POST /NAME opens gate NAME.
 func serveGated(t *testing.T) (api, gates string) {
@@ -70,12 +90,9 @@ func serveGated(t *testing.T) (api, gates string) {
 		StorePath: filepath.Join(t.TempDir(), "gated.db"),
 		// The example's support route lists lookupAccount; the offline
 		// model calls it once, after the plan.
-		Tools: dawn.Tools(dawn.RouteTool("/support/[tenant]", "lookupAccount", "Look up a customer's account by email.",
-			func(context.Context, struct {
-				Email string `json:"email"`
-			}) (string, error) {
-				return "active", nil
-			})),
+		Tools: dawn.Tools(exampleTools...),
+		// The release route's plan names the namesItem verifier.
+		Markers: dawn.Capabilities(exampleTools...),
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /__gate/{name}", func(w http.ResponseWriter, r *http.Request) {

@@ -10,6 +10,7 @@ import (
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/eval"
 )
 
 type revisionsPage struct {
@@ -70,6 +71,14 @@ func TestDriftAudit(t *testing.T) {
 	}
 	if third := revised[2].Diff; third == nil || !third.Reordered {
 		t.Fatalf("the third revision's diff = %+v; want the list reordered", third)
+	}
+
+	// dawn eval's expectations read the same events: the drop fails
+	// no_dropped_items, and three list changes pass max_revisions: 3 only.
+	yes := true
+	results := eval.Check(eval.Expect{DriftExpect: eval.DriftExpect{NoDroppedItems: &yes, MaxRevisions: 2}}, eval.Observe(events))
+	if len(results) != 3 || results[1].Pass || !strings.Contains(results[1].Detail, `"Write the tests"`) || results[2].Pass {
+		t.Fatalf("eval results = %+v; want no_dropped_items failing on the tests item and max_revisions: 2 failing", results)
 	}
 
 	var page revisionsPage

@@ -170,21 +170,11 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 		if idx := old[pr.Content]; len(idx) > 0 {
 			prev := p.Items[idx[0]]
 			old[pr.Content] = idx[1:]
-			it.ID, it.Attempts, wasTerminal = prev.ID, prev.Attempts, prev.Status.Terminal()
-			it.Verify, it.Verification, it.Children = prev.Verify, prev.Verification, prev.Children
-			if it.Evidence == "" {
-				it.Evidence = prev.Evidence
-			}
-			if c := openChild(prev); c != nil && it.Status == Completed && !prev.Status.Terminal() {
-				pr.Verdict = &Verification{VerifiedBy: "subagent: " + c.Subagent, Output: fmt.Sprintf("subagent %s's plan is %s, not done; the item completes when it is", c.Subagent, c.State)}
-				if checkFailed(&it, pr.Verdict) {
-					failedChecks = append(failedChecks, i)
-				}
-			}
-			if it.Status == Completed && prev.Status != Completed && it.Verify != "" {
-				if checkFailed(&it, pr.Verdict) {
-					failedChecks = append(failedChecks, i)
-				}
+			var failed bool
+			it, failed = merged(prev, pr)
+			wasTerminal = prev.Status.Terminal()
+			if failed {
+				failedChecks = append(failedChecks, i)
 			}
 		} else {
 			added++
@@ -197,22 +187,7 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 		}
 		next = append(next, it)
 	}
-	for i := range next {
-		if next[i].ID == "" {
-			next[i].ID = p.newID()
-		}
-	}
-	demoted := 0
-	seen := false
-	for i := range next {
-		if next[i].Status == InProgress {
-			if seen {
-				next[i].Status = Pending
-				demoted++
-			}
-			seen = true
-		}
-	}
+	demoted := p.normalize(next)
 	removed := len(p.Items) - (len(next) - added)
 	diff := diffItems(p.Items, next)
 	p.Items = next
@@ -244,6 +219,50 @@ func countDropped(d *Diff) int {
 		}
 	}
 	return n
+}
+
+// merged is the model's proposed item pr over prev, the plan's item it
+// keeps: the id, attempts, verifier, verification and nested plans carry
+// over, and a claim that completes it is checked, by its verifier's
+// verdict, or refused while a harness-owned subagent plan under it is
+// open. failed says the check refused the claim.
+func merged(prev Item, pr Proposed) (it Item, failed bool) {
+	it = Item{Content: pr.Content, Status: pr.Status, Evidence: strings.TrimSpace(pr.Evidence), ID: prev.ID, Attempts: prev.Attempts,
+		Verify: prev.Verify, Verification: prev.Verification, Children: prev.Children}
+	if it.Evidence == "" {
+		it.Evidence = prev.Evidence
+	}
+	if it.Status != Completed || prev.Status == Completed {
+		return it, false
+	}
+	verdict := pr.Verdict
+	if c := openChild(prev); c != nil && !prev.Status.Terminal() {
+		verdict = &Verification{VerifiedBy: "subagent: " + c.Subagent, Output: fmt.Sprintf("subagent %s's plan is %s, not done; the item completes when it is", c.Subagent, c.State)}
+	} else if it.Verify == "" {
+		return it, false
+	}
+	return it, checkFailed(&it, verdict)
+}
+
+// normalize gives the new items of next an id and keeps one item in
+// progress, the first; it returns how many it moved back to pending.
+func (p *Plan) normalize(next []Item) (demoted int) {
+	for i := range next {
+		if next[i].ID == "" {
+			next[i].ID = p.newID()
+		}
+	}
+	seen := false
+	for i := range next {
+		if next[i].Status == InProgress {
+			if seen {
+				next[i].Status = Pending
+				demoted++
+			}
+			seen = true
+		}
+	}
+	return demoted
 }
 
 // checkFailed records verdict v on it, an item the model marks completed

@@ -37,24 +37,28 @@ func FullState(p *Plan) string {
 	}
 	for _, it := range p.Items {
 		// Each item's evidence is in the writeTodos call that gave it; an
-		// open item shows why its last claim was refused.
-		fmt.Fprintf(&b, "- [%s] %s%s\n", it.Status, oneLine(it.Content), lastRefusal(it))
+		// open item shows, on a line of its own, why its last claim was
+		// refused.
+		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, oneLine(it.Content))
+		if why := lastRefusal(it); why != "" {
+			fmt.Fprintf(&b, "  last attempt: %s\n", why)
+		}
 	}
 	writePostconditions(&b, p)
 	return b.String()
 }
 
-// lastRefusal is, for an open item whose verifier or subagent plan last
-// refused it, " (last attempt: …)", cut to maxField; else "".
+// lastRefusal says, for an open item whose verifier or subagent plan last
+// refused it, why, cut to maxField; else "".
 func lastRefusal(it Item) string {
 	if it.Status.Terminal() {
 		return ""
 	}
 	if c := openChild(it); c != nil {
-		return fmt.Sprintf(" (last attempt: subagent %s's plan ended %s)", c.Subagent, c.State)
+		return fmt.Sprintf("subagent %s's plan ended %s", c.Subagent, c.State)
 	}
 	if v := it.Verification; v != nil && !v.Passed {
-		return " (last attempt: " + field(v.Summary()+": "+v.Output) + ")"
+		return field(v.Summary() + ": " + v.Output)
 	}
 	return ""
 }

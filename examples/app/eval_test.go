@@ -53,7 +53,7 @@ func TestEvalCommand(t *testing.T) {
 // offline model.
 func TestEvals(t *testing.T) {
 	t.Setenv("DAWN_MODEL", "")
-	dawntest.Eval(t, ".", nil, dawntest.Options{Tools: dawn.Tools(options()...)})
+	dawntest.Eval(t, ".", nil, dawntest.Options{Tools: dawn.Tools(options()...), Markers: dawn.Capabilities(options()...)})
 }
 
 // evalCaseMarker, on the line before a yaml block of the docs, says the
@@ -71,7 +71,7 @@ func TestDocsEvalExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := apptest.New(t, ".", models.NewOffline(), apptest.Options{Tools: dawn.Tools(options()...)})
+	h := apptest.New(t, ".", models.NewOffline(), apptest.Options{Tools: dawn.Tools(options()...), Markers: dawn.Capabilities(options()...)})
 	checked := 0
 	for _, b := range blocks {
 		if !isEvalCase(b) {

@@ -41,11 +41,37 @@ func lookupAccount(ctx context.Context, q accountQuery) (account, error) {
 	return account{Tenant: tenant, Email: email, Plan: plan, Seats: seats, Status: "active"}, nil
 }
 
+// changesQuery is the input of releaseChanges.
+type changesQuery struct {
+	Since string `json:"since" jsonschema:"the release tag to list changes since, such as v1.3.0"`
+}
+
+// releaseChanges lists the changes since a release tag, from a small
+// built-in history, so the example needs no repository. The /release
+// route's plan verifies two items with it.
+func releaseChanges(_ context.Context, q changesQuery) ([]string, error) {
+	if q.Since != "v1.3.0" {
+		return nil, fmt.Errorf("no release is tagged %q; the last one is v1.3.0", q.Since)
+	}
+	return []string{"Faster plan rendering", "Verified plan items", "A fix for long tool outputs"}, nil
+}
+
+// namesItem is a plan verifier: it passes when the model's evidence for
+// an item names the item it finished, so "done" alone is not enough.
+func namesItem(_ context.Context, in dawn.VerifyInput) (dawn.Verdict, error) {
+	if !strings.Contains(strings.ToLower(in.Claim), strings.ToLower(in.Item)) {
+		return dawn.Verdict{Detail: fmt.Sprintf("the evidence %q does not name the item %q", in.Claim, in.Item)}, nil
+	}
+	return dawn.Verdict{Pass: true, Detail: "the evidence names the item"}, nil
+}
+
 // options are the app's Go tools. main passes them to dawn.Main; the tests
 // load the app with the same list.
 func options() []dawn.Option {
 	return []dawn.Option{
 		dawn.RouteTool("/support/[tenant]", "lookupAccount", "Look up a customer's account (plan, seats, status) by email.", lookupAccount),
+		dawn.RouteTool("/release", "releaseChanges", "List the changes since a release tag.", releaseChanges),
+		dawn.Verifier("namesItem", namesItem),
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // lookupAccount with the user's text as the email, and its answer quotes
 // the tool's result.
 func TestOfflineCallsLookupAccount(t *testing.T) {
-	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
+	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools(), Markers: appMarkers()})
 	res := h.Run(t, "offline-tools", "/support/acme", "ann@acme.com")
 	if res.Err != nil {
 		t.Fatalf("run failed: %v", res.Err)

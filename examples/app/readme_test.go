@@ -113,7 +113,7 @@ func runnableShell(t *testing.T) string {
 // the README shows against the real stream.
 func TestReadmeExamples(t *testing.T) {
 	text := readme(t)
-	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
+	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools(), Markers: appMarkers()})
 	base := h.URL
 	calls := curlCalls(t, runnableShell(t))
 	if len(calls) < 5 {

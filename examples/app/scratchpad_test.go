@@ -19,7 +19,7 @@ func TestScratchpadKeepsFiles(t *testing.T) {
 		CallTool("editFile", map[string]string{"path": "drafts/launch.md", "oldString": "# Launch\n", "newString": "# Launch\nMonday.\n"}).
 		Reply("Drafted.").
 		CallTool("writeFile", map[string]string{"path": "published/launch.md", "content": "# Launch\nMonday.\n"})
-	srv := dawntest.New(t, ".", model, dawntest.Options{Tools: appTools(), StorePath: t.TempDir() + "/dawn.db"})
+	srv := dawntest.New(t, ".", model, dawntest.Options{Tools: appTools(), Markers: appMarkers(), StorePath: t.TempDir() + "/dawn.db"})
 	if res := srv.Run(t, "s1", "/scratchpad", "draft the launch note"); res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -55,7 +55,7 @@ func TestScratchpadHasItsSkill(t *testing.T) {
 		CallTool("readSkillFile", map[string]string{"name": "house-style", "path": "references/words.md"}).
 		CallTool("writeFile", map[string]string{"path": "drafts/note.md", "content": "# Note\n"}).
 		Reply("Drafted in the house style.")
-	srv := dawntest.New(t, ".", model, dawntest.Options{Tools: appTools(), StorePath: t.TempDir() + "/dawn.db"})
+	srv := dawntest.New(t, ".", model, dawntest.Options{Tools: appTools(), Markers: appMarkers(), StorePath: t.TempDir() + "/dawn.db"})
 	res := srv.Run(t, "s2", "/scratchpad", "draft a note")
 	if res.Err != nil {
 		t.Fatal(res.Err)

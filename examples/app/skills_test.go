@@ -20,7 +20,7 @@ func TestReturnsUsesItsSkill(t *testing.T) {
 		CallTool("readSkill", map[string]any{"name": "refunds"}).
 		CallTool("readSkillFile", map[string]any{"name": "refunds", "path": "references/policy.md"}).
 		Reply("Order 1042 was delivered 12 days ago, so it can be refunded.")
-	h := dawntest.New(t, ".", m, dawntest.Options{Tools: appTools()})
+	h := dawntest.New(t, ".", m, dawntest.Options{Tools: appTools(), Markers: appMarkers()})
 	res := h.Run(t, "returns-1", "/returns", "I want my money back for order 1042.")
 	if res.Err != nil {
 		t.Fatal(res.Err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dawn-go/dawn/markers"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -32,10 +31,14 @@ const regenerate = "go run ./examples/app typegen --app examples/app"
 // appTools are the tools main registers, as app.Load takes them.
 func appTools() []capabilities.AppTool { return dawn.Tools(options()...) }
 
+// appMarkers are the capabilities main runs with: the built-in ones, with
+// the plan verifiers main registers.
+func appMarkers() []capabilities.Marker { return dawn.Capabilities(options()...) }
+
 // TestTypegenOutputIsCurrent: the committed dawngen/ folder is exactly what
 // typegen writes for the app today.
 func TestTypegenOutputIsCurrent(t *testing.T) {
-	a, err := app.Load(context.Background(), ".", app.Options{Tools: appTools(), ToolsKnown: true, Markers: markers.All()})
+	a, err := app.Load(context.Background(), ".", app.Options{Tools: appTools(), ToolsKnown: true, Markers: appMarkers()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +88,7 @@ func TestGeneratedParamsPath(t *testing.T) {
 // and returns a generated client for it.
 func serve(t *testing.T) *dawngen.Client {
 	t.Helper()
-	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools()})
+	h := dawntest.New(t, ".", models.NewOffline(), dawntest.Options{Tools: appTools(), Markers: appMarkers()})
 	c, err := dawngen.NewClient(h.URL)
 	if err != nil {
 		t.Fatal(err)

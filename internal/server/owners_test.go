@@ -63,6 +63,7 @@ var threadEndpoints = map[string][]ownerCall{
 	"POST /threads/:id/history":          {{method: "POST", path: "/threads/{thread}/history", body: `{}`, annStatus: 200}},
 	"GET /threads/:id/history":           {{method: "GET", path: "/threads/{thread}/history", annStatus: 200}, {method: "GET", path: "/threads/{thread}/history?limit=1&before={checkpoint}", annStatus: 200}},
 	"GET /threads/:id/plan":              {{method: "GET", path: "/threads/{thread}/plan", annStatus: 200}},
+	"GET /threads/:id/plan/revisions":    {{method: "GET", path: "/threads/{thread}/plan/revisions", annStatus: 200}},
 	"POST /threads/:id/plan/pause":       {{method: "POST", path: "/threads/{thread}/plan/pause"}},
 	"POST /threads/:id/plan/resume":      {{method: "POST", path: "/threads/{thread}/plan/resume"}},
 	"POST /threads/:id/plan/cancel":      {{method: "POST", path: "/threads/{thread}/plan/cancel"}},

@@ -7,6 +7,8 @@
 export type RouteId =
   | "/blog"
   | "/onboarding"
+  | "/release"
+  | "/release/subagents/notes"
   | "/research"
   | "/research/subagents/researcher"
   | "/returns"
@@ -267,6 +269,177 @@ export interface OnboardingInput {
   messages?: InputMessage[];
 }
 
+// Route /release
+
+/**
+ * ReleaseReleaseChangesInput is the input of tool releaseChanges on route
+ * /release.
+ *
+ * List the changes since a release tag.
+ */
+export interface ReleaseReleaseChangesInput {
+  /** the release tag to list changes since, such as v1.3.0 */
+  since: string;
+}
+
+/**
+ * ReleaseStepFailedInput is the input of tool stepFailed on route /release.
+ *
+ * Report that the step in progress failed; next: retry, skip (go on), abort
+ * (end the plan) or revise (pause for the user).
+ */
+export interface ReleaseStepFailedInput {
+  /** One of "retry", "skip", "abort", "revise". */
+  next: "retry" | "skip" | "abort" | "revise";
+  reason: string;
+}
+
+/**
+ * ReleaseTaskInput is the input of tool task on route /release.
+ *
+ * Hand a self-contained task to a subagent and get its final answer back.
+ * Subagents: notes.
+ */
+export interface ReleaseTaskInput {
+  /** the task for the subagent, as a self-contained message */
+  input: string;
+  /**
+   * optional: the plan item (its id or text) this task carries out, when
+   * you keep a plan
+   */
+  item?: string;
+  /**
+   * which subagent to run
+   *
+   * Always "notes".
+   */
+  subagent: "notes";
+}
+
+/**
+ * ReleaseVerifyPostconditionInput is the input of tool verifyPostcondition
+ * on route /release.
+ *
+ * Verify one "Done when" postcondition, by its index, with evidence that it
+ * holds.
+ */
+export interface ReleaseVerifyPostconditionInput {
+  /** What shows the postcondition holds. */
+  evidence: string;
+  /** The postcondition's index (0 is the first). */
+  index: number;
+}
+
+/**
+ * ReleaseWriteTodosInput is the input of tool writeTodos on route /release.
+ *
+ * Replace the plan with the list you pass, in order, with a short reason
+ * for the change.
+ */
+export interface ReleaseWriteTodosInput {
+  reason?: string;
+  todos: ReleaseWriteTodosInputTodosItem[];
+}
+
+/**
+ * ReleaseWriteTodosInputTodosItem is the type of the items of
+ * ReleaseWriteTodosInput.Todos.
+ */
+export interface ReleaseWriteTodosInputTodosItem {
+  content: string;
+  evidence?: string;
+  /** One of "pending", "in_progress", "completed", "failed", "skipped". */
+  status: "pending" | "in_progress" | "completed" | "failed" | "skipped";
+}
+
+/**
+ * ReleaseState is the state of a thread on route /release, as a run's final
+ * state values hold it.
+ */
+export interface ReleaseState {
+  /** Messages is the thread's conversation. */
+  messages: Message[];
+  /**
+   * Set by capability planning; a run's input cannot set it.
+   *
+   * The harness-owned plan: lifecycle state, items, postconditions and
+   * revisions.
+   */
+  plan?: Record<string, unknown>;
+  /** Set by capability planning; a run's input cannot set it. */
+  todos?: ReleaseStateTodosItem[];
+}
+
+/** ReleaseStateTodosItem is the type of the items of ReleaseState.Todos. */
+export interface ReleaseStateTodosItem {
+  content: string;
+  /** What shows the item is done: a tool result, an id, a quote. */
+  evidence?: string;
+  /**
+   * pending, in_progress (one at a time), completed (with evidence), failed
+   * or skipped.
+   *
+   * One of "pending", "in_progress", "completed", "failed", "skipped".
+   */
+  status: "pending" | "in_progress" | "completed" | "failed" | "skipped";
+}
+
+/** The tools of route /release: each tool's input, by tool name. */
+export interface ReleaseTools {
+  releaseChanges: ReleaseReleaseChangesInput;
+  stepFailed: ReleaseStepFailedInput;
+  task: ReleaseTaskInput;
+  verifyPostcondition: ReleaseVerifyPostconditionInput;
+  writeTodos: ReleaseWriteTodosInput;
+}
+
+/**
+ * The input of a run on route /release: new messages, and values for the
+ * state fields declared in state.yaml.
+ */
+export interface ReleaseInput {
+  messages?: InputMessage[];
+}
+
+// Route /release/subagents/notes
+
+/**
+ * ReleaseSubagentsNotesWriteTodosInput is the input of tool writeTodos on
+ * route /release/subagents/notes.
+ *
+ * Replace the plan (the todo list) with the list you pass, in order.
+ */
+export interface ReleaseSubagentsNotesWriteTodosInput {
+  todos: Todo[];
+}
+
+/**
+ * ReleaseSubagentsNotesState is the state of a thread on route
+ * /release/subagents/notes, as a run's final state values hold it.
+ */
+export interface ReleaseSubagentsNotesState {
+  /** Messages is the thread's conversation. */
+  messages: Message[];
+  /** Set by capability planning; a run's input cannot set it. */
+  todos?: Todo[];
+}
+
+/**
+ * The tools of route /release/subagents/notes: each tool's input, by tool
+ * name.
+ */
+export interface ReleaseSubagentsNotesTools {
+  writeTodos: ReleaseSubagentsNotesWriteTodosInput;
+}
+
+/**
+ * The input of a run on route /release/subagents/notes: new messages, and
+ * values for the state fields declared in state.yaml.
+ */
+export interface ReleaseSubagentsNotesInput {
+  messages?: InputMessage[];
+}
+
 // Route /research
 
 /**
@@ -278,6 +451,11 @@ export interface OnboardingInput {
 export interface ResearchTaskInput {
   /** the task for the subagent, as a self-contained message */
   input: string;
+  /**
+   * optional: the plan item (its id or text) this task carries out, when
+   * you keep a plan
+   */
+  item?: string;
   /**
    * which subagent to run
    *
@@ -612,6 +790,18 @@ export interface RouteMap {
     tools: OnboardingTools;
     state: OnboardingState;
     input: OnboardingInput;
+  };
+  "/release": {
+    params: Record<string, never>;
+    tools: ReleaseTools;
+    state: ReleaseState;
+    input: ReleaseInput;
+  };
+  "/release/subagents/notes": {
+    params: Record<string, never>;
+    tools: ReleaseSubagentsNotesTools;
+    state: ReleaseSubagentsNotesState;
+    input: ReleaseSubagentsNotesInput;
   };
   "/research": {
     params: Record<string, never>;

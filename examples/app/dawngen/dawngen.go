@@ -23,6 +23,12 @@ const (
 	// RouteOnboarding is route /onboarding: Onboards a new customer; the
 	// harness owns its plan (see plan.md).
 	RouteOnboarding = "/onboarding"
+	// RouteRelease is route /release: Prepares a release whose plan the
+	// harness checks itself
+	RouteRelease = "/release"
+	// RouteReleaseSubagentsNotes is route /release/subagents/notes, a subagent
+	// of /release: Drafts release notes from a list of changes
+	RouteReleaseSubagentsNotes = "/release/subagents/notes"
 	// RouteResearch is route /research: Breaks a research question down and
 	// delegates the digging to a researcher subagent.
 	RouteResearch = "/research"
@@ -43,7 +49,7 @@ const (
 
 // Routes returns every route id of the app, sorted.
 func Routes() []string {
-	return []string{RouteBlog, RouteOnboarding, RouteResearch, RouteResearchSubagentsResearcher, RouteReturns, RouteScratchpad, RouteSupportTenant}
+	return []string{RouteBlog, RouteOnboarding, RouteRelease, RouteReleaseSubagentsNotes, RouteResearch, RouteResearchSubagentsResearcher, RouteReturns, RouteScratchpad, RouteSupportTenant}
 }
 
 // Client is the typed client of this app's run API: the methods of
@@ -226,6 +232,150 @@ func (c *Client) StreamOnboarding(ctx context.Context, threadID string, input In
 	return c.Client.Stream(ctx, threadID, client.Run{Route: RouteOnboarding, Input: input})
 }
 
+// Route /release.
+
+// ReleaseReleaseChangesInput is the input of tool releaseChanges on route
+// /release.
+//
+// List the changes since a release tag.
+type ReleaseReleaseChangesInput struct {
+	// the release tag to list changes since, such as v1.3.0
+	Since string `json:"since"`
+}
+
+// ReleaseStepFailedInput is the input of tool stepFailed on route /release.
+//
+// Report that the step in progress failed; next: retry, skip (go on), abort
+// (end the plan) or revise (pause for the user).
+type ReleaseStepFailedInput struct {
+	// One of "retry", "skip", "abort", "revise".
+	Next   string `json:"next"`
+	Reason string `json:"reason"`
+}
+
+// ReleaseTaskInput is the input of tool task on route /release.
+//
+// Hand a self-contained task to a subagent and get its final answer back.
+// Subagents: notes.
+type ReleaseTaskInput struct {
+	// the task for the subagent, as a self-contained message
+	Input string `json:"input"`
+	// optional: the plan item (its id or text) this task carries out, when you
+	// keep a plan
+	Item string `json:"item,omitempty"`
+	// which subagent to run
+	//
+	// Always "notes".
+	Subagent string `json:"subagent"`
+}
+
+// ReleaseVerifyPostconditionInput is the input of tool verifyPostcondition
+// on route /release.
+//
+// Verify one "Done when" postcondition, by its index, with evidence that it
+// holds.
+type ReleaseVerifyPostconditionInput struct {
+	// What shows the postcondition holds.
+	Evidence string `json:"evidence"`
+	// The postcondition's index (0 is the first).
+	Index int64 `json:"index"`
+}
+
+// ReleaseWriteTodosInput is the input of tool writeTodos on route /release.
+//
+// Replace the plan with the list you pass, in order, with a short reason
+// for the change.
+type ReleaseWriteTodosInput struct {
+	Reason string                            `json:"reason,omitempty"`
+	Todos  []ReleaseWriteTodosInputTodosItem `json:"todos"`
+}
+
+// ReleaseWriteTodosInputTodosItem is the type of the items of
+// ReleaseWriteTodosInput.Todos.
+type ReleaseWriteTodosInputTodosItem struct {
+	Content  string `json:"content"`
+	Evidence string `json:"evidence,omitempty"`
+	// One of "pending", "in_progress", "completed", "failed", "skipped".
+	Status string `json:"status"`
+}
+
+// ReleaseState is the state of a thread on route /release, as a run's final
+// state values hold it.
+type ReleaseState struct {
+	// Messages is the thread's conversation.
+	Messages []Message `json:"messages"`
+	// Set by capability planning; a run's input cannot set it.
+	//
+	// The harness-owned plan: lifecycle state, items, postconditions and
+	// revisions.
+	Plan map[string]json.RawMessage `json:"plan,omitempty"`
+	// Set by capability planning; a run's input cannot set it.
+	Todos []ReleaseStateTodosItem `json:"todos,omitempty"`
+}
+
+// ReleaseStateTodosItem is the type of the items of ReleaseState.Todos.
+type ReleaseStateTodosItem struct {
+	Content string `json:"content"`
+	// What shows the item is done: a tool result, an id, a quote.
+	Evidence string `json:"evidence,omitempty"`
+	// pending, in_progress (one at a time), completed (with evidence), failed
+	// or skipped.
+	//
+	// One of "pending", "in_progress", "completed", "failed", "skipped".
+	Status string `json:"status"`
+}
+
+// WaitRelease runs route /release on thread threadID, waits for it to
+// finish and returns its final state.
+func (c *Client) WaitRelease(ctx context.Context, threadID string, input Input) (*ReleaseState, error) {
+	var s ReleaseState
+	if err := c.Client.WaitState(ctx, threadID, client.Run{Route: RouteRelease, Input: input}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// StreamRelease runs route /release on thread threadID and returns its
+// events as they happen.
+func (c *Client) StreamRelease(ctx context.Context, threadID string, input Input) (*EventStream, error) {
+	return c.Client.Stream(ctx, threadID, client.Run{Route: RouteRelease, Input: input})
+}
+
+// Route /release/subagents/notes.
+
+// ReleaseSubagentsNotesWriteTodosInput is the input of tool writeTodos on
+// route /release/subagents/notes.
+//
+// Replace the plan (the todo list) with the list you pass, in order.
+type ReleaseSubagentsNotesWriteTodosInput struct {
+	Todos []Todo `json:"todos"`
+}
+
+// ReleaseSubagentsNotesState is the state of a thread on route
+// /release/subagents/notes, as a run's final state values hold it.
+type ReleaseSubagentsNotesState struct {
+	// Messages is the thread's conversation.
+	Messages []Message `json:"messages"`
+	// Set by capability planning; a run's input cannot set it.
+	Todos []Todo `json:"todos,omitempty"`
+}
+
+// WaitReleaseSubagentsNotes runs route /release/subagents/notes on thread
+// threadID, waits for it to finish and returns its final state.
+func (c *Client) WaitReleaseSubagentsNotes(ctx context.Context, threadID string, input Input) (*ReleaseSubagentsNotesState, error) {
+	var s ReleaseSubagentsNotesState
+	if err := c.Client.WaitState(ctx, threadID, client.Run{Route: RouteReleaseSubagentsNotes, Input: input}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// StreamReleaseSubagentsNotes runs route /release/subagents/notes on thread
+// threadID and returns its events as they happen.
+func (c *Client) StreamReleaseSubagentsNotes(ctx context.Context, threadID string, input Input) (*EventStream, error) {
+	return c.Client.Stream(ctx, threadID, client.Run{Route: RouteReleaseSubagentsNotes, Input: input})
+}
+
 // Route /research.
 
 // ResearchTaskInput is the input of tool task on route /research.
@@ -235,6 +385,9 @@ func (c *Client) StreamOnboarding(ctx context.Context, threadID string, input In
 type ResearchTaskInput struct {
 	// the task for the subagent, as a self-contained message
 	Input string `json:"input"`
+	// optional: the plan item (its id or text) this task carries out, when you
+	// keep a plan
+	Item string `json:"item,omitempty"`
 	// which subagent to run
 	//
 	// Always "researcher".
