@@ -30,13 +30,19 @@ type usersServer struct {
 
 func newUsersServer(t *testing.T, postgres bool, opts apptest.Options) *usersServer {
 	t.Helper()
+	return newUsersServerOf(t, postgres, opts, map[string]string{"chat/agent.md": "You chat."})
+}
+
+// newUsersServerOf is newUsersServer of the app files.
+func newUsersServerOf(t *testing.T, postgres bool, opts apptest.Options, files map[string]string) *usersServer {
+	t.Helper()
 	creds := newCredentials(t, "hs256")
 	opts.Auth = creds.auth
 	opts.StorePath = filepath.Join(t.TempDir(), "dawn.db")
 	if postgres {
 		opts.StorePath = pgtest.Database(t)
 	}
-	dir := apptest.WriteApp(t, map[string]string{"chat/agent.md": "You chat."})
+	dir := apptest.WriteApp(t, files)
 	h := apptest.New(t, dir, dawntest.Script().Reply("ran").Repeat(), opts)
 	srv := httptest.NewServer(h.API)
 	t.Cleanup(srv.Close)
