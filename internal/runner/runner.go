@@ -132,6 +132,9 @@ func (m *Manager) App() *app.App { return m.app.Load() }
 // a's limits.per_user.
 func (m *Manager) SetApp(a *app.App) {
 	m.app.Store(a)
+	if a == nil {
+		return
+	}
 	u := a.Config.Limits.WithDefaults().PerUser
 	m.store.SetQuotas(store.Quotas{Threads: u.Threads, Crons: u.Crons, QueuedRuns: u.QueuedRuns, Items: u.StoreItems})
 }
