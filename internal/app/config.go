@@ -91,6 +91,64 @@ type Limits struct {
 	ToolOutputBytes int
 	// MessageBytes caps one input message's content (default 256 KiB).
 	MessageBytes int
+	// PerUser bounds what one user may hold (limits.per_user).
+	PerUser PerUser
+}
+
+// PerUser is limits.per_user: what one authenticated user may hold at
+// once, so that no user can take what the others need. Zero means the
+// default. The service credential and a server without authentication
+// are not bounded by it.
+type PerUser struct {
+	// Threads bounds the threads a user has (default 10000).
+	Threads int
+	// Crons bounds the crons a user has (default 100).
+	Crons int
+	// StoreItems bounds the live Store items of a user (default 10000).
+	StoreItems int
+	// QueuedRuns bounds the runs queued on a user's threads, all threads
+	// together (default 1000; a thread's own queue holds at most 100).
+	QueuedRuns int
+	// Connections bounds a user's requests in flight, streams included
+	// (default 256, of the server's 4096 connections).
+	Connections int
+}
+
+// Defaults for PerUser.
+const (
+	DefaultUserThreads     = 10000
+	DefaultUserCrons       = 100
+	DefaultUserStoreItems  = 10000
+	DefaultUserQueuedRuns  = 1000
+	DefaultUserConnections = 256
+)
+
+// perUserSection is the key of PerUser in limits.
+const perUserSection = "per_user"
+
+// keys are the keys of limits.per_user, in the order errors list them.
+func (u *PerUser) keys() []limitKey {
+	return []limitKey{
+		{"threads", nil, &u.Threads},
+		{"crons", nil, &u.Crons},
+		{"store_items", nil, &u.StoreItems},
+		{"queued_runs", nil, &u.QueuedRuns},
+		{"connections", nil, &u.Connections},
+	}
+}
+
+// WithDefaults returns u with every zero limit set to its default.
+func (u PerUser) WithDefaults() PerUser {
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&u.Threads, DefaultUserThreads}, {&u.Crons, DefaultUserCrons}, {&u.StoreItems, DefaultUserStoreItems},
+		{&u.QueuedRuns, DefaultUserQueuedRuns}, {&u.Connections, DefaultUserConnections}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	return u
 }
 
 // Defaults for Limits.
@@ -116,6 +174,7 @@ func (l Limits) WithDefaults() Limits {
 	if l.MessageBytes <= 0 {
 		l.MessageBytes = DefaultMessageBytes
 	}
+	l.PerUser = l.PerUser.WithDefaults()
 	return l
 }
 
@@ -328,27 +387,65 @@ func (p *configParser) limits(section *yaml.Node, l *Limits, claim func(string, 
 		i := slices.IndexFunc(l.keys(), func(k limitKey) bool { return k.name == key.Value })
 		switch {
 		case i >= 0:
-			var n int64
-			// A float such as 1.5 decodes into an int64 truncated: only
-			// an integer is taken.
-			if val.Kind != yaml.ScalarNode || val.ShortTag() != "!!int" || val.Decode(&n) != nil {
-				p.fail(key.Line, "%s must be a whole number, not %q", full, val.Value)
-				continue
-			}
-			if n < 0 {
-				p.errs = append(p.errs, fmt.Errorf("%s: %s is %d; a limit must be positive, or left out for the default", p.path, full, n))
-				continue
-			}
-			if k := l.keys()[i]; k.big != nil {
-				*k.big = n
-			} else {
-				*k.small = int(n)
-			}
+			p.limit(key, val, full, l.keys()[i])
+		case key.Value == perUserSection:
+			p.perUser(val, &l.PerUser)
 		case p.owner[full] != 0:
 			claim(full, val)
 		default:
 			p.fail(key.Line, "field %s not found; allowed keys in %s: %s", full, limitsSection, strings.Join(p.limitNames(), ", "))
 		}
+	}
+}
+
+// limit reads the whole number val of limit k, whose dawn.yaml key is
+// full.
+func (p *configParser) limit(key, val *yaml.Node, full string, k limitKey) {
+	var n int64
+	// A float such as 1.5 decodes into an int64 truncated: only an
+	// integer is taken.
+	if val.Kind != yaml.ScalarNode || val.ShortTag() != "!!int" || val.Decode(&n) != nil {
+		p.fail(key.Line, "%s must be a whole number, not %q", full, val.Value)
+		return
+	}
+	if n < 0 {
+		p.errs = append(p.errs, fmt.Errorf("%s: %s is %d; a limit must be positive, or left out for the default", p.path, full, n))
+		return
+	}
+	if k.big != nil {
+		*k.big = n
+	} else {
+		*k.small = int(n)
+	}
+}
+
+// perUser reads limits.per_user: {threads: 1000, crons: 10, ...}.
+func (p *configParser) perUser(section *yaml.Node, u *PerUser) {
+	prefix := limitsSection + "." + perUserSection
+	if yamldoc.IsNull(section) {
+		return
+	}
+	if section.Kind != yaml.MappingNode {
+		p.fail(section.Line, "%s must be a mapping of limit names to numbers, like %s: {threads: 1000}", prefix, perUserSection)
+		return
+	}
+	var names []string
+	for _, k := range u.keys() {
+		names = append(names, k.name)
+	}
+	seen := map[string]bool{}
+	for key, val := range yamldoc.Pairs(section) {
+		full := prefix + "." + key.Value
+		i := slices.IndexFunc(u.keys(), func(k limitKey) bool { return k.name == key.Value })
+		switch {
+		case seen[key.Value]:
+			p.fail(key.Line, "key %q appears twice; keep one", full)
+		case i < 0:
+			p.fail(key.Line, "field %s not found; allowed keys in %s: %s", full, prefix, strings.Join(names, ", "))
+		default:
+			p.limit(key, val, full, u.keys()[i])
+		}
+		seen[key.Value] = true
 	}
 }
 
@@ -413,6 +510,7 @@ func (p *configParser) limitNames() []string {
 	for _, k := range l.keys() {
 		names = append(names, k.name)
 	}
+	names = append(names, perUserSection)
 	for _, k := range p.claimed {
 		if name, ok := strings.CutPrefix(k, limitsSection+"."); ok {
 			names = append(names, name)

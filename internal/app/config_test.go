@@ -88,7 +88,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		m    sectionMarker
 		want string
 	}{
-		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), auth (jwt, or none), runs (continue_orphans), widget`},
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes, per_user), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), auth (jwt, or none), runs (continue_orphans), widget`},
 		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
 		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
 		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
@@ -190,6 +190,34 @@ func TestRunsSection(t *testing.T) {
 		}
 		if a.Config.Runs.ContinueOrphans != want {
 			t.Errorf("%q: Runs.ContinueOrphans = %v, want %v", yaml, a.Config.Runs.ContinueOrphans, want)
+		}
+	}
+}
+
+// TestPerUserLimits: limits.per_user sets what one user may hold, the
+// rest keep their defaults, and a wrong key or value names the key.
+func TestPerUserLimits(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"dawn.yaml": "limits:\n  per_user:\n    threads: 5\n    connections: 8\n"})
+	c, err := app.LoadConfig(dir, markers.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Limits.WithDefaults().PerUser
+	want := app.PerUser{Threads: 5, Crons: app.DefaultUserCrons, StoreItems: app.DefaultUserStoreItems, QueuedRuns: app.DefaultUserQueuedRuns, Connections: 8}
+	if got != want {
+		t.Errorf("per_user = %+v, want %+v", got, want)
+	}
+	for yamlText, msg := range map[string]string{
+		"limits:\n  per_user:\n    sessions: 3\n": "field limits.per_user.sessions not found; allowed keys in limits.per_user: threads, crons, store_items, queued_runs, connections",
+		"limits:\n  per_user:\n    crons: 1.5\n":  `limits.per_user.crons must be a whole number, not "1.5"`,
+		"limits:\n  per_user:\n    crons: -1\n":   "limits.per_user.crons is -1; a limit must be positive",
+		"limits:\n  per_user: 3\n":                "limits.per_user must be a mapping",
+	} {
+		write(t, dir, map[string]string{"dawn.yaml": yamlText})
+		_, err := app.LoadConfig(dir, markers.All())
+		if err == nil || !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), "dawn.yaml") {
+			t.Errorf("%q: err = %v, want %q naming dawn.yaml", yamlText, err, msg)
 		}
 	}
 }

@@ -113,7 +113,7 @@ func New(st store.Store, a *app.App, opts Options) *Manager {
 	if m.newModel == nil {
 		m.newModel = func(spec string) (llms.Model, error) { return models.New(spec, m.env) }
 	}
-	m.app.Store(a)
+	m.SetApp(a)
 	if m.webhooks != nil {
 		m.webhooks.Start(st)
 	}
@@ -128,8 +128,16 @@ func New(st store.Store, a *app.App, opts Options) *Manager {
 func (m *Manager) App() *app.App { return m.app.Load() }
 
 // SetApp swaps the app snapshot. Runs in flight finish on the snapshot they
-// started with; the next run uses a.
-func (m *Manager) SetApp(a *app.App) { m.app.Store(a) }
+// started with; the next run uses a. The store's per-user quotas follow
+// a's limits.per_user.
+func (m *Manager) SetApp(a *app.App) {
+	m.app.Store(a)
+	if a == nil {
+		return
+	}
+	u := a.Config.Limits.WithDefaults().PerUser
+	m.store.SetQuotas(store.Quotas{Threads: u.Threads, Crons: u.Crons, QueuedRuns: u.QueuedRuns, Items: u.StoreItems})
+}
 
 // Telemetry returns the run telemetry, nil when off.
 func (m *Manager) Telemetry() *telemetry.Telemetry { return m.tel }

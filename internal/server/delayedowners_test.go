@@ -30,13 +30,19 @@ type usersServer struct {
 
 func newUsersServer(t *testing.T, postgres bool, opts apptest.Options) *usersServer {
 	t.Helper()
+	return newUsersServerOf(t, postgres, opts, map[string]string{"chat/agent.md": "You chat."})
+}
+
+// newUsersServerOf is newUsersServer of the app files.
+func newUsersServerOf(t *testing.T, postgres bool, opts apptest.Options, files map[string]string) *usersServer {
+	t.Helper()
 	creds := newCredentials(t, "hs256")
 	opts.Auth = creds.auth
 	opts.StorePath = filepath.Join(t.TempDir(), "dawn.db")
 	if postgres {
 		opts.StorePath = pgtest.Database(t)
 	}
-	dir := apptest.WriteApp(t, map[string]string{"chat/agent.md": "You chat."})
+	dir := apptest.WriteApp(t, files)
 	h := apptest.New(t, dir, dawntest.Script().Reply("ran").Repeat(), opts)
 	srv := httptest.NewServer(h.API)
 	t.Cleanup(srv.Close)
@@ -106,45 +112,8 @@ func TestDelayedRunsOfOneUserNeverStarveAnother(t *testing.T) {
 			u := newUsersServer(t, pg, apptest.Options{Webhooks: webhooktest.Sender(t, nil)})
 			const stuck = 70
 			stuckIDs := plantStuckRuns(t, u.h.Store, stuck, rcv.URL)
-
-			var bobThread struct {
-				ThreadID string `json:"thread_id"`
-			}
-			if status, raw := u.call(t, "bob", "POST", "/threads", `{}`, &bobThread); status != http.StatusOK {
-				t.Fatalf("bob creates a thread: %d %s", status, raw)
-			}
-			var bobRun struct {
-				RunID string `json:"run_id"`
-			}
-			if status, raw := u.call(t, "bob", "POST", "/threads/"+bobThread.ThreadID+"/runs", delayedLG(""), &bobRun); status != http.StatusOK {
-				t.Fatalf("bob's delayed run: %d %s", status, raw)
-			}
-			u.awaitRun(t, "bob", bobThread.ThreadID, bobRun.RunID, "success", 15*time.Second)
-
-			type annRun struct {
-				RunID    string `json:"run_id"`
-				ThreadID string `json:"thread_id"`
-			}
-			var anns []annRun
-			for i := range 5 {
-				var r annRun
-				if status, raw := u.call(t, "ann", "POST", "/runs", delayedLG(`,"on_completion":"keep"`), &r); status != http.StatusOK {
-					t.Fatalf("ann's stateless delayed run %d: %d %s", i, status, raw)
-				}
-				anns = append(anns, r)
-				id := fmt.Sprintf("ann-new-%d", i)
-				if status, raw := u.call(t, "ann", "POST", "/threads/"+id+"/runs", delayedLG(`,"if_not_exists":"create"`), &r); status != http.StatusOK {
-					t.Fatalf("ann's delayed run on new thread %s: %d %s", id, status, raw)
-				}
-				anns = append(anns, r)
-			}
-			var values map[string]any
-			status, raw := u.call(t, "ann", "POST", "/threads/ann-wait/runs/wait", multitaskBodyOn("/chat", "later", map[string]any{"after_seconds": 0.2}), &values)
-			if status != http.StatusOK || !strings.Contains(raw, "ran") {
-				t.Fatalf("ann's delayed Dawn runs/wait on a new thread: %d %s", status, raw)
-			}
-
-			for _, r := range anns {
+			bobsDelayedRunStarts(t, u)
+			for _, r := range annsDelayedRuns(t, u) {
 				u.awaitRun(t, "ann", r.ThreadID, r.RunID, "success", 30*time.Second)
 			}
 			for threadID, runID := range stuckIDs {
@@ -161,6 +130,58 @@ func TestDelayedRunsOfOneUserNeverStarveAnother(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bobsDelayedRunStarts creates a thread of bob's and a delayed run on it,
+// which must start and succeed.
+func bobsDelayedRunStarts(t *testing.T, u *usersServer) {
+	t.Helper()
+	var bobThread struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if status, raw := u.call(t, "bob", "POST", "/threads", `{}`, &bobThread); status != http.StatusOK {
+		t.Fatalf("bob creates a thread: %d %s", status, raw)
+	}
+	var bobRun struct {
+		RunID string `json:"run_id"`
+	}
+	if status, raw := u.call(t, "bob", "POST", "/threads/"+bobThread.ThreadID+"/runs", delayedLG(""), &bobRun); status != http.StatusOK {
+		t.Fatalf("bob's delayed run: %d %s", status, raw)
+	}
+	u.awaitRun(t, "bob", bobThread.ThreadID, bobRun.RunID, "success", 15*time.Second)
+}
+
+// annRun is a run ann started, as the LangGraph dialect answers it.
+type annRun struct {
+	RunID    string `json:"run_id"`
+	ThreadID string `json:"thread_id"`
+}
+
+// annsDelayedRuns sends ann's delayed runs on new threads: stateless
+// POST /runs and POST /threads/:id/runs, which must answer 200 (their
+// runs are returned), and Dawn's runs/wait, which must answer with the
+// run's values.
+func annsDelayedRuns(t *testing.T, u *usersServer) []annRun {
+	t.Helper()
+	var anns []annRun
+	for i := range 5 {
+		var r annRun
+		if status, raw := u.call(t, "ann", "POST", "/runs", delayedLG(`,"on_completion":"keep"`), &r); status != http.StatusOK {
+			t.Fatalf("ann's stateless delayed run %d: %d %s", i, status, raw)
+		}
+		anns = append(anns, r)
+		id := fmt.Sprintf("ann-new-%d", i)
+		if status, raw := u.call(t, "ann", "POST", "/threads/"+id+"/runs", delayedLG(`,"if_not_exists":"create"`), &r); status != http.StatusOK {
+			t.Fatalf("ann's delayed run on new thread %s: %d %s", id, status, raw)
+		}
+		anns = append(anns, r)
+	}
+	var values map[string]any
+	status, raw := u.call(t, "ann", "POST", "/threads/ann-wait/runs/wait", multitaskBodyOn("/chat", "later", map[string]any{"after_seconds": 0.2}), &values)
+	if status != http.StatusOK || !strings.Contains(raw, "ran") {
+		t.Fatalf("ann's delayed Dawn runs/wait on a new thread: %d %s", status, raw)
+	}
+	return anns
 }
 
 // plantStuckRuns queues n runs as an earlier version did: each on a new

@@ -38,7 +38,10 @@ func classify(err error) *apiError {
 	var pending *runner.InterruptPendingError
 	var resumeErr *runner.ResumeError
 	var overrideErr *runner.OverrideError
+	var quota *store.QuotaError
 	switch {
+	case errors.As(err, &quota):
+		return quotaError(quota.Error(), quota.What)
 	case errors.As(err, &overrideErr):
 		return newError(http.StatusBadRequest, "invalid_override", err.Error())
 	case errors.As(err, &pending):
@@ -96,6 +99,12 @@ func classify(err error) *apiError {
 		return newError(he.Code, "http_error", http.StatusText(he.Code))
 	}
 	return newError(http.StatusInternalServerError, "internal", err.Error())
+}
+
+// quotaError is the 429 of a user at one of their limits.per_user, msg
+// saying which.
+func quotaError(msg, what string) *apiError {
+	return newError(http.StatusTooManyRequests, "quota_exceeded", msg+": limits.per_user."+what+" in dawn.yaml sets the limit; free some, or raise it")
 }
 
 func (s *Server) handleError(err error, c echo.Context) {

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/ownership"
 	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/labstack/echo/v4"
 	"golang.org/x/net/netutil"
 )
 
@@ -124,4 +126,53 @@ func (b *timedBody) Read(p []byte) (int, error) {
 // leaves unread keeps it, which bounds the server's discarding of the rest.
 func (b *timedBody) clear() {
 	b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
+}
+
+// userRequests counts each user's requests in flight.
+type userRequests struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// acquire counts one more request of user, unless user already has limit
+// in flight; it reports whether it did.
+func (u *userRequests) acquire(user string, limit int) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.n[user] >= limit {
+		return false
+	}
+	if u.n == nil {
+		u.n = map[string]int{}
+	}
+	u.n[user]++
+	return true
+}
+
+// release counts one request of user less.
+func (u *userRequests) release(user string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.n[user]--; u.n[user] <= 0 {
+		delete(u.n, user)
+	}
+}
+
+// limitUserRequests gives each user a fair share of the server's
+// connections: a user with limits.per_user.connections requests in
+// flight (streams included) gets 429 quota_exceeded for one more, while
+// other users go on. The service credential is not bounded by it.
+func (s *Server) limitUserRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		user, scoped := ownership.Owner(c.Request().Context())
+		if !scoped {
+			return next(c)
+		}
+		limit := s.runs.App().Config.Limits.WithDefaults().PerUser.Connections
+		if !s.inFlight.acquire(user, limit) {
+			return quotaError(fmt.Sprintf("user %q has %d requests in flight, the most one user may have", user, limit), "connections")
+		}
+		defer s.inFlight.release(user)
+		return next(c)
+	}
 }

@@ -71,6 +71,9 @@ type Server struct {
 	audited map[string]string
 	// cronOpts configure the scheduler of crons (see cronOptions).
 	cronOpts crons.Options
+	// inFlight counts each user's requests in flight
+	// (limits.per_user.connections).
+	inFlight userRequests
 }
 
 // New returns the API for the runs managed by m: Dawn's wire, and the
@@ -101,7 +104,7 @@ func New(m *runner.Manager, opts Options) *Server {
 		s.auth, _ = auth.New(context.Background(), auth.Options{APIKey: opts.APIKey}) // an API key alone cannot fail
 	}
 	if s.auth.Enabled() {
-		e.Use(s.authenticate)
+		e.Use(s.authenticate, s.limitUserRequests)
 	}
 	e.Use(s.auditCalls)
 	e.Use(s.requireJSON)

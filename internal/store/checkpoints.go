@@ -660,6 +660,9 @@ func (s *DB) CopyThread(ctx context.Context, fromID, toID string) (Thread, error
 		if err != nil {
 			return err
 		}
+		if err := s.checkThreads(ctx, tx, row.Owner); err != nil {
+			return err
+		}
 		cp, err := latest(ctx, tx, fromID)
 		if err != nil {
 			return err

@@ -102,7 +102,7 @@ func (s *DB) CreateCron(ctx context.Context, c Cron) (Cron, error) {
 		if err != nil {
 			return fmt.Errorf("store: create cron %q: %w", c.ID, err)
 		}
-		return nil
+		return checkOwned(ctx, tx, dialect.OwnedCrons, c.Owner, s.quota.get().Crons)
 	})
 	if err != nil {
 		return Cron{}, err

@@ -19,6 +19,8 @@ import (
 // RecoverInterrupted), and the database itself refuses a second running
 // run on a thread (ErrBusy), whichever process asks.
 type Store interface {
+	// SetQuotas bounds what one user may keep in the store (Quotas).
+	SetQuotas(q Quotas)
 	CreateThread(ctx context.Context, id string, metadata json.RawMessage) (Thread, error)
 	// CreateOwnedThread is CreateThread for a thread that belongs to
 	// owner: searches for owner find it (ThreadQuery.Owner), and a run

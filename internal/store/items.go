@@ -134,7 +134,7 @@ func (s *DB) PutItemTTL(ctx context.Context, namespace []string, key string, val
 		if err := tx.PutItem(ctx, it, at); err != nil {
 			return fmt.Errorf("store: put item %q in %v: %w", key, namespace, err)
 		}
-		return nil
+		return s.checkItems(ctx, tx, namespace, at)
 	})
 }
 

@@ -66,6 +66,9 @@ func (s *DB) EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun,
 	}
 	err := s.write(ctx, func(tx dialect.Tx) error {
 		pk, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: q.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusIdle, Owner: q.Owner})
+		if err == nil {
+			err = s.checkThreads(ctx, tx, q.Owner)
+		}
 		if errors.Is(err, dialect.ErrTaken) {
 			var l dialect.ThreadLock
 			l, err = tx.LockThread(ctx, q.ThreadID)
@@ -87,7 +90,7 @@ func (s *DB) EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun,
 		case bound > 0 && n > bound:
 			return fmt.Errorf("thread %q: %w: it holds %d queued runs, the most it may", q.ThreadID, ErrQueueFull, bound)
 		}
-		return nil
+		return checkOwned(ctx, tx, dialect.OwnedQueued, q.Owner, s.quota.get().QueuedRuns)
 	})
 	if err != nil {
 		return q, err

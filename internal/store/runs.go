@@ -128,6 +128,10 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run, stamp map[string]j
 		threadPK = l.PK
 	case err != nil:
 		return cp, 0, fmt.Errorf("store: begin run %q: %w", r.ID, err)
+	default:
+		if err := s.checkThreads(ctx, tx, r.Owner); err != nil {
+			return cp, 0, err
+		}
 	}
 	if r.Queued {
 		if err := dequeue(ctx, tx, r.ID); err != nil {

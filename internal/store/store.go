@@ -94,6 +94,7 @@ type DB struct {
 	contact *contact
 	packers packers
 	closed  atomic.Bool
+	quota   quotas
 }
 
 var _ Store = (*DB)(nil)

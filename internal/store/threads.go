@@ -80,7 +80,7 @@ func (s *DB) CreateOwnedThreadTTL(ctx context.Context, owner, id string, metadat
 		if err != nil {
 			return fmt.Errorf("store: create thread %q: %w", id, err)
 		}
-		return nil
+		return s.checkThreads(ctx, tx, owner)
 	})
 	if err != nil {
 		return Thread{}, err

@@ -139,6 +139,12 @@ type Tx interface {
 	Latest(ctx context.Context, threadID string, each func(CheckpointRow) error) error
 	// InsertThread inserts a thread and returns its pk, or ErrTaken.
 	InsertThread(ctx context.Context, t ThreadRow) (int64, error)
+	// CountOwned counts the threads, crons or queued runs (OwnedThreads,
+	// OwnedCrons, OwnedQueued: the runs queued on its threads) of owner.
+	CountOwned(ctx context.Context, what, owner string) (int, error)
+	// CountItems counts the live items (at at) whose namespace begins
+	// with prefix.
+	CountItems(ctx context.Context, prefix string, at int64) (int, error)
 	// LockThread locks a thread and reads what writes check, or ErrNoRow.
 	LockThread(ctx context.Context, id string) (ThreadLock, error)
 	SetThreadStatus(ctx context.Context, threadPK int64, status string, now int64) error

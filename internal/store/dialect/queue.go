@@ -62,3 +62,22 @@ func ScanQueued(rows Rows) ([]QueuedRow, error) {
 		return []any{&q.ID, &q.ThreadID, &q.Route, &q.Request, &q.NotBefore, &q.CreatedAt, &q.Owner}
 	})
 }
+
+// What Tx.CountOwned counts.
+const (
+	OwnedThreads = "threads"
+	OwnedCrons   = "crons"
+	OwnedQueued  = "queued_runs"
+)
+
+// CountOwnedQuery is the query of Tx.CountOwned for what, its one
+// argument (the owner) at the dialect's placeholder ph.
+func CountOwnedQuery(what, ph string) string {
+	switch what {
+	case OwnedThreads:
+		return `SELECT count(*) FROM threads WHERE owner = ` + ph
+	case OwnedCrons:
+		return `SELECT count(*) FROM crons WHERE owner = ` + ph
+	}
+	return `SELECT count(*) FROM queued_runs q JOIN threads t ON t.pk = q.thread WHERE t.owner = ` + ph
+}

@@ -71,3 +71,15 @@ func (t *tx) DiscardRun(_ context.Context, threadPK, runPK, branch, fromMessage 
 	t.queue(`DELETE FROM runs WHERE pk = $1`, runPK)
 	return nil
 }
+
+func (t *tx) CountOwned(ctx context.Context, what, owner string) (int, error) {
+	var n int
+	err := t.queryRow(ctx, dialect.CountOwnedQuery(what, "$1"), []any{owner}, &n)
+	return n, err
+}
+
+func (t *tx) CountItems(ctx context.Context, prefix string, at int64) (int, error) {
+	var n int
+	err := t.queryRow(ctx, `SELECT count(*) FROM store_items WHERE starts_with(namespace, $1) AND `+live, []any{prefix, at}, &n)
+	return n, err
+}

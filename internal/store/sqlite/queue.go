@@ -92,3 +92,15 @@ func (t tx) DiscardRun(ctx context.Context, threadPK, runPK, branch, fromMessage
 	_, err := t.s.conn.ExecContext(ctx, `DELETE FROM runs WHERE pk = ?`, runPK)
 	return err
 }
+
+func (t tx) CountOwned(ctx context.Context, what, owner string) (int, error) {
+	var n int
+	err := t.s.conn.QueryRowContext(ctx, dialect.CountOwnedQuery(what, "?"), owner).Scan(&n)
+	return n, err
+}
+
+func (t tx) CountItems(ctx context.Context, prefix string, at int64) (int, error) {
+	var n int
+	err := t.s.conn.QueryRowContext(ctx, `SELECT count(*) FROM store_items WHERE substr(namespace, 1, length(?1)) = ?1 AND `+live, prefix, at).Scan(&n)
+	return n, err
+}
