@@ -77,7 +77,11 @@ func (m *Manager) Enqueue(ctx context.Context, req Request, notBefore time.Time)
 // and is recorded as cancelled. It fails with store.ErrNotFound when the
 // run is not queued.
 func (m *Manager) Dequeue(ctx context.Context, runID string) error {
-	return m.store.DequeueRun(ctx, runID)
+	if err := m.store.DequeueRun(ctx, runID); err != nil {
+		return err
+	}
+	m.wakeWebhooks()
+	return nil
 }
 
 // AwaitStart waits until queued run runID has left the queue, and returns
@@ -214,6 +218,9 @@ type queuedRequest struct {
 // failQueued ends queued run q with err, and reports whether it did.
 func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, err error) bool {
 	ferr := m.store.FailQueued(ctx, q.ID, errorText(err))
+	if ferr == nil {
+		m.wakeWebhooks()
+	}
 	if ferr != nil && !errors.Is(ferr, store.ErrNotFound) {
 		m.logger.Warn("cannot record why a queued run could not start", "run", q.ID, "thread", q.ThreadID, "err", ferr)
 	}

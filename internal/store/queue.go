@@ -132,8 +132,20 @@ func (s *DB) FailQueued(ctx context.Context, runID, errText string) error {
 	return s.endQueued(ctx, runID, RunError, errText)
 }
 
+// QueuedWebhook builds the webhook delivery (with its ThreadID) of queued
+// run q, which ends without starting with status and errText, from its
+// request; nil when the request asked for none.
+type QueuedWebhook func(q QueuedRun, status, errText string) *Webhook
+
+// SetQueuedWebhook has every queued run that ends without starting
+// (DequeueRun, FailQueued) record the webhook delivery f builds, in the
+// transaction that ends it, as a run that ends records its own
+// (Finish.Webhook): the store keeps a queued request as its starter wrote
+// it, and the starter knows what it holds.
+func (s *DB) SetQueuedWebhook(f QueuedWebhook) { s.queuedWebhook.Store(&f) }
+
 // endQueued takes a queued run out of the queue and records it as a run
-// that ended with status and errText.
+// that ended with status and errText, with its webhook delivery.
 func (s *DB) endQueued(ctx context.Context, runID, status, errText string) error {
 	return s.write(ctx, func(tx dialect.Tx) error {
 		q, err := tx.DeleteQueued(ctx, runID)
@@ -143,8 +155,31 @@ func (s *DB) endQueued(ctx context.Context, runID, status, errText string) error
 		if err != nil {
 			return fmt.Errorf("store: end queued run %q: %w", runID, err)
 		}
-		return tx.InsertEndedRun(ctx, dialect.NewRun{ID: runID, ThreadPK: q.ThreadPK, Route: q.Route, Owner: s.own.pk, Now: s.now()}, status, errText)
+		if err := tx.InsertEndedRun(ctx, dialect.NewRun{ID: runID, ThreadPK: q.ThreadPK, Route: q.Route, Owner: s.own.pk, Now: s.now()}, status, errText); err != nil {
+			return err
+		}
+		return s.queuedDelivery(ctx, tx, q, status, errText)
 	})
+}
+
+// queuedDelivery records, in tx, the webhook delivery of queued run q
+// ending with status and errText, when its request asked for one.
+func (s *DB) queuedDelivery(ctx context.Context, tx dialect.Tx, q dialect.QueuedRow, status, errText string) error {
+	f := s.queuedWebhook.Load()
+	if f == nil {
+		return nil
+	}
+	w := (*f)(QueuedRun{ID: q.ID, Route: q.Route, Request: json.RawMessage(q.Request)}, status, errText)
+	if w == nil {
+		return nil
+	}
+	if err := w.check(q.ID); err != nil {
+		return err
+	}
+	if err := tx.InsertWebhook(ctx, s.webhookRow(w, q.ID, w.ThreadID, q.ThreadPK)); err != nil {
+		return fmt.Errorf("store: queued run %q: record its webhook: %w", q.ID, err)
+	}
+	return nil
 }
 
 // dequeue takes queued run id out of the queue inside the transaction

@@ -94,6 +94,9 @@ type DB struct {
 	contact *contact
 	packers packers
 	closed  atomic.Bool
+	// queuedWebhook builds the webhook delivery of a queued run that ends
+	// without starting (see SetQueuedWebhook); nil: none.
+	queuedWebhook atomic.Pointer[QueuedWebhook]
 }
 
 var _ Store = (*DB)(nil)
