@@ -11,7 +11,6 @@ import (
 
 	"github.com/dawn-go/dawn/internal/ownership"
 	"github.com/dawn-go/dawn/internal/store"
-	"github.com/dawn-go/dawn/internal/webhook"
 	"github.com/google/uuid"
 )
 
@@ -82,7 +81,11 @@ func (m *Manager) Enqueue(ctx context.Context, req Request, notBefore time.Time)
 // and is recorded as cancelled. It fails with store.ErrNotFound when the
 // run is not queued.
 func (m *Manager) Dequeue(ctx context.Context, runID string) error {
-	return m.store.DequeueRun(ctx, runID)
+	if err := m.store.DequeueRun(ctx, runID); err != nil {
+		return err
+	}
+	m.wakeWebhooks()
+	return nil
 }
 
 // AwaitStart waits until queued run runID has left the queue, and returns
@@ -221,7 +224,7 @@ func (m *Manager) startChain(ctx context.Context, q store.QueuedRun) int {
 func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) (outcome int, failed bool) {
 	var kept queuedRequest
 	if err := json.Unmarshal(q.Request, &kept); err != nil {
-		return queueStarted, m.failQueued(ctx, q, nil, fmt.Errorf("the queued request cannot be read: %w", err))
+		return queueStarted, m.failQueued(ctx, q, fmt.Errorf("the queued request cannot be read: %w", err))
 	}
 	req := kept.Request
 	req.queuedID = q.ID
@@ -242,7 +245,7 @@ func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) (outcome i
 		// Another replica started it, or a client cancelled it.
 		return queueStarted, false
 	}
-	return queueStarted, m.failQueued(ctx, q, &kept.Request, err)
+	return queueStarted, m.failQueued(ctx, q, err)
 }
 
 // stillQueued reports whether run id is still queued, after an attempt to
@@ -262,30 +265,15 @@ type queuedRequest struct {
 	Identity *capabilities.Identity `json:"identity,omitempty"`
 }
 
-// failQueued ends queued run q with err, with the webhook delivery its
-// request asked for (req nil: the request could not be read), and
-// reports whether it did.
-func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, req *Request, err error) bool {
-	text := errorText(err)
-	ferr := m.store.FailQueued(ctx, q.ID, text, m.queuedWebhook(q, req, text))
+// failQueued ends queued run q with err, and reports whether it did.
+func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, err error) bool {
+	ferr := m.store.FailQueued(ctx, q.ID, errorText(err))
+	if ferr == nil {
+		m.wakeWebhooks()
+	}
 	if ferr != nil && !errors.Is(ferr, store.ErrNotFound) {
 		m.logger.Warn("cannot record why a queued run could not start", "run", q.ID, "thread", q.ThreadID, "err", ferr)
-	}
-	if ferr == nil && req != nil && req.Webhook != "" && m.webhooks != nil {
-		m.webhooks.Wake()
 	}
 	return ferr == nil
 }
 
-// queuedWebhook is the delivery of queued run q that ends with errText
-// without starting, or nil when its request asked for none.
-func (m *Manager) queuedWebhook(q store.QueuedRun, req *Request, errText string) *store.Webhook {
-	if req == nil || req.Webhook == "" || m.webhooks == nil {
-		return nil
-	}
-	body, err := json.Marshal(webhook.Payload{RunID: q.ID, ThreadID: q.ThreadID, AssistantID: q.Route, Status: store.RunError, Error: errText})
-	if err != nil {
-		return nil
-	}
-	return &store.Webhook{RunID: q.ID, ThreadID: q.ThreadID, URL: req.Webhook, Payload: body, MaxAttempts: m.webhooks.Attempts()}
-}

@@ -116,6 +116,9 @@ func New(st store.Store, a *app.App, opts Options) *Manager {
 	m.SetApp(a)
 	if m.webhooks != nil {
 		m.webhooks.Start(st)
+		if q, ok := st.(queuedWebhooks); ok {
+			q.SetQueuedWebhook(m.queuedWebhook)
+		}
 	}
 	if n := m.notifier(); n != nil {
 		m.stopRemote = make(chan struct{})

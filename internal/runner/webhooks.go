@@ -92,6 +92,44 @@ func (m *Manager) addWebhook(run *Run, hook *store.Webhook) {
 	}
 }
 
+// queuedWebhooks is a store that records the webhook deliveries of queued
+// runs that end without starting (store.DB.SetQueuedWebhook).
+type queuedWebhooks interface {
+	SetQueuedWebhook(store.QueuedWebhook)
+}
+
+// queuedWebhook is the delivery of queued run q, which ends without
+// starting (cancelled, or failed) with status and errText, or nil when
+// its request asked for none. The store records it with the run's end,
+// however the run came to end.
+func (m *Manager) queuedWebhook(q store.QueuedRun, status, errText string) *store.Webhook {
+	var kept queuedRequest
+	if err := json.Unmarshal(q.Request, &kept); err != nil || kept.Webhook == "" {
+		return nil
+	}
+	run := &Run{ID: q.ID, ThreadID: kept.ThreadID, RouteID: q.Route, webhook: kept.Webhook}
+	switch status {
+	case store.RunCancelled:
+		run.output = json.RawMessage(`{"cancelled":true}`)
+		errText = ""
+	default:
+		run.output = mustJSON(map[string]string{"error": errText})
+	}
+	w := m.webhookOf(run, status, errText)
+	if w != nil {
+		w.ThreadID = kept.ThreadID
+	}
+	return w
+}
+
+// wakeWebhooks has the sender look for a delivery the store may just
+// have recorded with the end of a queued run.
+func (m *Manager) wakeWebhooks() {
+	if m.webhooks != nil {
+		m.webhooks.Wake()
+	}
+}
+
 // sendWebhooks has the sender send a delivery just recorded.
 func (m *Manager) sendWebhooks(hook *store.Webhook) {
 	if hook != nil {

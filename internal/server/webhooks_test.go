@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/dawntest"
@@ -156,5 +157,77 @@ func TestWebhookRefusedAtDial(t *testing.T) {
 	d := webhooktest.WaitDelivery(t, s, runID)
 	if d.Status != webhook.Failed || d.Attempts != 2 || !strings.Contains(d.Error, "refused") || len(rcv.Posts()) != 0 {
 		t.Fatalf("delivery %+v, posts %d", d, len(rcv.Posts()))
+	}
+}
+
+// TestWebhookForRunsThatEndWithoutStarting: a queued run and a delayed
+// run that asked for a webhook, and end without starting (one cancelled
+// by runs.cancel, the other by a run with multitask_strategy "interrupt",
+// which cancels the queue), are each POSTed once with status cancelled,
+// and their delivery is readable as any run's.
+func TestWebhookForRunsThatEndWithoutStarting(t *testing.T) {
+	rcv := webhooktest.NewReceiver(t)
+	gate := make(chan struct{})
+	defer close(gate)
+	model := dawntest.Script().Wait(gate).Then(echoTurn).Repeat()
+	s := webhooktest.Sender(t, nil)
+	url := hookApp(t, model, s)
+	chat := func(text string, extra map[string]any) string {
+		b := map[string]any{"route": "/chat", "input": map[string]any{"messages": []map[string]string{{"role": "user", "content": text}}}}
+		for k, v := range extra {
+			b[k] = v
+		}
+		data, _ := json.Marshal(b)
+		return string(data)
+	}
+	go func() { readBody(t, post(t, url+"/threads/q/runs/wait", chat("first", nil))) }()
+	for model.Calls() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	go func() {
+		readBody(t, post(t, url+"/threads/q/runs/wait", chat("queued", map[string]any{"multitask_strategy": "enqueue", "webhook": rcv.URL})))
+	}()
+	waitStatuses(t, url, "q", "pending", "running")
+	go func() {
+		readBody(t, post(t, url+"/threads/q/runs/wait", chat("delayed", map[string]any{"after_seconds": 600, "webhook": rcv.URL})))
+	}()
+	waitStatuses(t, url, "q", "pending", "pending", "running")
+	var runs []struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+	}
+	getJSON(t, url+"/threads/q/runs", &runs)
+	queued, delayed := runs[1].RunID, runs[0].RunID
+	resp := post(t, url+"/threads/q/runs/"+queued+"/cancel", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("cancelling the queued run: %d %s", resp.StatusCode, readBody(t, resp))
+	}
+	resp.Body.Close()
+	go func() {
+		readBody(t, post(t, url+"/threads/q/runs/wait", chat("now", map[string]any{"multitask_strategy": "interrupt"})))
+	}()
+
+	posts := rcv.Wait(t, 2)
+	got := map[string]string{}
+	for _, p := range posts {
+		got[p.Payload.RunID] = p.Payload.Status
+		if !p.Signed || p.Payload.ThreadID != "q" || p.Payload.AssistantID != "/chat" {
+			t.Errorf("the POST of a run that never started: %s", p.Body)
+		}
+	}
+	if got[queued] != "cancelled" || got[delayed] != "cancelled" || len(posts) != 2 {
+		t.Errorf("POSTs by run %v, want the queued run %s and the delayed run %s, each once, cancelled", got, queued, delayed)
+	}
+	for _, id := range []string{queued, delayed} {
+		if d := webhooktest.WaitDelivery(t, s, id); d.Status != webhook.Delivered {
+			t.Errorf("the delivery of run %s is %+v, want delivered", id, d)
+		}
+		var d struct {
+			Status string `json:"status"`
+		}
+		getJSON(t, url+"/threads/q/runs/"+id+"/webhook", &d)
+		if d.Status != "delivered" {
+			t.Errorf("GET webhook of run %s: %+v, want delivered", id, d)
+		}
 	}
 }

@@ -61,7 +61,7 @@ type Store interface {
 	QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, error)
 	AnyQueued(ctx context.Context) (bool, error)
 	DequeueRun(ctx context.Context, runID string) error
-	FailQueued(ctx context.Context, runID, errText string, hook *Webhook) error
+	FailQueued(ctx context.Context, runID, errText string) error
 	// DiscardRun rolls a running run back to the checkpoint it started
 	// from, deleting it (multitask_strategy "rollback").
 	DiscardRun(ctx context.Context, runID string, base Checkpoint) error

@@ -138,28 +138,34 @@ func (s *DB) QueuedRuns(ctx context.Context, threadID string) ([]QueuedRun, erro
 // fails with ErrNotFound when the run is not queued (it has started, or
 // never was).
 func (s *DB) DequeueRun(ctx context.Context, runID string) error {
-	return s.endQueued(ctx, runID, RunCancelled, "cancelled before it started", nil)
+	return s.endQueued(ctx, runID, RunCancelled, "cancelled before it started")
 }
 
 // FailQueued ends a queued run that cannot start (its route is gone, its
 // thread waits for a person or belongs to someone else, its input is
 // refused): it leaves the queue and becomes a run that ended with
-// RunError and errText, with hook (when not nil) its webhook delivery,
+// RunError and errText, with its webhook delivery (see SetQueuedWebhook)
 // recorded in the same transaction. It fails with ErrNotFound when the
 // run is not queued.
-func (s *DB) FailQueued(ctx context.Context, runID, errText string, hook *Webhook) error {
-	if hook != nil {
-		if err := hook.check(runID); err != nil {
-			return err
-		}
-	}
-	return s.endQueued(ctx, runID, RunError, errText, hook)
+func (s *DB) FailQueued(ctx context.Context, runID, errText string) error {
+	return s.endQueued(ctx, runID, RunError, errText)
 }
 
+// QueuedWebhook builds the webhook delivery (with its ThreadID) of queued
+// run q, which ends without starting with status and errText, from its
+// request; nil when the request asked for none.
+type QueuedWebhook func(q QueuedRun, status, errText string) *Webhook
+
+// SetQueuedWebhook has every queued run that ends without starting
+// (DequeueRun, FailQueued) record the webhook delivery f builds, in the
+// transaction that ends it, as a run that ends records its own
+// (Finish.Webhook): the store keeps a queued request as its starter wrote
+// it, and the starter knows what it holds.
+func (s *DB) SetQueuedWebhook(f QueuedWebhook) { s.queuedWebhook.Store(&f) }
+
 // endQueued takes a queued run out of the queue and records it as a run
-// that ended with status and errText, and hook as its webhook delivery
-// when not nil.
-func (s *DB) endQueued(ctx context.Context, runID, status, errText string, hook *Webhook) error {
+// that ended with status and errText, with its webhook delivery.
+func (s *DB) endQueued(ctx context.Context, runID, status, errText string) error {
 	return s.write(ctx, func(tx dialect.Tx) error {
 		q, err := tx.DeleteQueued(ctx, runID)
 		if errors.Is(err, dialect.ErrNoRow) {
@@ -171,11 +177,28 @@ func (s *DB) endQueued(ctx context.Context, runID, status, errText string, hook 
 		if err := tx.InsertEndedRun(ctx, dialect.NewRun{ID: runID, ThreadPK: q.ThreadPK, Route: q.Route, Owner: s.own.pk, Now: s.now()}, status, errText); err != nil {
 			return err
 		}
-		if hook == nil {
-			return nil
-		}
-		return s.insertWebhook(ctx, tx, hook, dialect.RunLock{ThreadID: hook.ThreadID, ThreadPK: q.ThreadPK}, runID)
+		return s.queuedDelivery(ctx, tx, q, status, errText)
 	})
+}
+
+// queuedDelivery records, in tx, the webhook delivery of queued run q
+// ending with status and errText, when its request asked for one.
+func (s *DB) queuedDelivery(ctx context.Context, tx dialect.Tx, q dialect.QueuedRow, status, errText string) error {
+	f := s.queuedWebhook.Load()
+	if f == nil {
+		return nil
+	}
+	w := (*f)(QueuedRun{ID: q.ID, Route: q.Route, Request: json.RawMessage(q.Request)}, status, errText)
+	if w == nil {
+		return nil
+	}
+	if err := w.check(q.ID); err != nil {
+		return err
+	}
+	if err := tx.InsertWebhook(ctx, s.webhookRow(w, q.ID, w.ThreadID, q.ThreadPK)); err != nil {
+		return fmt.Errorf("store: queued run %q: record its webhook: %w", q.ID, err)
+	}
+	return nil
 }
 
 // dequeue takes queued run id out of the queue inside the transaction

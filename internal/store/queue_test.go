@@ -60,7 +60,7 @@ func TestQueueKeepsOrder(t *testing.T) {
 		if due, err := s.DueRuns(ctx, "th", later.Add(time.Second), 0, 10); err != nil || len(due) != 1 || due[0].ID != "late" {
 			t.Fatalf("the delayed run at its time: %v %v", queueIDs(due), err)
 		}
-		must(t, s.FailQueued(ctx, "late", "route /chat is gone", nil))
+		must(t, s.FailQueued(ctx, "late", "route /chat is gone"))
 		if r, err := s.GetRun(ctx, "late"); err != nil || r.Status != RunError || r.Error != "route /chat is gone" {
 			t.Fatalf("failed queued run: %+v %v", r, err)
 		}

@@ -95,6 +95,9 @@ type DB struct {
 	packers packers
 	closed  atomic.Bool
 	quota   quotas
+	// queuedWebhook builds the webhook delivery of a queued run that ends
+	// without starting (see SetQueuedWebhook); nil: none.
+	queuedWebhook atomic.Pointer[QueuedWebhook]
 }
 
 var _ Store = (*DB)(nil)

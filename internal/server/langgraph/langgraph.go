@@ -695,7 +695,7 @@ func (s *dialect) lgRunStream(c echo.Context) error {
 	if started == nil {
 		return s.streamQueued(c, run, queued)
 	}
-	return s.streamLG(c, run, started, 0)
+	return s.streamLG(c, run, started, fromStart)
 }
 
 // streamQueued streams a queued run once it has started: live when it
@@ -709,11 +709,11 @@ func (s *dialect) streamQueued(c echo.Context, run *lgRun, queued store.Run) err
 		}
 		return err
 	case live != nil:
-		return s.streamLG(c, run, live, 0)
+		return s.streamLG(c, run, live, fromStart)
 	}
 	view := *run
 	view.OnDisconnect = ""
-	return s.lgStoredStream(c, &view, now, 0)
+	return s.lgStoredStream(c, &view, now, fromStart)
 }
 
 // streamLG streams a live run in the LangGraph dialect from after the
@@ -834,9 +834,9 @@ func (s *dialect) writeLG(c echo.Context, src wire.EventSource, tr *lgTranslator
 	w.WriteHeader(http.StatusOK)
 	buf := stream.AppendSSE(nil, stream.Event{Type: "metadata", Data: wire.MustJSON(map[string]any{"run_id": runID, "attempt": 1})})
 	// The opening parts bring the translator up to date even when the
-	// client saw them already.
+	// client saw them already: they go out only from the start.
 	opening := tr.begin()
-	if after <= 0 {
+	if after == fromStart {
 		for _, p := range opening {
 			buf = stream.AppendSSE(buf, p)
 		}
@@ -1526,7 +1526,7 @@ func (s *dialect) lgStateless(kind int) echo.HandlerFunc {
 		}
 		switch kind {
 		case statelessStream:
-			return s.streamLG(c, run, started, 0)
+			return s.streamLG(c, run, started, fromStart)
 		case statelessWait:
 			return s.waitLG(c, threadID, started)
 		}
@@ -1646,11 +1646,20 @@ func (s *dialect) countThreads(c echo.Context) error {
 	return c.JSON(http.StatusOK, n)
 }
 
-// lgLastEventID is lastEventID as the LangGraph SDK sends it: "-1" asks
-// for the stream from its start, like no header at all.
+// fromStart is the Last-Event-ID of a stream read from its start, with
+// the state the run started from (see writeLG).
+const fromStart = -1
+
+// lgLastEventID is lastEventID as the LangGraph SDK sends it: "-1", like
+// no header (nor after parameter) at all, asks for the stream from its
+// start (fromStart); any other id, 0 included, for the parts after it,
+// without the opening state a client that has seen parts already shows.
 func lgLastEventID(c echo.Context) (int64, error) {
 	if c.Request().Header.Get("Last-Event-ID") == "-1" {
-		return 0, nil
+		return fromStart, nil
+	}
+	if c.Request().Header.Get("Last-Event-ID") == "" && c.QueryParam("after") == "" {
+		return fromStart, nil
 	}
 	return wire.LastEventID(c)
 }

@@ -596,3 +596,57 @@ func TestLangGraphAssistantIDs(t *testing.T) {
 }
 
 var checkLGSSE = apptest.CheckLGSSE
+
+// TestLangGraphRejoinOpensWithStateOnlyFromStart: the SDK's
+// runs.joinStream sends lastEventId as Last-Event-ID. Joined with "-1" or
+// with none, the stream opens with the state the run started from (an
+// id-less values part); joined after a given id, 0 included, it carries
+// only the parts after that id, so a UI that shows later state does not
+// step back. (Raw HTTP with the header the SDK sends: the SDK's node
+// harness is not needed to send one header.)
+func TestLangGraphRejoinOpensWithStateOnlyFromStart(t *testing.T) {
+	h := apptest.New(t, supportApp(t), planModel(), apptest.Options{})
+	url := h.Serve(t)
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	resp := post(t, url+"/threads/j1/runs", lgBody("/support/acme", "Help me", map[string]any{"if_not_exists": "create", "stream_mode": []string{"values"}}))
+	_ = json.NewDecoder(resp.Body).Decode(&run)
+	resp.Body.Close()
+	join := url + "/threads/j1/runs/" + run.RunID
+	var joined json.RawMessage
+	if code := getJSON(t, join+"/join", &joined); code != http.StatusOK {
+		t.Fatalf("join: %d %s", code, joined)
+	}
+	stream := join + "/stream?cancel_on_disconnect=0" // as the SDK sends it
+	full := readLG(t, get(t, stream, ""))[1:]
+	if len(full) < 2 || full[0].Type != "values" || full[0].ID != 0 {
+		t.Fatalf("joined from the start, the stream opens with %+v, want the id-less values of the start", full)
+	}
+	if again := readLG(t, get(t, stream, "-1"))[1:]; len(again) != len(full) {
+		t.Errorf("joined with Last-Event-ID -1: %d parts, want the %d of the start", len(again), len(full))
+	}
+	for _, id := range []string{"0", "1"} {
+		tail := readLG(t, get(t, stream, id))[1:]
+		if len(tail) > 0 && tail[0].ID == 0 && tail[0].Type == "values" && len(tail) == len(full) {
+			t.Errorf("joined after id %s, the stream opens with the start's state again: %s", id, tail[0].Data)
+		}
+		for _, p := range tail {
+			if p.ID != 0 && p.ID <= mustAtoi(t, id) {
+				t.Errorf("joined after id %s, part %s has id %d", id, p.Type, p.ID)
+			}
+		}
+		if id == "0" && len(tail) != len(full)-1 {
+			t.Errorf("joined after id 0: %d parts, want every part but the opening state (%d)", len(tail), len(full)-1)
+		}
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

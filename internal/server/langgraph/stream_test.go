@@ -343,8 +343,8 @@ func TestLangGraphStreamIsDeterministic(t *testing.T) {
 				log.Publish(e)
 			}
 			log.Close()
-			live := writeParts(t, log.Subscribe(0), 0)
-			replayed := writeParts(t, wire.Replay(run), 0)
+			live := writeParts(t, log.Subscribe(0), fromStart)
+			replayed := writeParts(t, wire.Replay(run), fromStart)
 			if !slices.EqualFunc(live, replayed, samePart) {
 				t.Fatalf("live parts %q\nreplayed %q", names(live), names(replayed))
 			}

@@ -87,7 +87,7 @@ func CheckThreadID(id string) error {
 
 // LastEventID reads the Last-Event-ID header, or else the after query
 // parameter: 0 when neither is set, and a 400 naming the one that is not
-// a whole number from 0 up.
+// a whole number from 0 up; an id past MaxEventID is MaxEventID.
 func LastEventID(c echo.Context) (int64, error) {
 	name, v := "Last-Event-ID header", c.Request().Header.Get("Last-Event-ID")
 	if v == "" {
@@ -100,8 +100,15 @@ func LastEventID(c echo.Context) (int64, error) {
 	if err != nil || n < 0 {
 		return 0, NewError(http.StatusBadRequest, "invalid_last_event_id", "the "+name+" "+strconv.Quote(v)+" is not an event id: send the id: of the last event received, a whole number (0 replays from the start)")
 	}
-	return n, nil
+	// No run has an event past MaxEventID: a larger id has seen them
+	// all, and the id of an event made after it (a cut-off run's done)
+	// must not wrap around.
+	return min(n, MaxEventID), nil
 }
+
+// MaxEventID is the largest event id LastEventID gives: 2^53-1, the
+// largest whole number a JavaScript client holds exactly.
+const MaxEventID = 1<<53 - 1
 
 // MustJSON marshals v, which cannot fail to marshal.
 func MustJSON(v any) json.RawMessage {

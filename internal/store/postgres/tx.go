@@ -263,29 +263,31 @@ func (t *tx) SetAppValue(_ context.Context, key, value string, now int64) error 
 
 func (t *tx) InsertOwner(ctx context.Context, o dialect.Owner, _ time.Time, lease time.Duration) (int64, error) {
 	var pk int64
-	err := t.queryRow(ctx, `INSERT INTO owners(pid, host, expires_at)
-		VALUES ($1, $2, now() + $3 * interval '1 microsecond') RETURNING pk`, []any{o.PID, o.Host, lease.Microseconds()}, &pk)
+	err := t.queryRow(ctx, `INSERT INTO owners(pid, host, host_key, proc_start, expires_at)
+		VALUES ($1, $2, $3, $4, now() + $5 * interval '1 microsecond') RETURNING pk`, []any{o.PID, o.Host, o.HostKey, o.ProcStart, lease.Microseconds()}, &pk)
 	return pk, err
 }
 
 // claimOwner renews the lease a full term, bringing the owner row back if
 // another store removed it (its runs stay interrupted: recovery took them).
-const claimOwner = `INSERT INTO owners(pk, pid, host, expires_at)
-	VALUES ($1, $2, $3, now() + $4 * interval '1 microsecond')
+const claimOwner = `INSERT INTO owners(pk, pid, host, host_key, proc_start, expires_at)
+	VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 microsecond')
 	ON CONFLICT (pk) DO UPDATE SET expires_at = excluded.expires_at`
 
 func (t *tx) RenewOwner(_ context.Context, pk int64, o dialect.Owner, _ time.Time, lease time.Duration) error {
-	t.queue(claimOwner, pk, o.PID, o.Host, lease.Microseconds())
+	t.queue(claimOwner, pk, o.PID, o.Host, o.HostKey, o.ProcStart, lease.Microseconds())
 	return nil
 }
 
-// Owners never gives a host key: replicas of one database run on many
-// machines, and the lease is the one rule all of them share.
+// Owners gives each owner's host key and process start: replicas of one
+// database run on many machines, where the lease is the one rule all of
+// them share, but a replica on this machine and pid namespace (the same
+// host key) that no longer runs is gone at once, as on SQLite.
 func (t *tx) Owners(ctx context.Context, self int64, _ time.Time) ([]dialect.OwnerRow, error) {
 	if err := t.flush(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := t.tx.Query(ctx, `SELECT pk, pid, '', '', expires_at < now() FROM owners WHERE pk != $1`, self)
+	rows, err := t.tx.Query(ctx, `SELECT pk, pid, host_key, proc_start, expires_at < now() FROM owners WHERE pk != $1`, self)
 	if err != nil {
 		return nil, err
 	}
