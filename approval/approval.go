@@ -18,6 +18,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dawn-go/dawn/approval/bashrules"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/yamldoc"
 	"github.com/dawn-go/dawn/router"
@@ -151,10 +152,10 @@ func (m marker) routeSettings(route *router.Route) (settings, error) {
 	return s, err
 }
 
-func texts(ps []Pattern) []string {
+func texts(ps []bashrules.Pattern) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = p.text
+		out[i] = p.String()
 	}
 	return out
 }
@@ -197,8 +198,8 @@ func (g *gate) warnings(route *router.Route, appDeny []string) []string {
 		}
 	}
 	for _, p := range g.bash.Allow {
-		if slices.Contains(interpreters, p.words[0]) && len(p.words) == 1 {
-			out = append(out, fmt.Sprintf("%s.allow.bash has %q, which runs any command given to it, so it allows every command; allow the commands themselves", ConfigKey, p.text))
+		if slices.Contains(interpreters, p.Words()[0]) && len(p.Words()) == 1 {
+			out = append(out, fmt.Sprintf("%s.allow.bash has %q, which runs any command given to it, so it allows every command; allow the commands themselves", ConfigKey, p.String()))
 		}
 	}
 	return out
@@ -230,7 +231,7 @@ func (m marker) configure(section *yaml.Node, envMode string) (capabilities.Mark
 type gate struct {
 	mode                 string
 	approve, allow, deny []string
-	bash                 Rules
+	bash                 bashrules.Rules
 	constraints          map[string][]Constraint
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dawn-go/dawn/approval/bashrules"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/google/uuid"
@@ -55,14 +56,14 @@ func commandOf(input json.RawMessage) (command string, ok, ambiguous bool) {
 
 // remembered returns the command prefixes a person chose "always" for, as
 // the runtime hands them to the run (the user's own and the app's).
-func remembered(app thread.State) []Pattern {
-	var out []Pattern
+func remembered(app thread.State) []bashrules.Pattern {
+	var out []bashrules.Pattern
 	for k := range app {
 		text, ok := strings.CutPrefix(k, commandKeyPrefix)
 		if !ok {
 			continue
 		}
-		if p, err := ParsePattern(text); err == nil {
+		if p, err := bashrules.ParsePattern(text); err == nil {
 			out = append(out, p)
 		}
 	}
@@ -82,9 +83,9 @@ func (g *gate) command(call thread.ToolCall, app thread.State) capabilities.Effe
 	}
 	j := g.bash.Judge(command, remembered(app))
 	switch {
-	case j.Verdict == Denied:
+	case j.Verdict == bashrules.Denied:
 		return capabilities.Effect{Refuse: true, Refusal: fmt.Sprintf("the command %q is denied by the app's permissions (the rule %q in %s.deny.bash); do not run it, do the task another way or tell the user", j.Command, j.Rule, ConfigKey)}
-	case j.Verdict == Allowed, g.mode == Bypass:
+	case j.Verdict == bashrules.Allowed, g.mode == Bypass:
 		return capabilities.Effect{}
 	case g.mode == NonInteractive:
 		return capabilities.Effect{Refuse: true, Refusal: fmt.Sprintf("the command %q was not run: no rule allows %s, and this server runs with permissions mode non-interactive, so no one can approve it. %s", j.Command, strings.Join(j.Unknown, "; "), g.allowedHint())}
@@ -154,7 +155,7 @@ func (g *gate) editCommand(call thread.ToolCall, edited json.RawMessage) (capabi
 	if err := json.Unmarshal(edited, &command); err != nil || strings.TrimSpace(command) == "" {
 		return capabilities.Resolution{}, fmt.Errorf("payload.command must be the command to run instead, as a non-empty string")
 	}
-	if j := g.bash.Judge(command, nil); j.Verdict == Denied {
+	if j := g.bash.Judge(command, nil); j.Verdict == bashrules.Denied {
 		return capabilities.Resolution{}, fmt.Errorf("payload.command %q is denied by the app's permissions (the rule %q in %s.deny.bash); send another command or deny the call", j.Command, j.Rule, ConfigKey)
 	}
 	var args map[string]json.RawMessage

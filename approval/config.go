@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dawn-go/dawn/approval/bashrules"
 	"github.com/dawn-go/dawn/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
@@ -14,7 +15,7 @@ type settings struct {
 	// mode is "" when the section does not set one.
 	mode                  string
 	allowTools, denyTools []string
-	bash                  Rules
+	bash                  bashrules.Rules
 }
 
 // example is the section's shape, for messages.
@@ -58,7 +59,7 @@ func validMode(s string) bool { return s == Interactive || s == NonInteractive |
 
 // ruleLists reads permissions.allow or permissions.deny: {tool: [names],
 // bash: [command prefixes]}.
-func ruleLists(where string, val *yaml.Node) (tools []string, bash []Pattern, err error) {
+func ruleLists(where string, val *yaml.Node) (tools []string, bash []bashrules.Pattern, err error) {
 	want := fmt.Errorf("%s must be {tool: [names], bash: [command prefixes]}, like {tool: [deployProd], bash: [git status]}", where)
 	if yamldoc.IsNull(val) {
 		return nil, nil, nil
@@ -87,7 +88,7 @@ func ruleLists(where string, val *yaml.Node) (tools []string, bash []Pattern, er
 			continue
 		}
 		for i, item := range items {
-			p, err := ParsePattern(item)
+			p, err := bashrules.ParsePattern(item)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s.bash[%d]: %v", where, i, err)
 			}
@@ -107,7 +108,7 @@ func merge(app, route settings) settings {
 	}
 	out.allowTools = append(append([]string(nil), app.allowTools...), route.allowTools...)
 	out.denyTools = append(append([]string(nil), app.denyTools...), route.denyTools...)
-	out.bash.Allow = append(append([]Pattern(nil), app.bash.Allow...), route.bash.Allow...)
-	out.bash.Deny = append(append([]Pattern(nil), app.bash.Deny...), route.bash.Deny...)
+	out.bash.Allow = append(append([]bashrules.Pattern(nil), app.bash.Allow...), route.bash.Allow...)
+	out.bash.Deny = append(append([]bashrules.Pattern(nil), app.bash.Deny...), route.bash.Deny...)
 	return out
 }

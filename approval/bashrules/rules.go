@@ -1,10 +1,15 @@
-package approval
+// Package bashrules judges shell command strings by allow and deny rules
+// of command prefixes, as the approval capability gates runBash: it
+// parses each command with a real shell parser and judges every simple
+// command of it on its own. It imports nothing of Dawn.
+package bashrules
 
 import (
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -23,10 +28,16 @@ type Pattern struct {
 // String returns the pattern as written, with its whitespace normalised.
 func (p Pattern) String() string { return p.text }
 
+// Words returns the pattern's words, quotes removed.
+func (p Pattern) Words() []string { return slices.Clone(p.words) }
+
 // ParsePattern reads a pattern: one simple command of plain words, quoted
 // as the shell quotes them ("git commit -m 'wip'"). A pattern with
 // expansions, operators or redirections is an error saying so.
 func ParsePattern(s string) (Pattern, error) {
+	if hidden(s) {
+		return Pattern{}, fmt.Errorf("%q holds control or text-direction characters; write plain words", s)
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(s), "")
 	if err != nil {
 		return Pattern{}, fmt.Errorf("%q is not a shell command: %v", s, err)
@@ -112,6 +123,9 @@ type simple struct {
 	// odd says why the command is never allowed by a prefix alone (an
 	// assignment, a redirection to an odd place); "" when nothing is.
 	odd string
+	// mark says this is no command but a statement's odd redirection,
+	// for the command the walk reaches next (see mergeRedirects).
+	mark bool
 }
 
 // Judge says what r makes of command, deny first, then allow. remembered
@@ -142,6 +156,10 @@ func (r Rules) Judge(command string, remembered []Pattern) Judgement {
 			return j
 		}
 	}
+	if hidden(command) {
+		j.Unknown = []string{"the command holds control or text-direction characters, which can hide what it does from the person reading it"}
+		return j
+	}
 	allow := slices.Concat(r.Allow, remembered)
 	for _, c := range cmds {
 		switch _, ok := firstMatch(allow, c, false); {
@@ -160,6 +178,16 @@ func (r Rules) Judge(command string, remembered []Pattern) Judgement {
 		j.Verdict = Allowed
 	}
 	return j
+}
+
+// hidden reports whether s holds a character that can make what a
+// terminal or a browser shows differ from what runs: a control character
+// other than tab and newline (a carriage return rewrites the line), or a
+// bidirectional override.
+func hidden(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool {
+		return (unicode.IsControl(r) && r != '\t' && r != '\n') || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+	})
 }
 
 // suggest is the prefix "always" allows for c: its first two plain words
@@ -205,7 +233,7 @@ func split(command string) ([]simple, error) {
 			if odd := oddRedirect(n.Redirs); odd != "" {
 				// The redirection belongs to the statement's command,
 				// which the walk reaches next; mark it there.
-				cmds = append(cmds, simple{text: "", odd: odd})
+				cmds = append(cmds, simple{mark: true, odd: odd})
 			}
 		case *syntax.CallExpr:
 			cmds = append(cmds, callCommand(command, n))
@@ -227,7 +255,7 @@ func mergeRedirects(cmds []simple) []simple {
 	out := cmds[:0]
 	pending := ""
 	for _, c := range cmds {
-		if c.text == "" {
+		if c.mark {
 			if pending == "" {
 				pending = c.odd
 			}
