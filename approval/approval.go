@@ -247,24 +247,25 @@ type Detail struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// beforeTool judges one call: tools denied, then runBash's command by the
-// bash rules, then the app's constraints on the tool, then approve:.
+// beforeTool judges one call: tools denied, then the app's constraints on
+// the tool, then runBash's command by the bash rules, then approve:.
 func (g *gate) beforeTool(ctx context.Context, _ thread.State, call thread.ToolCall, app thread.State) capabilities.Effect {
 	if slices.Contains(g.deny, call.Name) {
 		return capabilities.Effect{Refuse: true, Refusal: fmt.Sprintf("tool %q is denied by the app's permissions (%s.deny.tool); do the task without it", call.Name, ConfigKey)}
 	}
-	if call.Name == BashTool {
-		return g.command(call, app)
-	}
 	if cs := g.constraints[call.Name]; len(cs) > 0 {
 		d := judgeCall(ctx, call.Name, cs, call.Input)
-		switch d.Outcome {
-		case Refuse:
+		switch {
+		case d.Outcome == Refuse:
 			return capabilities.Effect{Refuse: true, Refusal: d.Reason}
-		case Ask:
+		case d.Outcome == Ask:
 			return g.ask(call, app, d.Reason)
+		case call.Name != BashTool:
+			return capabilities.Effect{}
 		}
-		return capabilities.Effect{}
+	}
+	if call.Name == BashTool {
+		return g.command(call, app)
 	}
 	if !slices.Contains(g.approve, call.Name) {
 		return capabilities.Effect{}
