@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -325,6 +326,23 @@ func TestCommandAlwaysIsPerUserAndPrefix(t *testing.T) {
 	}
 	if got := sh.commands(); !slices.Equal(got, []string{"make test -j4", "make test", "make   test --verbose", "ls && make test"}) {
 		t.Fatalf("commands run: %q", got)
+	}
+	// The remembered prefix is listed as alice's, and forgetting it makes
+	// her be asked again.
+	var list struct {
+		Approvals []struct{ Key, User string } `json:"approvals"`
+	}
+	resp0 := authed(t, http.MethodGet, url+"/approvals", alice, "")
+	_ = json.NewDecoder(resp0.Body).Decode(&list)
+	resp0.Body.Close()
+	if len(list.Approvals) != 1 || list.Approvals[0].Key != "approval.command.make test" || list.Approvals[0].User != "alice" {
+		t.Fatalf("alice's approvals: %+v", list.Approvals)
+	}
+	if resp := authed(t, http.MethodDelete, url+"/approvals/"+neturl.PathEscape(list.Approvals[0].Key), alice, ""); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("forgetting the prefix: %d", resp.StatusCode)
+	}
+	if _, asked := run(alice, "a7", "make test"); !asked {
+		t.Fatal("alice was not asked again after forgetting the prefix")
 	}
 	// Who answered is recorded with the decision, as for every approval.
 	st := struct {
