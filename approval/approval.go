@@ -102,7 +102,12 @@ func (m marker) Detect(dir string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	on := func(key string) bool { n := a.Sections[key]; return n != nil && !yamldoc.IsNull(n) }
+	on := func(key string) bool {
+		n := a.Sections[key]
+		var b bool
+		isBool := n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil
+		return n != nil && !yamldoc.IsNull(n) && (!isBool || b)
+	}
 	if len(a.Approve) == 0 && !on(ConfigKey) && !on("workspace") {
 		return "", false
 	}
