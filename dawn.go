@@ -13,9 +13,11 @@ package dawn
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 
+	"github.com/dawn-go/dawn/approval"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/cli"
@@ -36,6 +38,8 @@ type options struct {
 	markers   []capabilities.Marker
 	auth      func(*http.Request) (Identity, error)
 	verifiers map[string]harness.VerifierFunc
+	// constraints are ConstrainTool's, by tool name.
+	constraints map[string][]approval.Constraint
 }
 
 // addTool returns the Option that registers t.
@@ -188,7 +192,43 @@ func Capabilities(opts ...Option) []capabilities.Marker {
 			}
 		}
 	}
-	return append(all, o.markers...)
+	return append(approval.Constrain(all, o.constraints), o.markers...)
+}
+
+// Decision is what a constraint (ConstrainTool) decides of one tool call:
+// Allow, Deny or Escalate. The zero Decision allows.
+type Decision = approval.Decision
+
+// Allow runs the call.
+func Allow() Decision { return Decision{Outcome: approval.Run} }
+
+// Deny skips the call; the model gets reason as the call's result and the
+// run goes on.
+func Deny(reason string) Decision { return Decision{Outcome: approval.Refuse, Reason: reason} }
+
+// Escalate parks the run until a person answers, as a call of a tool
+// under approve: does (an interrupt of kind tool, whose detail carries
+// reason): once, always (the tool runs unasked for that person from then
+// on), deny, or an edit of the arguments. The permissions mode applies:
+// non-interactive denies the call, bypass runs it.
+func Escalate(reason string) Decision { return Decision{Outcome: approval.Ask, Reason: reason} }
+
+// ConstrainTool decides each call of the tool name from its arguments
+// before it runs: fn allows it, denies it with a reason the model sees, or
+// escalates it to a person. ctx is the call's (Param, Store and
+// IdentityFrom work in it). An error or a panic of fn denies the call.
+// Several constraints of one tool all judge each call: the first deny
+// wins, and any escalation asks. The constraint holds on every route that
+// has the tool, the app's tools and the capabilities' alike, and comes
+// after permissions.deny.tool and before approve: (a tool it constrains is
+// not asked about again for approve:).
+func ConstrainTool(name string, fn func(ctx context.Context, args json.RawMessage) (Decision, error)) Option {
+	return Option{apply: func(o *options) {
+		if o.constraints == nil {
+			o.constraints = map[string][]approval.Constraint{}
+		}
+		o.constraints[name] = append(o.constraints[name], fn)
+	}}
 }
 
 // Main runs the dawn CLI with the app's tools and capabilities and exits

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,26 +20,31 @@ func section(t *testing.T, text string) *yaml.Node {
 // TestConfigure: dawn.yaml's permissions section is read, the environment
 // overrides its mode, and every mistake names the key and what to write.
 func TestConfigure(t *testing.T) {
-	m, err := marker{mode: Interactive}.configure(section(t, "permissions: {mode: bypass, allow: {tool: [a]}, deny: {tool: [b]}}"), "")
+	m, err := marker{}.configure(section(t, "permissions: {mode: bypass, allow: {tool: [a], bash: [git  log, 'ls']}, deny: {tool: [b], bash: [rm -rf]}}"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.(marker); got.mode != Bypass || got.allow[0] != "a" || got.deny[0] != "b" {
+	if got := m.(marker).app; got.mode != Bypass || got.allowTools[0] != "a" || got.denyTools[0] != "b" ||
+		!slices.Equal(texts(got.bash.Allow), []string{"git log", "ls"}) || !slices.Equal(texts(got.bash.Deny), []string{"rm -rf"}) {
 		t.Fatalf("configured %+v", got)
 	}
-	m, err = marker{mode: Interactive}.configure(section(t, "permissions: {mode: bypass}"), NonInteractive)
-	if err != nil || m.(marker).mode != NonInteractive {
+	m, err = marker{}.configure(section(t, "permissions: {mode: bypass}"), NonInteractive)
+	if err != nil || m.(marker).envMode != NonInteractive {
 		t.Fatalf("%s did not override the mode: %+v %v", ModeEnv, m, err)
 	}
 	for _, c := range []struct{ yaml, env, want string }{
 		{"permissions: {mode: sometimes}", "", "permissions.mode"},
 		{"permissions: [a]", "", "permissions must be a mapping"},
-		{"permissions: {allow: [a]}", "", "permissions.allow must be {tool: [names]}"},
-		{"permissions: {deny: {bash: [rm]}}", "", `unknown key "bash"`},
+		{"permissions: {allow: [a]}", "", "permissions.allow must be {tool: [names], bash: [command prefixes]}"},
+		{"permissions: {deny: {shell: [rm]}}", "", `permissions.deny: unknown key "shell"`},
+		{"permissions: {allow: {bash: [ls; rm]}}", "", "permissions.allow.bash[0]"},
+		{"permissions: {allow: {bash: ['ls $HOME']}}", "", "permissions.allow.bash[0]"},
+		{"permissions: {allow: {bash: ['ls > x']}}", "", "permissions.allow.bash[0]"},
+		{"permissions: {allow: {bash: ['']}}", "", "permissions.allow.bash[0] is empty"},
 		{"permissions: {ask: true}", "", `unknown key "ask"`},
 		{"permissions: {}", "yes", ModeEnv},
 	} {
-		if _, err := (marker{mode: Interactive}).configure(section(t, c.yaml), c.env); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := (marker{}).configure(section(t, c.yaml), c.env); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s (env %q): error %v, want one naming %q", c.yaml, c.env, err, c.want)
 		}
 	}

@@ -55,6 +55,9 @@ type Contribution struct {
 	// Warnings are problems that do not stop the route, printed by
 	// `dawn check` (for example a plan.md too large to parse).
 	Warnings []string
+	// Notices are settings a server logs as warnings when it starts, such
+	// as a safety check turned off (permissions mode bypass).
+	Notices []string
 	// Check, when set, runs once the route is prepared, with every tool and
 	// field in place, and returns more warnings (for example a name that
 	// matches none of the route's tools). It runs only when the app's Go

@@ -74,6 +74,9 @@ type Prepared struct {
 	Hooks        []*Hooks
 	Capabilities []Capability
 	Warnings     []string
+	// Notices are what the route's capabilities ask a server to log as
+	// warnings when it starts (Contribution.Notices).
+	Notices []string
 	// owners maps each capability tool's name to the marker that
 	// contributed it; a tool not in it is the app's.
 	owners map[string]Marker
@@ -131,6 +134,7 @@ func Prepare(ctx context.Context, route *router.Route, in Input) (*Prepared, err
 	for _, m := range in.Markers {
 		b.marker(ctx, m)
 	}
+	b.denied()
 	b.toolsList()
 	if len(b.errs) == 0 {
 		for _, c := range b.validates {
@@ -252,6 +256,7 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	for _, w := range c.Warnings {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: [%s] %s", b.route.ID, name, w))
 	}
+	p.Notices = append(p.Notices, c.Notices...)
 	if c.Check != nil && b.in.AppToolsKnown {
 		b.checks = append(b.checks, contributionCheck{name, c.Check})
 	}
@@ -302,12 +307,45 @@ func (b *preparation) capabilityField(name, where, path string, f Field) {
 	}
 }
 
+// denied removes the tools agent.md's tools.deny names, the app's and the
+// capabilities' alike. A name that is no tool of the route is an error
+// when the app's tools are known, else a warning; a built-in tool's name
+// is fine, as the capability that gives it may be off.
+func (b *preparation) denied() {
+	route := b.route
+	for _, name := range route.Agent.Deny {
+		i := slices.IndexFunc(b.p.Tools, func(t Tool) bool { return t.Spec().Name == name })
+		if i >= 0 {
+			b.p.Tools = slices.Delete(b.p.Tools, i, i+1)
+			delete(b.p.owners, name)
+			continue
+		}
+		if slices.Contains(ReservedToolNames, name) || b.deniedAppTool(name) {
+			continue
+		}
+		msg := fmt.Sprintf("%s lists tool %q in tools.deny, but the route has no such tool; fix the name or remove it from the list", route.Agent.File, name)
+		if b.in.AppToolsKnown {
+			b.errs = append(b.errs, &Error{Route: route.ID, Msg: msg})
+		} else {
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("route %s: %s (ignore this if the app registers it in Go: run the app's own binary to check)", route.ID, msg))
+		}
+	}
+}
+
+// deniedAppTool reports whether name is an app tool of the route that
+// tools.allow left out: denying it too is redundant, not a mistake.
+func (b *preparation) deniedAppTool(name string) bool {
+	return slices.ContainsFunc(b.in.AppTools, func(t AppTool) bool {
+		return t.Tool.Spec().Name == name && (t.Route == "" || t.Route == b.route.ID)
+	})
+}
+
 // toolsList checks that every tool agent.md's tools list names is there:
 // an error when the app's tools are known, else a warning.
 func (b *preparation) toolsList() {
 	route := b.route
 	for _, want := range route.Agent.Tools {
-		if b.p.Tool(want) != nil || (want == ReservedToolName && len(route.Subagents) > 0) {
+		if b.p.Tool(want) != nil || slices.Contains(route.Agent.Deny, want) || (want == ReservedToolName && len(route.Subagents) > 0) {
 			continue
 		}
 		msg := fmt.Sprintf("%s lists tool %q in tools:, but no such tool is registered; register it with dawn.Tool or dawn.RouteTool, or remove it from the list", route.Agent.File, want)

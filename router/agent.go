@@ -162,6 +162,9 @@ func setField(agent *Agent, key string, value *yaml.Node) string {
 		}
 		agent.Description = s
 	case "tools":
+		if value.Kind == yaml.MappingNode {
+			return toolPolicy(agent, value)
+		}
 		tools, msg := toolList(value)
 		if msg != "" {
 			return msg
@@ -172,7 +175,7 @@ func setField(agent *Agent, key string, value *yaml.Node) string {
 		if msg != "" {
 			return strings.Replace(msg, `"tools" must be a list of tool names, e.g. tools: [search, fetch]`, `"approve" must be a list of tool names, e.g. approve: [deployProd]`, 1)
 		}
-		agent.Approve = tools
+		agent.Approve = union(agent.Approve, tools)
 	case "max_turns":
 		n, ok := wholeNumber(value)
 		if !ok {
@@ -189,6 +192,42 @@ func setField(agent *Agent, key string, value *yaml.Node) string {
 		return fmt.Sprintf("unknown front matter key %q; allowed keys: %s", key, frontMatterKeys)
 	}
 	return ""
+}
+
+// toolPolicy reads the mapping form of tools: {allow, deny, approve}.
+func toolPolicy(agent *Agent, value *yaml.Node) string {
+	const example = "tools: {allow: [search, fetch], deny: [runBash], approve: [deployProd]}"
+	for k, v := range yamldoc.Pairs(value) {
+		names, msg := toolList(yamldoc.Resolve(v))
+		if msg != "" {
+			return fmt.Sprintf(`front matter key "tools.%s" must be a list of tool names, like %s`, k.Value, example)
+		}
+		switch k.Value {
+		case "allow":
+			agent.Tools = names
+		case "deny":
+			agent.Deny = names
+		case "approve":
+			agent.Approve = union(agent.Approve, names)
+		default:
+			return fmt.Sprintf(`front matter key "tools" has an unknown key %q; allowed keys are allow, deny and approve, like %s, or a list of names`, k.Value, example)
+		}
+		if slices.Contains(names, "task") {
+			return fmt.Sprintf(`front matter key "tools.%s" names "task", the subagent tool, which tool policy does not govern: a route has it when it has subagents; remove it`, k.Value)
+		}
+	}
+	return ""
+}
+
+// union returns a with the names of b it lacks.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, n := range b {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func toolList(value *yaml.Node) ([]string, string) {

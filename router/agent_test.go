@@ -45,6 +45,31 @@ func TestParseAgent(t *testing.T) {
 			want: Agent{Tools: []string{}, Prompt: "Hi"},
 		},
 		{
+			name: "tool policy",
+			data: "---\napprove: [a]\ntools: {allow: [search, deploy], deny: [runBash], approve: [deploy, a]}\n---\nHi",
+			want: Agent{Tools: []string{"search", "deploy"}, Deny: []string{"runBash"}, Approve: []string{"a", "deploy"}, Prompt: "Hi"},
+		},
+		{
+			name: "tool policy without allow keeps every tool",
+			data: "---\ntools:\n  deny: [writeFile]\n---\nHi",
+			want: Agent{Deny: []string{"writeFile"}, Prompt: "Hi"},
+		},
+		{
+			name:    "tool policy with an unknown key",
+			data:    "---\ntools: {alow: [a]}\n---\n",
+			wantErr: []string{"agent.md:2: ", `"tools" has an unknown key "alow"`, "allow, deny and approve"},
+		},
+		{
+			name:    "tool policy with a bad list",
+			data:    "---\ntools: {deny: runBash}\n---\n",
+			wantErr: []string{"agent.md:2: ", `"tools.deny" must be a list of tool names`},
+		},
+		{
+			name:    "tool policy naming task",
+			data:    "---\ntools: {approve: [task]}\n---\n",
+			wantErr: []string{"agent.md:2: ", `"tools.approve" names "task"`},
+		},
+		{
 			name: "byte order mark",
 			data: "\uFEFF---\nmodel: m\n---\nHi\n",
 			want: Agent{Model: "m", Prompt: "Hi"},

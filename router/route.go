@@ -36,8 +36,9 @@ type Agent struct {
 	File        string
 	Model       string `yaml:"model"`
 	Description string `yaml:"description"`
-	// Tools names the tools this route may use: nil when the key is absent
-	// or null, empty (not nil) for "tools: []".
+	// Tools names the tools this route may use (tools: [names], or
+	// tools.allow): nil when the key is absent or null, empty (not nil)
+	// for "tools: []".
 	Tools []string `yaml:"tools"`
 	// MaxTurns is 0 when unset; never negative.
 	MaxTurns int `yaml:"max_turns"`
@@ -46,8 +47,12 @@ type Agent struct {
 	// provider's default applies.
 	Temperature *float64 `yaml:"temperature"`
 	// Approve names the tools whose every call waits for a person's
-	// approval (the approval capability reads it).
+	// approval (the approval capability reads it): approve: and
+	// tools.approve together.
 	Approve []string `yaml:"approve"`
+	// Deny names the tools the model never sees on this route
+	// (tools.deny), the capabilities' included.
+	Deny []string `yaml:"-"`
 	// Sections holds the values of the front matter keys capabilities
 	// claim (see Claims), by key; nil when there are none. A capability
 	// parses its own section.

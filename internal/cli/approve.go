@@ -22,9 +22,10 @@ const (
 // Interrupt kinds dawn run knows how to ask about; any other is asked for a
 // JSON payload.
 const (
-	kindTool = "tool"
-	kindPlan = "plan"
-	kindStep = "step"
+	kindTool    = "tool"
+	kindCommand = "command"
+	kindPlan    = "plan"
+	kindStep    = "step"
 )
 
 // errNoAnswer ends the answering of a parked run: no one answered (stdin is
@@ -62,7 +63,7 @@ func (a *asker) answer(ctx context.Context, pending []client.Interrupt) ([]clien
 	answers := make([]client.Answer, 0, len(pending))
 	for _, in := range pending {
 		describe(a.w, in)
-		if in.Kind == kindTool && a.approve != "" {
+		if (in.Kind == kindTool || in.Kind == kindCommand) && a.approve != "" {
 			fmt.Fprintf(a.w, "  answered %s (--approve)\n", a.approve)
 			answers = append(answers, resolved(in.ID, a.approve))
 			continue
@@ -104,6 +105,17 @@ func (a *asker) ask(ctx context.Context, in client.Interrupt) (client.Answer, er
 			}
 			payload, _ := json.Marshal(map[string]json.RawMessage{"decision": json.RawMessage(`"edit"`), "args": args})
 			return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: payload}, nil
+		case kindCommand:
+			word, err := a.choose(ctx, "approve once / always / deny / edit? ", "once", "always", "deny", "edit")
+			if err != nil || word != "edit" {
+				return resolved(in.ID, word), err
+			}
+			command, err := a.command(ctx)
+			if err != nil {
+				return client.Answer{}, err
+			}
+			payload, _ := json.Marshal(map[string]string{"decision": "edit", "command": command})
+			return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: payload}, nil
 		case kindPlan:
 			word, err := a.choose(ctx, "approve / reject? ", "approve", "reject")
 			return resolved(in.ID, word), err
@@ -129,9 +141,10 @@ func (a *asker) ask(ctx context.Context, in client.Interrupt) (client.Answer, er
 
 // kindWords are the decisions of the interrupt kinds dawn run knows.
 var kindWords = map[string][]string{
-	kindTool: {"once", "always", "deny"},
-	kindPlan: {"approve", "reject"},
-	kindStep: {"continue", "skip", "cancel"},
+	kindTool:    {"once", "always", "deny"},
+	kindCommand: {"once", "always", "deny"},
+	kindPlan:    {"approve", "reject"},
+	kindStep:    {"continue", "skip", "cancel"},
 }
 
 // fixedAnswer is the answer --answer gives to in: a decision word of its
@@ -168,6 +181,17 @@ func (a *asker) choose(ctx context.Context, question string, words ...string) (s
 			}
 		}
 		fmt.Fprintf(a.w, "  answer %s\n", strings.Join(words, ", "))
+	}
+}
+
+// command asks until the answer is a command to run, not blank.
+func (a *asker) command(ctx context.Context) (string, error) {
+	for {
+		text, err := a.line(ctx, "the command to run instead: ")
+		if err != nil || strings.TrimSpace(text) != "" {
+			return text, err
+		}
+		fmt.Fprintln(a.w, "  that is blank")
 	}
 }
 
@@ -233,6 +257,17 @@ func describe(w io.Writer, in client.Interrupt) {
 		}
 		_ = json.Unmarshal(in.Detail, &d)
 		fmt.Fprintf(w, "\napproval needed%s (interrupt %s): tool %s\n  arguments: %s\n", where, in.ID, d.ToolName, d.ArgsPreview)
+	case kindCommand:
+		var d struct {
+			Command           string   `json:"command"`
+			Unknown           []string `json:"unknown"`
+			SuggestedPatterns []string `json:"suggestedPatterns"`
+		}
+		_ = json.Unmarshal(in.Detail, &d)
+		fmt.Fprintf(w, "\napproval needed%s (interrupt %s): command\n  $ %s\n  no rule allows: %s\n", where, in.ID, d.Command, strings.Join(d.Unknown, "; "))
+		if len(d.SuggestedPatterns) > 0 {
+			fmt.Fprintf(w, "  always allows commands starting with: %s\n", strings.Join(d.SuggestedPatterns, ", "))
+		}
 	case kindPlan:
 		var d struct {
 			Todos []struct {

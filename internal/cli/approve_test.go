@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/client"
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/store"
@@ -336,5 +339,31 @@ func TestRunAnswerFlag(t *testing.T) {
 	}
 	if pending := parkedOn(t, dir, "t-wrong"); len(pending) != 1 || pending[0].Kind != "plan" {
 		t.Fatalf("after a refused --answer the thread is parked on %+v, want the plan interrupt", pending)
+	}
+}
+
+// TestAskCommand: dawn run shows a command interrupt (the command, what
+// no rule allows, what "always" would allow) and asks once / always /
+// deny / edit; an edit asks for the command to run instead, again while
+// it is blank; --approve and --answer answer it with a word.
+func TestAskCommand(t *testing.T) {
+	in := client.Interrupt{ID: "perm-1", Kind: kindCommand, Detail: json.RawMessage(`{"toolName":"runBash","command":"ls && make test","unknown":["make test"],"suggestedPatterns":["make test"]}`)}
+	var shown bytes.Buffer
+	a := &asker{in: bufio.NewReader(strings.NewReader("maybe\ne\n\nmake lint\n")), w: &shown}
+	answers, err := a.answer(t.Context(), []client.Interrupt{in})
+	if err != nil || len(answers) != 1 || string(answers[0].Payload) != `{"command":"make lint","decision":"edit"}` {
+		t.Fatalf("answers %+v, %v", answers, err)
+	}
+	for _, want := range []string{"$ ls && make test", "no rule allows: make test", "always allows commands starting with: make test", "answer once, always, deny, edit", "that is blank"} {
+		if !strings.Contains(shown.String(), want) {
+			t.Errorf("dawn run showed no %q:\n%s", want, shown.String())
+		}
+	}
+	answers, err = (&asker{approve: approveDeny, w: io.Discard}).answer(t.Context(), []client.Interrupt{in})
+	if err != nil || string(answers[0].Payload) != `"deny"` {
+		t.Fatalf("--approve deny: %+v %v", answers, err)
+	}
+	if _, err := fixedAnswer(in, "approve"); err == nil || !strings.Contains(err.Error(), "use once, always, deny") {
+		t.Fatalf("--answer approve on a command: %v", err)
 	}
 }

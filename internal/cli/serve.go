@@ -246,8 +246,10 @@ func (s *stack) flushTelemetry() {
 // logModels says which model each route runs on, says so loudly when
 // that is the offline model because nothing else is configured, and
 // warns of each model the server cannot make (a provider's key or URL
-// is not set), naming its routes, before their first run fails.
+// is not set), naming its routes, before their first run fails. It then
+// logs the routes' notices (see logNotices).
 func logModels(logger *slog.Logger, a *app.App, env func(string) string) {
+	defer logNotices(logger, a)
 	offline := 0
 	byModel := map[string][]string{}
 	for _, r := range a.Describe(env) {
@@ -263,5 +265,22 @@ func logModels(logger *slog.Logger, a *app.App, env func(string) string) {
 		if _, err := models.New(spec, env); err != nil {
 			logger.Warn("these routes cannot run until their model is configured; their runs answer 503 model_unavailable", "model", spec, "routes", byModel[spec], "err", err)
 		}
+	}
+}
+
+// logNotices logs, as warnings, what the routes' capabilities ask a server
+// to say when it starts (a safety check turned off), once per notice with
+// the routes it holds for.
+func logNotices(logger *slog.Logger, a *app.App) {
+	byNotice := map[string][]string{}
+	for id, p := range a.Routes {
+		for _, n := range p.Notices {
+			byNotice[n] = append(byNotice[n], id)
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(byNotice)) {
+		routes := byNotice[n]
+		slices.Sort(routes)
+		logger.Warn(n, "routes", routes)
 	}
 }

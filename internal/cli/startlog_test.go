@@ -73,3 +73,31 @@ func TestStartWarnsOfModelsItCannotMake(t *testing.T) {
 		t.Errorf("start's warning = %+v, want one naming /hi, its model and OPENAI_API_KEY; output:\n%s", warned, s.out.String())
 	}
 }
+
+// TestStartWarnsOfBypass: permissions mode bypass (here from the
+// environment) is logged as a warning at start, naming the routes it
+// holds for.
+func TestStartWarnsOfBypass(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "ops"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ops", "agent.md"), []byte("---\nworkspace: thread\n---\nYou operate."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "dawn.db")
+	s := startDawn(t, append(offlineEnv(), "DAWN_STORE="+db, "DAWN_PERMISSIONS_MODE=bypass"), time.Minute, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	var warned struct {
+		Level  string   `json:"level"`
+		Msg    string   `json:"msg"`
+		Routes []string `json:"routes"`
+	}
+	for line := range strings.Lines(s.out.String()) {
+		if strings.Contains(line, "bypass") {
+			_ = json.Unmarshal([]byte(line), &warned)
+		}
+	}
+	if warned.Level != "WARN" || !strings.Contains(warned.Msg, "permissions mode is bypass") || len(warned.Routes) != 1 || warned.Routes[0] != "/ops" {
+		t.Errorf("start's warning = %+v, want one naming bypass and /ops; output:\n%s", warned, s.out.String())
+	}
+}

@@ -94,7 +94,8 @@ func withoutFenceInfo(text string) string {
 //
 //   - go: examples/app TestReadmeGoExamples (copied from the example app
 //     or examples/notes); "go FILE" (a block naming its file): e2e
-//     TestDocsCodeIsReal (copied from that file);
+//     TestDocsCodeIsReal (copied from that file); in tools.md, the root
+//     package's TestToolsDocsCodeIsReal;
 //   - markdown, md: examples/app TestReadmeFileExamples and
 //     TestDocsAgentExamples (parsed as plan.md or agent.md);
 //   - json with "steps": TestReadmeFileExamples (a plan-first plan);
@@ -140,7 +141,7 @@ func checked(b Block) bool {
 	case b.Lang == "go", b.Lang == "markdown", b.Lang == "md", b.Lang == "yaml", strings.HasPrefix(b.Marker, "eval case:"):
 		return true
 	case strings.HasPrefix(b.Lang, "go "):
-		return slices.Contains([]string{"capabilities.md", "client.md", "store.md", "webhooks.md", "auth.md"}, filepath.Base(b.File))
+		return slices.Contains([]string{"capabilities.md", "client.md", "store.md", "webhooks.md", "auth.md", "tools.md"}, filepath.Base(b.File))
 	case b.Lang == "json":
 		return strings.Contains(b.Text, `"steps"`)
 	case b.Lang == "sh" && filepath.Base(b.File) == "README.md" && b.Marker == "":

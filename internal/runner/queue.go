@@ -276,4 +276,3 @@ func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, err error) 
 	}
 	return ferr == nil
 }
-
