@@ -21,7 +21,7 @@ const (
 	ProviderOffline    = Offline
 )
 
-var knownProviders = []string{ProviderOpenAI, ProviderAnthropic, ProviderGemini, ProviderOllama, ProviderCompatible, ProviderOffline}
+var knownProviders = []string{ProviderOpenAI, ProviderAnthropic, ProviderGemini, ProviderOllama, ProviderCompatible, ProviderOffline, ProviderScript}
 
 // Spec is a parsed model name: Provider "openai" and Name "gpt-4o-mini" for
 // "openai:gpt-4o-mini". The offline model has Provider "offline" and an
@@ -75,6 +75,8 @@ func exampleSpec(provider string) string {
 		return "gemini:gemini-2.0-flash"
 	case ProviderCompatible:
 		return "openai-compatible:Qwen/Qwen2.5-7B-Instruct"
+	case ProviderScript:
+		return "script:evals/refund.script.yaml"
 	default:
 		return "openai:gpt-4o-mini"
 	}
