@@ -13,6 +13,7 @@ import (
 var expectKeys = []string{
 	ExpectPlanCompleted, ExpectTodos, ExpectToolsCalled, ExpectToolsNotCalled,
 	ExpectAnswerContains, ExpectAnswerMatches, ExpectMaxTurns, ExpectMaxInputTokens, ExpectJudge,
+	ExpectInterrupt,
 }
 
 // statuses are the plan item statuses a todos expectation may name.
@@ -61,6 +62,9 @@ func (p *parser) expect(n *yaml.Node) Expect {
 	}
 	if v := f[ExpectJudge]; v != nil {
 		e.Judge = p.judge(v)
+	}
+	if v := f[ExpectInterrupt]; v != nil {
+		e.Interrupt = p.interruptMatcher(v)
 	}
 	return e
 }
