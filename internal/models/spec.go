@@ -81,3 +81,32 @@ func exampleSpec(provider string) string {
 		return "openai:gpt-4o-mini"
 	}
 }
+
+// KeyEnv returns the environment variable that holds the key of the
+// models spec names (a list included), each once, in order: the
+// variables a deployment must carry for them. Models that need none
+// (offline, script, ollama) add nothing; an unreadable spec gives nil.
+func KeyEnv(spec string) []string {
+	specs, err := ParseSpecList(spec)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range specs {
+		name := ""
+		switch s.Provider {
+		case ProviderOpenAI:
+			name = EnvOpenAIKey
+		case ProviderAnthropic:
+			name = EnvAnthropicKey
+		case ProviderGemini:
+			name = EnvGeminiKey
+		case ProviderCompatible:
+			name = EnvCompatibleBaseURL
+		}
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
