@@ -3,6 +3,7 @@ package dawntest
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,7 +13,9 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Eval runs the eval cases of the app in dir (the evals/*.yaml files
+// Eval runs the eval cases of the app in dir (or in dir/app, when dir
+// has no dawn.yaml but dir/app does: the layout dawn new writes, with the
+// main package above the app folder) (the evals/*.yaml files
 // beside its routes, as `dawn eval` runs them) as subtests of t, one per
 // case, named by route (without its leading slash) and case. A case whose expectation fails fails its
 // subtest with the case's file and line, the expectation and why.
@@ -24,13 +27,14 @@ import (
 // A broken eval file fails t.
 func Eval(t *testing.T, dir string, model llms.Model, opts Options) {
 	t.Helper()
+	dir = appFolder(dir)
 	factory := opts.Models
 	if factory == nil {
 		factory = func(spec string) (llms.Model, error) {
 			if model != nil {
 				return model, nil
 			}
-			return models.New(spec, os.Getenv)
+			return models.New(models.ScriptInDir(spec, dir), os.Getenv)
 		}
 	}
 	h := apptest.New(t, dir, model, apptest.Options{Tools: opts.Tools, StorePath: opts.StorePath, Models: factory, Markers: opts.Markers})
@@ -59,4 +63,18 @@ func Eval(t *testing.T, dir string, model llms.Model, opts Options) {
 			}
 		})
 	}
+}
+
+// appFolder is dir, or dir/app when dir is a project dawn new wrote: no
+// dawn.yaml of its own, and an app folder with one.
+func appFolder(dir string) string {
+	if fileExists(filepath.Join(dir, "dawn.yaml")) || !fileExists(filepath.Join(dir, "app", "dawn.yaml")) {
+		return dir
+	}
+	return filepath.Join(dir, "app")
+}
+
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir()
 }

@@ -48,3 +48,17 @@ func TestEval(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalProjectLayout: Eval takes the folder dawn new writes (the main
+// package, with the app in app/) as docs/evaluate.md shows, and reads the
+// app's dawn.yaml: here its model, a script beside it.
+func TestEvalProjectLayout(t *testing.T) {
+	dir := apptest.WriteApp(t, map[string]string{
+		"go.mod":                     "module example.com/helper\n",
+		"app/dawn.yaml":              "model: script:turns.script.yaml\n",
+		"app/turns.script.yaml":      "turns: [{text: Scripted hello.}]\n",
+		"app/assistant/agent.md":     "---\ndescription: helps\n---\nYou help.",
+		"app/assistant/evals/a.yaml": "cases:\n  - name: says hello\n    input: {message: hi}\n    expect: {answer_contains: [Scripted hello]}\n",
+	})
+	dawntest.Eval(t, dir, nil, dawntest.Options{})
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -98,11 +100,14 @@ func buildAppBinary(ctx context.Context, cfg *Config, appDir, mainDir string) (s
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		return "", fmt.Errorf("cannot create %s for the app's binary: %w", filepath.Dir(bin), err)
 	}
-	fmt.Fprintf(cfg.Stderr, "dawn: the app's Go tools are in %s; building its binary (go build; a first build compiles every module and can take a minute or two)\n", mainDir)
+	fmt.Fprintf(cfg.Stderr, "dawn: the app's Go tools are in %s; building its binary (go build)\n", mainDir)
 	start := time.Now()
 	build := exec.CommandContext(ctx, goTool, "build", "-o", bin, ".")
 	build.Dir = mainDir
-	if out, err := build.CombinedOutput(); err != nil {
+	stop := slowNotice(cfg.Stderr, slowBuildAfter, "dawn: still building: a first build compiles every module and can take a minute or two\n")
+	out, err := build.CombinedOutput()
+	stop()
+	if err != nil {
 		return "", fmt.Errorf("the app's Go code in %s does not build, so its tools cannot be served; fix what go build says and run the command again:\n%s", mainDir, out)
 	}
 	fmt.Fprintf(cfg.Stderr, "dawn: built the app in %s; running the command in it\n", time.Since(start).Round(time.Millisecond))
@@ -148,3 +153,27 @@ func runAppBinary(ctx context.Context, cfg *Config, bin string) error {
 type childExit struct{ code int }
 
 func (e childExit) Error() string { return fmt.Sprintf("the app's binary exited with %d", e.code) }
+
+// slowBuildAfter is how long a build runs before slowNotice says it may
+// take a while.
+const slowBuildAfter = 3 * time.Second
+
+// slowNotice writes msg to w once after has passed, unless stop is called
+// first. stop returns once msg is written or will never be.
+func slowNotice(w io.Writer, after time.Duration, msg string) (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	timer := time.AfterFunc(after, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			fmt.Fprint(w, msg)
+		}
+	})
+	return func() {
+		timer.Stop()
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+	}
+}

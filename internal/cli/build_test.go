@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // buildApp runs dawn build with args and returns its exit code, stdout and
@@ -50,6 +53,16 @@ func TestBuildFindsWhatToBuild(t *testing.T) {
 		"go.mod":  "module example.com/shop\n\ngo 1.26.0\n\nrequire github.com/dawn-go/dawn v0.1.0\n\nreplace github.com/dawn-go/dawn => ../dawn\n",
 		"main.go": "package main\n\nimport \"github.com/dawn-go/dawn\"\n\nfunc main() { dawn.Main() }\n",
 	})
+	// The replaced folder does not exist: what dawn build would write
+	// cannot build, and it says why instead of writing it.
+	code, _, stderr = buildApp("--app", filepath.Join(mod, "app"), "--name", "shop", "--grace", "1m")
+	if code != ExitProblem || !strings.Contains(stderr, "replaces github.com/dawn-go/dawn => ../dawn, outside the Docker build context, and go mod vendor could not bring it in") {
+		t.Errorf("dawn build with a replace it cannot vendor exited %d (%s), want 1 naming the replace", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(mod, "Dockerfile")); err == nil {
+		t.Error("dawn build wrote a Dockerfile that cannot build")
+	}
+	writeTree(t, mod, map[string]string{"go.mod": "module example.com/shop\n\ngo 1.26.0\n"})
 	code, _, stderr = buildApp("--app", filepath.Join(mod, "app"), "--name", "shop", "--grace", "1m")
 	if code != ExitOK {
 		t.Fatalf("dawn build of a Go app exited %d: %s", code, stderr)
@@ -59,9 +72,6 @@ func TestBuildFindsWhatToBuild(t *testing.T) {
 		if !strings.Contains(docker, want) {
 			t.Errorf("the Dockerfile of an app with a main package has no %q:\n%s", want, docker)
 		}
-	}
-	if !strings.Contains(stderr, "replaces a module with ../dawn, outside the build context") {
-		t.Errorf("dawn build did not warn about the replace outside the build context: %q", stderr)
 	}
 	if code, _, stderr := buildApp("--app", filepath.Join(mod, "app"), "--out", filepath.Join(mod, "app"), "--force"); code != ExitUsage || !strings.Contains(stderr, "needs that go.mod at the build context's root") {
 		t.Errorf("dawn build --out below the module root exited %d (%s), want %d naming the module root", code, stderr, ExitUsage)
@@ -110,4 +120,65 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestBuildCarriesTheAppsEnvironment: every variable the app's settings
+// name (the JWT and webhook secrets, a route's model key) reaches compose
+// from the shell and the chart from its Secret, and dawn build lists them.
+func TestBuildCarriesTheAppsEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"app/dawn.yaml":        "auth: {jwt: {secret_env: SHOP_JWT_SECRET}}\nwebhooks: {secret_env: SHOP_HOOK_SECRET}\n",
+		"app/hello/agent.md":   "---\ndescription: Says hello.\nmodel: openai:gpt-4o-mini\n---\nSay hello.\n",
+		"app/offline/agent.md": "---\ndescription: Offline.\n---\nSay hi.\n",
+	})
+	code, _, stderr := buildApp("--app", filepath.Join(dir, "app"), "--name", "shop")
+	if code != ExitOK {
+		t.Fatalf("dawn build exited %d: %s", code, stderr)
+	}
+	want := map[string]string{
+		"SHOP_JWT_SECRET":  "auth.jwt.secret_env in dawn.yaml",
+		"SHOP_HOOK_SECRET": "webhooks.secret_env in dawn.yaml",
+		"OPENAI_API_KEY":   "model openai:gpt-4o-mini of route /hello",
+	}
+	var compose struct {
+		Services map[string]struct {
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join(dir, "deploy", "compose", "compose.yaml"))), &compose); err != nil {
+		t.Fatal(err)
+	}
+	var values struct {
+		AppSecret struct {
+			SecretName string `yaml:"secretName"`
+			Keys       []struct {
+				Name     string `yaml:"name"`
+				Optional bool   `yaml:"optional"`
+			} `yaml:"keys"`
+		} `yaml:"appSecret"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join(dir, "deploy", "helm", "shop", "values.yaml"))), &values); err != nil {
+		t.Fatal(err)
+	}
+	env := compose.Services["app"].Environment
+	for name, from := range want {
+		if got := env[name]; !strings.HasPrefix(got, "${"+name+":?") {
+			t.Errorf("compose passes %s as %q, want it required from the shell", name, got)
+		}
+		if !strings.Contains(stderr, name+" ("+from+")") {
+			t.Errorf("dawn build did not list %s (%s):\n%s", name, from, stderr)
+		}
+		if !slices.ContainsFunc(values.AppSecret.Keys, func(k struct {
+			Name     string `yaml:"name"`
+			Optional bool   `yaml:"optional"`
+		}) bool {
+			return k.Name == name && !k.Optional
+		}) {
+			t.Errorf("values.yaml appSecret.keys %+v lacks %s", values.AppSecret.Keys, name)
+		}
+	}
+	if values.AppSecret.SecretName != "shop-env" || len(values.AppSecret.Keys) != len(want) {
+		t.Errorf("values.yaml appSecret = %+v", values.AppSecret)
+	}
 }

@@ -97,14 +97,20 @@ func runEval(ctx context.Context, cfg *Config, f evalFlags) error {
 		return appProblem(fmt.Errorf("opening the eval store: %w", err))
 	}
 	defer st.Close()
-	opts := runner.Options{Env: cfg.Env, Logger: slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
+	opts := runner.Options{Env: cfg.Env, Models: appModels(a.Dir, cfg.Env), Logger: slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
 	if f.model != "" {
-		model, err := models.New(f.model, cfg.Env)
-		if err != nil {
+		// A script named on the command line is read from the working
+		// directory; the case's own model: wins.
+		spec := models.ScriptInDir(f.model, workingDir())
+		if _, err := models.New(spec, cfg.Env); err != nil {
 			return fmt.Errorf("--model %s: %w", f.model, err)
 		}
-		opts.Models = func(string) (llms.Model, error) { return model, nil }
-		fmt.Fprintf(cfg.Stderr, "model: %s for every route (--model)\n", f.model)
+		for i := range cases {
+			if cases[i].Model == "" {
+				cases[i].Model = spec
+			}
+		}
+		fmt.Fprintf(cfg.Stderr, "model: %s for every case without a model: of its own (--model)\n", f.model)
 	}
 	runs := runner.New(st, a, opts)
 	defer runs.Shutdown(context.Background())
@@ -132,6 +138,12 @@ func runEval(ctx context.Context, cfg *Config, f evalFlags) error {
 		return appProblem(fmt.Errorf("eval: %d expectation(s) of case(s) below --min-pass %g", len(below), f.minPass))
 	}
 	return nil
+}
+
+// workingDir is the working directory, or "" when it cannot be read.
+func workingDir() string {
+	dir, _ := os.Getwd()
+	return dir
 }
 
 // evalCases reads the app's eval files and keeps --route's cases; broken

@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/docstext"
 )
 
 // passingCases are eval cases writeRunApp's route passes on the offline
@@ -207,7 +214,87 @@ func TestEvalModelFlag(t *testing.T) {
 		t.Errorf("eval on the route's own model (no key) exited %d, want 1 with the run failing:\n%s", code, stderr)
 	}
 	code, _, stderr = runCLI(t, nil, "eval", "--app", dir, "--model", "offline")
-	if code != ExitOK || !strings.Contains(stderr, "model: offline for every route (--model)") {
+	if code != ExitOK || !strings.Contains(stderr, "model: offline for every case without a model: of its own (--model)") {
 		t.Errorf("eval --model offline exited %d, want 0:\n%s", code, stderr)
+	}
+}
+
+// docsBlock returns the text of the docs block marked <!-- marker -->.
+func docsBlock(t *testing.T, marker string) string {
+	t.Helper()
+	blocks, err := docstext.Blocks("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if b.Marker == marker {
+			return b.Text
+		}
+	}
+	t.Fatalf("no docs block is marked %s", marker)
+	return ""
+}
+
+// TestEvalInterruptsAndScriptedModel runs docs/evaluate.md's case file
+// and script on a route whose tool needs approval: cases answer its
+// interrupt (approve, deny, edit), expect it left waiting, and mix the
+// file's scripted model with the offline one.
+func TestEvalInterruptsAndScriptedModel(t *testing.T) {
+	dir := t.TempDir()
+	route := filepath.Join(dir, "refunds")
+	files := map[string]string{
+		"agent.md":                 "---\ndescription: Refunds.\napprove: [issueRefund]\n---\nYou refund orders.\n",
+		"evals/refund.yaml":        docsBlock(t, "docs:eval-answers"),
+		"evals/refund.script.yaml": docsBlock(t, "docs:eval-script"),
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(route, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(route, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var refunded []string
+	issue := capabilities.Func("issueRefund", "Refund an order.", func(_ context.Context, in struct {
+		Order  string  `json:"order"`
+		Amount float64 `json:"amount"`
+	}) (string, error) {
+		refunded = append(refunded, fmt.Sprintf("%s:%g", in.Order, in.Amount))
+		return "refunded", nil
+	})
+	var out, errOut bytes.Buffer
+	code := Run([]string{"eval", "--app", dir, "--concurrency", "1"}, Config{
+		Stdout: &out, Stderr: &errOut, Env: func(string) string { return "" },
+		Tools: []capabilities.AppTool{{Tool: issue}}, ToolsKnown: true,
+	})
+	if code != ExitOK {
+		t.Fatalf("eval exited %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"approved", "denied", "edited", "waits for a person", "offline", "interrupt"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The scripted cases ran the tool once approved (30) and once edited
+	// (5); denied and waiting did not run it.
+	scripted := slices.DeleteFunc(refunded, func(s string) bool { return !strings.HasPrefix(s, "42:") })
+	slices.Sort(scripted)
+	if strings.Join(scripted, " ") != "42:30 42:5" {
+		t.Errorf("issueRefund ran with %v, want once approved (30) and once edited (5)", refunded)
+	}
+}
+
+// TestEvalModelFlagNamesItsModel: a run on --model fails naming that
+// model, not the route's.
+func TestEvalModelFlagNamesItsModel(t *testing.T) {
+	dir := writeEvalApp(t, map[string]string{"basics.yaml": failingCase})
+	script := filepath.Join(t.TempDir(), "short.yaml")
+	if err := os.WriteFile(script, []byte("turns: [{when: {user: nothing-like-this}, text: hi}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, nil, "eval", "--app", dir, "--model", "script:"+script)
+	if code != ExitProblem || !strings.Contains(stderr, `model "script:`+script) || strings.Contains(stderr, "model offline") {
+		t.Errorf("eval --model script exited %d; want 1 with errors naming the script model:\n%s", code, stderr)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/telemetry"
 	"github.com/dawn-go/dawn/internal/webhook"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // stack is a running app: its store, runs and HTTP API.
@@ -87,7 +88,7 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 		st.Close()
 		return nil, err
 	}
-	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Logger: logger, Telemetry: tel, MaxRuns: maxRuns, Webhooks: s.webhooks})
+	s.runs = runner.New(st, a, runner.Options{Env: cfg.Env, Models: appModels(a.Dir, cfg.Env), Logger: logger, Telemetry: tel, MaxRuns: maxRuns, Webhooks: s.webhooks})
 	opts.Env, opts.Logger = cfg.Env, logger
 	s.api = server.New(s.runs, opts)
 	if recoverRuns && a.Config.Runs.ContinueOrphans {
@@ -243,6 +244,12 @@ func (s *stack) flushTelemetry() {
 	}
 }
 
+// appModels builds the models of the app in dir: a script:FILE model
+// with a relative FILE reads it from dir.
+func appModels(dir string, env func(string) string) runner.ModelFactory {
+	return func(spec string) (llms.Model, error) { return models.New(models.ScriptInDir(spec, dir), env) }
+}
+
 // logModels says which model each route runs on, says so loudly when
 // that is the offline model because nothing else is configured, and
 // warns of each model the server cannot make (a provider's key or URL
@@ -262,7 +269,7 @@ func logModels(logger *slog.Logger, a *app.App, env func(string) string) {
 		logger.Info("using the built-in offline model (no network); set DAWN_MODEL, model in dawn.yaml, or model in agent.md for a real one", "routes", offline)
 	}
 	for _, spec := range slices.Sorted(maps.Keys(byModel)) {
-		if _, err := models.New(spec, env); err != nil {
+		if _, err := models.New(models.ScriptInDir(spec, a.Dir), env); err != nil {
 			logger.Warn("these routes cannot run until their model is configured; their runs answer 503 model_unavailable", "model", spec, "routes", byModel[spec], "err", err)
 		}
 	}

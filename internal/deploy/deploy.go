@@ -50,7 +50,27 @@ type Options struct {
 	Replicas int
 	// Force overwrites files that exist; without it Write refuses.
 	Force bool
+	// Env are the environment variables the app's settings name (a JWT
+	// secret, the webhook signing secret, model keys), beyond
+	// DAWN_API_KEY and the store: compose passes each from the shell,
+	// and the chart from its Secret.
+	Env []EnvVar
+	// Vendor, when set, is a vendor folder relative to the output folder
+	// (go mod vendor -o) holding the modules go.mod replaces with folders
+	// outside the build context: the build moves it to vendor/ and builds
+	// with -mod=vendor, needing neither those folders nor the network.
+	Vendor string
 }
+
+// EnvVar is one environment variable the app needs: its name, the
+// setting that names it (for messages) and whether the app refuses to
+// start without it.
+type EnvVar struct {
+	Name, From string
+	Required   bool
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // data is what the templates see.
 type data struct {
@@ -118,7 +138,7 @@ func check(o Options) (data, error) {
 	if !dnsName.MatchString(o.Name) {
 		return data{}, fmt.Errorf("name %q: want lower case letters, digits and dashes (at most 53), such as %q; pass --name", o.Name, Name(o.Name))
 	}
-	for _, p := range []struct{ flag, v string }{{"--app", o.AppDir}, {"the main package", o.MainPkg}} {
+	for _, p := range []struct{ flag, v string }{{"--app", o.AppDir}, {"the main package", o.MainPkg}, {"the vendor folder", o.Vendor}} {
 		if p.v == "" {
 			continue
 		}
@@ -128,6 +148,11 @@ func check(o Options) (data, error) {
 	}
 	if o.AppDir == "" {
 		return data{}, errors.New("no app folder given")
+	}
+	for _, e := range o.Env {
+		if !envName.MatchString(e.Name) {
+			return data{}, fmt.Errorf("%s names the environment variable %q, which compose and Kubernetes cannot carry; use letters, digits and underscores", e.From, e.Name)
+		}
 	}
 	if o.Grace < time.Second {
 		return data{}, fmt.Errorf("--grace %v: want at least 1s, such as 30s", o.Grace)

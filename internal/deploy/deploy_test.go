@@ -463,3 +463,28 @@ func TestDocsShowWhatBuildWrites(t *testing.T) {
 		t.Errorf("checked %d dawn-build blocks, want the Dockerfile's, the values' and HAProxy's", checked)
 	}
 }
+
+// TestChartCarriesAppEnv: each variable of Options.Env reaches the pods
+// from the chart's app Secret, required unless optional.
+func TestChartCarriesAppEnv(t *testing.T) {
+	out := t.TempDir()
+	o := options()
+	o.Env = []EnvVar{{Name: "SHOP_JWT_SECRET", From: "auth.jwt.secret_env in dawn.yaml", Required: true}, {Name: "OPENAI_API_KEY", From: "model openai:gpt-4o-mini of route /hello", Required: true}}
+	if _, err := Write(out, o); err != nil {
+		t.Fatal(err)
+	}
+	objs := renderChart(t, filepath.Join(out, "deploy", "helm", "shop"), "shop", nil)
+	data, _ := json.Marshal(objs)
+	for _, want := range []string{
+		`{"name":"SHOP_JWT_SECRET","valueFrom":{"secretKeyRef":{"key":"SHOP_JWT_SECRET","name":"shop-env","optional":false}}}`,
+		`{"name":"OPENAI_API_KEY","valueFrom":{"secretKeyRef":{"key":"OPENAI_API_KEY","name":"shop-env","optional":false}}}`,
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the chart's objects lack %s:\n%s", want, data)
+		}
+	}
+	o.Env = []EnvVar{{Name: "BAD-NAME", From: "webhooks.secret_env in dawn.yaml"}}
+	if _, err := Write(t.TempDir(), o); err == nil || !strings.Contains(err.Error(), "webhooks.secret_env in dawn.yaml names the environment variable \"BAD-NAME\"") {
+		t.Errorf("Write with a bad name = %v", err)
+	}
+}

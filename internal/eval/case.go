@@ -34,6 +34,12 @@ type Case struct {
 	Input  Input  `json:"input"`
 	Setup  Setup  `json:"setup"`
 	Expect Expect `json:"expect"`
+	// Model, when set, runs the case on this model instead of the
+	// route's: the case's model:, else its file's. A script:FILE model's
+	// relative FILE is made absolute from the eval file's folder.
+	Model string `json:"model,omitempty"`
+	// Answers answer the interrupts the run parks on, by kind and name.
+	Answers []Answer `json:"answers,omitempty"`
 }
 
 // ID names the case in reports: its route and name.
@@ -66,6 +72,9 @@ type Expect struct {
 	MaxInputTokens int64         `json:"max_input_tokens,omitempty"`
 	Judge          *Judge        `json:"judge,omitempty"`
 	DriftExpect
+	// Interrupt expects the run to park on an interrupt of this kind
+	// (and name); answered by an answer or left pending.
+	Interrupt *InterruptMatcher `json:"interrupt,omitempty"`
 
 	answerRE *regexp.Regexp
 }
@@ -106,6 +115,7 @@ const (
 	ExpectMaxTurns       = "max_turns"
 	ExpectMaxInputTokens = "max_input_tokens"
 	ExpectJudge          = "judge"
+	ExpectInterrupt      = "interrupt"
 )
 
 // Names lists the expectations the case checks, "run" first.
@@ -125,6 +135,7 @@ func (e Expect) Names() []string {
 	add(e.MaxTurns > 0, ExpectMaxTurns)
 	add(e.MaxInputTokens > 0, ExpectMaxInputTokens)
 	names = append(names, e.DriftExpect.names()...)
+	add(e.Interrupt != nil, ExpectInterrupt)
 	add(e.Judge != nil, ExpectJudge)
 	return names
 }
@@ -181,11 +192,14 @@ func Parse(file, route string, data []byte) ([]Case, error) {
 	}
 	var list *yaml.Node
 	for key, val := range yamldoc.Pairs(root) {
-		if key.Value != "cases" {
-			p.fail(key, "", key.Value, "field not found; an eval file has one key, cases")
-			continue
+		switch key.Value {
+		case "cases":
+			list = val
+		case "model":
+			p.fileModel, _ = p.model(val, "model")
+		default:
+			p.fail(key, "", key.Value, "field not found; an eval file has the keys cases and model")
 		}
-		list = val
 	}
 	if list == nil || list.Kind != yaml.SequenceNode || len(list.Content) == 0 {
 		line := root.Line
@@ -208,6 +222,9 @@ func Parse(file, route string, data []byte) ([]Case, error) {
 		}
 		names[c.Name] = c.Line
 		c.File, c.Route = file, route
+		if c.Model == "" {
+			c.Model = p.fileModel
+		}
 		cases = append(cases, c)
 	}
 	return cases, errors.Join(p.errs...)
@@ -217,6 +234,8 @@ func Parse(file, route string, data []byte) ([]Case, error) {
 type parser struct {
 	file string
 	errs []error
+	// fileModel is the file's model:, for the cases that name none.
+	fileModel string
 	// caseName is the case being read, for errors.
 	caseName string
 	bad      bool // the case being read has a problem
@@ -233,7 +252,7 @@ func (p *parser) failf(n *yaml.Node, field, format string, args ...any) {
 }
 
 // caseKeys are the keys of a case.
-var caseKeys = []string{"name", "input", "setup", "expect"}
+var caseKeys = []string{"name", "input", "setup", "expect", "model", "answers"}
 
 func (p *parser) parseCase(n *yaml.Node, i int) (Case, bool) {
 	c := Case{Line: n.Line}
@@ -261,6 +280,12 @@ func (p *parser) parseCase(n *yaml.Node, i int) (Case, bool) {
 	}
 	if s := fields["setup"]; s != nil {
 		c.Setup = p.setup(s)
+	}
+	if m := fields["model"]; m != nil {
+		c.Model, _ = p.model(m, "model")
+	}
+	if a := fields["answers"]; a != nil {
+		c.Answers = p.answers(a)
 	}
 	if e := fields["expect"]; e != nil {
 		c.Expect = p.expect(e)

@@ -53,7 +53,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "", "f.yaml: the file is empty"},
 		{"not yaml", "cases: [\n", "f.yaml:1: not valid YAML"},
 		{"not a mapping", "- a\n", "f.yaml:1: expected a mapping with the key cases"},
-		{"unknown top key", "tests: []\ncases: []\n", "f.yaml:1: tests: field not found; an eval file has one key, cases"},
+		{"unknown top key", "tests: []\ncases: []\n", "f.yaml:1: tests: field not found; an eval file has the keys cases and model"},
 		{"no cases", "cases: []\n", "f.yaml:1: cases: must be a list of one or more cases"},
 		{"case not mapping", "cases: [x]\n", `f.yaml:1: case "#1": must be a mapping`},
 		{"no name", "cases:\n  - input: {message: hi}\n    expect: {max_turns: 1}\n", `f.yaml:2: case "#1": name: is missing`},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Result is one expectation's verdict on one run.
@@ -23,7 +24,17 @@ func Check(e Expect, o Observation) []Result {
 	add := func(name, failure string) {
 		out = append(out, Result{Expectation: name, Pass: failure == "", Detail: failure})
 	}
-	add(ExpectRun, o.Err)
+	add(ExpectRun, runFailure(e, o))
+	if o.Err != "" {
+		// A run that failed shows nothing to check: say so, not that the
+		// plan or the answer is missing.
+		for _, name := range e.Names()[1:] {
+			if name != ExpectJudge {
+				add(name, "not checked: the run failed")
+			}
+		}
+		return out
+	}
 	if e.PlanCompleted != nil {
 		add(ExpectPlanCompleted, checkPlanCompleted(*e.PlanCompleted, o.Todos))
 	}
@@ -49,6 +60,9 @@ func Check(e Expect, o Observation) []Result {
 	}
 	if e.MaxInputTokens > 0 {
 		add(ExpectMaxInputTokens, checkTokens(e.MaxInputTokens, o))
+	}
+	if e.Interrupt != nil {
+		add(ExpectInterrupt, checkInterrupt(*e.Interrupt, o.Interrupts))
 	}
 	return append(out, checkDrift(e.DriftExpect, o)...)
 }
@@ -225,11 +239,15 @@ func checkTokens(limit int64, o Observation) string {
 	return ""
 }
 
-// clip quotes s, cut to a readable length.
+// clip quotes s, cut to a readable length on a character boundary.
 func clip(s string) string {
 	const n = 200
 	if len(s) > n {
-		s = s[:n] + "…"
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
 	return fmt.Sprintf("%q", s)
 }

@@ -12,9 +12,13 @@ import (
 	"github.com/dawn-go/dawn/router"
 )
 
+// ScriptExt marks a scripted model's turns in an evals/ folder
+// (refund.script.yaml): not an eval file.
+const ScriptExt = ".script"
+
 // Collect reads the eval files of every route in tree: the *.yaml and
-// *.yml files in the evals/ folder beside each route's agent.md, in route
-// and file order. Files are named in cases and errors as appDir (the app
+// *.yml files in the evals/ folder beside each route's agent.md, except
+// scripts (*.script.yaml), in route and file order. Files are named in cases and errors as appDir (the app
 // folder as the user gave it) joined with their path in the app. Every
 // problem is reported, joined, as *Error values; the cases that are fine
 // are returned beside them.
@@ -60,7 +64,8 @@ func evalFiles(dir string) ([]string, error) {
 		if e.IsDir() || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
 			continue
 		}
-		if ext := filepath.Ext(name); ext == ".yaml" || ext == ".yml" {
+		stem := strings.TrimSuffix(name, filepath.Ext(name))
+		if ext := filepath.Ext(name); (ext == ".yaml" || ext == ".yml") && filepath.Ext(stem) != ScriptExt {
 			out = append(out, filepath.Join(dir, name))
 		}
 	}

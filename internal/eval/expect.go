@@ -13,6 +13,7 @@ import (
 var expectKeys = append([]string{
 	ExpectPlanCompleted, ExpectTodos, ExpectToolsCalled, ExpectToolsNotCalled,
 	ExpectAnswerContains, ExpectAnswerMatches, ExpectMaxTurns, ExpectMaxInputTokens, ExpectJudge,
+	ExpectInterrupt,
 }, driftKeys...)
 
 // statuses are the plan item statuses a todos expectation may name.
@@ -63,6 +64,9 @@ func (p *parser) expect(n *yaml.Node) Expect {
 		e.Judge = p.judge(v)
 	}
 	p.drift(f, &e.DriftExpect)
+	if v := f[ExpectInterrupt]; v != nil {
+		e.Interrupt = p.interruptMatcher(v)
+	}
 	return e
 }
 

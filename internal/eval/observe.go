@@ -22,8 +22,13 @@ type Observation struct {
 	// TokensKnown is false when the model reported none.
 	MaxInputTokens int64 `json:"max_input_tokens,omitempty"`
 	TokensKnown    bool  `json:"-"`
-	// Err is why the run failed, was cancelled or parked; empty on success.
+	// Err is why the run failed or was cancelled; empty on success.
 	Err string `json:"error,omitempty"`
+	// Interrupts are the interrupts the run parked on, in order, with
+	// the answers the case gave; Parked says the run ended waiting on
+	// the last of them.
+	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	Parked     bool        `json:"parked,omitempty"`
 	// Messages are the final conversation, for the judge.
 	Messages []thread.Message `json:"-"`
 	// Drift is how the plan changed during the run.
@@ -70,7 +75,8 @@ func Observe(events []stream.Event) Observation {
 				o.MaxInputTokens = max(o.MaxInputTokens, *mc.InputTokens)
 			}
 		case stream.TypeInterrupt:
-			o.Err = "the run parked on an interrupt, waiting for a person's decision: " + string(e.Data)
+			o.Interrupts = append(o.Interrupts, readInterrupt(e.Data))
+			o.Parked = true
 		case stream.TypeDone:
 			o.done(e.Data)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
@@ -114,8 +115,11 @@ func runCase(ctx context.Context, m *runner.Manager, c *Case) (Observation, erro
 		return Observation{}, err
 	}
 	threadID := uuid.NewString()
+	over := runner.Overrides{Model: c.Model}
 	for i, msg := range c.Setup.Messages {
-		events, err := runOnce(ctx, m, runner.Request{ThreadID: threadID, Route: path, Messages: []thread.Message{msg}})
+		events, err := runOnce(ctx, func() (*runner.Run, error) {
+			return m.Start(ctx, runner.Request{ThreadID: threadID, Route: path, Messages: []thread.Message{msg}, Overrides: over})
+		})
 		if err != nil {
 			return Observation{}, fmt.Errorf("setup.messages[%d]: %w", i, err)
 		}
@@ -123,17 +127,77 @@ func runCase(ctx context.Context, m *runner.Manager, c *Case) (Observation, erro
 			return Observation{}, fmt.Errorf("setup.messages[%d]: %s", i, o.Err)
 		}
 	}
-	events, err := runOnce(ctx, m, runner.Request{ThreadID: threadID, Route: path, Messages: c.Input.Messages, Values: c.Input.State})
+	events, err := runOnce(ctx, func() (*runner.Run, error) {
+		return m.Start(ctx, runner.Request{ThreadID: threadID, Route: path, Messages: c.Input.Messages, Values: c.Input.State, Overrides: over})
+	})
 	if err != nil {
 		return Observation{}, err
 	}
-	return Observe(events), nil
+	return answerParks(ctx, m, c, runner.ResumeRequest{ThreadID: threadID, Route: path, Overrides: over}, events)
+}
+
+// maxResumes bounds the parks one case answers: a route that parks again
+// on every answer would otherwise run forever.
+const maxResumes = 50
+
+// answerParks answers, with the case's answers, each park of the run
+// whose events are given and observes the whole run: it stops at a park
+// the answers do not cover, which the observation then shows as parked.
+func answerParks(ctx context.Context, m *runner.Manager, c *Case, resume runner.ResumeRequest, events []stream.Event) (Observation, error) {
+	var all []stream.Event
+	var seen []Interrupt
+	for n := 0; ; n++ {
+		all = append(all, events...)
+		seg := Observe(events)
+		if seg.Err != "" || !seg.Parked || len(c.Answers) == 0 || n == maxResumes {
+			o := Observe(all)
+			o.Interrupts, o.Parked = append(seen, seg.Interrupts...), seg.Parked
+			if seg.Parked && n == maxResumes {
+				o.Err = fmt.Sprintf("the run parked again after %d answered interrupts; a case answers at most %d", n, maxResumes)
+			}
+			return o, nil
+		}
+		answers, ok, err := c.decide(seg.Interrupts)
+		if err != nil || !ok {
+			o := Observe(all)
+			o.Interrupts, o.Parked = append(seen, seg.Interrupts...), true
+			if err != nil {
+				o.Err = err.Error()
+			}
+			return o, nil
+		}
+		seen = append(seen, seg.Interrupts...)
+		resume.Answers = answers
+		var err2 error
+		events, err2 = runOnce(ctx, func() (*runner.Run, error) { return m.Resume(ctx, resume) })
+		if err2 != nil {
+			return Observation{}, fmt.Errorf("answering interrupt %s: %w", seg.Interrupts[0].ID, err2)
+		}
+	}
+}
+
+// decide answers every interrupt of a park (marking each with its
+// decision); ok is false when an answer is missing for one of them.
+func (c *Case) decide(pending []Interrupt) (answers []capabilities.Answer, ok bool, err error) {
+	for i, in := range pending {
+		a, found := c.answerFor(in)
+		if !found {
+			return nil, false, nil
+		}
+		payload, err := a.payload(in)
+		if err != nil {
+			return nil, false, err
+		}
+		pending[i].Answered = a.Decision
+		answers = append(answers, capabilities.Answer{InterruptID: in.ID, Status: capabilities.AnswerResolved, Payload: payload})
+	}
+	return answers, true, nil
 }
 
 // runOnce starts one run and reads its events to the end. When ctx ends
 // first, the run is cancelled.
-func runOnce(ctx context.Context, m *runner.Manager, req runner.Request) ([]stream.Event, error) {
-	run, err := m.Start(ctx, req)
+func runOnce(ctx context.Context, start func() (*runner.Run, error)) ([]stream.Event, error) {
+	run, err := start()
 	if err != nil {
 		return nil, err
 	}

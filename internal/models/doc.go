@@ -24,6 +24,9 @@
 //     LM Studio, Ollama) at OPENAI_COMPATIBLE_BASE_URL (required), with
 //     OPENAI_COMPATIBLE_API_KEY when the server wants one.
 //   - offline (or offline:anything) is the built-in deterministic model.
+//   - script:FILE answers from a YAML file of scripted turns (see
+//     ParseScript), matched by position or by the latest user or tool
+//     message, past the per-turn state block (StateBlockHeading).
 //
 // # Fallbacks and retries
 //

@@ -114,6 +114,12 @@ func newOne(s Spec, env func(string) string, policy RetryPolicy) (llms.Model, er
 	switch s.Provider {
 	case ProviderOffline:
 		return &checkedModel{inner: NewOffline(), spec: s}, nil
+	case ProviderScript:
+		m, err := newScriptModel(s.Name)
+		if err != nil {
+			return nil, fmt.Errorf("model %q: %w", s, err)
+		}
+		return &checkedModel{inner: m, spec: s}, nil
 	case ProviderOpenAI:
 		inner, baseURL, err = newOpenAI(s, env, client)
 	case ProviderAnthropic:

@@ -21,7 +21,7 @@ const (
 	ProviderOffline    = Offline
 )
 
-var knownProviders = []string{ProviderOpenAI, ProviderAnthropic, ProviderGemini, ProviderOllama, ProviderCompatible, ProviderOffline}
+var knownProviders = []string{ProviderOpenAI, ProviderAnthropic, ProviderGemini, ProviderOllama, ProviderCompatible, ProviderOffline, ProviderScript}
 
 // Spec is a parsed model name: Provider "openai" and Name "gpt-4o-mini" for
 // "openai:gpt-4o-mini". The offline model has Provider "offline" and an
@@ -75,7 +75,38 @@ func exampleSpec(provider string) string {
 		return "gemini:gemini-2.0-flash"
 	case ProviderCompatible:
 		return "openai-compatible:Qwen/Qwen2.5-7B-Instruct"
+	case ProviderScript:
+		return "script:evals/refund.script.yaml"
 	default:
 		return "openai:gpt-4o-mini"
 	}
+}
+
+// KeyEnv returns the environment variable that holds the key of the
+// models spec names (a list included), each once, in order: the
+// variables a deployment must carry for them. Models that need none
+// (offline, script, ollama) add nothing; an unreadable spec gives nil.
+func KeyEnv(spec string) []string {
+	specs, err := ParseSpecList(spec)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range specs {
+		name := ""
+		switch s.Provider {
+		case ProviderOpenAI:
+			name = EnvOpenAIKey
+		case ProviderAnthropic:
+			name = EnvAnthropicKey
+		case ProviderGemini:
+			name = EnvGeminiKey
+		case ProviderCompatible:
+			name = EnvCompatibleBaseURL
+		}
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
