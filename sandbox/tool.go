@@ -30,6 +30,9 @@ const (
 	// syncMargin is the time a call has beyond its command's timeout to
 	// copy files in and out.
 	syncMargin = 30 * time.Second
+	// maxNotes bounds the lines a result's stderr gets about files not
+	// kept.
+	maxNotes = 5
 )
 
 // Output is runBash's result.
@@ -146,7 +149,9 @@ func run(ctx context.Context, l *sbx.Lease, tree workspace.Tree, command string,
 		l.Broken = true
 		return Output{}, nil, err
 	}
-	snap, err := l.Box.Read(context.WithoutCancel(ctx), sbx.Limits{MaxFile: workspace.MaxFileSize, MaxFiles: workspace.MaxTreeFiles, MaxTotal: workspace.MaxTreeSize})
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncMargin)
+	snap, err := l.Box.Read(readCtx, sbx.Limits{MaxFile: workspace.MaxFileSize, MaxFiles: workspace.MaxTreeFiles, MaxTotal: workspace.MaxTreeSize})
+	cancel()
 	if err != nil {
 		l.Broken = true
 		return Output{}, nil, err
@@ -159,6 +164,9 @@ func run(ctx context.Context, l *sbx.Lease, tree workspace.Tree, command string,
 	}
 	if res.TimedOut {
 		notes = append([]string{fmt.Sprintf("the command ran past its %s timeout and was killed", timeout)}, notes...)
+	}
+	if len(notes) > maxNotes {
+		notes = append(notes[:maxNotes], fmt.Sprintf("and %d more files are not kept", len(notes)-maxNotes))
 	}
 	for _, n := range notes {
 		out.Stderr += "\n[dawn: " + n + "]"

@@ -192,18 +192,19 @@ func (b *box) Exec(ctx context.Context, command string, out sandbox.Output) (san
 	if err := cmd.Start(); err != nil {
 		return sandbox.Result{}, fmt.Errorf("starting bubblewrap: %w", err)
 	}
-	done := make(chan struct{})
-	timedOut := false
+	done, killed := make(chan struct{}), make(chan bool, 1)
 	go func() {
 		select {
 		case <-ctx.Done():
-			timedOut = true
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			killed <- true
 		case <-done:
+			killed <- false
 		}
 	}()
 	err := cmd.Wait()
 	close(done)
+	timedOut := <-killed
 	res := sandbox.Result{
 		Stdout: stdout.Bytes(), Stderr: stderr.Bytes(),
 		Truncated: stdout.Truncated() || stderr.Truncated(),
@@ -211,7 +212,7 @@ func (b *box) Exec(ctx context.Context, command string, out sandbox.Output) (san
 	}
 	var exit *exec.ExitError
 	switch {
-	case ctx.Err() != nil && timedOut:
+	case timedOut:
 		res.ExitCode, res.TimedOut = sandbox.TimeoutExit, true
 	case errors.As(err, &exit):
 		res.ExitCode = exit.ExitCode()
