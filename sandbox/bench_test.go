@@ -38,44 +38,50 @@ func BenchmarkRunBash(b *testing.B) {
 		for _, mode := range []string{"warm", "cold"} {
 			b.Run(p.name+"/"+mode, func(b *testing.B) {
 				p.require(b)
-				prov, err := NewProvider(s)
-				if err != nil {
-					b.Fatal(err)
-				}
-				pool := sbx.NewPool(prov, s.IdleTimeout)
-				defer pool.Close(context.Background())
-				tool := &runBash{box: &boxes{s: s, pool: pool}}
-				call := func(thread string) {
-					res, err := tool.Call(context.Background(), capabilities.Invocation{ThreadID: thread, RouteID: "/bench", Input: json.RawMessage(`{"command":"true"}`)})
-					if err != nil || !json.Valid(res.Output) {
-						b.Fatalf("runBash true: %v %s", err, res.Output)
-					}
-				}
-				call("warm") // starts the warm box
-				times := make([]time.Duration, 0, b.N)
-				b.ResetTimer()
-				for i := range b.N {
-					thread := "warm"
-					if mode == "cold" {
-						thread = fmt.Sprintf("cold-%d", i)
-					}
-					start := time.Now()
-					call(thread)
-					times = append(times, time.Since(start))
-					if mode == "cold" {
-						b.StopTimer()
-						_ = pool.Destroy(context.Background(), poolKey(thread, ""))
-						b.StartTimer()
-					}
-				}
-				b.StopTimer()
-				slices.Sort(times)
-				b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
-				if p.name == "docker" && mode == "warm" {
-					b.ReportMetric(idleMemoryMB(b, prov), "idle-MB")
-				}
+				benchRunBash(b, s, mode == "cold")
 			})
 		}
+	}
+}
+
+// benchRunBash runs runBash "true" b.N times, each on a new thread when
+// cold, and reports the median.
+func benchRunBash(b *testing.B, s sbx.Settings, cold bool) {
+	prov, err := NewProvider(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool := sbx.NewPool(prov, s.IdleTimeout)
+	defer pool.Close(context.Background())
+	tool := &runBash{box: &boxes{s: s, pool: pool}}
+	call := func(thread string) {
+		res, err := tool.Call(context.Background(), capabilities.Invocation{ThreadID: thread, RouteID: "/bench", Input: json.RawMessage(`{"command":"true"}`)})
+		if err != nil || !json.Valid(res.Output) {
+			b.Fatalf("runBash true: %v %s", err, res.Output)
+		}
+	}
+	call("warm") // starts the warm box
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		thread := "warm"
+		if cold {
+			thread = fmt.Sprintf("cold-%d", i)
+		}
+		start := time.Now()
+		call(thread)
+		times = append(times, time.Since(start))
+		if cold {
+			b.StopTimer()
+			_ = pool.Destroy(context.Background(), poolKey(thread, ""))
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
+	if s.Provider == Docker && !cold {
+		b.ReportMetric(idleMemoryMB(b, prov), "idle-MB")
 	}
 }
 
