@@ -33,8 +33,8 @@ func (p *fakeProvider) counts() (started, alive int) {
 type fakeBox struct{ p *fakeProvider }
 
 func (b *fakeBox) Exec(context.Context, string, Output) (Result, error) { return Result{}, nil }
-func (b *fakeBox) Write(context.Context, []File, []string) error       { return nil }
-func (b *fakeBox) Read(context.Context, Limits) (Snapshot, error)      { return Snapshot{}, nil }
+func (b *fakeBox) Write(context.Context, []File, []string) error        { return nil }
+func (b *fakeBox) Read(context.Context, Limits) (Snapshot, error)       { return Snapshot{}, nil }
 func (b *fakeBox) Close(context.Context) error {
 	b.p.mu.Lock()
 	defer b.p.mu.Unlock()
