@@ -126,7 +126,7 @@ func (s *server) bash(t *testing.T, thread, command string) bashResult {
 	t.Helper()
 	out, _ := s.call(t, thread, "runBash", map[string]string{"command": command})
 	var r bashResult
-	if err := json.Unmarshal(out, &r); err != nil {
+	if err := json.Unmarshal(out, &r); err != nil || !strings.Contains(string(out), `"exit_code"`) {
 		t.Fatalf("runBash %q: the result is not runBash's: %v: %s", command, err, out)
 	}
 	return r
@@ -418,6 +418,36 @@ func TestRunBashBoxLifecycle(t *testing.T) {
 			apptest.DeleteThread(s.h.API, "life")
 			if n := hostCopies(t, p, name); n != 0 {
 				t.Fatalf("after DELETE of the thread: %d copies of its file remain on the host", n)
+			}
+		})
+	}
+}
+
+// TestRunBashBoxLost: a box lost behind the server's back (its container
+// removed, its folder deleted) is replaced on the next command, which
+// finds the thread's files from the store.
+func TestRunBashBoxLost(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			p.require(t)
+			s := serve(t, sandboxApp(t, p, ""), "")
+			name := fmt.Sprintf("lost-%d.txt", time.Now().UnixNano())
+			if r := s.bash(t, "lost", "echo survived > "+name); r.ExitCode != 0 {
+				t.Fatalf("writing: %+v", r)
+			}
+			if p.name == "local" {
+				found, _ := filepath.Glob(filepath.Join(os.TempDir(), "dawn-sandbox-*", "box-*", name))
+				if len(found) != 1 {
+					t.Fatalf("%d local boxes hold the file", len(found))
+				}
+				if err := os.RemoveAll(filepath.Dir(found[0])); err != nil {
+					t.Fatal(err)
+				}
+			} else if n := sandboxtest.RemoveContainersWith(t, name); n != 1 {
+				t.Fatalf("%d containers held the file", n)
+			}
+			if r := s.bash(t, "lost", "cat "+name); r.ExitCode != 0 || r.Stdout != "survived\n" {
+				t.Fatalf("after the box was lost: %+v", r)
 			}
 		})
 	}

@@ -87,11 +87,18 @@ func (t *runBash) Call(ctx context.Context, inv capabilities.Invocation) (capabi
 	var out Output
 	var next workspace.Tree
 	key := poolKey(inv.ThreadID, inv.RouteID)
-	err = t.box.pool.Use(ctx, key, func(l *sbx.Lease) error {
-		var err error
-		out, next, err = run(ctx, l, tree, in.Command, timeout)
-		return err
-	})
+	use := func() error {
+		return t.box.pool.Use(ctx, key, func(l *sbx.Lease) error {
+			var err error
+			out, next, err = run(ctx, l, tree, in.Command, timeout)
+			return err
+		})
+	}
+	// A warm box that died (its container removed or out of memory)
+	// fails before the command starts: the command runs on a new box.
+	if err = use(); errors.Is(err, sbx.ErrNotStarted) {
+		err = use()
+	}
 	if err != nil {
 		return capabilities.Result{}, fmt.Errorf("the sandbox failed: %w", err)
 	}
@@ -140,7 +147,7 @@ func (t *runBash) input(raw json.RawMessage) (Input, time.Duration, error) {
 func run(ctx context.Context, l *sbx.Lease, tree workspace.Tree, command string, timeout time.Duration) (Output, workspace.Tree, error) {
 	if err := syncIn(ctx, l, tree); err != nil {
 		l.Broken = true
-		return Output{}, nil, err
+		return Output{}, nil, fmt.Errorf("%w: %w", sbx.ErrNotStarted, err)
 	}
 	execCtx, cancel := context.WithTimeout(ctx, timeout)
 	res, err := l.Box.Exec(execCtx, command, sbx.Output{Max: MaxStream})

@@ -181,6 +181,9 @@ func (b *box) limits() []string {
 // Exec runs command under bwrap; a deadline kills bwrap, whose PID
 // namespace takes every process of the command with it.
 func (b *box) Exec(ctx context.Context, command string, out sandbox.Output) (sandbox.Result, error) {
+	if _, err := os.Stat(b.dir); err != nil {
+		return sandbox.Result{}, fmt.Errorf("%w: the box's workspace folder is gone: %w", sandbox.ErrNotStarted, err)
+	}
 	stdout, stderr := &sandbox.Capped{Max: out.Max}, &sandbox.Capped{Max: out.Max}
 	cmd := exec.Command(b.p.bwrap, b.args(command)...)
 	cmd.Dir = b.dir
@@ -190,7 +193,7 @@ func (b *box) Exec(ctx context.Context, command string, out sandbox.Output) (san
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return sandbox.Result{}, fmt.Errorf("starting bubblewrap: %w", err)
+		return sandbox.Result{}, fmt.Errorf("%w: starting bubblewrap: %w", sandbox.ErrNotStarted, err)
 	}
 	done, killed := make(chan struct{}), make(chan bool, 1)
 	go func() {

@@ -163,11 +163,11 @@ func (b *box) run(ctx context.Context, argv []string, stdin io.Reader, stdout, s
 		WorkingDir: sandbox.Workdir, Env: b.p.s.Environ(),
 	})
 	if err != nil {
-		return -1, fmt.Errorf("starting a command in the sandbox container: %w", err)
+		return -1, fmt.Errorf("%w: starting a command in the sandbox container: %w", sandbox.ErrNotStarted, err)
 	}
 	att, err := b.p.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return -1, fmt.Errorf("attaching to a command in the sandbox container: %w", err)
+		return -1, fmt.Errorf("%w: attaching to a command in the sandbox container: %w", sandbox.ErrNotStarted, err)
 	}
 	defer att.Close()
 	if stdin != nil {
