@@ -77,6 +77,7 @@ func sandboxApp(t *testing.T, p provider, lines string) string {
 
 func serve(t *testing.T, dir, storePath string) *server {
 	t.Helper()
+	t.Cleanup(func() { sandboxtest.RemoveAll(t) })
 	h := apptest.New(t, dir, commander(), apptest.Options{StorePath: storePath})
 	srv := httptest.NewServer(h.API)
 	t.Cleanup(srv.Close)

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,14 +64,21 @@ func New(s sandbox.Settings) (*Provider, error) {
 	if os.Geteuid() == 0 {
 		p.cred = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
 	}
-	if p.root, err = os.MkdirTemp("", "dawn-sandbox-"); err != nil {
+	if p.root, err = processRoot(); err != nil {
 		return nil, fmt.Errorf("the local sandbox cannot make its folder: %w", err)
-	}
-	if err := os.Chmod(p.root, 0o711); err != nil {
-		return nil, err
 	}
 	return p, nil
 }
+
+// processRoot is the one folder of the process's boxes, made on first
+// use: every load of the app (a dev reload) shares it.
+var processRoot = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "dawn-sandbox-")
+	if err == nil {
+		err = os.Chmod(dir, 0o711)
+	}
+	return dir, err
+})
 
 // Root is the host folder that holds the boxes' workspaces.
 func (p *Provider) Root() string { return p.root }
@@ -108,9 +116,6 @@ func (p *Provider) Acquire(_ context.Context, _ string) (sandbox.Box, error) {
 	}
 	return b, nil
 }
-
-// Close removes the boxes' folder.
-func (p *Provider) Close() error { return os.RemoveAll(p.root) }
 
 // box is a workspace folder on the host.
 type box struct {

@@ -51,7 +51,6 @@ func Bwrap(t testing.TB) {
 	t.Helper()
 	p, err := bwrap.New(sandbox.Settings{Resources: sandbox.Resources{MemoryMB: 256, Timeout: 10 * time.Second, Pids: 64, DiskMB: 16}})
 	if err == nil {
-		defer p.Close()
 		err = p.Preflight(context.Background())
 	}
 	if err != nil {
@@ -205,4 +204,24 @@ func containersWith(t testing.TB, name string, remove bool) []string {
 		}
 	}
 	return hit
+}
+
+// RemoveAll removes every sandbox container, for a test's cleanup: the
+// boxes of a test's servers outlive them otherwise until their idle
+// timeout.
+func RemoveAll(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", "dawn.sandbox")})
+	if err != nil {
+		return
+	}
+	for _, c := range list.Items {
+		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
+	}
 }
