@@ -56,12 +56,12 @@ func TestPrepareErrors(t *testing.T) {
 		{
 			name:     "app tool named task",
 			appTools: []AppTool{{Tool: namedTool("task")}},
-			want:     []string{`route /support/[tenant]: the app's shared tool "task" (dawn.Tool) is named "task", which is reserved for Dawn's built-in tools (readFile, writeFile, editFile, listDir, glob, readSkill, readSkillFile, remember, recall, readToolOutput, task, writeTodos); rename the tool`},
+			want:     []string{`route /support/[tenant]: the app's shared tool "task" (dawn.Tool) is named "task", which is reserved for Dawn's built-in tools (readFile, writeFile, editFile, listDir, glob, readSkill, readSkillFile, remember, recall, readToolOutput, task, writeTodos, runBash); rename the tool`},
 		},
 		{
 			name:     "scoped app tool named task",
 			appTools: []AppTool{{Tool: namedTool("task"), Route: id}},
-			want:     []string{`route /support/[tenant]: the app's tool "task" scoped to /support/[tenant] (dawn.RouteTool) is named "task", which is reserved for Dawn's built-in tools (readFile, writeFile, editFile, listDir, glob, readSkill, readSkillFile, remember, recall, readToolOutput, task, writeTodos); rename the tool`},
+			want:     []string{`route /support/[tenant]: the app's tool "task" scoped to /support/[tenant] (dawn.RouteTool) is named "task", which is reserved for Dawn's built-in tools (readFile, writeFile, editFile, listDir, glob, readSkill, readSkillFile, remember, recall, readToolOutput, task, writeTodos, runBash); rename the tool`},
 		},
 		{
 			name:     "two app tools with one name",
@@ -115,7 +115,7 @@ func TestPrepareErrors(t *testing.T) {
 			markers:  []Marker{fakeMarker{name: "broken", file: "checklist.md", loadErr: errors.New("boom")}, checklist()},
 			appTools: []AppTool{{Tool: namedTool("writeChecklist")}, {Tool: namedTool("task")}},
 			want: []string{
-				`route /support/[tenant]: the app's shared tool "task" (dawn.Tool) is named "task", which is reserved for Dawn's built-in tools (readFile, writeFile, editFile, listDir, glob, readSkill, readSkillFile, remember, recall, readToolOutput, task, writeTodos); rename the tool`,
+				`route /support/[tenant]: the app's shared tool "task" (dawn.Tool) is named "task", which is reserved for Dawn's built-in tools (readFile, writeFile, editFile, listDir, glob, readSkill, readSkillFile, remember, recall, readToolOutput, task, writeTodos, runBash); rename the tool`,
 				`route /support/[tenant]: [broken#load] boom`,
 				`route /support/[tenant]: capability conflict: capability "checklist" (marker file {dir}/checklist.md) contributes tool "writeChecklist", and the app's shared tool "writeChecklist" (dawn.Tool) has the same name; rename your tool or remove checklist.md`,
 				`route /support/[tenant]: capability conflict: capability "checklist" (marker file {dir}/checklist.md) contributes state field "checklist", which {dir}/state.yaml also declares; remove the field from state.yaml or remove checklist.md`,

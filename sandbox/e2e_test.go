@@ -78,6 +78,7 @@ func sandboxApp(t *testing.T, p provider, lines string) string {
 
 func serve(t *testing.T, dir, storePath string) *server {
 	t.Helper()
+	t.Cleanup(func() { sandboxtest.RemoveAll(t) })
 	h := apptest.New(t, dir, commander(), apptest.Options{StorePath: storePath})
 	srv := httptest.NewServer(h.API)
 	t.Cleanup(srv.Close)
@@ -127,7 +128,7 @@ func (s *server) bash(t *testing.T, thread, command string) bashResult {
 	t.Helper()
 	out, _ := s.call(t, thread, "runBash", map[string]string{"command": command})
 	var r bashResult
-	if err := json.Unmarshal(out, &r); err != nil {
+	if err := json.Unmarshal(out, &r); err != nil || !strings.Contains(string(out), `"exit_code"`) {
 		t.Fatalf("runBash %q: the result is not runBash's: %v: %s", command, err, out)
 	}
 	return r
@@ -258,14 +259,12 @@ func TestRunBashNetwork(t *testing.T) {
 }
 
 // limits are the tight resources of the limit tests.
-// The timeout leaves room for 50 MB to pass through a loaded machine.
-const limits = "  resources: {memory_mb: 128, timeout: 10s, pids: 64, disk_mb: 64}\n"
+const limits = "  resources: {memory_mb: 128, timeout: 3s, pids: 64, disk_mb: 64}\n"
 
 // TestRunBashLimits: a fork bomb is stopped by the pids limit, an
 // allocation past the memory cap fails, a command past its timeout is
-// killed with exit 124 while the run goes on, and 50 MB of output is cut
-// and stored for readToolOutput; the server answers and the next command
-// runs after each.
+// killed with exit 124 while the run goes on; the server answers and the
+// next command runs after each.
 func TestRunBashLimits(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
@@ -296,7 +295,7 @@ func TestRunBashLimits(t *testing.T) {
 
 			start := time.Now()
 			r = s.bash(t, "lim", "sleep 37; echo woke")
-			if r.ExitCode != 124 || strings.Contains(r.Stdout, "woke") || !strings.Contains(r.Stderr, "timeout") || time.Since(start) > 30*time.Second {
+			if r.ExitCode != 124 || strings.Contains(r.Stdout, "woke") || !strings.Contains(r.Stderr, "timeout") || time.Since(start) > 20*time.Second {
 				t.Errorf("sleep past the timeout: %+v after %s", r, time.Since(start))
 			}
 			if pids := processes("sleep 37"); len(pids) > 0 {
@@ -304,24 +303,37 @@ func TestRunBashLimits(t *testing.T) {
 			}
 			alive("the timeout")
 
-			out, events := s.call(t, "lim", "runBash", map[string]string{"command": "head -c 50000000 /dev/zero | tr '\\0' a"})
+		})
+	}
+}
+
+// TestRunBashOutput: 50 MB of output is cut to what the result keeps,
+// says truncated, and the result, over the context's limit, is stored
+// with the thread for readToolOutput; the server answers after it.
+func TestRunBashOutput(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			p.require(t)
+			s := serve(t, sandboxApp(t, p, ""), "")
+			out, _ := s.call(t, "out", "runBash", map[string]string{"command": "head -c 50000000 /dev/zero | tr '\\0' a"})
 			if len(out) > 1<<20 {
 				t.Errorf("50 MB of output: the tool_result event carries %d bytes", len(out))
 			}
-			id := storedID(t, s, "lim")
+			id := storedID(t, s, "out")
 			// The event carries what the model saw; the whole result is
 			// the stored output.
-			whole := getText(t, s.url+"/threads/lim/tool-outputs/"+id)
+			whole := getText(t, s.url+"/threads/out/tool-outputs/"+id)
 			var big bashResult
 			if err := json.Unmarshal(whole, &big); err != nil || !big.Truncated || big.ExitCode != 0 || len(big.Stdout) > 1<<20 || !strings.HasPrefix(big.Stdout, "aaaa") {
 				t.Fatalf("50 MB of output: truncated=%v exit=%d stdout %d bytes (%v)", big.Truncated, big.ExitCode, len(big.Stdout), err)
 			}
-			page, _ := s.call(t, "lim", "readToolOutput", map[string]any{"id": id, "offset": 0, "limit": 64})
+			page, _ := s.call(t, "out", "readToolOutput", map[string]any{"id": id, "offset": 0, "limit": 64})
 			if !strings.Contains(string(page), "exit_code") {
 				t.Errorf("readToolOutput page: %s", page)
 			}
-			_ = events
-			alive("50 MB of output")
+			if r := s.bash(t, "out", "echo ok"); r.Stdout != "ok\n" {
+				t.Fatalf("after 50 MB of output: %+v", r)
+			}
 		})
 	}
 }
@@ -414,6 +426,36 @@ func TestRunBashBoxLifecycle(t *testing.T) {
 			apptest.DeleteThread(s.h.API, "life")
 			if n := hostCopies(t, p, name); n != 0 {
 				t.Fatalf("after DELETE of the thread: %d copies of its file remain on the host", n)
+			}
+		})
+	}
+}
+
+// TestRunBashBoxLost: a box lost behind the server's back (its container
+// removed, its folder deleted) is replaced on the next command, which
+// finds the thread's files from the store.
+func TestRunBashBoxLost(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			p.require(t)
+			s := serve(t, sandboxApp(t, p, ""), "")
+			name := fmt.Sprintf("lost-%d.txt", time.Now().UnixNano())
+			if r := s.bash(t, "lost", "echo survived > "+name); r.ExitCode != 0 {
+				t.Fatalf("writing: %+v", r)
+			}
+			if p.name == "local" {
+				found, _ := filepath.Glob(filepath.Join(os.TempDir(), "dawn-sandbox-*", "box-*", name))
+				if len(found) != 1 {
+					t.Fatalf("%d local boxes hold the file", len(found))
+				}
+				if err := os.RemoveAll(filepath.Dir(found[0])); err != nil {
+					t.Fatal(err)
+				}
+			} else if n := sandboxtest.RemoveContainersWith(t, name); n != 1 {
+				t.Fatalf("%d containers held the file", n)
+			}
+			if r := s.bash(t, "lost", "cat "+name); r.ExitCode != 0 || r.Stdout != "survived\n" {
+				t.Fatalf("after the box was lost: %+v", r)
 			}
 		})
 	}

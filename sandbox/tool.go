@@ -30,6 +30,9 @@ const (
 	// syncMargin is the time a call has beyond its command's timeout to
 	// copy files in and out.
 	syncMargin = 30 * time.Second
+	// maxNotes bounds the lines a result's stderr gets about files not
+	// kept.
+	maxNotes = 5
 )
 
 // Output is runBash's result.
@@ -84,11 +87,18 @@ func (t *runBash) Call(ctx context.Context, inv capabilities.Invocation) (capabi
 	var out Output
 	var next workspace.Tree
 	key := poolKey(inv.ThreadID, inv.RouteID)
-	err = t.box.pool.Use(ctx, key, func(l *sbx.Lease) error {
-		var err error
-		out, next, err = run(ctx, l, tree, in.Command, timeout)
-		return err
-	})
+	use := func() error {
+		return t.box.pool.Use(ctx, key, func(l *sbx.Lease) error {
+			var err error
+			out, next, err = run(ctx, l, tree, in.Command, timeout)
+			return err
+		})
+	}
+	// A warm box that died (its container removed or out of memory)
+	// fails before the command starts: the command runs on a new box.
+	if err = use(); errors.Is(err, sbx.ErrNotStarted) {
+		err = use()
+	}
 	if err != nil {
 		return capabilities.Result{}, fmt.Errorf("the sandbox failed: %w", err)
 	}
@@ -137,7 +147,7 @@ func (t *runBash) input(raw json.RawMessage) (Input, time.Duration, error) {
 func run(ctx context.Context, l *sbx.Lease, tree workspace.Tree, command string, timeout time.Duration) (Output, workspace.Tree, error) {
 	if err := syncIn(ctx, l, tree); err != nil {
 		l.Broken = true
-		return Output{}, nil, err
+		return Output{}, nil, fmt.Errorf("%w: %w", sbx.ErrNotStarted, err)
 	}
 	execCtx, cancel := context.WithTimeout(ctx, timeout)
 	res, err := l.Box.Exec(execCtx, command, sbx.Output{Max: MaxStream})
@@ -146,7 +156,9 @@ func run(ctx context.Context, l *sbx.Lease, tree workspace.Tree, command string,
 		l.Broken = true
 		return Output{}, nil, err
 	}
-	snap, err := l.Box.Read(context.WithoutCancel(ctx), sbx.Limits{MaxFile: workspace.MaxFileSize, MaxFiles: workspace.MaxTreeFiles, MaxTotal: workspace.MaxTreeSize})
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncMargin)
+	snap, err := l.Box.Read(readCtx, sbx.Limits{MaxFile: workspace.MaxFileSize, MaxFiles: workspace.MaxTreeFiles, MaxTotal: workspace.MaxTreeSize})
+	cancel()
 	if err != nil {
 		l.Broken = true
 		return Output{}, nil, err
@@ -159,6 +171,9 @@ func run(ctx context.Context, l *sbx.Lease, tree workspace.Tree, command string,
 	}
 	if res.TimedOut {
 		notes = append([]string{fmt.Sprintf("the command ran past its %s timeout and was killed", timeout)}, notes...)
+	}
+	if len(notes) > maxNotes {
+		notes = append(notes[:maxNotes], fmt.Sprintf("and %d more files are not kept", len(notes)-maxNotes))
 	}
 	for _, n := range notes {
 		out.Stderr += "\n[dawn: " + n + "]"

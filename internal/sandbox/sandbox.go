@@ -89,5 +89,9 @@ type Skipped struct {
 	Size int64
 }
 
+// ErrNotStarted wraps a box's failure before the command started (its
+// container gone, say): running the command on a new box is safe.
+var ErrNotStarted = errors.New("the command did not start")
+
 // ErrUnavailable wraps a Preflight failure.
 var ErrUnavailable = errors.New("sandbox unavailable")

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,14 +64,21 @@ func New(s sandbox.Settings) (*Provider, error) {
 	if os.Geteuid() == 0 {
 		p.cred = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
 	}
-	if p.root, err = os.MkdirTemp("", "dawn-sandbox-"); err != nil {
+	if p.root, err = processRoot(); err != nil {
 		return nil, fmt.Errorf("the local sandbox cannot make its folder: %w", err)
-	}
-	if err := os.Chmod(p.root, 0o711); err != nil {
-		return nil, err
 	}
 	return p, nil
 }
+
+// processRoot is the one folder of the process's boxes, made on first
+// use: every load of the app (a dev reload) shares it.
+var processRoot = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "dawn-sandbox-")
+	if err == nil {
+		err = os.Chmod(dir, 0o711)
+	}
+	return dir, err
+})
 
 // Root is the host folder that holds the boxes' workspaces.
 func (p *Provider) Root() string { return p.root }
@@ -108,9 +116,6 @@ func (p *Provider) Acquire(_ context.Context, _ string) (sandbox.Box, error) {
 	}
 	return b, nil
 }
-
-// Close removes the boxes' folder.
-func (p *Provider) Close() error { return os.RemoveAll(p.root) }
 
 // box is a workspace folder on the host.
 type box struct {
@@ -181,6 +186,9 @@ func (b *box) limits() []string {
 // Exec runs command under bwrap; a deadline kills bwrap, whose PID
 // namespace takes every process of the command with it.
 func (b *box) Exec(ctx context.Context, command string, out sandbox.Output) (sandbox.Result, error) {
+	if _, err := os.Stat(b.dir); err != nil {
+		return sandbox.Result{}, fmt.Errorf("%w: the box's workspace folder is gone: %w", sandbox.ErrNotStarted, err)
+	}
 	stdout, stderr := &sandbox.Capped{Max: out.Max}, &sandbox.Capped{Max: out.Max}
 	cmd := exec.Command(b.p.bwrap, b.args(command)...)
 	cmd.Dir = b.dir
@@ -190,20 +198,21 @@ func (b *box) Exec(ctx context.Context, command string, out sandbox.Output) (san
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return sandbox.Result{}, fmt.Errorf("starting bubblewrap: %w", err)
+		return sandbox.Result{}, fmt.Errorf("%w: starting bubblewrap: %w", sandbox.ErrNotStarted, err)
 	}
-	done := make(chan struct{})
-	timedOut := false
+	done, killed := make(chan struct{}), make(chan bool, 1)
 	go func() {
 		select {
 		case <-ctx.Done():
-			timedOut = true
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			killed <- true
 		case <-done:
+			killed <- false
 		}
 	}()
 	err := cmd.Wait()
 	close(done)
+	timedOut := <-killed
 	res := sandbox.Result{
 		Stdout: stdout.Bytes(), Stderr: stderr.Bytes(),
 		Truncated: stdout.Truncated() || stderr.Truncated(),
@@ -211,7 +220,7 @@ func (b *box) Exec(ctx context.Context, command string, out sandbox.Output) (san
 	}
 	var exit *exec.ExitError
 	switch {
-	case ctx.Err() != nil && timedOut:
+	case timedOut:
 		res.ExitCode, res.TimedOut = sandbox.TimeoutExit, true
 	case errors.As(err, &exit):
 		res.ExitCode = exit.ExitCode()

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -64,9 +65,22 @@ func (p *Provider) Preflight(ctx context.Context) error {
 	return nil
 }
 
-// keepAlive is the container's first process: it waits, and reaps the
-// processes commands leave behind.
-var keepAlive = []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"}
+// aliveFile is written by every command; the container's first process
+// empties it, and ends the container once it stayed empty for the idle
+// timeout, so that a container outlives its server (a crash, a stop) by
+// the idle timeout at most.
+const aliveFile = "/tmp/.dawn-alive"
+
+// keepAlive is the container's first process: it waits, reaps what
+// commands leave behind, and ends after idle seconds without a command.
+// It uses shell builtins only, besides sleep.
+func keepAlive(idle time.Duration) []string {
+	tick := max(1, min(30, int(idle/time.Second)/4))
+	limit := max(tick, int(idle/time.Second))
+	script := fmt.Sprintf("trap 'exit 0' TERM; idle=0; while [ $idle -lt %d ]; do sleep %d & wait $!; "+
+		"if [ -s %s ]; then : > %s; idle=0; else idle=$((idle+%d)); fi; done", limit, tick, aliveFile, aliveFile, tick)
+	return []string{"/bin/sh", "-c", script}
+}
 
 // Acquire creates and starts a container.
 func (p *Provider) Acquire(ctx context.Context, key string) (sandbox.Box, error) {
@@ -80,7 +94,7 @@ func (p *Provider) Acquire(ctx context.Context, key string) (sandbox.Box, error)
 	user := strconv.Itoa(User)
 	created, err := p.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &container.Config{
-			Image: p.s.Image, Entrypoint: keepAlive, Cmd: nil,
+			Image: p.s.Image, Entrypoint: keepAlive(p.s.IdleTimeout), Cmd: nil,
 			User: user + ":" + user, WorkingDir: sandbox.Workdir, Env: p.s.Environ(),
 			Hostname: "sandbox", NetworkDisabled: !p.s.Network.Allow,
 			Labels: map[string]string{Label: "1"},
@@ -100,7 +114,7 @@ func (p *Provider) Acquire(ctx context.Context, key string) (sandbox.Box, error)
 				NanoCPUs: int64(r.CPUs * 1e9), PidsLimit: &pids,
 				Ulimits: []*container.Ulimit{{Name: "nofile", Soft: 1024, Hard: 1024}, {Name: "core", Soft: 0, Hard: 0}},
 			},
-			AutoRemove: false,
+			AutoRemove: true,
 		},
 	})
 	if err != nil {
@@ -123,7 +137,7 @@ type box struct {
 // wrapper runs the command ($1) and then kills every process it left
 // behind, as a local box's PID namespace does: kill -1 spares only the
 // wrapper itself and the container's first process.
-const wrapper = `sh -c "$1"; rc=$?; kill -9 -1 2>/dev/null; exit $rc`
+const wrapper = `echo 1 > ` + aliveFile + ` 2>/dev/null; sh -c "$1"; rc=$?; kill -9 -1 2>/dev/null; exit $rc`
 
 // Exec runs command in the container. At its deadline every process of
 // the box but its first is killed; when even that cannot run (a box out
@@ -163,11 +177,11 @@ func (b *box) run(ctx context.Context, argv []string, stdin io.Reader, stdout, s
 		WorkingDir: sandbox.Workdir, Env: b.p.s.Environ(),
 	})
 	if err != nil {
-		return -1, fmt.Errorf("starting a command in the sandbox container: %w", err)
+		return -1, fmt.Errorf("%w: starting a command in the sandbox container: %w", sandbox.ErrNotStarted, err)
 	}
 	att, err := b.p.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return -1, fmt.Errorf("attaching to a command in the sandbox container: %w", err)
+		return -1, fmt.Errorf("%w: attaching to a command in the sandbox container: %w", sandbox.ErrNotStarted, err)
 	}
 	defer att.Close()
 	if stdin != nil {
@@ -236,8 +250,11 @@ func (b *box) Read(ctx context.Context, lim sandbox.Limits) (sandbox.Snapshot, e
 	return snap, err
 }
 
-// Close removes the container.
+// Close removes the container; one that ended on its own is gone already.
 func (b *box) Close(ctx context.Context) error {
 	_, err := b.p.cli.ContainerRemove(ctx, b.id, client.ContainerRemoveOptions{Force: true})
+	if cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) {
+		return nil
+	}
 	return err
 }

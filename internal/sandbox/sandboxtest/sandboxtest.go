@@ -51,7 +51,6 @@ func Bwrap(t testing.TB) {
 	t.Helper()
 	p, err := bwrap.New(sandbox.Settings{Resources: sandbox.Resources{MemoryMB: 256, Timeout: 10 * time.Second, Pids: 64, DiskMB: 16}})
 	if err == nil {
-		defer p.Close()
 		err = p.Preflight(context.Background())
 	}
 	if err != nil {
@@ -152,6 +151,18 @@ func DockerSettings() sandbox.Settings {
 // API (the workspace is a tmpfs, which the archive API does not see).
 func ContainersWith(t testing.TB, name string) int {
 	t.Helper()
+	return len(containersWith(t, name, false))
+}
+
+// RemoveContainersWith removes the sandbox containers whose workspace
+// holds a file named name, as a crash or an operator would.
+func RemoveContainersWith(t testing.TB, name string) int {
+	t.Helper()
+	return len(containersWith(t, name, true))
+}
+
+func containersWith(t testing.TB, name string, remove bool) []string {
+	t.Helper()
 	ctx := context.Background()
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
@@ -162,7 +173,7 @@ func ContainersWith(t testing.TB, name string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var hit []string
 	for _, c := range list.Items {
 		ex, err := cli.ExecCreate(ctx, c.ID, client.ExecCreateOptions{Cmd: []string{"test", "-e", sandbox.Workdir + "/" + name}})
 		if err != nil {
@@ -178,12 +189,39 @@ func ContainersWith(t testing.TB, name string) int {
 			}
 			if !ins.Running {
 				if ins.ExitCode == 0 {
-					n++
+					hit = append(hit, c.ID)
 				}
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	return n
+	for _, id := range hit {
+		if remove {
+			if _, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return hit
+}
+
+// RemoveAll removes every sandbox container, for a test's cleanup: the
+// boxes of a test's servers outlive them otherwise until their idle
+// timeout.
+func RemoveAll(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", "dawn.sandbox")})
+	if err != nil {
+		return
+	}
+	for _, c := range list.Items {
+		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
+	}
 }
