@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,13 +150,15 @@ func (b *boxed) listing(t *testing.T, token, thread string) []string {
 	return strings.Fields(res.Stdout)
 }
 
-func has(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
+// noResult checks that a parked run's events hold no tool result: the
+// command did not run before anyone answered.
+func noResult(t *testing.T, events []stream.Event) {
+	t.Helper()
+	for _, ev := range events {
+		if ev.Type == "tool_result" || strings.Contains(string(ev.Data), "exit_code") {
+			t.Fatalf("the command ran before anyone approved it: %s %s", ev.Type, ev.Data)
 		}
 	}
-	return false
 }
 
 // TestGateOnRealRunBash: over Dawn's wire, with the local sandbox, an
@@ -178,7 +181,7 @@ func TestGateOnRealRunBash(t *testing.T) {
 	if !strings.Contains(out, `the rule "rm"`) {
 		t.Fatalf("ls; rm -rf x: the model was told %s", out)
 	}
-	if !has(b.listing(t, b.alice, "t1"), "x") {
+	if !slices.Contains(b.listing(t, b.alice, "t1"), "x") {
 		t.Fatal("the marker x is gone after a denied chain")
 	}
 
@@ -187,14 +190,12 @@ func TestGateOnRealRunBash(t *testing.T) {
 	if !parks || in.Kind != approval.CommandKind || in.Detail.Command != "touch made.txt" {
 		t.Fatalf("touch made.txt: parked %v %+v: %v", parks, in, dawntest.Types(events))
 	}
-	if has(b.listing(t, b.alice, "t2"), "made.txt") {
-		t.Fatal("made.txt exists before anyone approved it")
-	}
+	noResult(t, events)
 	res, ok = ran(t, b.answer(t, b.alice, "t1", in.ID, `"once"`))
 	if !ok || res.ExitCode != 0 {
 		t.Fatalf("touch after once: ok %v %+v", ok, res)
 	}
-	if !has(b.listing(t, b.alice, "t1"), "made.txt") {
+	if !slices.Contains(b.listing(t, b.alice, "t1"), "made.txt") {
 		t.Fatal("made.txt does not exist after once")
 	}
 	if _, parks := parked(t, b.run(t, b.alice, "t1", bash("touch made.txt"))); !parks {
@@ -210,13 +211,13 @@ func TestGateOnRealRunBash(t *testing.T) {
 	if !ok || res.ExitCode != 0 {
 		t.Fatalf("mkdir -p d2 after always: ok %v %+v", ok, res)
 	}
-	if l := b.listing(t, b.alice, "t4"); !has(l, "d2") {
+	if l := b.listing(t, b.alice, "t4"); !slices.Contains(l, "d2") {
 		t.Fatalf("d2 missing after always: %q", l)
 	}
 	if _, parks := parked(t, b.run(t, b.bob, "b1", bash("mkdir -p d3"))); !parks {
 		t.Fatal("bob's mkdir -p ran on alice's always")
 	}
-	if l := b.listing(t, b.alice, "t3"); !has(l, "d1") {
+	if l := b.listing(t, b.alice, "t3"); !slices.Contains(l, "d1") {
 		t.Fatalf("d1 missing after always: %q", l)
 	}
 }
@@ -229,11 +230,85 @@ func TestGateOnRealRunBashNonInteractive(t *testing.T) {
 	if !strings.Contains(out, "non-interactive") {
 		t.Fatalf("touch made.txt: the model was told %s", out)
 	}
-	if l := b.listing(t, b.alice, "t1"); has(l, "made.txt") {
+	if l := b.listing(t, b.alice, "t1"); slices.Contains(l, "made.txt") {
 		t.Fatalf("made.txt exists after a refusal: %q", l)
 	}
 	res, ok := ran(t, b.run(t, b.alice, "t1", bash("echo still")))
 	if !ok || strings.TrimSpace(res.Stdout) != "still" {
 		t.Fatalf("echo after a refusal: ok %v %+v", ok, res)
+	}
+}
+
+// TestGateOnRealRunBashOverAGUI: over AG-UI an unknown command ends the
+// run with the interrupt outcome of kind command, and the resume that
+// answers "once" runs it in the box.
+func TestGateOnRealRunBashOverAGUI(t *testing.T) {
+	b := serveBoxed(t, "interactive")
+	d, _ := json.Marshal(bash("touch agui.txt"))
+	start, _ := json.Marshal(map[string]any{"threadId": "g1", "runId": "r1", "messages": []map[string]string{{"id": "m1", "role": "user", "content": string(d)}}, "tools": []any{}, "context": []any{}, "state": map[string]any{}})
+	events := aguiEvents(t, authed(t, http.MethodPost, b.url+"/agui/%2Fops%23agent", b.alice, string(start)))
+	last := events[len(events)-1]
+	outcome, _ := last["outcome"].(map[string]any)
+	interrupts, _ := outcome["interrupts"].([]any)
+	if last["type"] != "RUN_FINISHED" || outcome["type"] != "interrupt" || len(interrupts) != 1 {
+		t.Fatalf("last AG-UI event of a parked run: %v", last)
+	}
+	first, _ := interrupts[0].(map[string]any)
+	raw, _ := json.Marshal(first)
+	if !strings.Contains(string(raw), `"kind":"command"`) || !strings.Contains(string(raw), `"command":"touch agui.txt"`) {
+		t.Fatalf("AG-UI interrupt: %s", raw)
+	}
+	for _, ev := range events {
+		if ev["type"] == "TOOL_CALL_RESULT" {
+			t.Fatalf("a tool result before anyone approved the command: %v", ev)
+		}
+	}
+	id, _ := first["id"].(string)
+	resumed := fmt.Sprintf(`{"threadId":"g1","runId":"r2","messages":[],"tools":[],"context":[],"state":{},"resume":[{"interruptId":%q,"status":"resolved","payload":"once"}]}`, id)
+	events = aguiEvents(t, authed(t, http.MethodPost, b.url+"/agui/%2Fops%23agent", b.alice, resumed))
+	last = events[len(events)-1]
+	if outcome, _ := last["outcome"].(map[string]any); last["type"] != "RUN_FINISHED" || outcome["type"] != "success" {
+		t.Fatalf("last AG-UI event of the resumed run: %v", last)
+	}
+	if l := b.listing(t, b.alice, "g1"); !slices.Contains(l, "agui.txt") {
+		t.Fatalf("agui.txt missing after once: %q", l)
+	}
+}
+
+// TestGateOnRealRunBashOverLangGraph: in the LangGraph dialect an unknown
+// command shows as __interrupt__ with the command detail; resuming with
+// "always" runs it in the box, and the same prefix then runs unasked on
+// the user's next thread.
+func TestGateOnRealRunBashOverLangGraph(t *testing.T) {
+	b := serveBoxed(t, "interactive")
+	start := func(thread, command string) []stream.Event {
+		authed(t, http.MethodPost, b.url+"/threads", b.alice, fmt.Sprintf(`{"thread_id":%q}`, thread)).Body.Close()
+		d, _ := json.Marshal(bash(command))
+		body, _ := json.Marshal(map[string]any{"assistant_id": "/ops", "input": map[string]any{"messages": []map[string]string{{"type": "human", "content": string(d)}}}, "stream_mode": []string{"values"}})
+		return readSSE(t, authed(t, http.MethodPost, b.url+"/threads/"+thread+"/runs/stream", b.alice, string(body)))
+	}
+	var found *commandInterrupt
+	events := start("l1", "mkdir -p lg1")
+	noResult(t, events)
+	for _, ev := range events {
+		var values struct {
+			Interrupts []struct {
+				Value commandInterrupt `json:"value"`
+			} `json:"__interrupt__"`
+		}
+		if ev.Type == "values" && json.Unmarshal(ev.Data, &values) == nil && len(values.Interrupts) == 1 {
+			found = &values.Interrupts[0].Value
+		}
+	}
+	if found == nil || found.Kind != approval.CommandKind || found.Detail.Command != "mkdir -p lg1" || found.Detail.SuggestedPattern != "mkdir -p" {
+		t.Fatalf("no command interrupt in the LangGraph stream: %+v", found)
+	}
+	readSSE(t, authed(t, http.MethodPost, b.url+"/threads/l1/runs/stream", b.alice, `{"assistant_id":"/ops","command":{"resume":"always"},"stream_mode":["values"]}`))
+	if l := b.listing(t, b.alice, "l1"); !slices.Contains(l, "lg1") {
+		t.Fatalf("lg1 missing after always: %q", l)
+	}
+	start("l2", "mkdir -p lg2")
+	if l := b.listing(t, b.alice, "l2"); !slices.Contains(l, "lg2") {
+		t.Fatalf("mkdir -p lg2 did not run unasked after always: %q", l)
 	}
 }
