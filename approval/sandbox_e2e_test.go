@@ -20,8 +20,9 @@ import (
 )
 
 // These tests put the permissions gate in front of the real runBash: the
-// local (bubblewrap) sandbox, so what passes the gate runs in a box and
-// what does not leaves the workspace as it was.
+// local (bubblewrap) sandbox, and docker for the Dawn-wire test, so what
+// passes the gate runs in a box and what does not leaves the workspace as
+// it was.
 
 // step is what a user message of these tests asks the model: one tool
 // call.
@@ -58,7 +59,14 @@ type boxed struct {
 
 func serveBoxed(t *testing.T, mode string) *boxed {
 	t.Helper()
-	sandboxtest.Bwrap(t)
+	return serveIn(t, "provider: local", sandboxtest.Bwrap, mode)
+}
+
+// serveIn is serveBoxed with the sandbox settings sandbox, after require
+// checks that this host runs them.
+func serveIn(t *testing.T, sandbox string, require func(testing.TB), mode string) *boxed {
+	t.Helper()
+	require(t)
 	a, err := auth.New(context.Background(), auth.Options{
 		Config: auth.Config{JWT: &auth.JWT{SecretEnv: "SECRET", Audience: "dawn"}},
 		Env:    func(string) string { return jwtSecret },
@@ -67,7 +75,7 @@ func serveBoxed(t *testing.T, mode string) *boxed {
 		t.Fatal(err)
 	}
 	dir := writeApp(t, map[string]string{
-		"dawn.yaml": "sandbox: {provider: local}\n" +
+		"dawn.yaml": "sandbox: {" + sandbox + "}\n" +
 			"permissions: {mode: " + mode + ", allow: {bash: [ls, echo]}, deny: {bash: [rm]}}\n",
 		"ops/agent.md": "---\nworkspace: thread\n---\nYou operate.",
 	})
@@ -161,13 +169,19 @@ func noResult(t *testing.T, events []stream.Event) {
 	}
 }
 
-// TestGateOnRealRunBash: over Dawn's wire, with the local sandbox, an
+// TestGateOnRealRunBash: over Dawn's wire, with each sandbox provider, an
 // allowed command runs in the box; a chain with a denied command runs
 // none of it; an unknown command parks on an interrupt of kind command
 // and "once" runs it in the box; "always" allows the prefix for that user
 // on the next call, not for another user.
 func TestGateOnRealRunBash(t *testing.T) {
-	b := serveBoxed(t, "interactive")
+	t.Run("local", func(t *testing.T) { gateOnRealRunBash(t, serveBoxed(t, "interactive")) })
+	t.Run("docker", func(t *testing.T) {
+		gateOnRealRunBash(t, serveIn(t, "provider: docker, image: "+sandboxtest.Image, sandboxtest.Docker, "interactive"))
+	})
+}
+
+func gateOnRealRunBash(t *testing.T, b *boxed) {
 
 	res, ok := ran(t, b.run(t, b.alice, "t1", bash("echo hi")))
 	if !ok || res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "hi" {
