@@ -67,11 +67,14 @@ type server struct {
 }
 
 // sandboxApp writes an app whose /coder route has a thread workspace and
-// whose dawn.yaml configures the sandbox with lines.
+// whose dawn.yaml configures the sandbox with lines. These tests are about
+// the box, not the permissions gate in front of it (approval's tests put
+// the gate before this runBash), so the mode is bypass: without it every
+// command would park on a person's answer.
 func sandboxApp(t *testing.T, p provider, lines string) string {
 	t.Helper()
 	return apptest.WriteApp(t, map[string]string{
-		"dawn.yaml":      "sandbox:\n" + p.yaml + lines + "context:\n  tool_output_max_bytes: 8192\n",
+		"dawn.yaml":      "sandbox:\n" + p.yaml + lines + "permissions: {mode: bypass}\n" + "context:\n  tool_output_max_bytes: 8192\n",
 		"coder/agent.md": "---\nworkspace: thread\n---\nYou run commands.\n",
 	})
 }
