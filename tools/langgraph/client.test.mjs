@@ -12,8 +12,8 @@ test("assistants: search, count, get, getSchemas, getGraph, getSubgraphs, create
   const c = client();
   const all = await c.assistants.search({ limit: 100 });
   const graphs = all.map((a) => a.graph_id).sort();
-  assert.deepEqual(graphs, ["blog", "onboarding", "research", "research/subagents/researcher", "returns", "scratchpad", "support/[tenant]"]);
-  assert.equal(await c.assistants.count(), 7);
+  assert.deepEqual(graphs, ["blog", "onboarding", "release", "release/subagents/notes", "research", "research/subagents/researcher", "returns", "scratchpad", "support/[tenant]"]);
+  assert.equal(await c.assistants.count(), 9);
   const support = all.find((a) => a.graph_id === "support/[tenant]");
   assert.match(support.assistant_id, /^[0-9a-f-]{36}$/);
   assert.equal(support.metadata.route_id, "/support/[tenant]");
