@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/docstext"
 	"github.com/dawn-go/dawn/stream"
 )
 
@@ -58,11 +60,15 @@ func TestCommandVerifierInSandbox(t *testing.T) {
 		{"runBash", "runBash", map[string]string{"command": "mkdir -p notes && echo 'v1.2: faster plans' > notes/release.md"}},
 	}
 	for _, p := range providers {
+		config := "sandbox:\n" + p.yaml
+		if p.name == "local" {
+			config = docsSandbox(t) // the dawn.yaml docs/harness.md shows
+		}
 		for _, w := range writers {
 			t.Run(p.name+"/"+w.name, func(t *testing.T) {
 				p.require(t)
 				dir := apptest.WriteApp(t, map[string]string{
-					"dawn.yaml":        "sandbox:\n" + p.yaml,
+					"dawn.yaml":        config,
 					"release/agent.md": "---\nworkspace: thread\n---\nYou ship releases.\n",
 					"release/plan.md":  releasePlan,
 				})
@@ -136,6 +142,22 @@ func TestCommandVerifierInSandbox(t *testing.T) {
 			})
 		}
 	}
+}
+
+// docsSandbox is the dawn.yaml of command verifiers in docs/harness.md.
+func docsSandbox(t *testing.T) string {
+	t.Helper()
+	blocks, err := docstext.Blocks("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if filepath.Base(b.File) == "harness.md" && strings.HasPrefix(b.Marker, "not run: a sandbox for command verifiers") {
+			return b.Text
+		}
+	}
+	t.Fatal("docs/harness.md has no sandbox block for command verifiers")
+	return ""
 }
 
 // waitForPlan polls GET /threads/:id/plan until ok holds for it.
