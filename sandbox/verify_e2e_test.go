@@ -51,11 +51,7 @@ func claim(evidence string) map[string]any {
 // the file (with writeFile, or with a command in the box) and claims
 // again: the command passes and its run is the item's evidence.
 func TestCommandVerifierInSandbox(t *testing.T) {
-	writers := []struct {
-		name string
-		tool string
-		args map[string]string
-	}{
+	writers := []writer{
 		{"writeFile", "writeFile", map[string]string{"path": "notes/release.md", "content": "v1.2: faster plans\n"}},
 		{"runBash", "runBash", map[string]string{"command": "mkdir -p notes && echo 'v1.2: faster plans' > notes/release.md"}},
 	}
@@ -67,80 +63,105 @@ func TestCommandVerifierInSandbox(t *testing.T) {
 		for _, w := range writers {
 			t.Run(p.name+"/"+w.name, func(t *testing.T) {
 				p.require(t)
-				dir := apptest.WriteApp(t, map[string]string{
-					"dawn.yaml":        config,
-					"release/agent.md": "---\nworkspace: thread\n---\nYou ship releases.\n",
-					"release/plan.md":  releasePlan,
-				})
-				claimed := make(chan struct{})
-				release := sync.OnceFunc(func() { close(claimed) })
-				defer release()
-				model := dawntest.Script().
-					CallTool("writeTodos", claim("I wrote the notes")).
-					Wait(claimed).CallTool(w.tool, w.args).
-					CallTool("writeTodos", claim("notes/release.md is written")).
-					Reply("Released.")
-				h := apptest.New(t, dir, model, apptest.Options{})
-				base := h.Serve(t)
-
-				// The run is read once the test has seen its plan mid-run.
-				type posted struct {
-					resp *http.Response
-					err  error
-				}
-				started := make(chan posted, 1)
-				go func() {
-					resp, err := http.Post(base+"/threads/rel/runs/stream", "application/json", strings.NewReader(apptest.RunBody("/release", "release v1.2")))
-					started <- posted{resp, err}
-				}()
-
-				// Between the false claim and the model's next turn the
-				// thread's plan holds the failed verification.
-				failed := waitForPlan(t, base, "rel", func(p verifiedPlan) bool {
-					return len(p.Items) == 1 && p.Items[0].Verification != nil
-				})
-				it := failed.Items[0]
-				v := it.Verification
-				if it.Status != "in_progress" || it.Attempts != 1 || v.Passed || v.ExitCode == nil || *v.ExitCode != 1 ||
-					v.VerifiedBy != "command: test -s notes/release.md" || v.Claim != "I wrote the notes" {
-					t.Fatalf("after the false claim: item %+v, verification %+v; want in_progress after one failed run of the command (exit 1)", it, *v)
-				}
-				release()
-
-				run := <-started
-				if run.err != nil {
-					t.Fatal(run.err)
-				}
-				evs := apptest.ReadSSE(t, run.resp)
-				results := resultsOf(t, evs, "writeTodos")
-				if len(results) != 2 {
-					t.Fatalf("writeTodos results = %q, want 2 (%s)", results, dawntest.Types(evs))
-				}
-				if !strings.Contains(results[0], "stay in_progress") || !strings.Contains(results[0], "failed verification by command: test -s notes/release.md (exit 1)") {
-					t.Fatalf("the model is not given the verifier's failure as the reason: %s", results[0])
-				}
-				if strings.Contains(results[1], "did not pass") {
-					t.Fatalf("the second claim failed its verifier: %s", results[1])
-				}
-				if last := evs[len(evs)-1]; last.Type != "done" || !strings.Contains(string(last.Data), "Released.") {
-					t.Fatalf("the run did not finish with the model's answer: %s %s", last.Type, last.Data)
-				}
-
-				var done verifiedPlan
-				if code := apptest.GetJSON(t, base+"/threads/rel/plan", &done); code != http.StatusOK {
-					t.Fatalf("GET /threads/rel/plan = %d", code)
-				}
-				it = done.Items[0]
-				v = it.Verification
-				if done.State != "done" || it.Status != "completed" || v == nil || !v.Passed || v.ExitCode == nil || *v.ExitCode != 0 ||
-					v.VerifiedBy != "command: test -s notes/release.md" || v.Claim != "notes/release.md is written" || it.Attempts != 1 {
-					t.Fatalf("after the work: plan %s, item %+v, verification %+v; want done, completed and verified by the command with exit 0", done.State, it, v)
-				}
-				if it.Evidence != "verified by command: test -s notes/release.md (exit 0)" {
-					t.Fatalf("evidence = %q, want the harness's verification", it.Evidence)
-				}
+				verifyInBox(t, config, w)
 			})
 		}
+	}
+}
+
+// writer is the model's tool call that writes the release notes.
+type writer struct {
+	name, tool string
+	args       map[string]string
+}
+
+// verifyInBox runs the false claim, the work by w and the true claim on an
+// app whose dawn.yaml is config.
+func verifyInBox(t *testing.T, config string, w writer) {
+	dir := apptest.WriteApp(t, map[string]string{
+		"dawn.yaml":        config,
+		"release/agent.md": "---\nworkspace: thread\n---\nYou ship releases.\n",
+		"release/plan.md":  releasePlan,
+	})
+	claimed := make(chan struct{})
+	release := sync.OnceFunc(func() { close(claimed) })
+	defer release()
+	model := dawntest.Script().
+		CallTool("writeTodos", claim("I wrote the notes")).
+		Wait(claimed).CallTool(w.tool, w.args).
+		CallTool("writeTodos", claim("notes/release.md is written")).
+		Reply("Released.")
+	h := apptest.New(t, dir, model, apptest.Options{})
+	base := h.Serve(t)
+
+	// The run is read once the test has seen its plan mid-run.
+	type posted struct {
+		resp *http.Response
+		err  error
+	}
+	started := make(chan posted, 1)
+	go func() {
+		resp, err := http.Post(base+"/threads/rel/runs/stream", "application/json", strings.NewReader(apptest.RunBody("/release", "release v1.2")))
+		started <- posted{resp, err}
+	}()
+
+	// Between the false claim and the model's next turn the thread's plan
+	// holds the failed verification.
+	failed := waitForPlan(t, base, "rel", func(p verifiedPlan) bool {
+		return len(p.Items) == 1 && p.Items[0].Verification != nil
+	})
+	it := failed.Items[0]
+	v := it.Verification
+	if it.Status != "in_progress" || it.Attempts != 1 || v.Passed || v.ExitCode == nil || *v.ExitCode != 1 ||
+		v.VerifiedBy != "command: test -s notes/release.md" || v.Claim != "I wrote the notes" {
+		t.Fatalf("after the false claim: item %+v, verification %+v; want in_progress after one failed run of the command (exit 1)", it, *v)
+	}
+	release()
+
+	run := <-started
+	if run.err != nil {
+		t.Fatal(run.err)
+	}
+	checkClaims(t, apptest.ReadSSE(t, run.resp))
+	checkVerified(t, base)
+}
+
+// checkClaims checks the run's stream: the false claim's result gives the
+// model the verifier's failure, the true one passes, and the run ends with
+// the model's answer.
+func checkClaims(t *testing.T, evs []stream.Event) {
+	t.Helper()
+	results := resultsOf(t, evs, "writeTodos")
+	if len(results) != 2 {
+		t.Fatalf("writeTodos results = %q, want 2 (%s)", results, dawntest.Types(evs))
+	}
+	if !strings.Contains(results[0], "stay in_progress") || !strings.Contains(results[0], "failed verification by command: test -s notes/release.md (exit 1)") {
+		t.Fatalf("the model is not given the verifier's failure as the reason: %s", results[0])
+	}
+	if strings.Contains(results[1], "did not pass") {
+		t.Fatalf("the second claim failed its verifier: %s", results[1])
+	}
+	if last := evs[len(evs)-1]; last.Type != "done" || !strings.Contains(string(last.Data), "Released.") {
+		t.Fatalf("the run did not finish with the model's answer: %s %s", last.Type, last.Data)
+	}
+}
+
+// checkVerified checks the stored plan: done, its item completed with the
+// command's passing run as the evidence.
+func checkVerified(t *testing.T, base string) {
+	t.Helper()
+	var done verifiedPlan
+	if code := apptest.GetJSON(t, base+"/threads/rel/plan", &done); code != http.StatusOK || len(done.Items) != 1 {
+		t.Fatalf("GET /threads/rel/plan = %d, %+v", code, done)
+	}
+	it := done.Items[0]
+	v := it.Verification
+	if done.State != "done" || it.Status != "completed" || v == nil || !v.Passed || v.ExitCode == nil || *v.ExitCode != 0 ||
+		v.VerifiedBy != "command: test -s notes/release.md" || v.Claim != "notes/release.md is written" || it.Attempts != 1 {
+		t.Fatalf("after the work: plan %s, item %+v, verification %+v; want done, completed and verified by the command with exit 0", done.State, it, v)
+	}
+	if it.Evidence != "verified by command: test -s notes/release.md (exit 0)" {
+		t.Fatalf("evidence = %q, want the harness's verification", it.Evidence)
 	}
 }
 
