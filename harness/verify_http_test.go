@@ -25,9 +25,12 @@ import (
 	"github.com/dawn-go/dawn/stream"
 )
 
-// shellMarker stands in for the sandbox's runBash in these tests: a route
-// folder holding "shell" gets a runBash tool that runs its command with sh
-// in dir, under the call's deadline, and answers as the sandbox does.
+// shellMarker stands in for the sandbox's runBash in these tests, so they
+// check the harness's side of command verifiers on a host without a
+// sandbox: a route folder holding "shell" gets a runBash tool that runs
+// its command with sh in dir, under the call's deadline, and answers as
+// the sandbox does. The real sandbox (bubblewrap and docker) running a
+// verifier is covered by TestCommandVerifierInSandbox in package sandbox.
 type shellMarker struct{ dir string }
 
 func (shellMarker) Name() string { return "testshell" }
