@@ -454,3 +454,24 @@ func TestHeaderCap(t *testing.T) {
 		t.Fatalf("200 KiB of headers: %d, want 431", resp.StatusCode)
 	}
 }
+
+// TestLocalOnlyAnswersRequestsWithoutHost: an HTTP/1.0 request with no
+// Host header, as a load balancer's health check sends, is answered: only
+// a browser page can be rebound, and a browser always sends a Host.
+func TestLocalOnlyAnswersRequestsWithoutHost(t *testing.T) {
+	h := apptest.New(t, supportApp(t), dawntest.Script().Reply("ok"), apptest.Options{})
+	srv := httptest.NewServer(server.LocalOnly(h.API))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /healthz HTTP/1.0\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("GET /healthz over HTTP/1.0 with no Host: %q %v, want 200", status, err)
+	}
+}

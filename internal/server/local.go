@@ -25,7 +25,8 @@ import (
 //     nor one of Origins (kind "forbidden_origin"): a page on another
 //     site, or a sandboxed one (Origin "null"), calling the API.
 //
-// Requests without an Origin (curl, dawn run, a page's own GETs) pass.
+// Requests without an Origin (curl, dawn run, a page's own GETs) pass, and
+// so do requests without a Host (HTTP/1.0 health checks).
 // The zero HostGuard allows loopback names and the server's own origin.
 type HostGuard struct {
 	// Hosts are the names besides loopback ones a request's Host may
@@ -54,9 +55,11 @@ func (g HostGuard) Wrap(h http.Handler) http.Handler {
 }
 
 // allowsHost reports whether host (a Host header, with or without a
-// port) names this machine or one of g.Hosts.
+// port) names this machine or one of g.Hosts. A request with no Host at
+// all (HTTP/1.0, as a load balancer's health check) passes: only a
+// browser's page can be rebound, and a browser always sends a Host.
 func (g HostGuard) allowsHost(host string) bool {
-	if isLoopbackHost(host) {
+	if host == "" || isLoopbackHost(host) {
 		return true
 	}
 	name := hostOnly(host)
