@@ -106,8 +106,8 @@ func writeChat(w http.ResponseWriter, streamed bool, id, name, args, text string
 
 // TestOffloadAcrossReplicas: on two `dawn start` replicas of an app
 // binary sharing one Postgres database, a run on replica A gets a 1 MiB
-// tool output, which the model sees as a preview with an id and the
-// stream carries whole; a later run of the thread on replica B pages
+// tool output, which the model sees as a preview with an id, and so does
+// the stream (flagged truncated); a later run of the thread on replica B pages
 // through it with readToolOutput and reads exactly the bytes at the
 // offset it asked for.
 func TestOffloadAcrossReplicas(t *testing.T) {
@@ -134,24 +134,27 @@ func TestOffloadAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var full string
+	var shown struct {
+		Output      string `json:"output"`
+		Truncated   bool   `json:"truncated"`
+		OutputBytes int    `json:"output_bytes"`
+	}
 	for _, e := range events {
 		if e.Type == "tool_result" {
-			var d struct {
-				Output string `json:"output"`
-			}
-			_ = json.Unmarshal(e.Data, &d)
-			full = d.Output
+			_ = json.Unmarshal(e.Data, &shown)
 		}
-	}
-	if full != log {
-		t.Fatalf("replica A's tool_result holds %d bytes, want the whole %d (events %v)", len(full), len(log), eventTypes(events))
 	}
 	model.mu.Lock()
 	preview := model.results["call_1"]
 	model.mu.Unlock()
 	if len(preview) > 9000 || !strings.Contains(preview, "is 1048576 bytes") {
 		t.Fatalf("the model saw %d bytes of exportLog's output:\n%.400s", len(preview), preview)
+	}
+	// The event carries what the model saw, not the whole megabyte, which
+	// the thread keeps for readToolOutput and GET .../tool-outputs/:id.
+	if shown.Output != preview || !shown.Truncated || shown.OutputBytes != len(log) {
+		t.Fatalf("replica A's tool_result holds %d bytes (truncated %v, output_bytes %d), want the model's %d-byte preview of %d (events %v)",
+			len(shown.Output), shown.Truncated, shown.OutputBytes, len(preview), len(log), eventTypes(events))
 	}
 
 	const offset = 700000
