@@ -56,10 +56,8 @@ func TestCommandVerifierInSandbox(t *testing.T) {
 		{"runBash", "runBash", map[string]string{"command": "mkdir -p notes && echo 'v1.2: faster plans' > notes/release.md"}},
 	}
 	for _, p := range providers {
-		config := "sandbox:\n" + p.yaml
-		if p.name == "local" {
-			config = docsSandbox(t) // the dawn.yaml docs/harness.md shows
-		}
+		// The dawn.yaml docs/harness.md shows, on each provider.
+		config := strings.Replace(docsSandbox(t), "  provider: local\n", p.yaml, 1)
 		for _, w := range writers {
 			t.Run(p.name+"/"+w.name, func(t *testing.T) {
 				p.require(t)
