@@ -122,5 +122,6 @@ func (s *Scheduler) fire(ctx context.Context, c store.Cron, now time.Time) bool 
 		log.Warn("crons: the tick's run did not start", "tick", c.NextRunAt, "err", err)
 		return false
 	}
+	log.Info("crons: cron tick started its run", "tick", c.NextRunAt, "assistant", c.AssistantID, "thread", c.ThreadID)
 	return true
 }

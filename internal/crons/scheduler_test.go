@@ -1,9 +1,12 @@
 package crons
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,5 +180,28 @@ func TestParse(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("Parse(%q, %q, %v): %v", c.schedule, c.tz, c.seconds, err)
 		}
+	}
+}
+
+// TestSchedulerLogsEachTick: a tick this scheduler starts is logged once,
+// naming the cron, its tick and its assistant, so an operator sees crons
+// fire; a tick another scheduler won is not.
+func TestSchedulerLogsEachTick(t *testing.T) {
+	st := openStore(t)
+	day := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	addCron(t, st, "five", "*/5 * * * *", "", day.Add(-time.Minute), time.Time{})
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	clock := day
+	a := New(st, &starts{}, Options{Now: func() time.Time { return clock }, Logger: logger})
+	b := New(st, &starts{}, Options{Now: func() time.Time { return clock }, Logger: logger})
+	for _, sc := range []*Scheduler{a, b} {
+		if _, err := sc.Fire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := logs.String()
+	if n := strings.Count(text, "cron tick started its run"); n != 1 || !strings.Contains(text, "cron=five") || !strings.Contains(text, "assistant=/chat") || !strings.Contains(text, "2030-01-07T09:00:00") {
+		t.Fatalf("%d tick lines; the log:\n%s", n, text)
 	}
 }
