@@ -58,16 +58,34 @@ func modelName(id string) string { return strings.TrimPrefix(id, "/") }
 // models lists every route that runs on its own (not the subagents), in
 // route id order.
 func (s *endpoint) models(c echo.Context) error {
-	a := s.host.App()
 	data := []modelInfo{}
+	for _, r := range s.served() {
+		data = append(data, newModelInfo(r))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// served is every route that runs on its own (not the subagents), in
+// route id order.
+func (s *endpoint) served() []*router.Route {
+	a := s.host.App()
+	var out []*router.Route
 	if a.Tree != nil {
 		for _, r := range a.Tree.Routes {
 			if _, ok := a.Routes[r.ID]; ok && r.Kind != router.KindSubagent {
-				data = append(data, newModelInfo(r))
+				out = append(out, r)
 			}
 		}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data})
+	return out
+}
+
+// hint names one of the app's models for an error's advice: `like "x"`.
+func (s *endpoint) hint() string {
+	if routes := s.served(); len(routes) > 0 {
+		return fmt.Sprintf("like %q ", modelName(routes[0].ID))
+	}
+	return ""
 }
 
 // model answers GET /v1/models/{model}.
@@ -98,25 +116,27 @@ func urlModel(c echo.Context) (string, error) {
 // asked to run.
 func (s *endpoint) resolve(model string) (*router.Route, string, error) {
 	if strings.Trim(model, "/ ") == "" {
-		return nil, "", invalid("model", `model is required: name a route, like "support/acme" (GET /v1/models lists them)`)
+		return nil, "", invalid("model", "model is required: name a route, "+s.hint()+"(GET /v1/models lists them)")
 	}
 	key := "/" + strings.TrimPrefix(model, "/")
 	p, _, err := s.host.App().Resolve(key)
 	var nf *router.NotFoundError
 	switch {
 	case errors.As(err, &nf) || errors.Is(err, router.ErrInvalidPath):
-		return nil, "", notFound(model, "")
+		return nil, "", notFound(model, "", s.hint())
 	case err != nil:
 		return nil, "", err
 	case p.Route.Kind == router.KindSubagent:
-		return nil, "", notFound(model, fmt.Sprintf(": %s is a subagent of %s and runs only as its task", p.Route.ID, p.Route.Parent))
+		return nil, "", notFound(model, fmt.Sprintf(": %s is a subagent of %s and runs only as its task", p.Route.ID, p.Route.Parent), s.hint())
 	}
 	return p.Route, key, nil
 }
 
-func notFound(model, why string) *apiError {
+// notFound is the 404 of model, which does not exist for why; hint names
+// one of the app's models.
+func notFound(model, why, hint string) *apiError {
 	return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
-		Msg: fmt.Sprintf("the model %q does not exist%s; name a route id or path, like \"support/acme\" (GET /v1/models lists them)", model, why)}
+		Msg: fmt.Sprintf("the model %q does not exist%s; name a route id or path, %s(GET /v1/models lists them)", model, why, hint)}
 }
 
 // chatRequest is the part of a chat-completion request this endpoint

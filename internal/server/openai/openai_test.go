@@ -494,3 +494,19 @@ func waitActive(t *testing.T, h *apptest.Harness, threadID string) *runner.Run {
 	t.Fatalf("no run started on %s", threadID)
 	return nil
 }
+
+// TestErrorsNameThisAppsRoutes: the hint of a missing or unknown model
+// names a route of the app being served, not one of the example app.
+func TestErrorsNameThisAppsRoutes(t *testing.T) {
+	dir := apptest.WriteApp(t, map[string]string{"notes/agent.md": "You take notes."})
+	h := apptest.New(t, dir, dawntest.Script().Reply("ok").Repeat(), apptest.Options{})
+	url := h.Serve(t)
+	for _, body := range []string{`{"model":"nope","messages":[{"role":"user","content":"Hi"}]}`, `{"messages":[{"role":"user","content":"Hi"}]}`} {
+		resp := post(t, url, body)
+		status := resp.StatusCode
+		e := decode[oaError](t, resp, status).Error
+		if !strings.Contains(e.Message, `like "notes"`) || strings.Contains(e.Message, "acme") {
+			t.Errorf("%s: %d %q, want a hint naming the app's route notes", body, status, e.Message)
+		}
+	}
+}
