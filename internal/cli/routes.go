@@ -17,7 +17,7 @@ func newRoutesCmd(cfg *Config) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "routes",
 		Short: "List the app's routes and their capabilities",
-		Long: `routes lists every route: its id, folder, kind, params and capabilities.
+		Long: `routes lists every route: its id, folder, kind, params, capabilities and tools.
 With --json it prints a JSON array (id, dir, kind, params, capabilities, and
 for planning the seed todos) for tools to read.`,
 		Args: cobra.NoArgs,
@@ -37,15 +37,13 @@ for planning the seed todos) for tools to read.`,
 				return appProblem(err)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ROUTE\tKIND\tCAPABILITIES\tMODEL\tFOLDER")
+			fmt.Fprintln(tw, "ROUTE\tKIND\tCAPABILITIES\tTOOLS\tMODEL\tFOLDER")
 			for _, r := range infos {
-				caps := strings.Join(r.Capabilities, ",")
+				caps, tools := orDash(strings.Join(r.Capabilities, ",")), orDash(strings.Join(r.Tools, ","))
 				if r.Error != "" {
-					caps = "BROKEN"
-				} else if caps == "" {
-					caps = "-"
+					caps, tools = "BROKEN", "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, caps, r.Model, r.Dir)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, caps, tools, r.Model, r.Dir)
 			}
 			tw.Flush()
 			for _, m := range a.Config.Markers {
@@ -64,4 +62,12 @@ for planning the seed todos) for tools to read.`,
 	appFlag(cmd, &dir)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for tools")
 	return cmd
+}
+
+// orDash is s, or "-" for an empty cell.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -96,4 +96,14 @@ func TestRoutesJSON(t *testing.T) {
 			t.Errorf("the routes table lacks %s:\n%s", id, table.stdout)
 		}
 	}
+	// It has a tools column: a route with plan.md lists writeTodos.
+	lines := strings.Split(table.stdout, "\n")
+	if !strings.Contains(lines[0], "TOOLS") {
+		t.Errorf("the routes table has no TOOLS column:\n%s", table.stdout)
+	}
+	for _, line := range lines {
+		if strings.HasPrefix(line, "/support/[tenant] ") && !strings.Contains(line, "writeTodos") {
+			t.Errorf("the /support/[tenant] row names no writeTodos: %s", line)
+		}
+	}
 }
