@@ -85,6 +85,9 @@ func runDev(ctx context.Context, cfg *Config, dir string, port int, child bool, 
 		return appProblem(err)
 	}
 	logModels(logger, a, cfg.Env)
+	if auth := a.Config.Auth; auth.JWT != nil || auth.None {
+		logger.Warn("dawn dev serves without authentication: dawn.yaml's auth: is for dawn start; here every request is the one local user, on 127.0.0.1 only")
+	}
 	load := func(ctx context.Context) (*app.App, error) { return loadApp(ctx, cfg, dir) }
 	devserver.NewReloader(load, s.runs, stderr).Watch(ctx, logger)
 	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))

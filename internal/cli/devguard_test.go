@@ -237,3 +237,17 @@ func TestDevAllowsConfiguredHosts(t *testing.T) {
 		t.Errorf("dev, another name: %d %+v, want 403 forbidden_host", status, e)
 	}
 }
+
+// TestDevSaysItServesWithoutAuth: dawn dev with auth: in dawn.yaml says at
+// start that it serves without it, instead of dropping it silently.
+func TestDevSaysItServesWithoutAuth(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"support/[tenant]/agent.md": supportAgent("Support"),
+		"dawn.yaml":                 "auth:\n  jwt:\n    secret_env: DAWN_JWT_SECRET\n",
+	})
+	s := startDawn(t, append(offlineEnv(), "DAWN_JWT_SECRET=s3cret"), 30*time.Second, "dev", "--app", dir)
+	if out := s.out.String(); !strings.Contains(out, "dawn dev serves without authentication") || !strings.Contains(out, "dawn start") {
+		t.Errorf("dev with auth: said nothing of it at start:\n%s", out)
+	}
+}
