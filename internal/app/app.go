@@ -118,6 +118,9 @@ func (a *App) prepareInput(ctx context.Context, opts Options) (capabilities.Inpu
 		}
 	}
 	for _, t := range opts.Tools {
+		if id, broken := a.Tree.MatchBroken(t.Route); broken && id == t.Route {
+			continue // the route is there but its agent.md cannot be read: that is reported
+		}
 		if t.Route != "" && a.Tree.Route(t.Route) == nil {
 			errs = append(errs, fmt.Errorf("the app registers tool %q for route %s, but there is no such route under %s", t.Tool.Spec().Name, t.Route, a.Dir))
 		}

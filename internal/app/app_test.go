@@ -167,3 +167,19 @@ func TestMessageKeysDistinct(t *testing.T) {
 		t.Errorf("a key of its own: %v", err)
 	}
 }
+
+// TestToolOfABrokenRoute: a Go tool scoped to a route whose agent.md has a
+// typo in its front matter is not reported as registered for "no such
+// route": the route's own problem is the one to fix, and it is reported.
+func TestToolOfABrokenRoute(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"ops/agent.md": "---\ntoolz: [deploy]\n---\nYou deploy.\n"})
+	tool := capabilities.AppTool{Route: "/ops", Tool: capabilities.Func("deploy", "Deploy.", func(context.Context, struct{}) (string, error) { return "ok", nil })}
+	_, err := app.Load(context.Background(), dir, app.Options{Tools: []capabilities.AppTool{tool}, ToolsKnown: true, Markers: markers.All()})
+	if err == nil || !strings.Contains(err.Error(), "toolz") {
+		t.Fatalf("err = %v, want the agent.md typo reported", err)
+	}
+	if strings.Contains(err.Error(), "no such route") {
+		t.Errorf("err = %v: the broken route's tool is reported as registered for no such route", err)
+	}
+}
