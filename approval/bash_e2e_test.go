@@ -424,21 +424,14 @@ func TestCommandOverAGUI(t *testing.T) {
 	url, sh := serveShell(t, shellApp(t, "permissions:\n  deny: {bash: [rm -rf]}\n"), model, apptest.Options{})
 	start := `{"threadId":"g1","runId":"r1","messages":[{"id":"m1","role":"user","content":"test it"}],"tools":[],"context":[],"state":{}}`
 	events := aguiEvents(t, post(t, url+"/agui/%2Fops%23agent", start))
-	last := events[len(events)-1]
-	outcome, _ := last["outcome"].(map[string]any)
-	interrupts, _ := outcome["interrupts"].([]any)
-	if last["type"] != "RUN_FINISHED" || outcome["type"] != "interrupt" || len(interrupts) != 1 {
-		t.Fatalf("last AG-UI event of a parked run: %v", last)
-	}
-	first, _ := interrupts[0].(map[string]any)
-	raw, _ := json.Marshal(first)
+	first, raw := aguiInterrupt(t, events)
 	if !strings.Contains(string(raw), `"kind":"command"`) || !strings.Contains(string(raw), `"command":"make test"`) {
 		t.Fatalf("AG-UI interrupt: %s", raw)
 	}
 	id, _ := first["id"].(string)
 	resumed := fmt.Sprintf(`{"threadId":"g1","runId":"r2","messages":[],"tools":[],"context":[],"state":{},"resume":[{"interruptId":%q,"status":"resolved","payload":"once"}]}`, id)
 	events = aguiEvents(t, post(t, url+"/agui/%2Fops%23agent", resumed))
-	last = events[len(events)-1]
+	last := events[len(events)-1]
 	if outcome, _ := last["outcome"].(map[string]any); last["type"] != "RUN_FINISHED" || outcome["type"] != "success" {
 		t.Fatalf("last AG-UI event of the resumed run: %v", last)
 	}
@@ -518,4 +511,20 @@ func TestBypassIsAnnounced(t *testing.T) {
 			t.Errorf("dawn.yaml %q, %s=%q: notices %q", c.yaml, approval.ModeEnv, c.env, notices)
 		}
 	}
+}
+
+// aguiInterrupt is the one interrupt of the outcome of events, an AG-UI
+// run that parked, and its JSON; the test fails when the run did not park
+// on exactly one.
+func aguiInterrupt(t *testing.T, events []map[string]any) (map[string]any, []byte) {
+	t.Helper()
+	last := events[len(events)-1]
+	outcome, _ := last["outcome"].(map[string]any)
+	interrupts, _ := outcome["interrupts"].([]any)
+	if last["type"] != "RUN_FINISHED" || outcome["type"] != "interrupt" || len(interrupts) != 1 {
+		t.Fatalf("last AG-UI event of a parked run: %v", last)
+	}
+	first, _ := interrupts[0].(map[string]any)
+	raw, _ := json.Marshal(first)
+	return first, raw
 }

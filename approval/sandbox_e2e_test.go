@@ -261,14 +261,7 @@ func TestGateOnRealRunBashOverAGUI(t *testing.T) {
 	d, _ := json.Marshal(bash("touch agui.txt"))
 	start, _ := json.Marshal(map[string]any{"threadId": "g1", "runId": "r1", "messages": []map[string]string{{"id": "m1", "role": "user", "content": string(d)}}, "tools": []any{}, "context": []any{}, "state": map[string]any{}})
 	events := aguiEvents(t, authed(t, http.MethodPost, b.url+"/agui/%2Fops%23agent", b.alice, string(start)))
-	last := events[len(events)-1]
-	outcome, _ := last["outcome"].(map[string]any)
-	interrupts, _ := outcome["interrupts"].([]any)
-	if last["type"] != "RUN_FINISHED" || outcome["type"] != "interrupt" || len(interrupts) != 1 {
-		t.Fatalf("last AG-UI event of a parked run: %v", last)
-	}
-	first, _ := interrupts[0].(map[string]any)
-	raw, _ := json.Marshal(first)
+	first, raw := aguiInterrupt(t, events)
 	if !strings.Contains(string(raw), `"kind":"command"`) || !strings.Contains(string(raw), `"command":"touch agui.txt"`) {
 		t.Fatalf("AG-UI interrupt: %s", raw)
 	}
@@ -280,7 +273,7 @@ func TestGateOnRealRunBashOverAGUI(t *testing.T) {
 	id, _ := first["id"].(string)
 	resumed := fmt.Sprintf(`{"threadId":"g1","runId":"r2","messages":[],"tools":[],"context":[],"state":{},"resume":[{"interruptId":%q,"status":"resolved","payload":"once"}]}`, id)
 	events = aguiEvents(t, authed(t, http.MethodPost, b.url+"/agui/%2Fops%23agent", b.alice, resumed))
-	last = events[len(events)-1]
+	last := events[len(events)-1]
 	if outcome, _ := last["outcome"].(map[string]any); last["type"] != "RUN_FINISHED" || outcome["type"] != "success" {
 		t.Fatalf("last AG-UI event of the resumed run: %v", last)
 	}
