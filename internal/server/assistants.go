@@ -28,45 +28,45 @@ func (h *host) CreateAssistant(ctx context.Context, a store.Assistant) (store.As
 	if err := mayChangeAssistants(ctx); err != nil {
 		return store.Assistant{}, err
 	}
-	return h.Store.CreateAssistant(ctx, a)
+	return h.store.CreateAssistant(ctx, a)
 }
 
 func (h *host) UpdateAssistant(ctx context.Context, id string, change func(*store.Assistant) error) (store.Assistant, error) {
 	if err := mayChangeAssistants(ctx); err != nil {
 		return store.Assistant{}, err
 	}
-	return h.Store.UpdateAssistant(ctx, id, change)
+	return h.store.UpdateAssistant(ctx, id, change)
 }
 
 func (h *host) SetLatestAssistant(ctx context.Context, id string, version int) (store.Assistant, error) {
 	if err := mayChangeAssistants(ctx); err != nil {
 		return store.Assistant{}, err
 	}
-	return h.Store.SetLatestAssistant(ctx, id, version)
+	return h.store.SetLatestAssistant(ctx, id, version)
 }
 
 func (h *host) DeleteAssistant(ctx context.Context, id string) error {
 	if err := mayChangeAssistants(ctx); err != nil {
 		return err
 	}
-	return h.Store.DeleteAssistant(ctx, id)
+	return h.store.DeleteAssistant(ctx, id)
 }
 
 // GetAssistant, SearchAssistants, CountAssistants and AssistantVersions
 // read for everyone.
 
 func (h *host) GetAssistant(ctx context.Context, id string) (store.Assistant, error) {
-	return h.Store.GetAssistant(ctx, id)
+	return h.store.GetAssistant(ctx, id)
 }
 
 func (h *host) SearchAssistants(ctx context.Context, q store.AssistantQuery) ([]store.Assistant, error) {
-	return h.Store.SearchAssistants(ctx, q)
+	return h.store.SearchAssistants(ctx, q)
 }
 
 func (h *host) CountAssistants(ctx context.Context, q store.AssistantQuery) (int, error) {
-	return h.Store.CountAssistants(ctx, q)
+	return h.store.CountAssistants(ctx, q)
 }
 
 func (h *host) AssistantVersions(ctx context.Context, id string, q store.AssistantQuery) ([]store.Assistant, error) {
-	return h.Store.AssistantVersions(ctx, id, q)
+	return h.store.AssistantVersions(ctx, id, q)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"strconv"
 	"time"
@@ -29,18 +28,4 @@ func cronOptions(env func(string) string, logger *slog.Logger) crons.Options {
 	}
 	o.Seconds, _ = strconv.ParseBool(env("DAWN_CRON_SECONDS"))
 	return o
-}
-
-// startCrons runs the scheduler of crons while the runner runs, when a
-// wire gave the host a starter of their runs.
-func (s *Server) startCrons() {
-	if s.host.cronStarter == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-s.runs.Stopped()
-		cancel()
-	}()
-	go crons.New(s.runs.Store(), s.host.cronStarter, s.cronOpts).Run(ctx)
 }

@@ -10,5 +10,7 @@
 // wire.Host the core offers: the LangGraph Agent Server dialect
 // (internal/server/langgraph), AG-UI (internal/server/agui) and the
 // OpenAI-compatible API (internal/server/openai). It owns
-// HTTP only; runs are the runner's business.
+// HTTP only: the rules of a run (admission, multitask strategies, the
+// queue, ownership) are the runs service's (internal/runs), and running
+// them is the runner's.
 package server

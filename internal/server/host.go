@@ -12,17 +12,20 @@ import (
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/runs"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
 )
 
-// host is the wire.Host the core offers its wires: the runner's runs, the
-// store's reads of threads and runs (and, for the core itself, thread
-// creation), and the mux.
+// host is the wire.Host the core offers its wires: the runs service (runs
+// and their admission, threads, crons and items, each owner-checked), the
+// store's assistants, and the mux.
 type host struct {
-	store.Store
-	s *Server
+	*runs.Service
+	// store keeps the assistants (see assistants.go).
+	store store.Store
+	s     *Server
 	// adds are the wires' own endpoints, mounted after Dawn's.
 	adds []wireRoute
 	// intercepts are the wires' middleware in front of Dawn's handlers, by
@@ -30,8 +33,6 @@ type host struct {
 	intercepts map[string][]echo.MiddlewareFunc
 	// exposed are the response headers the wires let a browser page read.
 	exposed []string
-	// cronStarter starts the runs of cron ticks, given by a wire.
-	cronStarter crons.Starter
 }
 
 type wireRoute struct {
@@ -43,7 +44,7 @@ type wireRoute struct {
 var _ wire.Host = (*host)(nil)
 
 func newHost(s *Server) *host {
-	return &host{Store: s.runs.Store(), s: s, intercepts: map[string][]echo.MiddlewareFunc{}}
+	return &host{Service: s.svc, store: s.runs.Store(), s: s, intercepts: map[string][]echo.MiddlewareFunc{}}
 }
 
 func (h *host) Add(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
@@ -87,60 +88,9 @@ func (h *host) CheckWebhook(ctx context.Context, url string) error {
 
 func (h *host) App() *app.App { return h.s.runs.App() }
 
-// RollbackRun stops run r, here or on another replica, and discards its
-// steps; another user's run is one that does not exist.
-func (h *host) RollbackRun(ctx context.Context, r store.Run, wait bool) (bool, error) {
-	if err := h.runVisible(ctx, r.ID); err != nil {
-		return false, err
-	}
-	if live := h.s.runs.Active(r.ThreadID); live != nil && live.ID == r.ID {
-		live.Rollback()
-		if wait {
-			select {
-			case <-live.Done():
-			case <-ctx.Done():
-				return true, ctx.Err()
-			}
-		}
-		return true, nil
-	}
-	remote, ok := h.s.runs.RemoteRun(ctx, r.ThreadID)
-	if !ok || remote.ID != r.ID {
-		return false, nil
-	}
-	return true, h.s.stopRemote(ctx, remote, wait, "rollback")
-}
-
 func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
-	run, queued, err := h.s.admit(ctx, req, strategy, at)
+	run, queued, err := h.Service.Admit(ctx, req, strategy, at)
 	return run, queued, queuedError(err)
-}
-
-// ClearThread, AwaitStart and Dequeue act on another user's thread or run
-// as on one that does not exist.
-func (h *host) ClearThread(ctx context.Context, threadID string, rollback bool) error {
-	if err := h.visible(ctx, threadID); err != nil {
-		return err
-	}
-	return h.s.clearThread(ctx, threadID, rollback)
-}
-
-func (h *host) AwaitStart(ctx context.Context, runID string) (store.Run, error) {
-	if err := h.runVisible(ctx, runID); err != nil {
-		return store.Run{}, err
-	}
-	return h.s.runs.AwaitStart(ctx, runID)
-}
-
-func (h *host) Dequeue(ctx context.Context, runID string) error {
-	if err := h.runVisible(ctx, runID); err != nil {
-		return err
-	}
-	return h.s.runs.Dequeue(ctx, runID)
-}
-
-func (h *host) Follow(runID string, after int64) *runner.Follower {
-	return h.s.runs.Follow(runID, after)
 }
 
 func (h *host) Subscribed() func() { return h.s.runs.Telemetry().Subscribed() }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/runs"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
@@ -88,7 +89,7 @@ func (s *Server) parseRun(c echo.Context) (runner.Request, admission, error) {
 		return req, admission{}, err
 	}
 	var adm admission
-	if adm.strategy, err = checkMultitask(body.MultitaskStrategy, MultitaskReject); err != nil {
+	if adm.strategy, err = checkMultitask(body.MultitaskStrategy, runs.Reject); err != nil {
 		return req, adm, err
 	}
 	adm.at, err = wire.NotBefore(body.AfterSeconds, time.Now())
@@ -141,13 +142,13 @@ func (s *Server) runWait(c echo.Context) error {
 	// and the handler returns once it is done.
 	req.OnCaller = true
 	ctx := c.Request().Context()
-	run, queued, err := s.admit(ctx, req, adm.strategy, adm.at)
+	run, queued, err := s.svc.Admit(ctx, req, adm.strategy, adm.at)
 	if err != nil {
 		return queuedError(checkpointError(req, err))
 	}
 	if run == nil {
 		c.Response().Header().Set("Dawn-Run-Id", queued.ID)
-		live, now, err := s.awaitQueued(ctx, queued)
+		live, now, err := s.svc.AwaitQueued(ctx, queued)
 		switch {
 		case ctx.Err() != nil:
 			return nil // the client left; the run stays queued
@@ -192,14 +193,14 @@ func (s *Server) runStream(c echo.Context) error {
 		return err
 	}
 	req.Stream = true
-	run, queued, err := s.admit(c.Request().Context(), req, adm.strategy, adm.at)
+	run, queued, err := s.svc.Admit(c.Request().Context(), req, adm.strategy, adm.at)
 	if err != nil {
 		return queuedError(checkpointError(req, err))
 	}
 	if run == nil {
 		// The stream opens now and carries the run's events once it
 		// starts, here or on another replica.
-		return s.writeStream(c, &queuedSource{s: s, r: queued}, queued.ID)
+		return s.writeStream(c, s.svc.QueuedEvents(queued, 0), queued.ID)
 	}
 	return s.writeStream(c, run.Log.Subscribe(0), run.ID)
 }
@@ -225,7 +226,7 @@ func (s *Server) joinStream(c echo.Context) error {
 		return err
 	}
 	if r.Status == store.RunPending {
-		return s.writeStream(c, &queuedSource{s: s, r: r, after: after}, runID)
+		return s.writeStream(c, s.svc.QueuedEvents(r, after), runID)
 	}
 	return s.followRemote(c, runID, after)
 }

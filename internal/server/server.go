@@ -15,6 +15,7 @@ import (
 	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/runs"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
 	"github.com/dawn-go/dawn/internal/server/mcp"
@@ -57,8 +58,11 @@ var (
 
 // Server is the HTTP API.
 type Server struct {
-	echo   *echo.Echo
-	runs   *runner.Manager
+	echo *echo.Echo
+	runs *runner.Manager
+	// svc is the runs service below every wire: admission, ownership,
+	// stopping runs here or on another replica.
+	svc    *runs.Service
 	opts   Options
 	logger *slog.Logger
 	// host is what the wires mount on and read runs and threads through.
@@ -79,7 +83,7 @@ type Server struct {
 // New returns the API for the runs managed by m: Dawn's wire, and the
 // LangGraph, AG-UI, OpenAI and MCP wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
-	s := &Server{echo: echo.New(), runs: m, opts: opts, logger: opts.Logger, audited: maps.Clone(defaultAudited)}
+	s := &Server{echo: echo.New(), runs: m, svc: runs.New(m), opts: opts, logger: opts.Logger, audited: maps.Clone(defaultAudited)}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
@@ -87,7 +91,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.host = newHost(s)
 	langgraph.Mount(s.host)
 	agui.Mount(s.host)
-	s.startCrons()
+	s.svc.ServeCrons(s.cronOpts)
 	openai.Mount(s.host)
 	mcp.Mount(s.host)
 	e := s.echo

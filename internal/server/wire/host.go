@@ -3,13 +3,13 @@ package wire
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/runs"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/labstack/echo/v4"
@@ -178,12 +178,9 @@ type Assistants interface {
 }
 
 // MaxClears bounds how often a run that interrupts (or rolls back) clears
-// its thread again because another such run started there first, between
-// its clearing and its start.
-const MaxClears = 10
+// its thread again (runs.MaxClears).
+const MaxClears = runs.MaxClears
 
 // Busy reports whether err refuses a run because its thread has one in
-// flight, on this replica or another.
-func Busy(err error) bool {
-	return errors.Is(err, runner.ErrBusy) || errors.Is(err, store.ErrBusy)
-}
+// flight, on this replica or another (runs.Busy).
+func Busy(err error) bool { return runs.Busy(err) }

@@ -1,9 +1,7 @@
 package wire
 
 import (
-	"fmt"
-
-	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/runs"
 	"github.com/labstack/echo/v4"
 )
 
@@ -36,4 +34,4 @@ func ThreadNotFound(c echo.Context) error {
 
 // MissingThread is the store's answer for a thread that does not exist,
 // word for word.
-func MissingThread(id string) error { return fmt.Errorf("thread %q: %w", id, store.ErrNotFound) }
+func MissingThread(id string) error { return runs.MissingThread(id) }
