@@ -1,0 +1,113 @@
+package langgraph
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/labstack/echo/v4"
+)
+
+// This file holds the requests to Dawn's own endpoints that are in the
+// LangGraph dialect: how they are told from Dawn's (by body or query),
+// and what the dialect adds to Dawn's POST /threads.
+
+// byDialect serves a run request with lg when its body names assistant_id
+// and no route (the LangGraph dialect), and with Dawn's handler otherwise.
+func byDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
+	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			data, err := wire.PeekBody(c)
+			if err != nil {
+				return err
+			}
+			var names struct {
+				Route       *string `json:"route"`
+				AssistantID *string `json:"assistant_id"`
+			}
+			if json.Unmarshal(wire.TrimBOM(data), &names) == nil && names.AssistantID != nil && names.Route == nil {
+				return markLG(lg)(c)
+			}
+			return dawn(c)
+		}
+	}
+}
+
+// joinDialect serves GET /threads/:id/runs/:run/stream: the LangGraph
+// SDK's joinStream always sends cancel_on_disconnect, and its reconnection
+// follows the Location a LangGraph stream names, which carries
+// stream_mode; anything else is Dawn's rejoin.
+func joinDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
+	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			q := c.QueryParams()
+			if q.Has("cancel_on_disconnect") || q.Has("stream_mode") {
+				return markLG(lg)(c)
+			}
+			return dawn(c)
+		}
+	}
+}
+
+// runsDialect serves GET /threads/:id/runs: the LangGraph SDK always sends
+// limit and offset; Dawn's clients send no query.
+func runsDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
+	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			q := c.QueryParams()
+			if q.Has("limit") || q.Has("offset") || q.Has("status") || q.Has("select") {
+				return markLG(lg)(c)
+			}
+			return dawn(c)
+		}
+	}
+}
+
+// lgCreateThread serves POST /threads: Dawn's, plus LangGraph's if_exists
+// "do_nothing", which returns the existing thread.
+func (s *dialect) lgCreateThread(dawn echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		data, err := wire.PeekBody(c)
+		if err != nil {
+			return err
+		}
+		var body struct {
+			ThreadID   string          `json:"thread_id"`
+			IfExists   string          `json:"if_exists"`
+			Supersteps json.RawMessage `json:"supersteps"`
+			GraphID    string          `json:"graph_id"`
+			TTL        json.RawMessage `json:"ttl"`
+			Metadata   json.RawMessage `json:"metadata"`
+		}
+		_ = json.Unmarshal(data, &body)
+		if _, err := wire.ThreadTTL(body.TTL); err != nil { // Dawn's handler keeps it
+			return err
+		}
+		switch {
+		case !isNull(body.Supersteps):
+			if body.GraphID == "" { // the SDK sends graphId as metadata.graph_id
+				var meta struct {
+					GraphID string `json:"graph_id"`
+				}
+				_ = json.Unmarshal(body.Metadata, &meta) // Dawn's handler answers a bad metadata
+				body.GraphID = meta.GraphID
+			}
+			return s.createWithSupersteps(c, dawn, body.Supersteps, body.GraphID)
+		case body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing":
+			return wire.BadBody(`if_exists must be "raise" or "do_nothing", not ` + strconv.Quote(body.IfExists))
+		}
+		if body.IfExists == "do_nothing" && body.ThreadID != "" {
+			if t, err := s.host.GetThread(c.Request().Context(), body.ThreadID); err == nil {
+				return c.JSON(http.StatusOK, t)
+			}
+		}
+		return dawn(c)
+	}
+}
+
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
