@@ -31,8 +31,17 @@ type host struct {
 	// intercepts are the wires' middleware in front of Dawn's handlers, by
 	// "METHOD path".
 	intercepts map[string][]echo.MiddlewareFunc
+	// claims are the wires' claims on requests to Dawn's endpoints, by
+	// "METHOD path", in the order the wires made them.
+	claims map[string][]claim
 	// exposed are the response headers the wires let a browser page read.
 	exposed []string
+}
+
+// claim is a wire's claim on some requests to one of Dawn's endpoints.
+type claim struct {
+	claims func(echo.Context) (bool, error)
+	h      echo.HandlerFunc
 }
 
 type wireRoute struct {
@@ -44,7 +53,7 @@ type wireRoute struct {
 var _ wire.Host = (*host)(nil)
 
 func newHost(s *Server) *host {
-	return &host{Service: s.svc, store: s.runs.Store(), s: s, intercepts: map[string][]echo.MiddlewareFunc{}}
+	return &host{Service: s.svc, store: s.runs.Store(), s: s, intercepts: map[string][]echo.MiddlewareFunc{}, claims: map[string][]claim{}}
 }
 
 func (h *host) Add(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
@@ -56,18 +65,54 @@ func (h *host) Intercept(method, path string, mw echo.MiddlewareFunc) {
 	h.intercepts[key] = append(h.intercepts[key], mw)
 }
 
+func (h *host) Claim(method, path string, claims func(echo.Context) (bool, error), fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	for i := len(m) - 1; i >= 0; i-- {
+		fn = m[i](fn)
+	}
+	key := method + " " + path
+	h.claims[key] = append(h.claims[key], claim{claims, fn})
+}
+
 func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers...) }
 
 // handle serves method and path with Dawn's handler fn, behind the route
 // middleware m, the wires' intercepts of it (the first intercept sees the
 // request first) and the owner check (guardThread).
+//
+// A path that Dawn and another wire share is told apart here, and only
+// here (negotiate): a request a wire claims (wire.Mux's Claim) is that
+// wire's, every other is Dawn's. The LangGraph dialect claims run
+// requests whose body names assistant_id and no route, the runs list
+// with a query, and a stream rejoin with cancel_on_disconnect or
+// stream_mode.
 func (s *Server) handle(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
-	fn = s.guardThread(path, fn, true)
+	fn = s.host.negotiate(method+" "+path, s.guardThread(path, fn, true))
 	mws := s.host.intercepts[method+" "+path]
 	for i := len(mws) - 1; i >= 0; i-- {
 		fn = mws[i](fn)
 	}
 	s.echo.Add(method, path, fn, m...)
+}
+
+// negotiate serves a request to one of Dawn's endpoints, key, with the
+// handler of the first wire that claims it, or else with dawn.
+func (h *host) negotiate(key string, dawn echo.HandlerFunc) echo.HandlerFunc {
+	claims := h.claims[key]
+	if len(claims) == 0 {
+		return dawn
+	}
+	return func(c echo.Context) error {
+		for _, cl := range claims {
+			ok, err := cl.claims(c)
+			if err != nil {
+				return err
+			}
+			if ok {
+				return cl.h(c)
+			}
+		}
+		return dawn(c)
+	}
 }
 
 // mountWires mounts the wires' own endpoints, in the order they added

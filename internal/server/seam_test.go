@@ -11,17 +11,21 @@ import (
 )
 
 // TestHostChecksEveryRead: every method of the wires' Host that takes a
-// request's context is the core host's own (internal/server/owners.go
-// and host.go), not one promoted from the store it embeds, which would
-// read any user's threads. A method added to wire.Host must be written
-// on the host, with the owner check.
+// request's context is the core host's own (host.go, assistants.go) or
+// the runs service's (internal/runs, which checks the owner), never one
+// promoted from a store, which would read any user's threads. A method
+// added to wire.Host must be written on the service or the host, with
+// the owner check.
 func TestHostChecksEveryRead(t *testing.T) {
 	fset := token.NewFileSet()
 	wireFile, err := parser.ParseFile(fset, filepath.Join("wire", "host.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared := hostMethods(t, fset)
+	declared := methodsOf(t, fset, ".", "host")
+	for name := range methodsOf(t, fset, filepath.Join("..", "runs"), "Service") {
+		declared[name] = true
+	}
 	for _, d := range wireFile.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok {
@@ -42,18 +46,18 @@ func TestHostChecksEveryRead(t *testing.T) {
 					continue
 				}
 				if name := m.Names[0].Name; !declared[name] {
-					t.Errorf("wire.%s.%s takes a request's context but the host does not declare it: write it on *host with the owner check (see owners.go)", ts.Name.Name, name)
+					t.Errorf("wire.%s.%s takes a request's context but neither the host nor the runs service declares it: write it on *runs.Service (or *host) with the owner check", ts.Name.Name, name)
 				}
 			}
 		}
 	}
 }
 
-// hostMethods are the names of the methods declared on *host in the
-// package's non-test files.
-func hostMethods(t *testing.T, fset *token.FileSet) map[string]bool {
+// methodsOf are the names of the methods declared on *typ in the non-test
+// files of the package in dir.
+func methodsOf(t *testing.T, fset *token.FileSet, dir, typ string) map[string]bool {
 	t.Helper()
-	names, err := filepath.Glob("*.go")
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +80,7 @@ func hostMethods(t *testing.T, fset *token.FileSet) map[string]bool {
 				continue
 			}
 			if star, ok := fd.Recv.List[0].Type.(*ast.StarExpr); ok {
-				if id, ok := star.X.(*ast.Ident); ok && id.Name == "host" {
+				if id, ok := star.X.(*ast.Ident); ok && id.Name == typ {
 					out[fd.Name.Name] = true
 				}
 			}

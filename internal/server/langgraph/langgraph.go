@@ -16,9 +16,9 @@ type dialect struct {
 	defaults envDefaults
 }
 
-// Mount mounts the LangGraph dialect on h: its own endpoints, and its
-// handling of the requests to Dawn's endpoints that are in the dialect
-// (see byDialect). The thread and state reads (GET /threads/:id and
+// Mount mounts the LangGraph dialect on h: its own endpoints, and the
+// requests to Dawn's endpoints that are in the dialect (Claim; see
+// negotiate.go). The thread and state reads (GET /threads/:id and
 // /threads/:id/state) are in the shape both dialects read, built here.
 func Mount(h wire.Host) {
 	s := &dialect{host: h, defaults: readEnvDefaults(h)}
@@ -28,10 +28,10 @@ func Mount(h wire.Host) {
 	// X-Pagination-Next.
 	h.Expose("Content-Location", "Location", "X-Pagination-Next")
 	h.Intercept(http.MethodPost, "/threads", s.lgCreateThread)
-	h.Intercept(http.MethodGet, "/threads/:id/runs", runsDialect(s.lgListRuns))
-	h.Intercept(http.MethodPost, "/threads/:id/runs/wait", byDialect(s.lgRunWait))
-	h.Intercept(http.MethodPost, "/threads/:id/runs/stream", byDialect(s.lgRunStream))
-	h.Intercept(http.MethodGet, "/threads/:id/runs/:run/stream", joinDialect(s.lgJoinStream))
+	h.Claim(http.MethodGet, "/threads/:id/runs", listsRuns, s.lgListRuns, markLG)
+	h.Claim(http.MethodPost, "/threads/:id/runs/wait", namesAssistant, s.lgRunWait, markLG)
+	h.Claim(http.MethodPost, "/threads/:id/runs/stream", namesAssistant, s.lgRunStream, markLG)
+	h.Claim(http.MethodGet, "/threads/:id/runs/:run/stream", joinsStream, s.lgJoinStream, markLG)
 	h.Add(http.MethodGet, "/threads/:id", s.getThread)
 	h.Add(http.MethodGet, "/threads/:id/state", s.lgGetState)
 	h.Add(http.MethodGet, "/threads/:id/history", s.getHistory)

@@ -11,58 +11,42 @@ import (
 )
 
 // This file holds the requests to Dawn's own endpoints that are in the
-// LangGraph dialect: how they are told from Dawn's (by body or query),
-// and what the dialect adds to Dawn's POST /threads.
+// LangGraph dialect: which ones the dialect claims (by body or query),
+// and what it adds to Dawn's POST /threads, the one endpoint of Dawn's it
+// still wraps.
 
-// byDialect serves a run request with lg when its body names assistant_id
-// and no route (the LangGraph dialect), and with Dawn's handler otherwise.
-func byDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
-	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			data, err := wire.PeekBody(c)
-			if err != nil {
-				return err
-			}
-			var names struct {
-				Route       *string `json:"route"`
-				AssistantID *string `json:"assistant_id"`
-			}
-			if json.Unmarshal(wire.TrimBOM(data), &names) == nil && names.AssistantID != nil && names.Route == nil {
-				return markLG(lg)(c)
-			}
-			return dawn(c)
-		}
+// The requests to Dawn's own run endpoints that are in the LangGraph
+// dialect are claimed here and told apart by the core (wire.Mux's
+// Claim), which serves every other request to them with Dawn's handler.
+
+// namesAssistant claims a run request (runs/wait, runs/stream) whose body
+// names assistant_id and no route.
+func namesAssistant(c echo.Context) (bool, error) {
+	data, err := wire.PeekBody(c)
+	if err != nil {
+		return false, err
 	}
+	var names struct {
+		Route       *string `json:"route"`
+		AssistantID *string `json:"assistant_id"`
+	}
+	return json.Unmarshal(wire.TrimBOM(data), &names) == nil && names.AssistantID != nil && names.Route == nil, nil
 }
 
-// joinDialect serves GET /threads/:id/runs/:run/stream: the LangGraph
+// joinsStream claims GET /threads/:id/runs/:run/stream: the LangGraph
 // SDK's joinStream always sends cancel_on_disconnect, and its reconnection
 // follows the Location a LangGraph stream names, which carries
 // stream_mode; anything else is Dawn's rejoin.
-func joinDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
-	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			q := c.QueryParams()
-			if q.Has("cancel_on_disconnect") || q.Has("stream_mode") {
-				return markLG(lg)(c)
-			}
-			return dawn(c)
-		}
-	}
+func joinsStream(c echo.Context) (bool, error) {
+	q := c.QueryParams()
+	return q.Has("cancel_on_disconnect") || q.Has("stream_mode"), nil
 }
 
-// runsDialect serves GET /threads/:id/runs: the LangGraph SDK always sends
+// listsRuns claims GET /threads/:id/runs: the LangGraph SDK always sends
 // limit and offset; Dawn's clients send no query.
-func runsDialect(lg echo.HandlerFunc) echo.MiddlewareFunc {
-	return func(dawn echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			q := c.QueryParams()
-			if q.Has("limit") || q.Has("offset") || q.Has("status") || q.Has("select") {
-				return markLG(lg)(c)
-			}
-			return dawn(c)
-		}
-	}
+func listsRuns(c echo.Context) (bool, error) {
+	q := c.QueryParams()
+	return q.Has("limit") || q.Has("offset") || q.Has("status") || q.Has("select"), nil
 }
 
 // lgCreateThread serves POST /threads: Dawn's, plus LangGraph's if_exists
