@@ -18,7 +18,8 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// host is the wire.Host the core offers its wires: the runs service (runs
+// host is what the core offers its wires (wire.Host, and each wire's own
+// narrower seam): the runs service (runs
 // and their admission, threads, crons and items, each owner-checked), the
 // store's assistants, and the mux.
 type host struct {
@@ -50,7 +51,10 @@ type wireRoute struct {
 	m            []echo.MiddlewareFunc
 }
 
-var _ wire.Host = (*host)(nil)
+// wireHost is the core's host as the seams a wire takes.
+func (h *host) wireHost() wire.Host {
+	return wire.Host{Mux: h, RunControl: h, Threads: h, Crons: h, Items: h, Assistants: h, Settings: h}
+}
 
 func newHost(s *Server) *host {
 	return &host{Service: s.svc, store: s.runs.Store(), s: s, intercepts: map[string][]echo.MiddlewareFunc{}, claims: map[string][]claim{}}

@@ -6,8 +6,14 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dawn-go/dawn/internal/server/agui"
+	"github.com/dawn-go/dawn/internal/server/mcp"
+	"github.com/dawn-go/dawn/internal/server/openai"
+	"github.com/dawn-go/dawn/internal/server/wire"
 )
 
 // TestHostChecksEveryRead: every method of the wires' Host that takes a
@@ -96,4 +102,35 @@ func takesContext(fn *ast.FuncType) bool {
 	}
 	sel, ok := fn.Params.List[0].Type.(*ast.SelectorExpr)
 	return ok && sel.Sel.Name == "Context"
+}
+
+// TestSeamsAreNarrow: every seam between the core and a wire has at most
+// 20 methods, and a wire that starts runs without managing them (AG-UI,
+// OpenAI, MCP) takes at most 7.
+func TestSeamsAreNarrow(t *testing.T) {
+	seams := []struct {
+		name  string
+		typ   reflect.Type
+		limit int
+	}{
+		{"wire.Mux", reflect.TypeFor[wire.Mux](), 20},
+		{"wire.RunControl", reflect.TypeFor[wire.RunControl](), 20},
+		{"wire.Threads", reflect.TypeFor[wire.Threads](), 20},
+		{"wire.Crons", reflect.TypeFor[wire.Crons](), 20},
+		{"wire.Items", reflect.TypeFor[wire.Items](), 20},
+		{"wire.Assistants", reflect.TypeFor[wire.Assistants](), 20},
+		{"wire.Settings", reflect.TypeFor[wire.Settings](), 20},
+		{"agui.Host", reflect.TypeFor[agui.Host](), 7},
+		{"openai.Host", reflect.TypeFor[openai.Host](), 7},
+		{"mcp.Host", reflect.TypeFor[mcp.Host](), 7},
+	}
+	for _, s := range seams {
+		if n := s.typ.NumMethod(); n > s.limit {
+			t.Errorf("%s has %d methods, more than %d: split it by what its consumers need", s.name, n, s.limit)
+		}
+	}
+	// wire.Host is a set of those seams, not an interface of its own.
+	if k := reflect.TypeFor[wire.Host]().Kind(); k != reflect.Struct {
+		t.Errorf("wire.Host is a %s; keep it a struct of narrow seams", k)
+	}
 }

@@ -89,7 +89,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	}
 	s.cronOpts = cronOptions(opts.Env, s.logger)
 	s.host = newHost(s)
-	langgraph.Mount(s.host)
+	langgraph.Mount(s.host.wireHost())
 	agui.Mount(s.host)
 	s.svc.ServeCrons(s.cronOpts)
 	openai.Mount(s.host)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
@@ -21,13 +22,26 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// endpoint serves AG-UI on a wire.Host.
+// Host is what the AG-UI endpoint needs of the core: a place on the mux,
+// the app, and the runs it starts, resumes and reads the state of.
+type Host interface {
+	Add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
+	App() *app.App
+	Start(ctx context.Context, req runner.Request) (*runner.Run, error)
+	Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Run, error)
+	Latest(ctx context.Context, threadID string) (store.Checkpoint, error)
+	// Subscribed counts a reader of a run's events; call what it returns
+	// when the reader leaves.
+	Subscribed() func()
+}
+
+// endpoint serves AG-UI on a Host.
 type endpoint struct {
-	host wire.Host
+	host Host
 }
 
 // Mount mounts POST /agui/{routeKey} on h.
-func Mount(h wire.Host) {
+func Mount(h Host) {
 	s := &endpoint{host: h}
 	h.Add(http.MethodPost, aguiPrefix+"*", s.aguiRun)
 }

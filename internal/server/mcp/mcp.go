@@ -1,11 +1,15 @@
 package mcp
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"sync"
 
 	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -13,9 +17,23 @@ import (
 // Path is where the MCP endpoint is served.
 const Path = "/mcp"
 
-// endpoint serves the app's routes as MCP tools on a wire.Host.
+// Host is what the MCP endpoint needs of the core: a place on the mux,
+// the app, the runs it starts and the threads it reads, and the server's
+// logger.
+type Host interface {
+	Add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
+	App() *app.App
+	Start(ctx context.Context, req runner.Request) (*runner.Run, error)
+	GetThread(ctx context.Context, id string) (store.Thread, error)
+	// Subscribed counts a reader of a run's events; call what it returns
+	// when the reader leaves.
+	Subscribed() func()
+	Logger() *slog.Logger
+}
+
+// endpoint serves the app's routes as MCP tools on a Host.
 type endpoint struct {
-	host    wire.Host
+	host    Host
 	handler *sdk.StreamableHTTPHandler
 
 	mu sync.Mutex
@@ -30,7 +48,7 @@ type endpoint struct {
 // stateless and keeps no sessions), behind the core's middleware, so the
 // API key of the HTTP API guards it too. Routes whose tool names collide
 // are logged here and make /mcp answer 500 naming them until fixed.
-func Mount(h wire.Host) {
+func Mount(h Host) {
 	e := &endpoint{host: h}
 	e.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
 		s, _ := e.current()

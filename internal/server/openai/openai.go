@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/router"
@@ -23,14 +25,29 @@ import (
 // response repeats it.
 const ThreadHeader = "Dawn-Thread-Id"
 
-// endpoint serves the OpenAI-compatible API on a wire.Host.
+// Host is what the OpenAI-compatible API needs of the core: a place on
+// the mux, the app, the runs it starts, the threads it deletes when a
+// conversation is not kept, and the server's logger.
+type Host interface {
+	Add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
+	Expose(headers ...string)
+	App() *app.App
+	Start(ctx context.Context, req runner.Request) (*runner.Run, error)
+	DeleteThread(ctx context.Context, id string) error
+	// Subscribed counts a reader of a run's events; call what it returns
+	// when the reader leaves.
+	Subscribed() func()
+	Logger() *slog.Logger
+}
+
+// endpoint serves the OpenAI-compatible API on a Host.
 type endpoint struct {
-	host wire.Host
+	host Host
 }
 
 // Mount mounts POST /v1/chat/completions, GET /v1/models and
 // GET /v1/models/{model} on h.
-func Mount(h wire.Host) {
+func Mount(h Host) {
 	s := &endpoint{host: h}
 	shape := wire.ShapeErrors(shapeCore)
 	h.Add(http.MethodPost, "/v1/chat/completions", serve(s.completions), shape)

@@ -15,17 +15,26 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Host is what the HTTP core offers a wire: where to mount its endpoints
-// (Mux), the runs it translates (Runs) and what the store keeps of threads
-// and runs (Threads). A wire keeps its own state; it reaches the run only
-// through the Host, and sees it only as the events of its log.
-type Host interface {
+// Host is what the HTTP core offers a wire that needs all of it (the
+// LangGraph dialect): where to mount its endpoints (Mux), the runs it
+// translates (RunControl), what is kept of threads and runs (Threads), crons,
+// items, assistants and the server's settings. It is a set of narrow
+// seams, not one wide interface: a wire that needs less (AG-UI, OpenAI,
+// MCP) declares the few methods it calls and takes them alone. A wire
+// keeps its own state; it reaches the run only through these seams, and
+// sees it only as the events of its log.
+type Host struct {
 	Mux
-	Runs
+	RunControl
 	Threads
 	Crons
 	Items
 	Assistants
+	Settings
+}
+
+// Settings are the server's logger and environment.
+type Settings interface {
 	// Logger is the server's logger.
 	Logger() *slog.Logger
 	// Env reads the server's environment ("" when the server has none).
@@ -53,9 +62,10 @@ type Mux interface {
 	Expose(headers ...string)
 }
 
-// Runs starts, finds and stops runs. Every run goes through the runner;
-// these are its methods, plus what a wire reads of the request.
-type Runs interface {
+// RunControl starts, finds and stops runs. Every run goes through the
+// runs service; these are its methods, plus what a wire reads of the
+// request.
+type RunControl interface {
 	// App is the app being served now (routes, markers, limits).
 	App() *app.App
 	// Start starts a run; Resume starts the run that answers a parked
