@@ -52,12 +52,15 @@ var (
 	outside = []string{"examples/app", "examples/app/dawngen", "bench", "e2e", "e2e/newcomer", "reliability"}
 )
 
-// layering is the import rule of every package: each row's packages may
-// not import the packages of its forbidden list (tests aside).
-var layering = []struct {
+// layerRow forbids its packages to import the packages of forbidden.
+type layerRow struct {
 	pkgs, forbidden [][]string
 	why             string
-}{
+}
+
+// layering is the import rule of every package: each row's packages may
+// not import the packages of its forbidden list (tests aside).
+var layering = []layerRow{
 	{[][]string{foundation}, [][]string{iface, capability, registry, runtime, client, wiring, harnesses},
 		"the shared data names no capability, runtime or client"},
 	{[][]string{iface}, [][]string{capability, registry, runtime, client, wiring, harnesses},
@@ -79,38 +82,104 @@ var layering = []struct {
 	{[][]string{{"examples/app/dawngen"}}, [][]string{iface, capability, registry, runtime, wiring, harnesses, leaves},
 		"generated code needs only the client and stream"},
 
-	// Inner rows of the runtime.
-	{[][]string{{"internal/server/langgraph"}}, [][]string{wires, serverCore},
-		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
-	{[][]string{{"internal/server/agui"}}, [][]string{wires, serverCore},
-		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
-	{[][]string{{"internal/server/mcp"}}, [][]string{wires, serverCore},
-		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
-	{[][]string{{"internal/server/openai"}}, [][]string{wires, serverCore},
-		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
-	{[][]string{{"internal/server/wire"}}, [][]string{wires, serverCore},
-		"the wires' shared seam names no wire"},
+	// Inner rows of the runtime, from the bottom up; the rows of the
+	// wires are made from the packages under internal/server (wireRows).
 	{[][]string{{"internal/store/dialect"}}, [][]string{{"..."}},
 		"a store dialect's contract imports nothing of this module"},
-	{[][]string{{"internal/store/..."}, {"internal/agent/..."}}, [][]string{{"internal/runner/...", "internal/server/..."}},
-		"the store and the agent loop sit below the runner and every wire"},
+	{[][]string{{"internal/store/sqlite", "internal/store/postgres"}}, [][]string{{"internal/store"}, aboveStore},
+		"a database contributes its SQL, types and locking over the dialect's contract, not the store's logic"},
+	{[][]string{{"internal/store/..."}, {"internal/agent/..."}}, [][]string{aboveStore},
+		"the store and the agent loop sit below the runner, the runs service and every wire"},
+	{[][]string{{"internal/models"}, {"internal/auth/..."}, {"internal/ownership"}}, [][]string{{"internal/store/...", "internal/agent/...", "internal/app"}, aboveStore},
+		"model providers and who sends a request are decided below the store, the app and the runs"},
+	{[][]string{{"internal/crons"}, {"internal/webhook/..."}}, [][]string{aboveRunner},
+		"crons and webhooks keep their work in the store and are handed what starts or sends it"},
+	{[][]string{{"internal/runner/..."}}, [][]string{aboveRunner},
+		"the runner runs a route; the runs service and the wires sit above it"},
+	{[][]string{{"internal/runs"}}, [][]string{{"internal/server/...", "internal/devserver", "internal/auth/..."}},
+		"the runs service sits below every wire, and reads who calls through ownership, never auth"},
 }
 
-// wires are the wire translators; serverCore is the HTTP core that mounts
-// them.
+// aboveStore are the packages above the store and the agent loop: the
+// runner, the runs service and the HTTP server; aboveRunner are those
+// above the runner.
 var (
-	wires      = []string{"internal/server/langgraph", "internal/server/agui", "internal/server/mcp", "internal/server/openai"}
-	serverCore = []string{"internal/server"}
+	aboveStore  = []string{"internal/runner/...", "internal/runs", "internal/server/...", "internal/devserver", "internal/eval"}
+	aboveRunner = []string{"internal/runs", "internal/server/...", "internal/devserver", "internal/eval"}
 )
+
+// serverCore is the HTTP core that mounts the wires; wireSeam is the
+// seams it offers them. Every other package under internal/server is a
+// wire.
+const (
+	serverCore = "internal/server"
+	wireSeam   = "internal/server/wire"
+)
+
+// wireRows are the rows of the wires: a wire imports no other wire and
+// not the server core, and their seam imports neither a wire nor the
+// core. A new wire gets its row by being a package under internal/server.
+func wireRows(t *testing.T) []layerRow {
+	t.Helper()
+	var wires []string
+	for _, pkg := range expand(t, []string{serverCore + "/..."}) {
+		if pkg != serverCore && pkg != wireSeam {
+			wires = append(wires, pkg)
+		}
+	}
+	if len(wires) < 4 {
+		t.Fatalf("found the wires %v under %s; want at least LangGraph, AG-UI, MCP and OpenAI", wires, serverCore)
+	}
+	var rows []layerRow
+	for _, w := range wires {
+		others := slices.DeleteFunc(slices.Clone(wires), func(o string) bool { return o == w })
+		rows = append(rows, layerRow{[][]string{{w}}, [][]string{others, {serverCore}},
+			"a wire translates one dialect over the runs service; it imports no other wire and not the server core"})
+	}
+	return append(rows, layerRow{[][]string{{wireSeam}}, [][]string{wires, {serverCore}},
+		"the wires' shared seam names no wire and not the core"})
+}
 
 // TestLayering: no package imports what its row of the layering forbids.
 func TestLayering(t *testing.T) {
-	for _, row := range layering {
+	for _, row := range slices.Concat(layering, wireRows(t)) {
 		forbidden := slices.Concat(row.forbidden...)
 		for _, pkg := range expand(t, slices.Concat(row.pkgs...)) {
 			for file, path := range imports(t, pkg) {
 				if i := slices.IndexFunc(forbidden, func(p string) bool { return matches(p, path) }); i >= 0 {
 					t.Errorf("%s imports %s: %s", file, displayPath(path), row.why)
+				}
+			}
+		}
+	}
+}
+
+// wireFree are the packages that speak no wire, and the outside packages
+// of a wire they may not import: the runs service answers in Dawn's own
+// types, never HTTP.
+var wireFree = map[string][]string{
+	"internal/runs": {"net/http", "github.com/labstack/echo/v4"},
+}
+
+// TestServiceSpeaksNoWire: a package of wireFree imports none of its
+// forbidden outside packages.
+func TestServiceSpeaksNoWire(t *testing.T) {
+	for pkg, forbidden := range wireFree {
+		files, err := filepath.Glob(filepath.Join("..", filepath.FromSlash(pkg), "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no Go files in %s: %v", pkg, err)
+		}
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); slices.Contains(forbidden, path) {
+					t.Errorf("%s imports %s: %s speaks no wire; translate at the wire", file, path, pkg)
 				}
 			}
 		}
