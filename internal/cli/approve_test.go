@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -349,7 +348,7 @@ func TestRunAnswerFlag(t *testing.T) {
 func TestAskCommand(t *testing.T) {
 	in := client.Interrupt{ID: "perm-1", Kind: kindCommand, Detail: json.RawMessage(`{"toolName":"runBash","command":"ls && make test","unknown":["make test"],"suggestedPatterns":["make test"]}`)}
 	var shown bytes.Buffer
-	a := &asker{in: bufio.NewReader(strings.NewReader("maybe\ne\n\nmake lint\n")), w: &shown}
+	a := &asker{in: newLineReader(strings.NewReader("maybe\ne\n\nmake lint\n")), w: &shown}
 	answers, err := a.answer(t.Context(), []client.Interrupt{in})
 	if err != nil || len(answers) != 1 || string(answers[0].Payload) != `{"command":"make lint","decision":"edit"}` {
 		t.Fatalf("answers %+v, %v", answers, err)
