@@ -49,13 +49,20 @@ expectation of each run, shows progress on stderr, prints a table of pass
 rates per case and expectation, and with --out writes eval.json and
 junit.xml there.
 
+--record runs each case once and keeps its model calls in a cassette
+beside its eval file (basics.yaml: basics.cassette.json); --replay answers
+every model call from there, with no model and no network, and fails a
+case whose run asks the model something the recording does not hold,
+naming the call and the message that differ.
+
 It exits 1 when a case passes less often than --min-pass (default 1: every
 run), naming the case and the expectations that failed, and when an eval
 file is broken; 130 after Ctrl-C, which cancels the runs in flight.
 
 Example:
   dawn eval --app examples/app
-  dawn eval --app examples/app --route /support/[tenant] --repeat 5 --min-pass 0.8 --out eval-out`,
+  dawn eval --app examples/app --route /support/[tenant] --repeat 5 --min-pass 0.8 --out eval-out
+  dawn eval --app app --record && dawn eval --app app --replay`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {

@@ -48,12 +48,11 @@ type Tape struct {
 
 // TapeCall is one recorded model call: the model, what the run sent (its
 // messages and the names of the tools it offered), and what came back:
-// the streamed chunks, then the answer or the error.
+// the answer or the error.
 type TapeCall struct {
 	Model    string       `json:"model"`
 	Messages []CallMsg    `json:"messages"`
 	Tools    []string     `json:"tools,omitempty"`
-	Chunks   []string     `json:"chunks,omitempty"`
 	Choices  []CallChoice `json:"choices,omitempty"`
 	Error    string       `json:"error,omitempty"`
 }
@@ -303,18 +302,7 @@ func (m *recordingModel) GenerateContent(ctx context.Context, msgs []llms.Messag
 	}
 	co := callOptions(options)
 	call := TapeCall{Model: m.spec, Messages: callMessages(msgs), Tools: toolNames(co)}
-	var chunksMu sync.Mutex
-	if stream := co.StreamingFunc; stream != nil {
-		options = append(slices.Clone(options), llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
-			chunksMu.Lock()
-			call.Chunks = append(call.Chunks, string(chunk))
-			chunksMu.Unlock()
-			return stream(ctx, chunk)
-		}))
-	}
 	resp, err := m.inner.GenerateContent(ctx, msgs, options...)
-	chunksMu.Lock()
-	defer chunksMu.Unlock()
 	if err != nil {
 		call.Error = err.Error()
 	} else {
@@ -346,13 +334,6 @@ func (m *replayModel) GenerateContent(ctx context.Context, msgs []llms.MessageCo
 	call, err := tp.play(made)
 	if err != nil {
 		return nil, err
-	}
-	if co.StreamingFunc != nil {
-		for _, chunk := range call.Chunks {
-			if err := co.StreamingFunc(ctx, []byte(chunk)); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if call.Error != "" {
 		return nil, fmt.Errorf("%s (replayed)", call.Error)
@@ -413,8 +394,11 @@ func requestKey(c TapeCall) string {
 // the tools, the number of messages or the first message that differs.
 func difference(rec, made TapeCall) string {
 	for i := range min(len(rec.Messages), len(made.Messages)) {
-		a, b := msgKey(rec.Messages[i]), msgKey(made.Messages[i])
-		if a != b {
+		if msgKey(rec.Messages[i]) != msgKey(made.Messages[i]) {
+			a, b := msgText(rec.Messages[i]), msgText(made.Messages[i])
+			if a == b {
+				a, b = msgKey(rec.Messages[i]), msgKey(made.Messages[i])
+			}
 			return fmt.Sprintf("message %d (%s) differs: the run sent %s, the recording has %s", i+1, made.Messages[i].Role, clip(b), clip(a))
 		}
 	}
@@ -422,6 +406,22 @@ func difference(rec, made TapeCall) string {
 		return fmt.Sprintf("the run sent %d message(s), the recording has %d", len(made.Messages), len(rec.Messages))
 	}
 	return fmt.Sprintf("the tools offered differ: the run offered %v, the recording %v", made.Tools, rec.Tools)
+}
+
+// msgText is a message as a person reads it: its text, the tools it
+// calls, the results it carries.
+func msgText(m CallMsg) string {
+	var parts []string
+	if m.Text != "" {
+		parts = append(parts, m.Text)
+	}
+	for _, c := range m.ToolCalls {
+		parts = append(parts, fmt.Sprintf("call %s %s", c.Name, c.Arguments))
+	}
+	for _, r := range m.ToolResults {
+		parts = append(parts, fmt.Sprintf("result of %s: %s", r.Name, r.Content))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func msgKey(m CallMsg) string {
