@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dawn-go/dawn/client"
 )
@@ -250,6 +251,8 @@ type lineReader struct {
 	r     *bufio.Reader
 	once  sync.Once
 	lines chan lineRead
+	// ended is set once next has seen the end of the input.
+	ended atomic.Bool
 }
 
 // lineRead is one line, or the error that ended the input.
@@ -272,6 +275,7 @@ func (l *lineReader) next(ctx context.Context) (string, error) {
 		return "", ctx.Err()
 	case got, ok := <-l.lines:
 		if !ok {
+			l.ended.Store(true)
 			return "", io.EOF
 		}
 		return got.text, got.err

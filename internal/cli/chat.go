@@ -195,24 +195,49 @@ func (s *chatSession) handle(ctx context.Context, line string) (quit bool, err e
 }
 
 // turn sends text to the route on the chat's thread, shows the run, and
-// asks for the decisions it parks on until it ends. A failed run is shown
-// and the chat goes on; Ctrl-C cancels the run only.
+// asks for the decisions it parks on until it ends. A thread left parked
+// is asked about first. A failed run, a refused request or Ctrl-C is
+// shown and the chat goes on; once the input has ended it ends the chat.
 func (s *chatSession) turn(ctx context.Context, text string) error {
 	tctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r := &routeRun{cfg: s.cfg, f: s.f, route: s.route, target: s.target, stop: stop, threadID: s.thread}
-	out, err := s.target.start(tctx, stop, s.thread, s.route, text, "", newShow(s.cfg, s.f))
-	if err != nil {
+	err := s.exchange(tctx, r, text)
+	if err == nil || s.in.ended.Load() {
 		return err
 	}
-	out, err = r.resolve(tctx, out, s.asker())
-	if err != nil {
-		return err
-	}
-	if err := out.err(); err != nil {
-		fmt.Fprintln(s.cfg.Stderr, err)
-	}
+	fmt.Fprintln(s.cfg.Stderr, "dawn chat:", err)
 	return nil
+}
+
+// exchange answers what the thread is parked on, if anything, then runs
+// text and answers what that run parks on, to its end.
+func (s *chatSession) exchange(ctx context.Context, r *routeRun, text string) error {
+	pending, err := s.target.pending(ctx, s.thread)
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
+		fmt.Fprintln(s.cfg.Stderr, "the thread waits for a decision first:")
+		if err := s.settle(ctx, r, runOutcome{interrupts: pending}); err != nil {
+			return err
+		}
+	}
+	out, err := s.target.start(ctx, r.stop, s.thread, s.route, text, "", newShow(s.cfg, s.f))
+	if err != nil {
+		return err
+	}
+	return s.settle(ctx, r, out)
+}
+
+// settle answers the interrupts out parks on, resuming the run to its
+// end, and shows how it ended if it failed.
+func (s *chatSession) settle(ctx context.Context, r *routeRun, out runOutcome) error {
+	out, err := r.resolve(ctx, out, s.asker())
+	if err != nil {
+		return err
+	}
+	return out.err()
 }
 
 // asker answers interrupts from the chat's own input (or --approve).
@@ -240,13 +265,13 @@ func (s *chatSession) enter(ctx context.Context) error {
 	tctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r := &routeRun{cfg: s.cfg, f: s.f, route: s.route, target: s.target, stop: stop, threadID: s.thread}
-	out, err := r.resolve(tctx, runOutcome{interrupts: pending}, s.asker())
-	if err == nil && out.output != nil {
-		if rerr := out.err(); rerr != nil {
-			fmt.Fprintln(s.cfg.Stderr, rerr)
+	if err := s.settle(tctx, r, runOutcome{interrupts: pending}); err != nil {
+		if s.in.ended.Load() {
+			return err
 		}
+		fmt.Fprintln(s.cfg.Stderr, "dawn chat:", err)
 	}
-	return err
+	return nil
 }
 
 // maxHistoryShown is how many of a thread's latest messages chat shows when

@@ -132,3 +132,27 @@ func threadFile(t *testing.T, base, thread, path string) string {
 	}
 	return string(body)
 }
+
+// TestChatLeftParked: when the input ends while chat asks for a decision,
+// it exits 1 saying the thread stays parked; a new message on that thread
+// later is answered after the decision, which chat asks for first.
+func TestChatLeftParked(t *testing.T) {
+	dir := writeChatApp(t)
+	s := startDawn(t, offlineEnv(), time.Minute, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+
+	res := chatWith(t, "save the note\n", "/notes", "--url", s.url)
+	if res.code != 1 || !strings.Contains(res.stderr, "waiting for a person's decision") || !strings.Contains(res.stderr, "stays parked") {
+		t.Fatalf("input ending at the question: exit %d, want 1 saying the thread stays parked:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	m := threadLine.FindStringSubmatch(res.stderr)
+	if m == nil {
+		t.Fatalf("stderr names no thread:\n%s", res.stderr)
+	}
+	res = chatWith(t, "/thread "+m[1]+"\ndeny\nhi\n", "/notes", "--url", s.url)
+	if res.code != 0 || !strings.Contains(res.stdout, "Not saved.") || !strings.Contains(res.stdout, "Hello from the script.") {
+		t.Fatalf("going on with the parked thread: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if strings.Index(res.stdout, "Not saved.") > strings.Index(res.stdout, "Hello from the script.") {
+		t.Errorf("the parked run was not settled before the new message:\n%s", res.stdout)
+	}
+}
