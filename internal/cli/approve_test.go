@@ -211,14 +211,15 @@ func TestRunPlanAtThePrompt(t *testing.T) {
 	for _, tt := range []struct{ answer, want string }{
 		{"approve", "plan done"},
 		{"r", "plan cancelled: "},
+		{"edit\n" + `{"todos":[{"content":"Ship it carefully","status":"pending"}]}`, "Ship it carefully"},
 	} {
-		t.Run(tt.answer, func(t *testing.T) {
+		t.Run(strings.Fields(tt.answer)[0], func(t *testing.T) {
 			dir := writeApproveApp(t)
 			code, stdout, stderr := runPrompted(t, tt.answer+"\n", "run", "/ship", "--app", dir, "--input", "ship it")
 			if code != ExitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 			}
-			if want := "): the proposed plan\n  1. [x] Ship the release\napprove / reject? "; !strings.Contains(stderr, want) {
+			if want := "): the proposed plan\n  1. [x] Ship the release\napprove / reject / edit? "; !strings.Contains(stderr, want) {
 				t.Errorf("stderr lacks %q; got:\n%s", want, stderr)
 			}
 			if !strings.Contains(stdout, tt.want) {
@@ -323,7 +324,7 @@ func TestRunAnswerFlag(t *testing.T) {
 		{"reject", "plan cancelled: "},
 		{`"approve"`, "plan done"},
 	} {
-		t.Run(tt.answer, func(t *testing.T) {
+		t.Run(strings.Fields(tt.answer)[0], func(t *testing.T) {
 			dir := writeApproveApp(t)
 			code, stdout, stderr := runCLI(t, nil, "run", "/ship", "--app", dir, "--input", "ship it", "--answer", tt.answer)
 			if code != ExitOK || !strings.Contains(stdout, tt.want) || !strings.Contains(stderr, "(--answer)") {
