@@ -93,7 +93,7 @@ model plan the steps first (a dependency graph the harness executes), and
 When the run parks for a person's decision (a tool listed under approve:
 in agent.md, a plan with approval: required), run shows what is asked and
 asks at the terminal: approve once / always / deny / edit for a tool call,
-approve / reject for a plan, continue / skip / cancel for a step. Then it
+approve / reject / edit for a plan, continue / skip / cancel for a step. Then it
 resumes the run and goes on showing it. --approve once (or deny) answers
 every tool approval without asking, for scripts; --answer answers every
 interrupt of any kind: a decision of its kind (once, always, deny for a
