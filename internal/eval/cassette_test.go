@@ -124,3 +124,15 @@ func TestLoadReplayMissing(t *testing.T) {
 		t.Fatalf("result = %+v, want a failed replay", r)
 	}
 }
+
+// TestReportShowsReplay: a replay's result is a row of the report, so a
+// diverged replay is named among the failures.
+func TestReportShowsReplay(t *testing.T) {
+	c := Case{Name: "greets", Route: "/greet", File: "app/greet/evals/basics.yaml", Line: 2}
+	a := Attempt{Case: &c, N: 1, Results: []Result{{Expectation: ExpectReplay, Detail: "replay diverged at model call 1"}, {Expectation: ExpectRun, Pass: true}}}
+	r := newReport([]Case{c}, [][]Attempt{{a}})
+	below := r.Below(1)
+	if len(below) != 1 || !strings.Contains(below[0], "replay passed 0/1: replay diverged at model call 1") {
+		t.Fatalf("Below = %q, want the replay named", below)
+	}
+}
