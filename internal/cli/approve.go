@@ -9,6 +9,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dawn-go/dawn/client"
 )
@@ -41,7 +43,7 @@ type asker struct {
 	// fixed is --answer: the answer to every interrupt, or "".
 	fixed string
 	// in reads a person's answers; nil when there is no terminal to ask at.
-	in *bufio.Reader
+	in *lineReader
 	// w shows the interrupts and the questions.
 	w io.Writer
 }
@@ -51,7 +53,7 @@ type asker struct {
 func newAsker(cfg *Config, approve, fixed string) *asker {
 	a := &asker{approve: approve, fixed: fixed, w: cfg.Stderr}
 	if r := cfg.prompt(); r != nil {
-		a.in = bufio.NewReader(r)
+		a.in = newLineReader(r)
 	}
 	return a
 }
@@ -117,8 +119,7 @@ func (a *asker) ask(ctx context.Context, in client.Interrupt) (client.Answer, er
 			payload, _ := json.Marshal(map[string]string{"decision": "edit", "command": command})
 			return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: payload}, nil
 		case kindPlan:
-			word, err := a.choose(ctx, "approve / reject? ", "approve", "reject")
-			return resolved(in.ID, word), err
+			return a.askPlan(ctx, in)
 		case kindStep:
 			word, err := a.choose(ctx, "continue / skip / cancel? ", "continue", "skip", "cancel")
 			return resolved(in.ID, word), err
@@ -137,6 +138,24 @@ func (a *asker) ask(ctx context.Context, in client.Interrupt) (client.Answer, er
 			return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: json.RawMessage(text)}, nil
 		}
 	}
+}
+
+// askPlan asks about a proposed plan: approve, reject, or edit it into
+// another (the todos of a plan.md plan, or a plan-first plan).
+func (a *asker) askPlan(ctx context.Context, in client.Interrupt) (client.Answer, error) {
+	word, err := a.choose(ctx, "approve / reject / edit? ", "approve", "reject", "edit")
+	if err != nil || word != "edit" {
+		return resolved(in.ID, word), err
+	}
+	edit, err := a.object(ctx, `the new plan, a JSON object: {"todos":[{"content":"…","status":"pending"}]} (or {"plan":{…}} for a plan-first plan): `)
+	if err != nil {
+		return client.Answer{}, err
+	}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(edit, &fields)
+	fields["decision"] = json.RawMessage(`"edit"`)
+	payload, _ := json.Marshal(fields)
+	return client.Answer{InterruptID: in.ID, Status: "resolved", Payload: payload}, nil
 }
 
 // kindWords are the decisions of the interrupt kinds dawn run knows.
@@ -214,26 +233,71 @@ func (a *asker) object(ctx context.Context, question string) (json.RawMessage, e
 // the input is errNoAnswer; ctx ending first is ctx's error.
 func (a *asker) line(ctx context.Context, question string) (string, error) {
 	fmt.Fprint(a.w, question)
-	type read struct {
-		text string
-		err  error
+	text, err := a.in.next(ctx)
+	if err != nil {
+		fmt.Fprintln(a.w)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", errNoAnswer // the input ended, or cannot be read
 	}
-	got := make(chan read, 1)
-	go func() {
-		text, err := a.in.ReadString('\n')
-		got <- read{text, err}
-	}()
+	return text, nil
+}
+
+// lineReader hands out the lines of a reader one at a time. One goroutine
+// reads them, so that a question given up on (Ctrl-C) leaves its line for
+// the next one instead of a second reader racing the first.
+type lineReader struct {
+	r     *bufio.Reader
+	once  sync.Once
+	lines chan lineRead
+	// ended is set once next has seen the end of the input.
+	ended atomic.Bool
+}
+
+// lineRead is one line, or the error that ended the input.
+type lineRead struct {
+	text string
+	err  error
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReader(r), lines: make(chan lineRead)}
+}
+
+// next returns the next line, trimmed; io.EOF (or the read's error) once
+// the input ends; ctx's error when ctx ends first, leaving the line to the
+// next call.
+func (l *lineReader) next(ctx context.Context) (string, error) {
+	l.once.Do(func() { go l.pump() })
 	select {
 	case <-ctx.Done():
-		fmt.Fprintln(a.w)
 		return "", ctx.Err()
-	case r := <-got:
-		text := strings.TrimSpace(r.text)
-		if r.err != nil && (text == "" || !errors.Is(r.err, io.EOF)) {
-			fmt.Fprintln(a.w)
-			return "", errNoAnswer
+	case got, ok := <-l.lines:
+		if !ok {
+			l.ended.Store(true)
+			return "", io.EOF
 		}
-		return text, nil
+		return got.text, got.err
+	}
+}
+
+// pump reads lines until the input ends, then closes lines.
+func (l *lineReader) pump() {
+	defer close(l.lines)
+	for {
+		text, err := l.r.ReadString('\n')
+		trimmed := strings.TrimSpace(text)
+		if err != nil && (trimmed == "" || !errors.Is(err, io.EOF)) {
+			if !errors.Is(err, io.EOF) {
+				l.lines <- lineRead{err: err}
+			}
+			return
+		}
+		l.lines <- lineRead{text: trimmed}
+		if err != nil {
+			return
+		}
 	}
 }
 

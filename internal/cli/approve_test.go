@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -212,14 +211,15 @@ func TestRunPlanAtThePrompt(t *testing.T) {
 	for _, tt := range []struct{ answer, want string }{
 		{"approve", "plan done"},
 		{"r", "plan cancelled: "},
+		{"edit\n" + `{"todos":[{"content":"Ship it carefully","status":"pending"}]}`, "Ship it carefully"},
 	} {
-		t.Run(tt.answer, func(t *testing.T) {
+		t.Run(strings.Fields(tt.answer)[0], func(t *testing.T) {
 			dir := writeApproveApp(t)
 			code, stdout, stderr := runPrompted(t, tt.answer+"\n", "run", "/ship", "--app", dir, "--input", "ship it")
 			if code != ExitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 			}
-			if want := "): the proposed plan\n  1. [x] Ship the release\napprove / reject? "; !strings.Contains(stderr, want) {
+			if want := "): the proposed plan\n  1. [x] Ship the release\napprove / reject / edit? "; !strings.Contains(stderr, want) {
 				t.Errorf("stderr lacks %q; got:\n%s", want, stderr)
 			}
 			if !strings.Contains(stdout, tt.want) {
@@ -324,7 +324,7 @@ func TestRunAnswerFlag(t *testing.T) {
 		{"reject", "plan cancelled: "},
 		{`"approve"`, "plan done"},
 	} {
-		t.Run(tt.answer, func(t *testing.T) {
+		t.Run(strings.Fields(tt.answer)[0], func(t *testing.T) {
 			dir := writeApproveApp(t)
 			code, stdout, stderr := runCLI(t, nil, "run", "/ship", "--app", dir, "--input", "ship it", "--answer", tt.answer)
 			if code != ExitOK || !strings.Contains(stdout, tt.want) || !strings.Contains(stderr, "(--answer)") {
@@ -349,7 +349,7 @@ func TestRunAnswerFlag(t *testing.T) {
 func TestAskCommand(t *testing.T) {
 	in := client.Interrupt{ID: "perm-1", Kind: kindCommand, Detail: json.RawMessage(`{"toolName":"runBash","command":"ls && make test","unknown":["make test"],"suggestedPatterns":["make test"]}`)}
 	var shown bytes.Buffer
-	a := &asker{in: bufio.NewReader(strings.NewReader("maybe\ne\n\nmake lint\n")), w: &shown}
+	a := &asker{in: newLineReader(strings.NewReader("maybe\ne\n\nmake lint\n")), w: &shown}
 	answers, err := a.answer(t.Context(), []client.Interrupt{in})
 	if err != nil || len(answers) != 1 || string(answers[0].Payload) != `{"command":"make lint","decision":"edit"}` {
 		t.Fatalf("answers %+v, %v", answers, err)

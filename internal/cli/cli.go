@@ -127,7 +127,7 @@ agent.md is a route; a plan.md beside it gives the agent a live todo list.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	loading := []*cobra.Command{newStartCmd(cfg), newRoutesCmd(cfg), newCheckCmd(cfg), newTypegenCmd(cfg), newRunCmd(cfg), newEvalCmd(cfg)}
+	loading := []*cobra.Command{newStartCmd(cfg), newRoutesCmd(cfg), newCheckCmd(cfg), newTypegenCmd(cfg), newRunCmd(cfg), newChatCmd(cfg), newEvalCmd(cfg)}
 	for _, c := range loading {
 		handOnToApp(cfg, c)
 	}

@@ -31,10 +31,12 @@ next run without a restart; runs in flight finish on the version they
 started with. An edit that breaks a route keeps the last good version
 serving and prints the error with its file.
 
-For an app with Go code (a main package calling dawn.Main), the dawn binary
-builds that package into .dawn/bin, runs it, and rebuilds and restarts it
-when a .go file, go.mod or go.sum changes, while the address stays the same.
-A build that fails keeps the previous build serving.`,
+For an app with Go code (a main package calling dawn.Main), dev builds
+that package into .dawn/bin, runs it, and rebuilds and restarts it when a
+.go file, go.mod or go.sum changes, while the address stays the same. A
+build that fails keeps the previous build serving. The app's own binary
+does the same when its source is at hand (go run . dev in the folder dawn
+new wrote), so it too serves every .go edit.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if port < 0 || port > 65535 {
@@ -45,16 +47,22 @@ A build that fails keeps the previous build serving.`,
 			tuneGC(ctx, cfg, 0)
 			stdout, stderr := devserver.NewLockedWriter(cmd.OutOrStdout()), devserver.NewLockedWriter(cmd.ErrOrStderr())
 			child := cfg.Env(devserver.ChildEnv) == "1"
-			if mainDir, ok := appMainDir(dir); cfg.Stock && !child && ok {
+			if mainDir, ok := appMainDir(dir); !child && ok {
 				settings, err := app.LoadServer(dir)
 				if err != nil {
 					return appProblem(err)
 				}
 				err = devserver.RunGo(ctx, dir, mainDir, port, server.HostGuard{Hosts: settings.AllowedHosts}, stdout, stderr)
-				if errors.Is(err, devserver.ErrNoGo) {
+				switch {
+				case errors.Is(err, devserver.ErrNoGo) && cfg.Stock:
 					return appProblem(err)
+				case errors.Is(err, devserver.ErrNoGo):
+					// The app's own binary (go run . dev) with no go
+					// tool to rebuild it: it serves its own code.
+					fmt.Fprintf(stderr, "dawn dev: %v\ndawn dev: serving this binary's Go code: a .go edit is not picked up until you build and run it again\n", err)
+				default:
+					return err
 				}
-				return err
 			}
 			if child {
 				ctx = devserver.UntilStdinCloses(ctx)

@@ -33,6 +33,8 @@ type evalFlags struct {
 	dir, route, model, out string
 	repeat, concurrency    int
 	minPass                float64
+	// record and replay are --record and --replay.
+	record, replay bool
 }
 
 func newEvalCmd(cfg *Config) *cobra.Command {
@@ -47,13 +49,20 @@ expectation of each run, shows progress on stderr, prints a table of pass
 rates per case and expectation, and with --out writes eval.json and
 junit.xml there.
 
+--record runs each case once and keeps its model calls in a cassette
+beside its eval file (basics.yaml: basics.cassette.json); --replay answers
+every model call from there, with no model and no network, and fails a
+case whose run asks the model something the recording does not hold,
+naming the call and the message that differ.
+
 It exits 1 when a case passes less often than --min-pass (default 1: every
 run), naming the case and the expectations that failed, and when an eval
 file is broken; 130 after Ctrl-C, which cancels the runs in flight.
 
 Example:
   dawn eval --app examples/app
-  dawn eval --app examples/app --route /support/[tenant] --repeat 5 --min-pass 0.8 --out eval-out`,
+  dawn eval --app examples/app --route /support/[tenant] --repeat 5 --min-pass 0.8 --out eval-out
+  dawn eval --app app --record && dawn eval --app app --replay`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -63,6 +72,8 @@ Example:
 				return fmt.Errorf("--concurrency is %d; it must be 1 or more", f.concurrency)
 			case f.minPass < 0 || f.minPass > 1:
 				return fmt.Errorf("--min-pass is %v; it must be from 0 to 1", f.minPass)
+			case f.record && f.repeat > 1:
+				return fmt.Errorf("--record runs each case once; leave out --repeat %d (a replay may repeat)", f.repeat)
 			}
 			return runEval(cmd.Context(), cfg, f)
 		},
@@ -74,6 +85,9 @@ Example:
 	cmd.Flags().IntVar(&f.concurrency, "concurrency", 4, "the most runs at once")
 	cmd.Flags().StringVar(&f.out, "out", "", "write eval.json and junit.xml into this folder")
 	cmd.Flags().Float64Var(&f.minPass, "min-pass", 1, "the pass rate (0 to 1) every case must reach")
+	cmd.Flags().BoolVar(&f.record, "record", false, "record each case's model calls into a cassette beside its eval file (NAME.cassette.json)")
+	cmd.Flags().BoolVar(&f.replay, "replay", false, "answer every model call from the cassettes --record wrote, with no model and no network")
+	cmd.MarkFlagsMutuallyExclusive("record", "replay")
 	return cmd
 }
 
@@ -98,11 +112,18 @@ func runEval(ctx context.Context, cfg *Config, f evalFlags) error {
 	}
 	defer st.Close()
 	opts := runner.Options{Env: cfg.Env, Models: appModels(a.Dir, cfg.Env), Logger: slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
+	tapes, err := evalTapes(cfg, cases, f)
+	if err != nil {
+		return err
+	}
+	if tapes != nil {
+		opts.Models = tapes.Models(opts.Models)
+	}
 	if f.model != "" {
 		// A script named on the command line is read from the working
 		// directory; the case's own model: wins.
 		spec := models.ScriptInDir(f.model, workingDir())
-		if _, err := models.New(spec, cfg.Env); err != nil {
+		if _, err := models.New(spec, cfg.Env); err != nil && !f.replay {
 			return fmt.Errorf("--model %s: %w", f.model, err)
 		}
 		for i := range cases {
@@ -116,9 +137,18 @@ func runEval(ctx context.Context, cfg *Config, f evalFlags) error {
 	defer runs.Shutdown(context.Background())
 	fmt.Fprintf(cfg.Stderr, "eval: %d case(s) × %d run(s), %d at once\n", len(cases), f.repeat, f.concurrency)
 	report := eval.Run(ctx, runs, cases, eval.Options{
-		Repeat: f.repeat, Concurrency: f.concurrency, Judge: judge,
+		Repeat: f.repeat, Concurrency: f.concurrency, Judge: judge, Tapes: tapes,
 		Progress: func(done, total int, at eval.Attempt) { showAttempt(cfg.Stderr, done, total, at) },
 	})
+	if f.record && ctx.Err() == nil {
+		paths, err := tapes.Save()
+		if err != nil {
+			return appProblem(fmt.Errorf("writing the recording: %w", err))
+		}
+		for _, p := range paths {
+			fmt.Fprintln(cfg.Stderr, "recorded", p)
+		}
+	}
 	if err := report.WriteTable(cfg.Stdout); err != nil {
 		return err
 	}
@@ -138,6 +168,27 @@ func runEval(ctx context.Context, cfg *Config, f evalFlags) error {
 		return appProblem(fmt.Errorf("eval: %d expectation(s) of case(s) below --min-pass %g", len(below), f.minPass))
 	}
 	return nil
+}
+
+// evalTapes are the tapes of --record or --replay, or nil. A replay reads
+// every cassette first: one missing is an error naming it.
+func evalTapes(cfg *Config, cases []eval.Case, f evalFlags) (*eval.Tapes, error) {
+	switch {
+	case f.record:
+		fmt.Fprintln(cfg.Stderr, "recording each case's model calls (--record)")
+		return eval.NewRecorder(), nil
+	case f.replay:
+		tapes, err := eval.LoadReplay(cases)
+		if err != nil {
+			for _, p := range splitJoined(err) {
+				fmt.Fprintln(cfg.Stderr, "error:", p)
+			}
+			return nil, appProblem(errors.New("--replay: a recording is missing or broken; record it with dawn eval --record"))
+		}
+		fmt.Fprintln(cfg.Stderr, "replaying each case's recorded model calls, no model is called (--replay)")
+		return tapes, nil
+	}
+	return nil, nil
 }
 
 // workingDir is the working directory, or "" when it cannot be read.

@@ -57,7 +57,7 @@ the one the current folder is in.`,
 			for _, f := range wrote {
 				fmt.Fprintf(out, "  wrote %s\n", f)
 			}
-			fmt.Fprintf(out, "\nYour app is in %s. Next:\n\n  cd %s\n  go run . dev     # serve it with the offline model (re-reads .md and .yaml edits)\n  dawn dev         # the same, and rebuilds and restarts on .go edits\n  go test ./...    # run its test\n", dir, dir)
+			fmt.Fprintf(out, "\nYour app is in %s. Next:\n\n  cd %s\n  go run . dev     # serve it with the offline model; reloads .md and .yaml edits, rebuilds on .go edits\n  go test ./...    # run its test\n", dir, dir)
 			return nil
 		},
 	}

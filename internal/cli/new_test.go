@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,7 +22,8 @@ import (
 // TestNewAppRunsAndPassesItsTest is `dawn new` end to end, as on a new
 // machine: it writes an app replacing Dawn with this checkout, go mod tidy
 // fetches the modules (GOFLAGS=-mod=mod), the app's own go test passes, and
-// `go run . dev` serves /assistant on the offline model.
+// `go run . dev` serves /assistant on the offline model, then serves an
+// edit of its Go tool.
 func TestNewAppRunsAndPassesItsTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a new app and fetches its modules")
@@ -66,6 +68,33 @@ func TestNewAppRunsAndPassesItsTest(t *testing.T) {
 	// The offline model calls the app's Go tool with the user's text.
 	if answer := lastMessage(t, data); !strings.Contains(answer, `countWords answered "{\"words\":8}"`) {
 		t.Errorf("the offline answer = %q, want it to quote countWords counting 8 words", answer)
+	}
+
+	// go run . dev rebuilds and restarts the app on a .go edit, on the
+	// same address.
+	mainGo := filepath.Join(dir, "main.go")
+	src := readFile(t, mainGo)
+	edited := strings.Replace(src, "Words: len(strings.Fields(in.Text))", "Words: 100 * len(strings.Fields(in.Text))", 1)
+	if edited == src {
+		t.Fatal("main.go's countWords is not as the test expects")
+	}
+	if err := os.WriteFile(mainGo, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for n := 0; ; n++ {
+		resp, err := http.Post(url+"/threads/edit-"+strconv.Itoa(n)+"/runs/wait", "application/json", strings.NewReader(body))
+		if err == nil {
+			data, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(lastMessage(t, data), `countWords answered "{\"words\":800}"`) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("go run . dev did not serve the edited countWords within 2 minutes; last answer: %s", data)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

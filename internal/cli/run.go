@@ -23,6 +23,7 @@ import (
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/google/uuid"
@@ -92,7 +93,7 @@ model plan the steps first (a dependency graph the harness executes), and
 When the run parks for a person's decision (a tool listed under approve:
 in agent.md, a plan with approval: required), run shows what is asked and
 asks at the terminal: approve once / always / deny / edit for a tool call,
-approve / reject for a plan, continue / skip / cancel for a step. Then it
+approve / reject / edit for a plan, continue / skip / cancel for a step. Then it
 resumes the run and goes on showing it. --approve once (or deny) answers
 every tool approval without asking, for scripts; --answer answers every
 interrupt of any kind: a decision of its kind (once, always, deny for a
@@ -209,11 +210,23 @@ func (r *routeRun) begin(ctx context.Context, stdin io.Reader) (runOutcome, erro
 // settle answers the interrupts the run parks on (--approve, or at the
 // terminal) and resumes it, until it ends, and reports how it ended.
 func (r *routeRun) settle(ctx context.Context, out runOutcome) error {
-	ask := newAsker(r.cfg, r.f.approve, r.f.answer)
+	out, err := r.resolve(ctx, out, newAsker(r.cfg, r.f.approve, r.f.answer))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(r.cfg.Stderr, "thread:", r.threadID)
+	out.threadID = r.threadID
+	return out.err()
+}
+
+// resolve answers the interrupts out parks on through ask and resumes the
+// run, until it ends, and returns how it ended. Interrupts no one answers
+// end it with unanswered's error.
+func (r *routeRun) resolve(ctx context.Context, out runOutcome, ask *asker) (runOutcome, error) {
 	for len(out.interrupts) > 0 && !out.interrupted {
 		answers, err := ask.answer(ctx, out.interrupts)
 		if err != nil {
-			return r.unanswered(out, err)
+			return out, r.unanswered(out, err)
 		}
 		next, err := r.target.resume(ctx, r.stop, r.threadID, r.route, answers, newShow(r.cfg, r.f))
 		var bad *resumeError
@@ -224,13 +237,11 @@ func (r *routeRun) settle(ctx context.Context, out runOutcome) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return out, err
 		}
 		out = next
 	}
-	fmt.Fprintln(r.cfg.Stderr, "thread:", r.threadID)
-	out.threadID = r.threadID
-	return out.err()
+	return out, nil
 }
 
 // unanswered ends a run whose interrupts got no answer: with nobody to
@@ -285,6 +296,9 @@ type runTarget interface {
 	// pending returns the interrupts threadID is parked on: none for a
 	// thread that is not parked or does not exist.
 	pending(ctx context.Context, threadID string) ([]client.Interrupt, error)
+	// values returns threadID's latest state values: nil for a thread
+	// that does not exist.
+	values(ctx context.Context, threadID string) (map[string]json.RawMessage, error)
 	// start runs input on threadID and shows it to its end.
 	start(ctx context.Context, stopSignals func(), threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error)
 	// resume answers threadID's interrupts and shows the run that goes
@@ -528,7 +542,11 @@ func strategyOptions(planFirst string) map[string]string {
 type localTarget struct {
 	cfg     *Config
 	s       *stack
+	tree    *router.Tree
 	loadErr error // problems of routes other than a run's, shown when it fails
+	// saidOffline says the offline model's notice was shown, once is
+	// enough in a chat.
+	saidOffline bool
 }
 
 func openLocal(ctx context.Context, cfg *Config, dir string) (*localTarget, error) {
@@ -541,7 +559,7 @@ func openLocal(ctx context.Context, cfg *Config, dir string) (*localTarget, erro
 	if err != nil {
 		return nil, appProblem(err)
 	}
-	return &localTarget{cfg: cfg, s: s, loadErr: loadErr}, nil
+	return &localTarget{cfg: cfg, s: s, tree: a.Tree, loadErr: loadErr}, nil
 }
 
 func (l *localTarget) close() {
@@ -568,6 +586,17 @@ func (l *localTarget) pending(ctx context.Context, threadID string) ([]client.In
 	return out, nil
 }
 
+func (l *localTarget) values(ctx context.Context, threadID string) (map[string]json.RawMessage, error) {
+	cp, err := l.s.store.Latest(ctx, threadID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, appProblem(err)
+	}
+	return cp.Values, nil
+}
+
 func (l *localTarget) start(ctx context.Context, stopSignals func(), threadID, route, input, planFirst string, show planview.Renderer) (runOutcome, error) {
 	run, err := l.s.runs.Start(context.WithoutCancel(ctx), runner.Request{
 		ThreadID: threadID,
@@ -582,7 +611,8 @@ func (l *localTarget) start(ctx context.Context, stopSignals func(), threadID, r
 		}
 		return runOutcome{}, appProblem(err)
 	}
-	if run.Model == "offline" {
+	if run.Model == "offline" && !l.saidOffline {
+		l.saidOffline = true
 		fmt.Fprintln(l.cfg.Stderr, "model: offline (built in, no network); set DAWN_MODEL, model in dawn.yaml, or model in agent.md for a real one")
 	}
 	return l.follow(ctx, stopSignals, threadID, run, show)
@@ -649,6 +679,18 @@ func (r *remoteTarget) pending(ctx context.Context, threadID string) ([]client.I
 		return nil, r.unreachable(err)
 	}
 	return st.Interrupts, nil
+}
+
+func (r *remoteTarget) values(ctx context.Context, threadID string) (map[string]json.RawMessage, error) {
+	st, err := r.c.State(ctx, threadID)
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, r.unreachable(err)
+	}
+	return st.Values, nil
 }
 
 // start runs the route through POST /threads/{id}/runs/stream.

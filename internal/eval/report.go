@@ -59,7 +59,7 @@ func newReport(cases []Case, attempts [][]Attempt) *Report {
 	for i, c := range cases {
 		cr := CaseReport{Name: c.Name, Route: c.Route, File: c.File, Line: c.Line, Attempts: attempts[i]}
 		byName := map[string]*ExpectationReport{}
-		for _, name := range c.Expect.Names() {
+		for _, name := range resultNames(c.Expect.Names(), attempts[i]) {
 			cr.Expectations = append(cr.Expectations, ExpectationReport{Name: name})
 		}
 		for k := range cr.Expectations {
@@ -95,6 +95,19 @@ func newReport(cases []Case, attempts [][]Attempt) *Report {
 	}
 	r.PassRate = rate(r.Passed, r.Runs)
 	return r
+}
+
+// resultNames are the case's expectations, then the names of the other
+// results its attempts have (a replay's).
+func resultNames(names []string, attempts []Attempt) []string {
+	for _, a := range attempts {
+		for _, res := range a.Results {
+			if !slices.Contains(names, res.Expectation) {
+				names = append(names, res.Expectation)
+			}
+		}
+	}
+	return names
 }
 
 // WriteTable prints the pass rates: a line per case, then a line per

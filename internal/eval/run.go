@@ -28,6 +28,10 @@ type Options struct {
 	// Progress, when set, is told of each finished attempt, from one
 	// goroutine at a time.
 	Progress func(done, total int, a Attempt)
+	// Tapes, when set, records each attempt's model calls or replays them
+	// (the runner's models must be Tapes.Models); a replay adds a
+	// "replay" result that fails when the run diverged from its recording.
+	Tapes *Tapes
 }
 
 // Attempt is one run of a case.
@@ -65,7 +69,7 @@ func Run(ctx context.Context, m *runner.Manager, cases []Case, opts Options) *Re
 	for range min(workers, max(total, 1)) {
 		wg.Go(func() {
 			for j := range jobs {
-				a := runAttempt(ctx, m, &cases[j.c], j.n+1, opts.Judge)
+				a := runAttempt(ctx, m, &cases[j.c], j.n+1, opts)
 				mu.Lock()
 				attempts[j.c][j.n] = a
 				done++
@@ -88,16 +92,26 @@ func Run(ctx context.Context, m *runner.Manager, cases []Case, opts Options) *Re
 
 // runAttempt runs the case's setup turns and then its input on a new
 // thread, and checks what the input's run showed.
-func runAttempt(ctx context.Context, m *runner.Manager, c *Case, n int, judgeModel llms.Model) Attempt {
+func runAttempt(ctx context.Context, m *runner.Manager, c *Case, n int, opts Options) Attempt {
 	start := time.Now()
 	a := Attempt{Case: c, N: n}
 	defer func() { a.Duration = time.Since(start) }()
+	var tp *tape
+	if opts.Tapes != nil {
+		ctx, tp = opts.Tapes.begin(ctx, c)
+	}
 	o, err := runCase(ctx, m, c)
 	if err != nil {
 		o.Err = err.Error()
 	}
 	a.Observation = o
-	a.Results = Check(c.Expect, o)
+	if tp != nil {
+		if r := opts.Tapes.end(c, tp); r != nil {
+			a.Results = append(a.Results, *r)
+		}
+	}
+	a.Results = append(a.Results, Check(c.Expect, o)...)
+	judgeModel := opts.Judge
 	if c.Expect.Judge != nil {
 		if o.Err != "" {
 			a.Results = append(a.Results, Result{Expectation: ExpectJudge, Detail: "not judged: the run failed"})

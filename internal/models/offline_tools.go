@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 
@@ -82,13 +83,27 @@ type schema struct {
 	Properties map[string]schema `json:"properties"`
 	Required   []string          `json:"required"`
 	Enum       []any             `json:"enum"`
+	Const      *any              `json:"const"`
+	Default    *any              `json:"default"`
+	Examples   []any             `json:"examples"`
+	Format     string            `json:"format"`
+	MinLength  *int              `json:"minLength"`
+	MaxLength  *int              `json:"maxLength"`
+	Minimum    *float64          `json:"minimum"`
+	Maximum    *float64          `json:"maximum"`
+	ExclMin    *float64          `json:"exclusiveMinimum"`
+	MinItems   int               `json:"minItems"`
+	Items      *schema           `json:"items"`
 }
 
 // argsFromSchema builds the arguments of an app tool from its input
-// schema: each required property gets its first enum value, else by type
-// the user's text for a string, 0 for a number or integer, false for a
-// boolean, an empty list for an array and, for an object, its own required
-// properties; optional properties are left out.
+// schema: each required property gets the value the schema gives (its
+// const, default, first example or first enum value), else one of its
+// type that the schema accepts: for a string one of its format (an email,
+// a URI, a date, a time, a UUID) or the user's text fitted to its length
+// limits; for a number or integer 0 moved into its bounds; false for a
+// boolean; minItems items for an array; and, for an object, its own
+// required properties. Optional properties are left out.
 func argsFromSchema(params any, user string) map[string]any {
 	var s schema
 	if raw, ok := schemaJSON(params); ok {
@@ -106,22 +121,93 @@ func (s schema) object(user string) map[string]any {
 }
 
 func (s schema) value(user string) any {
-	if len(s.Enum) > 0 {
+	switch {
+	case s.Const != nil:
+		return *s.Const
+	case s.Default != nil:
+		return *s.Default
+	case len(s.Examples) > 0:
+		return s.Examples[0]
+	case len(s.Enum) > 0:
 		return s.Enum[0]
 	}
-	switch s.typeName() {
+	switch t := s.typeName(); t {
 	case "string":
-		return user
+		return s.text(user)
 	case "number", "integer":
-		return 0
+		return s.number(t == "integer")
 	case "boolean":
 		return false
 	case "array":
-		return []any{}
+		items := make([]any, 0, s.MinItems)
+		for range min(s.MinItems, maxOfflineItems) {
+			items = append(items, s.itemSchema().value(user))
+		}
+		return items
 	case "object":
 		return s.object(user)
 	}
 	return nil
+}
+
+// maxOfflineItems bounds the items the offline model puts in one array.
+const maxOfflineItems = 16
+
+func (s schema) itemSchema() schema {
+	if s.Items == nil {
+		return schema{}
+	}
+	return *s.Items
+}
+
+// formatValues are the offline model's strings of the formats it knows.
+var formatValues = map[string]string{
+	"email":     "user@example.com",
+	"uri":       "https://example.com/",
+	"url":       "https://example.com/",
+	"date":      "2025-01-01",
+	"date-time": "2025-01-01T00:00:00Z",
+	"time":      "00:00:00Z",
+	"uuid":      "00000000-0000-4000-8000-000000000000",
+}
+
+// text is a string the schema accepts: one of its format, else the
+// user's text cut to maxLength or repeated up to minLength.
+func (s schema) text(user string) string {
+	if v, ok := formatValues[s.Format]; ok {
+		return v
+	}
+	r := []rune(user)
+	if s.MinLength != nil && len(r) > 0 {
+		for len(r) < *s.MinLength {
+			r = append(append(r, ' '), []rune(user)...)
+		}
+	}
+	if s.MaxLength != nil && len(r) > *s.MaxLength {
+		r = r[:max(*s.MaxLength, 0)]
+	}
+	return string(r)
+}
+
+// number is 0 moved into the schema's bounds.
+func (s schema) number(integer bool) any {
+	v := 0.0
+	if s.Minimum != nil && v < *s.Minimum {
+		v = *s.Minimum
+	}
+	if s.ExclMin != nil && v <= *s.ExclMin {
+		v = *s.ExclMin + 1
+		if !integer {
+			v = *s.ExclMin + 0.5
+		}
+	}
+	if s.Maximum != nil && v > *s.Maximum {
+		v = *s.Maximum
+	}
+	if integer {
+		return int64(math.Ceil(v))
+	}
+	return v
 }
 
 // typeName is the schema's type; of a list of types such as

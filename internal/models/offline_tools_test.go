@@ -131,6 +131,16 @@ func TestArgsFromSchema(t *testing.T) {
 		{"nullable type", `{"properties":{"s":{"type":["null","string"]}},"required":["s"]}`, `{"s":"hi"}`},
 		{"nested", `{"properties":{"o":{"type":"object","properties":{"t":{"type":"string"},"u":{"type":"string"}},"required":["t"]},"l":{"type":"array"}},"required":["o","l"]}`,
 			`{"l":[],"o":{"t":"hi"}}`},
+		{"const and default", `{"properties":{"c":{"type":"string","const":"fixed"},"d":{"type":"integer","default":7},"e":{"type":"string","examples":["sample"]}},"required":["c","d","e"]}`,
+			`{"c":"fixed","d":7,"e":"sample"}`},
+		{"string formats", `{"properties":{"m":{"type":"string","format":"email"},"u":{"type":"string","format":"uri"},"d":{"type":"string","format":"date"},"t":{"type":"string","format":"date-time"},"i":{"type":"string","format":"uuid"}},"required":["m","u","d","t","i"]}`,
+			`{"d":"2025-01-01","i":"00000000-0000-4000-8000-000000000000","m":"user@example.com","t":"2025-01-01T00:00:00Z","u":"https://example.com/"}`},
+		{"string lengths", `{"properties":{"short":{"type":"string","maxLength":1},"long":{"type":"string","minLength":5}},"required":["short","long"]}`,
+			`{"long":"hi hi","short":"h"}`},
+		{"number bounds", `{"properties":{"n":{"type":"number","minimum":2.5},"i":{"type":"integer","exclusiveMinimum":3},"neg":{"type":"integer","maximum":-4}},"required":["n","i","neg"]}`,
+			`{"i":4,"n":2.5,"neg":-4}`},
+		{"array min items", `{"properties":{"l":{"type":"array","minItems":2,"items":{"type":"string"}}},"required":["l"]}`,
+			`{"l":["hi","hi"]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
