@@ -330,8 +330,8 @@ func walkPath(v any, steps []pathStep, at string) []found {
 // item first in both scores 1 and one first in one list only 0.5. Equal
 // sums rank by cosine similarity, then newest first. Items in neither
 // list are left out.
-func (s *DB) rankByMeaning(ctx context.Context, q ItemQuery, at int64, items []Item) ([]Item, error) {
-	cosine, err := s.similarities(ctx, q, at, items)
+func (s *DB) rankByMeaning(ctx context.Context, q ItemQuery, items []Item) ([]Item, error) {
+	cosine, err := s.similarities(ctx, q, items)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +394,7 @@ func cosineOr(cosine map[int]float32, i int) float32 {
 // similarities embeds q's query and returns, by index in items, the
 // cosine similarity of each item's closest vector to it; an item without
 // a vector of the index's dimensions has none.
-func (s *DB) similarities(ctx context.Context, q ItemQuery, at int64, items []Item) (map[int]float32, error) {
+func (s *DB) similarities(ctx context.Context, q ItemQuery, items []Item) (map[int]float32, error) {
 	vectors, err := s.index.embed(ctx, []string{q.Query})
 	if err != nil {
 		return nil, err
@@ -409,7 +409,9 @@ func (s *DB) similarities(ctx context.Context, q ItemQuery, at int64, items []It
 	}
 	cosine := make(map[int]float32, len(items))
 	size := 4 * s.index.Dims
-	err = s.d.VectorsUnder(ctx, encodeNamespace(q.Prefix), at, func(v dialect.VectorRow) error {
+	// items are the live ones: a vector of an item that expired (and is
+	// not swept yet) finds no position.
+	err = s.d.VectorsUnder(ctx, encodeNamespace(q.Prefix), func(v dialect.VectorRow) error {
 		i, ok := position[v.Namespace+"\x00"+v.Key]
 		if !ok || len(v.Vector) != size {
 			return nil

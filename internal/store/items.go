@@ -282,7 +282,7 @@ func (s *DB) SearchItems(ctx context.Context, q ItemQuery) ([]Item, error) {
 	}
 	switch {
 	case byMeaning:
-		if out, err = s.rankByMeaning(ctx, q, at, out); err != nil {
+		if out, err = s.rankByMeaning(ctx, q, out); err != nil {
 			return nil, err
 		}
 	case len(words) > 0:

@@ -115,10 +115,11 @@ type Reader interface {
 	// ItemVectors reads the vectors of one item (live or not), in path
 	// order.
 	ItemVectors(ctx context.Context, namespace, key string) ([]VectorRow, error)
-	// VectorsUnder reads the vectors of the live items whose namespace
-	// begins with prefix. The row each is given, its Vector included, is
-	// valid during the call only: a scan of many vectors copies none.
-	VectorsUnder(ctx context.Context, prefix string, at int64, each func(VectorRow) error) error
+	// VectorsUnder reads the vectors of the items whose namespace begins
+	// with prefix, expired ones included (the caller knows which items
+	// are live). The row each is given, its Vector included, is valid
+	// during the call only.
+	VectorsUnder(ctx context.Context, prefix string, each func(VectorRow) error) error
 	// AnyExpiredItem reports whether any item expired by at: one read of
 	// an index of the expiring items that spares a sweep its write when
 	// none has.

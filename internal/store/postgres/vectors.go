@@ -25,12 +25,11 @@ func (s *DB) ItemVectors(ctx context.Context, namespace, key string) ([]dialect.
 	return out, rows.Err()
 }
 
-// VectorsUnder reads the vectors of the live items under a namespace
-// prefix; each row's Vector is the driver's buffer, valid during the call.
-func (s *DB) VectorsUnder(ctx context.Context, prefix string, at int64, each func(dialect.VectorRow) error) error {
-	rows, err := s.pool.Query(ctx, `SELECT v.namespace, v.key, v.path, v.vector
-		FROM store_item_vectors v JOIN store_items i ON i.namespace = v.namespace AND i.key = v.key
-		WHERE starts_with(v.namespace, $1) AND (i.expires_at IS NULL OR i.expires_at > $2)`, prefix, at)
+// VectorsUnder reads the vectors of the items under a namespace prefix;
+// each row's Vector is the driver's buffer, valid during the call.
+func (s *DB) VectorsUnder(ctx context.Context, prefix string, each func(dialect.VectorRow) error) error {
+	rows, err := s.pool.Query(ctx, `SELECT namespace, key, path, vector FROM store_item_vectors
+		WHERE starts_with(namespace, $1)`, prefix)
 	if err != nil {
 		return err
 	}
