@@ -57,7 +57,9 @@ func (p *configParser) storeIndex(val *yaml.Node) *StoreIndex {
 		return nil
 	}
 	ix := &StoreIndex{}
+	seen := map[string]bool{}
 	for k, v := range yamldoc.Pairs(val) {
+		seen[k.Value] = true
 		switch k.Value {
 		case "embed":
 			ix.Embed = strings.TrimSpace(p.text(k, v))
@@ -78,10 +80,10 @@ func (p *configParser) storeIndex(val *yaml.Node) *StoreIndex {
 			p.fail(k.Line, "field store.index.%s not found; allowed keys in store.index: embed, dims, fields, min_similarity", k.Value)
 		}
 	}
-	if ix.Embed == "" {
+	if !seen["embed"] {
 		p.fail(val.Line, "store.index.embed is required: the embedding model, like %s", example)
 	}
-	if ix.Dims == 0 {
+	if !seen["dims"] {
 		p.fail(val.Line, "store.index.dims is required: the length of the model's vectors (1536 for openai:text-embedding-3-small)")
 	}
 	return ix
