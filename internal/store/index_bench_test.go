@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dawn-go/dawn/internal/embedtest"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/pgtest"
 	"github.com/dawn-go/dawn/internal/store/dialect"
 )
@@ -131,5 +133,53 @@ func seedVectors(b *testing.B, s *DB, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkPutWithIndex puts items of two indexed fields (text and
+// title) through a scripted embedding API over loopback and reports the
+// embedding requests and input tokens per put: a new item, then the same
+// item put again unchanged, which asks for nothing.
+//
+//	go test -run '^$' -bench BenchmarkPutWithIndex ./internal/store/
+func BenchmarkPutWithIndex(b *testing.B) {
+	const items = 4096
+	vectors := map[string][]float32{}
+	text := func(i int) string { return "note " + strconv.Itoa(i) + " about the customer's order and its delivery date" }
+	title := func(i int) string { return "note " + strconv.Itoa(i) }
+	for i := range items {
+		vectors[text(i)] = []float32{1, float32(i), 0, 0}
+		vectors[title(i)] = []float32{0, 1, float32(i), 0}
+	}
+	srv := embedtest.New(b, vectors)
+	env := map[string]string{models.EnvCompatibleBaseURL: srv.URL}
+	emb, err := models.NewEmbedder("openai-compatible:embed-4", func(k string) string { return env[k] }, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := OpenWith(filepath.Join(b.TempDir(), "dawn.db"), Options{Index: &Index{Embedder: emb, Model: emb.Spec(), Dims: 4, Fields: []string{"text", "title"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	ctx := context.Background()
+	for _, again := range []bool{false, true} {
+		name := "new"
+		if again {
+			name = "unchanged"
+		}
+		b.Run(name, func(b *testing.B) {
+			requests, tokens := emb.Usage()
+			i := 0
+			for b.Loop() {
+				n := i % items
+				i++
+				value, _ := json.Marshal(map[string]string{"text": text(n), "title": title(n)})
+				must(b, s.PutItem(ctx, []string{"notes"}, "k"+strconv.Itoa(n), value))
+			}
+			r, tk := emb.Usage()
+			b.ReportMetric(float64(r-requests)/float64(i), "requests/put")
+			b.ReportMetric(float64(tk-tokens)/float64(i), "tokens/put")
+		})
 	}
 }
