@@ -31,14 +31,18 @@ type StoreItem struct {
 	Value     json.RawMessage
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	// Score is how well the item matched ItemSearch.Query, 0 to 1.
+	// Score is how well the item matched ItemSearch.Query, 0 to 1 (by
+	// meaning and words when the store has an index).
 	Score float64
 }
 
 // ItemSearch selects items: those whose value holds each field of Filter
 // with an equal JSON value and, when Query is set, whose text holds at
 // least one of Query's words, case-insensitively, best match first; then
-// Offset skipped and at most Limit (10 when 0) returned.
+// Offset skipped and at most Limit (10 when 0) returned. When the app's
+// store has an index (store.index in dawn.yaml), a Query also finds the
+// items close to it in meaning, ranked by meaning fused with the word
+// match (see docs/store.md).
 type ItemSearch struct {
 	Filter        map[string]json.RawMessage
 	Query         string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dawn-go/dawn"
 	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/embedtest"
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/nodetool"
 	"github.com/tmc/langchaingo/llms"
@@ -30,7 +31,10 @@ import (
 //     holds a run whose user message says [hold:NAME] after its first tool
 //     step until the test opens gate NAME (POST DAWN_GATE_URL/NAME), for
 //     what needs a run in flight: rejoining, joining, cancelling,
-//     multitask strategies.
+//     multitask strategies;
+//   - DAWN_MEANING_URL: the stock dawn binary serving an app whose Store
+//     embeds items (store.index) with a scripted embedding model on
+//     loopback, for searchItems with a query.
 func TestLangGraphClients(t *testing.T) {
 	dir := nodetool.Package(t, "langgraph", filepath.Join("@langchain", "langgraph-sdk", "package.json"), requireNodeEnv)
 	node, err := exec.LookPath("node")
@@ -44,12 +48,13 @@ func TestLangGraphClients(t *testing.T) {
 		// swept every 100ms.
 		"DAWN_CRON_SECONDS=1", "DAWN_CRON_INTERVAL=100ms", "DAWN_THREAD_SWEEP_INTERVAL=100ms")
 	gated, gates := serveGated(t)
+	meaning := startMeaningDawn(t, bin)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "--test-concurrency=1", "--test-timeout=60000")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "DAWN_URL="+url, "DAWN_GATED_URL="+gated, "DAWN_GATE_URL="+gates, "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "DAWN_URL="+url, "DAWN_GATED_URL="+gated, "DAWN_GATE_URL="+gates, "DAWN_MEANING_URL="+meaning, "NO_COLOR=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test in tools/langgraph:\n%s", out)
 	if err != nil {
@@ -59,6 +64,34 @@ func TestLangGraphClients(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^ℹ pass (\d+)`).FindSubmatch(out); m == nil || string(m[1]) == "0" {
 		t.Fatalf("node --test ran no passing tests")
 	}
+}
+
+// startMeaningDawn starts the dawn binary on an app whose Store embeds
+// the text of items with a scripted embedding model (internal/embedtest)
+// and returns its URL. The texts and vectors are those of
+// tools/langgraph/meaning.test.mjs: "refund policy" means the item about
+// sending goods back, and shares a word with the privacy notice only.
+func startMeaningDawn(t *testing.T, bin string) string {
+	t.Helper()
+	srv := embedtest.New(t, map[string][]float32{
+		"Customers can send purchases back within 30 days and get their money back": {0.9, 0.1, 0},
+		"Our privacy policy explains which cookies we keep":                         {0, 0.1, 1},
+		"refund policy": {1, 0, 0.1},
+	})
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"dawn.yaml":     "store:\n  index:\n    embed: openai-compatible:scripted-embed\n    dims: 3\n    fields: [text]\n",
+		"help/agent.md": "You answer questions.",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return startDawn(t, bin, dir, "DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"), "DAWN_MODEL=", "DAWN_API_KEY=",
+		models.EnvCompatibleBaseURL+"="+srv.URL)
 }
 
 // exampleTools stand in for the example app's Go tools and verifier: the

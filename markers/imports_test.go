@@ -45,7 +45,7 @@ var (
 	// leaves are small helpers any layer may use.
 	leaves = []string{
 		"internal/yamldoc", "internal/gomod", "internal/tokens", "internal/watch", "internal/scaffold", "internal/deploy",
-		"internal/pgtest", "internal/nodetool", "internal/docstext", "internal/sandbox/...", "approval/bashrules",
+		"internal/pgtest", "internal/nodetool", "internal/docstext", "internal/embedtest", "internal/sandbox/...", "approval/bashrules",
 	}
 	// outside drive a built dawn binary or a server from outside: the
 	// example app, the load tool, the end-to-end and reliability checks.

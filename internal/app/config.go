@@ -32,6 +32,9 @@ type Config struct {
 	// or a postgres:// URL of a database several servers can share.
 	// DAWN_STORE overrides it.
 	Store string
+	// StoreIndex embeds the Store's items for search by meaning
+	// (store.index in dawn.yaml); nil: the Store matches words only.
+	StoreIndex *StoreIndex
 	// Temperature is the sampling temperature for routes whose agent.md
 	// sets none; nil sends none, so the provider's default applies.
 	Temperature *float64
@@ -310,7 +313,7 @@ func (p *configParser) parse(data []byte, c *Config) map[int]map[string]*yaml.No
 		case k == "model":
 			c.Model = p.modelList(key, val)
 		case k == "store":
-			c.Store = p.text(key, val)
+			p.storeSection(key, val, c)
 		case k == "temperature":
 			t, ok := yamldoc.Temperature(val)
 			if !ok {
@@ -494,7 +497,7 @@ func (p *configParser) eval(section *yaml.Node, e *Eval) {
 
 // allowed lists the top-level keys for an error message.
 func (p *configParser) allowed() string {
-	keys := []string{"model", "store", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", authSection + " (jwt, or none)", runsSection + " (continue_orphans)", serverSection + " (allowed_hosts)"}
+	keys := []string{"model", "store (path, index)", fmt.Sprintf("%s (%s)", limitsSection, strings.Join(p.limitNames(), ", ")), toolsSection + " (timeout)", evalSection + " (judge_model)", webhooksSection + " (secret_env, allow, timeout, attempts)", authSection + " (jwt, or none)", runsSection + " (continue_orphans)", serverSection + " (allowed_hosts)"}
 	for _, k := range p.claimed {
 		if !strings.HasPrefix(k, limitsSection+".") {
 			keys = append(keys, k)

@@ -81,6 +81,28 @@ func TestAuthSection(t *testing.T) {
 	}
 }
 
+// TestStoreSection: store: is a path, or a mapping of path and index.
+func TestStoreSection(t *testing.T) {
+	half := 0.5
+	for yamlText, want := range map[string]app.Config{
+		"store: x.db\n":          {Store: "x.db"},
+		"store:\n  path: x.db\n": {Store: "x.db"},
+		"store:\n  path: x.db\n  index:\n    embed: openai:text-embedding-3-small\n    dims: 1536\n    fields: [text, \"items[*].name\"]\n    min_similarity: 0.5\n": {Store: "x.db",
+			StoreIndex: &app.StoreIndex{Embed: "openai:text-embedding-3-small", Dims: 1536, Fields: []string{"text", "items[*].name"}, MinSimilarity: &half}},
+		"store: {index: {embed: ollama:nomic-embed-text, dims: 768}}\n": {StoreIndex: &app.StoreIndex{Embed: "ollama:nomic-embed-text", Dims: 768}},
+	} {
+		dir := t.TempDir()
+		write(t, dir, map[string]string{"dawn.yaml": yamlText, "a/agent.md": "A"})
+		a, err := app.Load(context.Background(), dir, app.Options{ToolsKnown: true, Markers: markers.All()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Config.Store != want.Store || !reflect.DeepEqual(a.Config.StoreIndex, want.StoreIndex) {
+			t.Errorf("%q: store %q index %+v, want %q %+v", yamlText, a.Config.Store, a.Config.StoreIndex, want.Store, want.StoreIndex)
+		}
+	}
+}
+
 func TestConfigSectionErrors(t *testing.T) {
 	m := sectionMarker{keys: []string{"widget"}}
 	cases := []struct {
@@ -88,7 +110,7 @@ func TestConfigSectionErrors(t *testing.T) {
 		m    sectionMarker
 		want string
 	}{
-		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store, limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes, per_user), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), auth (jwt, or none), runs (continue_orphans), server (allowed_hosts), widget`},
+		{"gadget: 1\n", m, `dawn.yaml:1: field gadget not found; allowed keys: model, store (path, index), limits (body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes, per_user), tools (timeout), eval (judge_model), webhooks (secret_env, allow, timeout, attempts), auth (jwt, or none), runs (continue_orphans), server (allowed_hosts), widget`},
 		{"limits:\n  gadgets: 1\n", m, `dawn.yaml:2: field limits.gadgets not found; allowed keys in limits: body_bytes, message_bytes, max_turns, subagent_depth, tool_output_bytes`},
 		{"model: a\nmodel: b\n", m, `dawn.yaml:2: key "model" appears twice; keep one`},
 		{"widget: 1\n", sectionMarker{keys: []string{"widget"}, err: errors.New("widget must be a mapping")}, `dawn.yaml: widget must be a mapping`},
@@ -113,6 +135,13 @@ func TestConfigSectionErrors(t *testing.T) {
 		{"runs: true\n", m, `dawn.yaml:1: runs must be a mapping, like runs: {continue_orphans: true}`},
 		{"runs:\n  continue_orphans: maybe\n", m, `dawn.yaml:2: runs.continue_orphans must be true or false, not "maybe"`},
 		{"runs:\n  continue: true\n", m, `dawn.yaml:2: field runs.continue not found; allowed keys in runs: continue_orphans`},
+		{"store:\n  file: x.db\n", m, `dawn.yaml:2: field store.file not found; allowed keys in store: path (a file or postgres:// URL), index (embed, dims, fields, min_similarity)`},
+		{"store:\n  index: {embed: openai:text-embedding-3-small}\n", m, `dawn.yaml:2: store.index.dims is required: the length of the model's vectors (1536 for openai:text-embedding-3-small)`},
+		{"store:\n  index: {dims: 4}\n", m, `dawn.yaml:2: store.index.embed is required`},
+		{"store:\n  index:\n    embed: openai:e\n    dims: 1.5\n", m, `dawn.yaml:4: store.index.dims must be the model's vector length, a whole number from 1 to 16000 such as 1536, not "1.5"`},
+		{"store:\n  index: {embed: openai:e, dims: 4, fields: text}\n", m, `dawn.yaml:2: store.index.fields must be a list of JSON paths`},
+		{"store:\n  index: {embed: openai:e, dims: 4, min_similarity: 2}\n", m, `dawn.yaml:2: store.index.min_similarity must be a cosine similarity from -1 to 1, such as 0.3, not "2"`},
+		{"store:\n  index: {embed: openai:e, dims: 4, size: 2}\n", m, `dawn.yaml:2: field store.index.size not found; allowed keys in store.index: embed, dims, fields, min_similarity`},
 		{"", sectionMarker{keys: []string{"model"}}, `capability "section" claims dawn.yaml key "model", which the app or another capability already reads`},
 	}
 	for _, tc := range cases {

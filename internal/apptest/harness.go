@@ -18,6 +18,7 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/auth"
+	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
 	"github.com/dawn-go/dawn/internal/store"
@@ -58,7 +59,9 @@ type Options struct {
 	// Auth authenticates the API's requests (server.Options.Auth); nil
 	// serves without authentication.
 	Auth *auth.Authenticator
-	// Env is the API's environment (server.Options.Env); nil has none.
+	// Env is the API's environment (server.Options.Env), and the one the
+	// Store's embedding model (store.index) is configured from; nil has
+	// none.
 	Env func(string) string
 }
 
@@ -78,7 +81,15 @@ func New(t testing.TB, dir string, model llms.Model, opts Options) *Harness {
 	if path == "" {
 		path = ":memory:"
 	}
-	st, err := store.Open(path)
+	var observe func(context.Context, models.EmbedCall)
+	if a.Config.StoreIndex != nil {
+		observe = opts.Telemetry.Embeddings(a.Config.StoreIndex.Embed)
+	}
+	index, err := a.OpenIndex(opts.Env, observe)
+	if err != nil {
+		t.Fatalf("apptest: %v", err)
+	}
+	st, err := store.OpenWith(path, store.Options{Index: index})
 	if err != nil {
 		t.Fatalf("apptest: opening store: %v", err)
 	}

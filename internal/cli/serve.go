@@ -64,12 +64,27 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	path, setting := storeSetting(cfg, a)
-	st, err := store.OpenWith(path, store.Options{Lease: lease})
+	tel, shutdown, err := telemetry.FromEnv(ctx, cfg.Env)
 	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry: %w", err)
+	}
+	var observe func(context.Context, models.EmbedCall)
+	if a.Config.StoreIndex != nil {
+		observe = tel.Embeddings(a.Config.StoreIndex.Embed)
+	}
+	index, err := a.OpenIndex(cfg.Env, observe)
+	if err != nil {
+		_ = shutdown(ctx)
+		return nil, err
+	}
+	path, setting := storeSetting(cfg, a)
+	st, err := store.OpenWith(path, store.Options{Lease: lease, Index: index})
+	if err != nil {
+		_ = shutdown(ctx)
 		return nil, fmt.Errorf("cannot open the thread store named by %s: %w", setting, err)
 	}
 	s := &stack{store: st, logger: logger, recovers: recoverRuns, threadSweep: sweep}
+	s.telemetryShutdown, s.telemetryOn = shutdown, tel != nil
 	// Runs to continue need the runner: they are recovered once it is
 	// built.
 	if recoverRuns && !a.Config.Runs.ContinueOrphans {
@@ -78,12 +93,6 @@ func openStackFor(ctx context.Context, cfg *Config, a *app.App, logger *slog.Log
 			return nil, err
 		}
 	}
-	tel, shutdown, err := telemetry.FromEnv(ctx, cfg.Env)
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("OpenTelemetry: %w", err)
-	}
-	s.telemetryShutdown, s.telemetryOn = shutdown, tel != nil
 	if s.webhooks, err = newWebhooks(a.Config.Webhooks, cfg.Env, logger); err != nil {
 		st.Close()
 		return nil, err

@@ -54,6 +54,9 @@ func classify(err error) *apiError {
 		return newError(http.StatusServiceUnavailable, "route_broken", err.Error())
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, store.ErrEmbed):
+		// The provider's words name its address: they go to the log.
+		return newError(http.StatusBadGateway, "embedding_failed", "the Store's embedding model (store.index.embed in dawn.yaml) failed, so nothing was written or searched; try again shortly, and see the server's log for why")
 	case errors.Is(err, store.ErrUnavailable):
 		// The driver's words name the database's host, user and name:
 		// they go to the log (handleError), not to the client.
@@ -112,7 +115,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	ae := classify(err)
-	if ae.Status >= 500 && (ae.Kind == "internal" || ae.Kind == "store_unavailable") {
+	if ae.Status >= 500 && (ae.Kind == "internal" || ae.Kind == "store_unavailable" || ae.Kind == "embedding_failed") {
 		s.logger.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
 	}
 	if ae.RetryAfter > 0 {

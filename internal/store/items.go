@@ -125,6 +125,12 @@ func (s *DB) PutItemTTL(ctx context.Context, namespace []string, key string, val
 	if err := json.Unmarshal(value, &obj); err != nil || obj == nil {
 		return fmt.Errorf("value: %w: it must be a JSON object, like {\"text\": \"...\"}", ErrInvalid)
 	}
+	// The model is asked before the write, so that no transaction waits
+	// on it.
+	vectors, err := s.vectorsFor(ctx, encodeNamespace(namespace), key, value)
+	if err != nil {
+		return err
+	}
 	return s.write(ctx, func(tx dialect.Tx) error {
 		now, at := s.now(), s.itemNow()
 		it := dialect.ItemRow{Namespace: encodeNamespace(namespace), Key: key, Value: string(value), CreatedAt: now, UpdatedAt: now}
@@ -133,6 +139,11 @@ func (s *DB) PutItemTTL(ctx context.Context, namespace []string, key string, val
 		}
 		if err := tx.PutItem(ctx, it, at); err != nil {
 			return fmt.Errorf("store: put item %q in %v: %w", key, namespace, err)
+		}
+		if s.index != nil {
+			if err := tx.SetItemVectors(ctx, it.Namespace, key, vectors); err != nil {
+				return fmt.Errorf("store: put the vectors of item %q in %v: %w", key, namespace, err)
+			}
 		}
 		return s.checkItems(ctx, tx, namespace, at)
 	})
@@ -243,7 +254,10 @@ func (s *DB) DeleteItem(ctx context.Context, namespace []string, key string) err
 	})
 }
 
-// SearchItems returns the items q selects.
+// SearchItems returns the items q selects. When the store has an Index
+// and q has a Query, the items are ranked by meaning fused with the word
+// match (see rankByMeaning), and an item whose text holds none of the
+// query's words may still be found.
 func (s *DB) SearchItems(ctx context.Context, q ItemQuery) ([]Item, error) {
 	if err := CheckNamespace("namespace_prefix", q.Prefix, true); err != nil {
 		return nil, err
@@ -253,11 +267,12 @@ func (s *DB) SearchItems(ctx context.Context, q ItemQuery) ([]Item, error) {
 		return nil, err
 	}
 	words := strings.Fields(strings.ToLower(q.Query))
+	byMeaning := s.index != nil && len(words) > 0
 	var out []Item
 	at := s.itemNow()
 	err = s.d.Items(ctx, encodeNamespace(q.Prefix), at, func(row dialect.ItemRow) error {
 		it, ok := matchItem(row, filter, words)
-		if ok {
+		if ok && (byMeaning || len(words) == 0 || it.Score > 0) {
 			out = append(out, it)
 		}
 		return nil
@@ -265,7 +280,12 @@ func (s *DB) SearchItems(ctx context.Context, q ItemQuery) ([]Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: search items under %v: %w", q.Prefix, err)
 	}
-	if len(words) > 0 {
+	switch {
+	case byMeaning:
+		if out, err = s.rankByMeaning(ctx, q, out); err != nil {
+			return nil, err
+		}
+	case len(words) > 0:
 		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	}
 	out = page(out, q.Offset, q.Limit, 10)
@@ -340,8 +360,8 @@ func decodeFilter(f map[string]json.RawMessage) (map[string]any, error) {
 	return out, nil
 }
 
-// matchItem says whether row's value holds every field of filter and, with
-// words, scores it by the share of words its text holds.
+// matchItem says whether row's value holds every field of filter and,
+// with words, sets its Score to the share of words its text holds.
 func matchItem(row dialect.ItemRow, filter map[string]any, words []string) (Item, bool) {
 	it := itemOf(row)
 	if len(filter) == 0 && len(words) == 0 {
@@ -367,7 +387,7 @@ func matchItem(row dialect.ItemRow, filter map[string]any, words []string) (Item
 		}
 	}
 	it.Score = float64(found) / float64(len(words))
-	return it, found > 0
+	return it, true
 }
 
 // textOf collects the strings in v, values and object keys' values alike.

@@ -70,6 +70,9 @@ type Options struct {
 	// lease has expired, any store on the same database may mark the runs
 	// of that owner interrupted. Zero means DefaultLease.
 	Lease time.Duration
+	// Index, when set, embeds the items put for search by meaning (see
+	// Index and SearchItems); CheckIndex must accept it.
+	Index *Index
 }
 
 // DB is the store over one database. It is safe for concurrent use.
@@ -98,6 +101,8 @@ type DB struct {
 	// queuedWebhook builds the webhook delivery of a queued run that ends
 	// without starting (see SetQueuedWebhook); nil: none.
 	queuedWebhook atomic.Pointer[QueuedWebhook]
+	// index embeds items for search by meaning; nil: words only.
+	index *Index
 }
 
 var _ Store = (*DB)(nil)
@@ -145,7 +150,12 @@ func New(d dialect.Database, o Options) (*DB, error) {
 	if o.Lease == 0 {
 		o.Lease = DefaultLease
 	}
-	s := &DB{d: d, lease: o.Lease, packers: make(packers, 8)}
+	if o.Index != nil {
+		if err := CheckIndex(*o.Index); err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", d.Path(), err)
+		}
+	}
+	s := &DB{d: d, lease: o.Lease, packers: make(packers, 8), index: o.Index}
 	if p, ok := d.(interface{ Shared() bool }); ok && !p.Shared() {
 		s.private = true
 	}

@@ -115,3 +115,27 @@ func errorType(err error) string {
 	}
 	return fmt.Sprintf("%T", err)
 }
+
+// Embeddings returns what an embedder of spec ("openai:text-embedding-3-small")
+// tells of each request: it records the request's duration and input
+// tokens as a model call's, with operation "embeddings". A nil t returns
+// nil.
+func (t *Telemetry) Embeddings(spec string) func(context.Context, models.EmbedCall) {
+	if t == nil {
+		return nil
+	}
+	provider, _, _ := strings.Cut(spec, ":")
+	attrs := []attribute.KeyValue{AttrOperation.String("embeddings"), AttrRequestModel.String(modelName(spec)), AttrProvider.String(provider)}
+	callSet := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	inSet := metric.WithAttributeSet(attribute.NewSet(append(slices.Clip(attrs), AttrTokenType.String("input"))...))
+	return func(ctx context.Context, c models.EmbedCall) {
+		if c.Err != nil {
+			t.modelDuration.Record(ctx, c.Duration.Seconds(), metric.WithAttributes(append(slices.Clip(attrs), AttrErrorType.String(errorType(c.Err)))...))
+		} else {
+			t.modelDuration.Record(ctx, c.Duration.Seconds(), callSet)
+		}
+		if c.Tokens >= 0 {
+			t.tokens.Record(ctx, c.Tokens, inSet)
+		}
+	}
+}

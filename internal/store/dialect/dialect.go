@@ -112,6 +112,14 @@ type Reader interface {
 	// ItemNamespaces reads each namespace that begins with prefix and
 	// holds an item, once.
 	ItemNamespaces(ctx context.Context, prefix string, at int64, each func(namespace string) error) error
+	// ItemVectors reads the vectors of one item (live or not), in path
+	// order.
+	ItemVectors(ctx context.Context, namespace, key string) ([]VectorRow, error)
+	// VectorsUnder reads the vectors of the items whose namespace begins
+	// with prefix, expired ones included (the caller knows which items
+	// are live). The row each is given, its Vector included, is valid
+	// during the call only.
+	VectorsUnder(ctx context.Context, prefix string, each func(VectorRow) error) error
 	// AnyExpiredItem reports whether any item expired by at: one read of
 	// an index of the expiring items that spares a sweep its write when
 	// none has.
@@ -201,6 +209,10 @@ type Tx interface {
 	// DeleteItem deletes an item; deleting one that is not there is no
 	// error.
 	DeleteItem(ctx context.Context, namespace, key string) error
+	// SetItemVectors replaces the vectors of an item with rows (none:
+	// the item has no vector). The database deletes an item's vectors
+	// with the item.
+	SetItemVectors(ctx context.Context, namespace, key string, rows []VectorRow) error
 	// InsertToolOutput keeps a tool output with its thread, or ErrTaken
 	// when the thread has one under its id. DeleteThread deletes it.
 	InsertToolOutput(ctx context.Context, threadPK int64, o ToolOutputRow, now int64) error
@@ -351,6 +363,14 @@ type ItemRow struct {
 	// does not expire.
 	TTLMinutes float64
 	ExpiresAt  int64
+}
+
+// VectorRow is the embedding of one field of an item: Path names the
+// field (a JSON path), Digest the model, dimensions and text it was made
+// from, and Vector holds its little-endian float32 components.
+type VectorRow struct {
+	Namespace, Key, Path, Digest string
+	Vector                       []byte
 }
 
 // ThreadLock is what a write reads of the thread it locked: Step is the
