@@ -565,12 +565,6 @@ func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
 	if err := m.store.DeleteThread(ctx, threadID); err != nil {
 		return err
 	}
-	for _, mk := range m.app.Load().Config.Markers {
-		if c, ok := mk.(capabilities.ThreadCleaner); ok {
-			if err := c.ThreadDeleted(ctx, threadID); err != nil {
-				m.logger.Error("freeing a deleted thread's resources failed", "thread", threadID, "capability", mk.Name(), "err", err)
-			}
-		}
-	}
+	m.cleanThread(ctx, threadID)
 	return nil
 }

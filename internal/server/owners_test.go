@@ -114,6 +114,7 @@ var threadFree = map[string]string{
 	"GET /approvals":                                  "remembered decisions, filtered by user (a user sees their own and the app's; TestAuditAndApprovalsOverHTTP)",
 	"DELETE /approvals/:key":                          "revokes the caller's own remembered decision; another user's answers 404 (TestAuditAndApprovalsOverHTTP)",
 	"GET /audit":                                      "the audit log, for the service credential only: users get 403 (TestAuditAndApprovalsOverHTTP)",
+	"DELETE /users/:id/data":                          "forgets a user, for the service credential only: users get 403 (TestForgetUserAcrossReplicas)",
 	"POST /threads":                                   "creates a thread owned by the caller (the matrix's first call on Dawn's and LangGraph's surfaces)",
 	"POST /threads/search":                            "filtered by owner in the store; the matrix checks bob's page",
 	"POST /threads/count":                             "filtered by owner in the store; the matrix checks bob's count",

@@ -124,6 +124,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.mountCapabilities()
 	s.handle(http.MethodPost, "/threads/:id/resume", s.resume)
 	s.handle(http.MethodGet, "/audit", s.listAudit)
+	s.handle(http.MethodDelete, "/users/:id/data", s.forgetUser)
 	s.handle(http.MethodGet, "/approvals", s.listApprovals)
 	s.handle(http.MethodDelete, "/approvals/:key", s.revokeApproval)
 	s.host.mountWires()
