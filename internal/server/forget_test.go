@@ -137,7 +137,10 @@ func TestForgetUserAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	waitFor(t, func() bool { th, err := st.GetThread(context.Background(), forgetAnn+"-live"); return err == nil && th.Status == store.StatusBusy })
+	waitFor(t, func() bool {
+		th, err := st.GetThread(context.Background(), forgetAnn+"-live")
+		return err == nil && th.Status == store.StatusBusy
+	})
 	if status, raw := forgetCall(t, tokens[forgetAnn], "POST", urls[1]+"/threads/"+forgetAnn+"-live/runs", `{"assistant_id":"job","multitask_strategy":"enqueue","input":{"messages":[{"role":"user","content":"later"}]}}`); status >= 300 {
 		t.Fatalf("queue a run behind the live one: %d %s", status, raw)
 	}
