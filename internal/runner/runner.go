@@ -311,6 +311,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		return m.abort(run, err)
 	}
 	cfg := m.agentConfig(a, prepared, params, model, spec, req.Stream, req.ThreadID)
+	cfg.RunID = run.ID
 	cfg.Resolved = adm.resolved
 	runCtx = m.startTrace(runCtx, run)
 	// The thread's requests share a provider prompt cache.
