@@ -174,6 +174,10 @@ func checkServiceReach(t *testing.T, url string, tok map[string]string) {
 	if status, raw := as(t, tok["ann"], "GET", url+"/memories", ""); status != http.StatusBadRequest || !strings.Contains(raw, "route=/assistant") {
 		t.Fatalf("a list naming no route: %d %s", status, raw)
 	}
+	status, raw = as(t, tok["service"], "GET", url+"/audit", "")
+	if status != http.StatusOK || !strings.Contains(raw, `"action":"long_term_memory","user":"ann","outcome":"ok","detail":{"method":"POST","path":"/memories/approve"`) {
+		t.Fatalf("the audit log has no entry of ann's approval: %d %s", status, raw)
+	}
 }
 
 // lastRecall is the last tool result the model has seen.
