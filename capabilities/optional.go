@@ -73,6 +73,31 @@ type HTTPRoutes interface {
 	ThreadRoutes(host ThreadHost) []ThreadRoute
 }
 
+// AppRoutes is a marker that serves endpoints of the whole app, outside
+// any thread, such as long-term memory's /memories. A route's Path is the
+// whole path ("/memories/approve"); it must not be one the server or
+// another capability serves. The host authenticates the request first:
+// capabilities.IdentityFrom(r.Context()) is the caller, and the item store
+// the host lends reaches the caller's items only (every item for the
+// service credential or a server without authentication).
+type AppRoutes interface {
+	AppRoutes(host AppHost) []AppRoute
+}
+
+// AppRoute is one endpoint of the whole app; its Handler answers errors
+// as ThreadRoute's does.
+type AppRoute struct {
+	Method, Path string
+	Handler      func(w http.ResponseWriter, r *http.Request) error
+}
+
+// AppHost is what the runtime lends a capability's app endpoints.
+type AppHost interface {
+	// Items is the app's item store, scoped by each call's context as a
+	// tool's is: a user's context reaches that user's items.
+	Items() ItemStore
+}
+
 // ThreadRoute is one endpoint under /threads/:id/.
 type ThreadRoute struct {
 	// Method is the HTTP method, such as GET or POST.

@@ -56,6 +56,9 @@ type Invocation struct {
 	// ThreadID is the thread of the run calling the tool (a subagent's is
 	// its parent's), or "" in a call no run hosts.
 	ThreadID string
+	// RunID is the run calling the tool (a subagent's is its parent's),
+	// or "" in a call no run hosts.
+	RunID string
 	// RouteID is the id of the route running the tool.
 	RouteID string
 	// Params are the route's dynamic segment values (tenant=acme).

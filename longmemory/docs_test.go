@@ -29,28 +29,32 @@ func TestDocsMemoryExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agents, guarded, interrupts := 0, 0, 0
+	agents, guarded, interrupts, candidates := 0, 0, 0, 0
 	for _, b := range fence.FindAllStringSubmatch(string(data), -1) {
 		info, text := b[2], b[3]
 		switch {
 		case info == "md" && strings.HasPrefix(text, "---\n"):
 			agents++
-			if approveReplace(t, text) {
+			g, writes := approveReplace(t, text)
+			if g {
 				guarded++
+			}
+			if writes == longmemory.WritesCandidate {
+				candidates++
 			}
 		case info == "json" && strings.Contains(text, `"kind":"memory"`):
 			interrupts++
 			checkInterruptDoc(t, text)
 		}
 	}
-	if agents != 2 || guarded != 1 || interrupts != 1 {
-		t.Errorf("docs/memory.md: %d agent.md examples (%d with approve_replace), %d memory interrupts; want 2 (1), 1", agents, guarded, interrupts)
+	if agents != 3 || guarded != 1 || candidates != 1 || interrupts != 1 {
+		t.Errorf("docs/memory.md: %d agent.md examples (%d with approve_replace, %d with writes: candidate), %d memory interrupts; want 3 (1, 1), 1", agents, guarded, candidates, interrupts)
 	}
 }
 
 // approveReplace loads agent as a route and reports whether its memory
-// holds replacements.
-func approveReplace(t *testing.T, agent string) bool {
+// holds replacements, and its writes setting.
+func approveReplace(t *testing.T, agent string) (bool, string) {
 	t.Helper()
 	dir := apptest.WriteApp(t, map[string]string{"r/agent.md": agent})
 	a, err := app.Load(context.Background(), dir, app.Options{Markers: markers.All()})
@@ -64,11 +68,12 @@ func approveReplace(t *testing.T, agent string) bool {
 	for _, c := range p.Capabilities {
 		if c.Name == longmemory.Name {
 			d, _ := c.Details.(map[string]any)
-			return d["approve_replace"] == true && p.Hooks != nil
+			writes, _ := d["writes"].(string)
+			return d["approve_replace"] == true && p.Hooks != nil, writes
 		}
 	}
 	t.Fatalf("docs example has no long-term memory: %+v\n%s", p.Capabilities, agent)
-	return false
+	return false, ""
 }
 
 // checkInterruptDoc checks that the doc's interrupt detail has exactly the

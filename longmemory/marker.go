@@ -18,7 +18,7 @@ const Name = "long_term_memory"
 const Key = "memory"
 
 // example is the settings' shape, for error messages.
-const example = `memory: true, or memory: {recall_limit: 5, approve_replace: true}`
+const example = `memory: true, or memory: {writes: candidate, recall_limit: 5, approve_replace: true}`
 
 // defaultLimit is how many memories recall returns when neither the model
 // nor agent.md says.
@@ -49,12 +49,29 @@ type Settings struct {
 	// ApproveReplace holds a remember that would replace a memory kept
 	// under the same key for a person's decision (interrupt kind memory).
 	ApproveReplace bool `json:"approve_replace,omitempty"`
+	// Writes governs what remember does (Writes*); "" is WritesAuto.
+	Writes string `json:"writes,omitempty"`
 }
+
+// The ways a route's remember may write (memory: {writes: …}).
+const (
+	// WritesAuto keeps a memory at once; the default, as before writes
+	// were governed.
+	WritesAuto = "auto"
+	// WritesCandidate keeps it as a candidate that recall does not find
+	// until a person approves it (the memory endpoints, dawn memory).
+	WritesCandidate = "candidate"
+	// WritesAsk parks the run with a memory interrupt until a person
+	// approves, edits or rejects the write.
+	WritesAsk = "ask"
+	// WritesOff gives the route recall and no remember.
+	WritesOff = "off"
+)
 
 // ParseSettings reads the memory section of agent.md: true, or a mapping
 // {recall_limit, approve_replace}. An error says what to write.
 func ParseSettings(n *yaml.Node) (Settings, error) {
-	s := Settings{RecallLimit: defaultLimit}
+	s := Settings{RecallLimit: defaultLimit, Writes: WritesAuto}
 	n = yamldoc.Resolve(n)
 	switch n.Kind {
 	case yaml.ScalarNode:
@@ -80,12 +97,21 @@ func (s *Settings) set(key string, v *yaml.Node) error {
 			return fmt.Errorf("%s.recall_limit must be a whole number from 1 to %d, like %s", Key, maxLimit, example)
 		}
 		s.RecallLimit = n
+	case "writes":
+		switch v.Value {
+		case WritesAuto, WritesCandidate, WritesAsk, WritesOff:
+			if v.Kind == yaml.ScalarNode {
+				s.Writes = v.Value
+				return nil
+			}
+		}
+		return fmt.Errorf("%s.writes must be one of off, candidate, auto, ask, like %s", Key, example)
 	case "approve_replace":
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" || v.Decode(&s.ApproveReplace) != nil {
 			return fmt.Errorf("%s.approve_replace must be true or false, like %s", Key, example)
 		}
 	default:
-		return fmt.Errorf("%s: unknown key %q; the allowed keys are recall_limit and approve_replace, like %s", Key, key, example)
+		return fmt.Errorf("%s: unknown key %q; the allowed keys are writes, recall_limit and approve_replace, like %s", Key, key, example)
 	}
 	return nil
 }
@@ -100,14 +126,17 @@ func (marker) Load(_ context.Context, route *router.Route, _ string) (*capabilit
 		return nil, fmt.Errorf("%s:%d: %v", route.Agent.File, n.Line+1, err)
 	}
 	ns := Namespace(route.ID)
-	details := map[string]any{"namespace": ns, "recall_limit": s.RecallLimit}
-	c := &capabilities.Contribution{
-		Tools:   []capabilities.Tool{rememberTool(ns), recallTool(ns, s.RecallLimit)},
-		Details: details,
+	details := map[string]any{"namespace": ns, "recall_limit": s.RecallLimit, "writes": s.Writes}
+	w := writer{ns: ns, route: route.ID, mode: s.Writes}
+	c := &capabilities.Contribution{Tools: []capabilities.Tool{recallTool(ns, s.RecallLimit)}, Details: details}
+	if s.Writes != WritesOff {
+		c.Tools = append([]capabilities.Tool{rememberTool(w)}, c.Tools...)
 	}
 	if s.ApproveReplace {
 		details["approve_replace"] = true
-		g := gate{ns: ns}
+	}
+	if (s.ApproveReplace && s.Writes == WritesAuto) || s.Writes == WritesAsk {
+		g := gate{ns: ns, ask: s.Writes == WritesAsk, replace: s.ApproveReplace}
 		c.Hooks = &capabilities.Hooks{BeforeToolCtx: g.beforeTool, Resolve: g.resolve}
 	}
 	return c, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,11 +22,6 @@ type rememberIn struct {
 	Key  string `json:"key,omitempty" jsonschema:"a short name for the memory; remembering under a key again replaces it"`
 }
 
-type rememberOut struct {
-	Key      string `json:"key"`
-	Replaced bool   `json:"replaced"`
-}
-
 // parse returns the memory's key (the one given, or one made from the
 // text) and its text, or an error for the model.
 func (in rememberIn) parse() (key, text string, err error) {
@@ -43,12 +37,25 @@ func (in rememberIn) parse() (key, text string, err error) {
 	return key, text, nil
 }
 
-// memory is a memory's value in the store.
-type memory struct {
-	Text string `json:"text"`
+type rememberOut struct {
+	Key      string `json:"key"`
+	Replaced bool   `json:"replaced"`
+	// Merged is set when the memory was alike an existing one and was
+	// merged into it (under that one's key).
+	Merged bool `json:"merged,omitempty"`
+	// Status is "candidate" when the memory waits for a person's approval.
+	Status string `json:"status,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
-func rememberTool(ns []string) capabilities.Tool {
+// writer writes a route's memories as its writes setting says.
+type writer struct {
+	ns    []string
+	route string
+	mode  string
+}
+
+func rememberTool(w writer) capabilities.Tool {
 	return capabilities.Func("remember",
 		"Remember a fact for later conversations of this agent (a preference, a decision, a name). Later threads find it with recall.",
 		func(ctx context.Context, in rememberIn) (rememberOut, error) {
@@ -60,16 +67,54 @@ func rememberTool(ns []string) capabilities.Tool {
 			if st == nil {
 				return rememberOut{}, errNoStore
 			}
-			_, replaced, err := st.Get(ctx, ns, key)
-			if err != nil {
-				return rememberOut{}, err
+			if w.mode == WritesCandidate {
+				return w.propose(ctx, st, key, text)
 			}
-			value, _ := json.Marshal(memory{Text: text})
-			if err := st.Put(ctx, ns, key, value); err != nil {
-				return rememberOut{}, err
+			via := WritesAuto
+			if w.mode == WritesAsk {
+				via = WritesAsk // the gate let the call run: a person approved it
 			}
-			return rememberOut{Key: key, Replaced: replaced}, nil
+			return write(ctx, st, w.ns, key, text, Record{Status: StatusApproved, WrittenBy: authorOf(ctx, "agent"), WrittenAt: now(), ApprovedBy: authorOf(ctx, via), ApprovedAt: now()})
 		})
+}
+
+// write keeps rec with text in ns under key; a memory of ns other than
+// key's at least MergeThreshold alike takes it instead (the newer text,
+// one more merge).
+func write(ctx context.Context, st capabilities.ItemStore, ns []string, key, text string, rec Record) (rememberOut, error) {
+	rec.Text = text
+	out := rememberOut{Key: key}
+	if dup, old, ok, err := closest(ctx, st, ns, text, key); err != nil {
+		return rememberOut{}, err
+	} else if ok {
+		out.Key, out.Merged = dup, true
+		rec.Merged = old.Merged + 1
+	}
+	old, replaced, err := st.Get(ctx, ns, out.Key)
+	if err != nil {
+		return rememberOut{}, err
+	}
+	if replaced && !out.Merged {
+		rec.Merged = decodeRecord(old.Value).Merged
+	}
+	out.Replaced = replaced
+	if err := st.Put(ctx, ns, out.Key, rec.encode()); err != nil {
+		return rememberOut{}, err
+	}
+	return out, nil
+}
+
+// propose keeps text as a candidate, unless an approved memory already
+// says it (then nothing is written).
+func (w writer) propose(ctx context.Context, st capabilities.ItemStore, key, text string) (rememberOut, error) {
+	if dup, _, ok, err := closest(ctx, st, w.ns, text, ""); err != nil {
+		return rememberOut{}, err
+	} else if ok {
+		return rememberOut{Key: dup, Merged: true, Status: StatusApproved, Note: "an approved memory already says this"}, nil
+	}
+	out, err := write(ctx, st, CandidateNamespace(w.route), key, text, Record{Status: StatusCandidate, WrittenBy: authorOf(ctx, "agent"), WrittenAt: now()})
+	out.Status, out.Note = StatusCandidate, "kept as a candidate: recall finds it once a person approves it"
+	return out, err
 }
 
 type recallIn struct {
@@ -105,8 +150,7 @@ func recallTool(ns []string, limit int) capabilities.Tool {
 			}
 			out := recallOut{Memories: []recalled{}}
 			for _, it := range found {
-				var m memory
-				_ = json.Unmarshal(it.Value, &m)
+				m := decodeRecord(it.Value)
 				out.Memories = append(out.Memories, recalled{Key: it.Key, Text: m.Text, UpdatedAt: it.UpdatedAt.Format("2006-01-02T15:04:05Z07:00")})
 			}
 			return out, nil

@@ -103,7 +103,7 @@ func (l *loop) shown(ctx context.Context, ev capabilities.ToolEvent) (shown stri
 		if h.ToolOutput == nil {
 			continue
 		}
-		inv := capabilities.Invocation{CallID: ev.CallID, ThreadID: l.cfg.ThreadID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: ev.Input, State: l.state, Items: l.host.Items(), Outputs: l.cfg.Outputs}
+		inv := capabilities.Invocation{CallID: ev.CallID, ThreadID: l.cfg.ThreadID, RunID: l.cfg.RunID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: ev.Input, State: l.state, Items: l.host.Items(), Outputs: l.cfg.Outputs}
 		if s, ok := h.ToolOutput(capabilities.WithInvocation(ctx, inv), ev, text); ok && utf8.ValidString(s) {
 			text = s
 		}

@@ -148,7 +148,7 @@ func (l *loop) befores(h *capabilities.Hooks) []before {
 	}
 	if h.BeforeToolCtx != nil {
 		out = append(out, func(ctx context.Context, s thread.State, c thread.ToolCall, app thread.State) capabilities.Effect {
-			inv := capabilities.Invocation{CallID: c.ID, ThreadID: l.cfg.ThreadID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: s, Items: l.host.Items(), Outputs: l.cfg.Outputs}
+			inv := capabilities.Invocation{CallID: c.ID, ThreadID: l.cfg.ThreadID, RunID: l.cfg.RunID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: s, Items: l.host.Items(), Outputs: l.cfg.Outputs}
 			return h.BeforeToolCtx(capabilities.WithInvocation(ctx, inv), s, c, app)
 		})
 	}
@@ -349,7 +349,7 @@ func (l *loop) invoke(ctx context.Context, c thread.ToolCall, state thread.State
 		}
 		return res, fmt.Errorf("there is no tool %q on this route; available tools: %s", c.Name, strings.Join(names, ", "))
 	}
-	inv := capabilities.Invocation{CallID: c.ID, ThreadID: l.cfg.ThreadID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps(), Items: l.host.Items(), Outputs: l.cfg.Outputs, Tools: toolCaller{l, c.ID, state}}
+	inv := capabilities.Invocation{CallID: c.ID, ThreadID: l.cfg.ThreadID, RunID: l.cfg.RunID, RouteID: l.cfg.Route.Route.ID, Params: l.cfg.Params, Input: c.Input, State: state, Steps: l.host.Steps(), Items: l.host.Items(), Outputs: l.cfg.Outputs, Tools: toolCaller{l, c.ID, state}}
 	return l.callTool(ctx, tool, inv)
 }
 

@@ -91,6 +91,9 @@ type Config struct {
 	// capabilities.Invocation.ThreadID; "" where the run has no thread.
 	// Subagents inherit it.
 	ThreadID string
+	// RunID is the run, lent to tools as capabilities.Invocation.RunID;
+	// "" where there is none. Subagents inherit it.
+	RunID string
 }
 
 // Host is what the caller lends one run of the loop: where its events go

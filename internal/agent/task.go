@@ -106,6 +106,7 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 		Models:         l.cfg.Models,
 		Outputs:        l.cfg.Outputs,
 		ThreadID:       l.cfg.ThreadID,
+		RunID:          l.cfg.RunID,
 	}
 	if l.cfg.Tracer != nil {
 		var end func(error)

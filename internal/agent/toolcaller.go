@@ -30,6 +30,6 @@ func (c toolCaller) CallTool(ctx context.Context, name string, input json.RawMes
 	if tool == nil || name == capabilities.ReservedToolName {
 		return capabilities.Result{}, fmt.Errorf("%w: %q", capabilities.ErrNoTool, name)
 	}
-	inv := capabilities.Invocation{CallID: c.callID + "/" + name, ThreadID: c.l.cfg.ThreadID, RouteID: c.l.cfg.Route.Route.ID, Params: c.l.cfg.Params, Input: input, State: c.state, Items: c.l.host.Items(), Outputs: c.l.cfg.Outputs, Tools: c}
+	inv := capabilities.Invocation{CallID: c.callID + "/" + name, ThreadID: c.l.cfg.ThreadID, RunID: c.l.cfg.RunID, RouteID: c.l.cfg.Route.Route.ID, Params: c.l.cfg.Params, Input: input, State: c.state, Items: c.l.host.Items(), Outputs: c.l.cfg.Outputs, Tools: c}
 	return c.l.callTool(ctx, tool, inv)
 }

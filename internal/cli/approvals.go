@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,7 +53,7 @@ user's token their own.`,
 			if user != "" {
 				q = "?user=" + url.QueryEscape(user)
 			}
-			_, err := approvalsCall(cmd.Context(), cfg, f, http.MethodDelete, "/approvals/"+url.PathEscape(args[0])+q)
+			_, err := serverCall(cmd.Context(), cfg, f, http.MethodDelete, "/approvals/"+url.PathEscape(args[0])+q, nil)
 			if err != nil {
 				return err
 			}
@@ -67,7 +68,7 @@ user's token their own.`,
 
 // listApprovals prints the server's remembered decisions as a table.
 func listApprovals(cmd *cobra.Command, cfg *Config, f approvalsFlags) error {
-	body, err := approvalsCall(cmd.Context(), cfg, f, http.MethodGet, "/approvals")
+	body, err := serverCall(cmd.Context(), cfg, f, http.MethodGet, "/approvals", nil)
 	if err != nil {
 		return err
 	}
@@ -97,18 +98,23 @@ func listApprovals(cmd *cobra.Command, cfg *Config, f approvalsFlags) error {
 	return w.Flush()
 }
 
-// approvalsCall sends one request to the server and returns the body of
-// a 2xx answer; any other answer is an error with the server's message.
-func approvalsCall(ctx context.Context, cfg *Config, f approvalsFlags, method, path string) ([]byte, error) {
+// serverCall sends one request to the server, with body as JSON when not
+// nil, and returns the body of a 2xx answer; any other answer is an error
+// with the server's message. The approvals, memory and users commands
+// share it.
+func serverCall(ctx context.Context, cfg *Config, f approvalsFlags, method, path string, body []byte) ([]byte, error) {
 	base := strings.TrimRight(f.url, "/")
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--url %q: pass the server's address, like http://127.0.0.1:8000", f.url)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	key := f.key
 	if key == "" {
@@ -122,17 +128,17 @@ func approvalsCall(ctx context.Context, cfg *Config, f approvalsFlags, method, p
 		return nil, fmt.Errorf("--url %s: %w", f.url, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode/100 == 2 {
-		return body, nil
+		return answer, nil
 	}
 	var e struct {
 		Error struct{ Message string } `json:"error"`
 	}
-	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+	if json.Unmarshal(answer, &e) == nil && e.Error.Message != "" {
 		return nil, appProblem(fmt.Errorf("%s %s: %d: %s", method, path, resp.StatusCode, e.Error.Message))
 	}
 	return nil, appProblem(errors.New(method + " " + path + ": " + resp.Status))

@@ -131,7 +131,7 @@ agent.md is a route; a plan.md beside it gives the agent a live todo list.`,
 	for _, c := range loading {
 		handOnToApp(cfg, c)
 	}
-	root.AddCommand(newDevCmd(cfg), newNewCmd(cfg), newBuildCmd(cfg), newApprovalsCmd(cfg))
+	root.AddCommand(newDevCmd(cfg), newNewCmd(cfg), newBuildCmd(cfg), newApprovalsCmd(cfg), newUsersCmd(cfg), newMemoryCmd(cfg))
 	root.AddCommand(loading...)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	return root

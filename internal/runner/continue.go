@@ -149,6 +149,7 @@ func (m *Manager) prepareContinuation(ctx context.Context, r store.Run) (*contin
 		return nil, err
 	}
 	c.cfg = m.agentConfig(a, prepared, params, model, spec, req.Stream, r.ThreadID)
+	c.cfg.RunID = r.ID
 	c.cfg.Continue = !c.fresh
 	c.ctx = models.WithPromptCacheKey(m.startTrace(runCtx, run), run.ThreadID)
 	return c, nil

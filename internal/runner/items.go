@@ -50,3 +50,7 @@ func storeItem(ctx context.Context, it store.Item) capabilities.StoreItem {
 	ns, _ := ownership.Unnamespace(ctx, it.Namespace)
 	return capabilities.StoreItem{Namespace: ns, Key: it.Key, Value: it.Value, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, Score: it.Score}
 }
+
+// Items is the app's item store as capabilities.AppHost lends it to a
+// capability's app endpoints: scoped by each call's context, as a tool's.
+func (m *Manager) Items() capabilities.ItemStore { return items{m.store} }

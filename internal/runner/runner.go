@@ -311,6 +311,7 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 		return m.abort(run, err)
 	}
 	cfg := m.agentConfig(a, prepared, params, model, spec, req.Stream, req.ThreadID)
+	cfg.RunID = run.ID
 	cfg.Resolved = adm.resolved
 	runCtx = m.startTrace(runCtx, run)
 	// The thread's requests share a provider prompt cache.
@@ -565,12 +566,6 @@ func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
 	if err := m.store.DeleteThread(ctx, threadID); err != nil {
 		return err
 	}
-	for _, mk := range m.app.Load().Config.Markers {
-		if c, ok := mk.(capabilities.ThreadCleaner); ok {
-			if err := c.ThreadDeleted(ctx, threadID); err != nil {
-				m.logger.Error("freeing a deleted thread's resources failed", "thread", threadID, "capability", mk.Name(), "err", err)
-			}
-		}
-	}
+	m.cleanThread(ctx, threadID)
 	return nil
 }

@@ -55,11 +55,12 @@ func (s *Server) auditCalls(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // serviceOnly refuses a user with 403: only the service credential (or
-// anyone, on a server without authentication) may call the endpoint.
-func serviceOnly(c echo.Context) error {
+// anyone, on a server without authentication) may call the endpoint,
+// which does what.
+func serviceOnly(c echo.Context, what string) error {
 	id, ok := capabilities.IdentityFrom(c.Request().Context())
 	if ok && !id.Service {
-		return newError(http.StatusForbidden, "forbidden", "only the service credential (DAWN_API_KEY) may read the audit log")
+		return newError(http.StatusForbidden, "forbidden", "only the service credential (DAWN_API_KEY) may "+what)
 	}
 	return nil
 }
@@ -74,7 +75,7 @@ type auditPage struct {
 // listAudit answers GET /audit?after=ID&limit=N: the audit log, oldest
 // first, a page at a time, for the service credential.
 func (s *Server) listAudit(c echo.Context) error {
-	if err := serviceOnly(c); err != nil {
+	if err := serviceOnly(c, "read the audit log"); err != nil {
 		return err
 	}
 	q := store.AuditQuery{}

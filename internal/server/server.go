@@ -128,6 +128,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.mountCapabilities()
 	s.handle(http.MethodPost, "/threads/:id/resume", s.resume)
 	s.handle(http.MethodGet, "/audit", s.listAudit)
+	s.handle(http.MethodDelete, "/users/:id/data", s.forgetUser)
 	s.handle(http.MethodGet, "/approvals", s.listApprovals)
 	s.handle(http.MethodDelete, "/approvals/:key", s.revokeApproval)
 	s.host.mountWires()
@@ -140,6 +141,14 @@ func New(m *runner.Manager, opts Options) *Server {
 // are mounted once, from the markers of the app the server starts with.
 func (s *Server) mountCapabilities() {
 	for _, mk := range s.runs.App().Config.Markers {
+		if ar, ok := mk.(capabilities.AppRoutes); ok {
+			for _, rt := range ar.AppRoutes(s.runs) {
+				s.echo.Add(rt.Method, rt.Path, appRoute(rt.Handler))
+				if rt.Method != http.MethodGet && rt.Method != http.MethodHead {
+					s.audited[rt.Method+" "+rt.Path] = mk.Name()
+				}
+			}
+		}
 		hr, ok := mk.(capabilities.HTTPRoutes)
 		if !ok {
 			continue
@@ -161,7 +170,15 @@ func threadRoute(rt capabilities.ThreadRoute) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		r.SetPathValue("id", c.Param("id"))
-		err := rt.Handler(c.Response(), r)
+		return appRoute(rt.Handler)(c)
+	}
+}
+
+// appRoute adapts a capability's handler to echo: an *HTTPError is
+// answered in the API's error format.
+func appRoute(h func(http.ResponseWriter, *http.Request) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := h(c.Response(), c.Request())
 		var he *capabilities.HTTPError
 		if errors.As(err, &he) {
 			return newError(he.Status, he.Kind, he.Msg)
