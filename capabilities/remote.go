@@ -43,8 +43,9 @@ type RemoteTask struct {
 }
 
 // ParkCall is the error a RemoteSubagent's Run returns to park the parent
-// run mid-call until a person answers Interrupt (its Kind and Detail are
-// the capability's; the runtime sets the rest). The runtime keeps Resume
+// run mid-call until a person answers Interrupt (its ID, unique within the
+// thread, its Kind and its Detail are the capability's; the runtime sets
+// the rest). The runtime keeps Resume
 // with the thread and, once the answer comes, runs the call again with
 // Resume and the answer (RemoteTask.Resume, RemoteTask.Answer).
 type ParkCall struct {

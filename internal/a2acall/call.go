@@ -49,17 +49,34 @@ func (r *remote) Run(ctx context.Context, task capabilities.RemoteTask) (string,
 		return "", err
 	}
 	defer client.Destroy()
-	c := &call{remote: r, client: client, task: task, text: newText(r.cfg.MaxTextBytes)}
+	c := &call{remote: r, client: client, task: task, text: newText(r.cfg.MaxTextBytes), known: make(chan struct{})}
 	msg, err := c.message()
 	if err != nil {
 		return "", err
 	}
-	answer, err := c.follow(ctx, msg)
-	if err != nil && ctx.Err() != nil && c.sess.TaskID != "" {
-		c.cancelRemote(ctx)
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return "", fmt.Errorf("remote agent %s did not finish within %s (timeout in %s); its task was cancelled", r.cfg.Card, r.cfg.Timeout, r.cfg.File)
+	// The stream outlives ctx by as long as it takes to learn the task's
+	// id, so that a call cancelled (or out of time) right after sending
+	// still cancels the remote task.
+	streamCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-ctx.Done():
+			c.cancelOnceKnown(ctx)
+			stop()
+		case <-streamCtx.Done():
 		}
+	}()
+	answer, err := c.follow(streamCtx, msg)
+	stop()
+	<-watched
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "", fmt.Errorf("remote agent %s did not finish within %s (timeout in %s); its task was cancelled", r.cfg.Card, r.cfg.Timeout, r.cfg.File)
+	case ctx.Err() != nil:
+		return "", ctx.Err()
 	}
 	return answer, err
 }

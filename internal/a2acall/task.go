@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/stream"
+	"github.com/google/uuid"
 )
 
 // InterruptKind is the kind of the interrupt a remote agent's question
@@ -26,6 +28,9 @@ type call struct {
 	text   *text
 	// artifact is the id of the artifact whose text was kept last.
 	artifact a2a.ArtifactID
+	// known is closed once sess names the task; sess does not change
+	// after.
+	known chan struct{}
 }
 
 // message is what the call sends: the task's input on a first run, the
@@ -37,6 +42,7 @@ func (c *call) message() (*a2a.Message, error) {
 	if err := json.Unmarshal(c.task.Resume, &c.sess); err != nil || c.sess.TaskID == "" {
 		return nil, fmt.Errorf("the saved remote task of this call cannot be read (%v); call the subagent again", err)
 	}
+	close(c.known)
 	a := c.task.Answer
 	if a == nil {
 		return nil, fmt.Errorf("the answer to remote agent %s was lost in a restart; call the subagent again", c.remote.cfg.Card)
@@ -131,13 +137,14 @@ func (c *call) event(ctx context.Context, ev a2a.Event) (done bool, answer strin
 	return false, "", nil
 }
 
+// track keeps the task's id and context from its first event that names
+// them.
 func (c *call) track(id a2a.TaskID, contextID string) {
-	if id != "" {
-		c.sess.TaskID = id
+	if c.sess.TaskID != "" || id == "" {
+		return
 	}
-	if contextID != "" {
-		c.sess.ContextID = contextID
-	}
+	c.sess = session{TaskID: id, ContextID: contextID}
+	close(c.known)
 }
 
 // status takes a status of the task: its message's plan and text go on
@@ -200,7 +207,7 @@ func (c *call) park(ctx context.Context, msg *a2a.Message, said string) error {
 		return fmt.Errorf("remote agent %s asked a question whose data cannot be kept: %w", c.remote.cfg.Card, err)
 	}
 	resume, _ := json.Marshal(c.sess)
-	return &capabilities.ParkCall{Interrupt: capabilities.Interrupt{Kind: InterruptKind, Detail: detail}, Resume: resume}
+	return &capabilities.ParkCall{Interrupt: capabilities.Interrupt{ID: "ask-" + uuid.NewString(), Kind: InterruptKind, Detail: detail}, Resume: resume}
 }
 
 // plans emits a plan_update for each data part that carries a plan's
@@ -240,6 +247,16 @@ func (c *call) artifactText(art *a2a.Artifact, appended bool) {
 func (c *call) emit(e stream.Event) {
 	if c.task.Emit != nil && e.Type != "" {
 		c.task.Emit(e)
+	}
+}
+
+// cancelOnceKnown cancels the remote task once the stream names it,
+// waiting at most cancelTimeout for that.
+func (c *call) cancelOnceKnown(ctx context.Context) {
+	select {
+	case <-c.known:
+		c.cancelRemote(ctx)
+	case <-time.After(cancelTimeout):
 	}
 }
 
