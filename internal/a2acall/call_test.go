@@ -123,6 +123,9 @@ func TestRemotePlanAndAnswer(t *testing.T) {
 	if done := find(t, events, "done"); !strings.Contains(fmt.Sprint(done), "It is Paris.") {
 		t.Errorf("done = %v", done)
 	}
+	if tools, _ := json.Marshal(model.Tools()[0]); !strings.Contains(string(tools), `"enum":["local","remote"]`) {
+		t.Errorf("the model's tools %s; want the task tool naming local and remote", tools)
+	}
 	if got := remote.got(); len(got) != 1 || got[0] != "capital of France?" {
 		t.Errorf("remote got %q; want the task input", got)
 	}

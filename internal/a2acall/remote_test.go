@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
