@@ -111,6 +111,9 @@ func TestRemotePlanAndAnswer(t *testing.T) {
 	if len(todos) != 2 || pl["call_id"] != start["call_id"] || !strings.Contains(fmt.Sprint(todos[0]), "Look it up") {
 		t.Errorf("subagent.plan_update = %v; want the remote's two todos under the task call", pl)
 	}
+	if st := find(t, events, "subagent.status"); st["state"] != "submitted" || st["call_id"] != start["call_id"] {
+		t.Errorf("first subagent.status = %v; want the submitted task", st)
+	}
 	if msg := find(t, events, "subagent.message"); msg["chunk"] != "looking it up" {
 		t.Errorf("subagent.message = %v", msg)
 	}
