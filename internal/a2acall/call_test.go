@@ -16,6 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/a2acall"
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/tmc/langchaingo/llms"
@@ -360,5 +361,42 @@ func readAll(resp *http.Response) []stream.Event {
 			return events
 		}
 		events = append(events, e)
+	}
+}
+
+// TestRemoteBounds: a chatty remote agent's events stop reaching the
+// parent's stream past the bound, and its text past max_text_bytes, while
+// its answer, cut to the bound, still comes back.
+func TestRemoteBounds(t *testing.T) {
+	defer a2acall.SetMaxEvents(40)()
+	long := strings.Repeat("x", 3000)
+	remote := newAgent(t, func(_ context.Context, rc *a2asrv.RequestContext, w *writer) error {
+		for i := 0; i < 60; i++ {
+			if err := w.status(a2a.TaskStateWorking, false, a2a.TextPart{Text: strings.Repeat("tick ", 40)}); err != nil {
+				return err
+			}
+		}
+		return w.answer(long)
+	})
+	model := dawntest.Script().CallTool("task", delegate("chat")).Reply("ok")
+	base := serveLead(t, "card: "+remote.cardURL()+"\nmax_text_bytes: 2048\n", model)
+	events := apptest.ReadSSE(t, apptest.PostJSON(t, base+"/threads/n1/runs/stream", apptest.RunBody("/lead", "go")))
+	forwarded, streamed := 0, 0
+	for _, e := range events {
+		if strings.HasPrefix(e.Type, "subagent.") && e.Type != "subagent.start" && e.Type != "subagent.end" {
+			forwarded++
+		}
+		if e.Type == "subagent.message" {
+			var m struct{ Chunk string }
+			_ = json.Unmarshal(e.Data, &m)
+			streamed += len(m.Chunk)
+		}
+	}
+	if forwarded != 40 || streamed != 2048 {
+		t.Errorf("%d events forwarded, %d bytes of text streamed; want 40 and 2048", forwarded, streamed)
+	}
+	out, errText := taskResult(t, events)
+	if errText != "" || !strings.HasPrefix(out, strings.Repeat("x", 2048)+"\n[remote answer cut") {
+		t.Errorf("task result %.80q…, error %q; want the answer cut at 2048 bytes", out, errText)
 	}
 }

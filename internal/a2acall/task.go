@@ -31,6 +31,8 @@ type call struct {
 	// known is closed once sess names the task; sess does not change
 	// after.
 	known chan struct{}
+	// emitted counts the events put on the run's stream.
+	emitted int
 }
 
 // message is what the call sends: the task's input on a first run, the
@@ -244,10 +246,16 @@ func (c *call) artifactText(art *a2a.Artifact, appended bool) {
 	}
 }
 
+// maxEvents bounds the events one call puts on the run's stream; the
+// task goes on past it, unseen until its end. A variable for the tests.
+var maxEvents = 1000
+
 func (c *call) emit(e stream.Event) {
-	if c.task.Emit != nil && e.Type != "" {
-		c.task.Emit(e)
+	if c.task.Emit == nil || c.emitted >= maxEvents {
+		return
 	}
+	c.emitted++
+	c.task.Emit(e)
 }
 
 // cancelOnceKnown cancels the remote task once the stream names it,
