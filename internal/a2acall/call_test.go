@@ -400,3 +400,43 @@ func TestRemoteBounds(t *testing.T) {
 		t.Errorf("task result %.80q…, error %q; want the answer cut at 2048 bytes", out, errText)
 	}
 }
+
+// TestRemoteQuestionFromNestedSubagent: a remote agent called by a
+// subagent route parks the root thread; the answer reaches it through the
+// subagent, which goes on, and so does the root.
+func TestRemoteQuestionFromNestedSubagent(t *testing.T) {
+	remote := newAgent(t, func(_ context.Context, rc *a2asrv.RequestContext, w *writer) error {
+		if rc.StoredTask == nil {
+			return w.status(a2a.TaskStateInputRequired, true, a2a.TextPart{Text: "Which year?"})
+		}
+		return w.answer(fmt.Sprint("figures for ", rc.Message.Parts[0].(a2a.DataPart).Data["year"]))
+	})
+	dir := apptest.WriteApp(t, map[string]string{
+		"lead/agent.md":                                   "You lead.",
+		"lead/subagents/helper/agent.md":                  "You help.",
+		"lead/subagents/helper/subagents/remote/a2a.yaml": "card: " + remote.cardURL() + "\n",
+	})
+	model := dawntest.Script().
+		CallTool("task", map[string]any{"subagent": "helper", "input": "get the figures"}).
+		CallTool("task", delegate("figures")).
+		Reply("helper: figures for 2024").
+		Reply("All done.")
+	base := apptest.New(t, dir, model, apptest.Options{}).Serve(t)
+	events := apptest.ReadSSE(t, apptest.PostJSON(t, base+"/threads/n2/runs/stream", apptest.RunBody("/lead", "go")))
+	ask := find(t, events, "interrupt")
+	if path, _ := ask["path"].([]any); ask["kind"] != "remote_input" || len(path) != 1 {
+		t.Fatalf("interrupt = %v; want the remote's question on the helper's path", ask)
+	}
+	body := fmt.Sprintf(`{"route":"/lead","resume":[{"interruptId":%q,"status":"resolved","payload":{"year":2024}}]}`, ask["interruptId"])
+	events = apptest.ReadSSE(t, apptest.PostJSON(t, base+"/threads/n2/resume", body))
+	var inner bool
+	for _, e := range events {
+		inner = inner || (e.Type == "subagent.tool_result" && strings.Contains(string(e.Data), "figures for 2024"))
+	}
+	if !inner {
+		t.Errorf("no subagent.tool_result with the remote's answer in %s", types(events))
+	}
+	if done := find(t, events, "done"); !strings.Contains(fmt.Sprint(done), "All done.") {
+		t.Errorf("done = %v", done)
+	}
+}
