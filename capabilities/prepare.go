@@ -275,7 +275,7 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 func (b *preparation) remoteSubagents(name, path string, subs map[string]RemoteSubagent) {
 	for _, sub := range slices.Sorted(maps.Keys(subs)) {
 		if id, ok := b.route.Subagents[sub]; ok {
-			b.fail(name, "conflict", "%s names subagent %q, which the subagent route %s also is; keep one", path, sub, id)
+			b.fail(name, "conflict", "%s names subagent %q, and so does the subagent route %s; keep one", path, sub, id)
 			continue
 		}
 		if _, ok := b.p.RemoteSubagents[sub]; ok {
