@@ -74,7 +74,7 @@ func (r *remote) Run(ctx context.Context, task capabilities.RemoteTask) (string,
 	<-watched
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return "", fmt.Errorf("remote agent %s did not finish within %s (timeout in %s); its task was cancelled", r.cfg.Card, r.cfg.Timeout, r.cfg.File)
+		return "", fmt.Errorf("remote agent %s did not finish within %s (timeout in %s); the task it started, if any, was cancelled", r.cfg.Card, r.cfg.Timeout, r.cfg.File)
 	case ctx.Err() != nil:
 		return "", ctx.Err()
 	}
