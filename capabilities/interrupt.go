@@ -41,6 +41,10 @@ type Interrupt struct {
 	// result is in the history, and the run parked at the end of that
 	// call's turn. The runtime sets it.
 	After bool `json:"after,omitempty"`
+	// InCall says the call itself asked, mid-call (a ParkCall): the
+	// answer goes back to the call, which runs again with it. The runtime
+	// sets it.
+	InCall bool `json:"inCall,omitempty"`
 	// Path, for an interrupt a subagent raised, holds the ids of the task
 	// calls from the root run down to that subagent; empty for the root
 	// run's own.
@@ -85,6 +89,10 @@ type SubagentFrame struct {
 	Subagent string           `json:"subagent"`
 	Messages []thread.Message `json:"messages"`
 	Values   thread.State     `json:"values"`
+	// Remote, for a task call whose remote subagent parked (a ParkCall),
+	// is what its Run asked to be given back (ParkCall.Resume); Messages
+	// and Values are then empty.
+	Remote json.RawMessage `json:"remote,omitempty"`
 }
 
 // ResolutionKey is the key of a Resolution in agent.Config.Resolved: the
@@ -165,6 +173,9 @@ type Resolution struct {
 	// model again.
 	Stop       bool
 	StopReason string
+	// Answer, for an interrupt a call raised mid-call (Interrupt.InCall),
+	// is the person's answer, handed back to the call as it runs again.
+	Answer *Answer
 }
 
 // PendingInterrupts returns the interrupts parked in s, or nil.

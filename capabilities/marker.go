@@ -49,6 +49,10 @@ type Contribution struct {
 	Transformers []Transformer
 	// Hooks, when set, steer the agent loop (see Hooks).
 	Hooks *Hooks
+	// RemoteSubagents are subagents that run outside the app, by the name
+	// the task tool knows them by. A name the route's subagent folders or
+	// another capability also give stops the route.
+	RemoteSubagents map[string]RemoteSubagent
 	// Details is shown by `dawn routes --json` under the capability, for
 	// example the planning seed. It must encode as JSON.
 	Details any

@@ -72,8 +72,11 @@ type Prepared struct {
 	StatePrompts []Prompt
 	Transformers []Transformer
 	Hooks        []*Hooks
-	Capabilities []Capability
-	Warnings     []string
+	// RemoteSubagents are the capabilities' subagents that run outside the
+	// app, by name (Contribution.RemoteSubagents).
+	RemoteSubagents map[string]RemoteSubagent
+	Capabilities    []Capability
+	Warnings        []string
 	// Notices are what the route's capabilities ask a server to log as
 	// warnings when it starts (Contribution.Notices).
 	Notices []string
@@ -252,6 +255,7 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	if c.Hooks != nil {
 		p.Hooks = append(p.Hooks, c.Hooks)
 	}
+	b.remoteSubagents(name, path, c.RemoteSubagents)
 	p.Capabilities = append(p.Capabilities, Capability{Name: name, File: path, Details: c.Details})
 	for _, w := range c.Warnings {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("route %s: [%s] %s", b.route.ID, name, w))
@@ -262,6 +266,26 @@ func (b *preparation) marker(ctx context.Context, m Marker) {
 	}
 	if c.Validate != nil && b.in.AppToolsKnown {
 		b.validates = append(b.validates, contributionCheck{name, c.Validate})
+	}
+}
+
+// remoteSubagents adds the subagents capability name contributes from
+// the marker file path, unless a subagent folder of the route or another
+// capability has one of their names.
+func (b *preparation) remoteSubagents(name, path string, subs map[string]RemoteSubagent) {
+	for _, sub := range slices.Sorted(maps.Keys(subs)) {
+		if id, ok := b.route.Subagents[sub]; ok {
+			b.fail(name, "conflict", "%s names subagent %q, and so does the subagent route %s; keep one", path, sub, id)
+			continue
+		}
+		if _, ok := b.p.RemoteSubagents[sub]; ok {
+			b.fail(name, "apply", "%s names subagent %q, which another capability already gives", path, sub)
+			continue
+		}
+		if b.p.RemoteSubagents == nil {
+			b.p.RemoteSubagents = map[string]RemoteSubagent{}
+		}
+		b.p.RemoteSubagents[sub] = subs[sub]
 	}
 }
 

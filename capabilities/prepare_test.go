@@ -316,3 +316,36 @@ func TestErrorString(t *testing.T) {
 		}
 	}
 }
+
+// remoteSub is a RemoteSubagent that is never run.
+type remoteSub string
+
+func (r remoteSub) Address() string { return string(r) }
+
+func (remoteSub) Run(context.Context, RemoteTask) (string, error) { return "", nil }
+
+// TestRemoteSubagentNames: a capability's remote subagent may not take
+// the name of a subagent route or of another capability's.
+func TestRemoteSubagentNames(t *testing.T) {
+	const id = "/lead"
+	give := func(name, file string) fakeMarker {
+		return fakeMarker{name: name, file: file, contrib: Contribution{RemoteSubagents: map[string]RemoteSubagent{"pricing": remoteSub("http://h/card")}}}
+	}
+	route := routeDir(t, id, map[string]string{"a.md": "", "b.md": ""})
+	route.Subagents = map[string]string{"pricing": "/lead/subagents/pricing"}
+	_, err := Prepare(context.Background(), route, Input{Markers: []Marker{give("one", "a.md")}})
+	want := `route /lead: capability conflict: ` + filepath.Join(route.Dir, "a.md") + ` names subagent "pricing", and so does the subagent route /lead/subagents/pricing; keep one`
+	if got := errorList(err); !slices.Equal(got, []string{want}) {
+		t.Errorf("route subagent: %q; want %q", got, want)
+	}
+	route.Subagents = nil
+	_, err = Prepare(context.Background(), route, Input{Markers: []Marker{give("one", "a.md"), give("two", "b.md")}})
+	want = `route /lead: [two#apply] ` + filepath.Join(route.Dir, "b.md") + ` names subagent "pricing", which another capability already gives`
+	if got := errorList(err); !slices.Equal(got, []string{want}) {
+		t.Errorf("two capabilities: %q; want %q", got, want)
+	}
+	p, err := Prepare(context.Background(), route, Input{Markers: []Marker{give("one", "a.md")}})
+	if err != nil || p.RemoteSubagents["pricing"].Address() != "http://h/card" {
+		t.Errorf("one capability: %v, %+v", err, p)
+	}
+}

@@ -25,7 +25,7 @@ var (
 	iface = []string{"capabilities"}
 	// capability holds the capabilities: each a marker that reaches the
 	// runtime only through the interfaces of capabilities.
-	capability = []string{"planning", "harness", "planfirst", "approval", "internal/mcptools", "memory", "skills", "workspace", "sandbox", "longmemory", "contextwindow", "examples/notes"}
+	capability = []string{"planning", "harness", "planfirst", "approval", "internal/mcptools", "memory", "skills", "workspace", "sandbox", "longmemory", "contextwindow", "internal/a2acall", "examples/notes"}
 	// registry is the one list of built-in markers.
 	registry = []string{"markers"}
 	// runtime runs an app; it names no capability and is handed the app's
@@ -322,7 +322,7 @@ func TestRegistry(t *testing.T) {
 		}
 		names = append(names, m.Name())
 	}
-	if got := strings.Join(names, ","); got != "memory,skills,planning,harness,plan_first,mcp,approval,workspace,sandbox,long_term_memory,context" {
+	if got := strings.Join(names, ","); got != "memory,skills,planning,harness,plan_first,mcp,approval,workspace,sandbox,long_term_memory,context,a2a_subagents" {
 		t.Errorf("markers = %s", got)
 	}
 	var claimed []string

@@ -12,6 +12,7 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/contextwindow"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/a2acall"
 	"github.com/dawn-go/dawn/internal/mcptools"
 	"github.com/dawn-go/dawn/longmemory"
 	"github.com/dawn-go/dawn/memory"
@@ -38,5 +39,6 @@ func All() []capabilities.Marker {
 		sandbox.Marker(),
 		longmemory.Marker(),
 		contextwindow.Marker(),
+		a2acall.Marker(),
 	}
 }

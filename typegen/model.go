@@ -273,8 +273,8 @@ func routeTools(p *capabilities.Prepared) []capabilities.ToolSpec {
 	for _, t := range p.Tools {
 		specs = append(specs, t.Spec())
 	}
-	if len(p.Route.Subagents) > 0 {
-		specs = append(specs, agent.TaskToolSpec(p.Route.Subagents))
+	if targets := agent.TaskTargets(p); len(targets) > 0 {
+		specs = append(specs, agent.TaskToolSpec(targets))
 	}
 	slices.SortFunc(specs, func(a, b capabilities.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
 	return specs

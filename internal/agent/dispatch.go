@@ -199,6 +199,10 @@ func (l *loop) parkTask(c thread.ToolCall, parked *parkedSubagent) ([]capabiliti
 	l.state = next
 	ins := make([]capabilities.Interrupt, len(parked.interrupts))
 	for i, in := range parked.interrupts {
+		if parked.inCall {
+			ins[i] = raised(in, c.ID)
+			continue
+		}
 		in.Path = append([]string{c.ID}, in.Path...)
 		ins[i] = in
 	}

@@ -257,8 +257,8 @@ func newLoop(cfg Config, history []thread.Message, values thread.State, input []
 	}
 	l.tools = r.Tools
 	l.hooks = r.Hooks
-	if len(r.Route.Subagents) > 0 {
-		l.task = newTaskTool(r.Route.Subagents)
+	if targets := TaskTargets(r); len(targets) > 0 {
+		l.task = newTaskTool(targets)
 		l.tools = append(l.tools[:len(l.tools):len(l.tools)], l.task)
 	}
 	l.defs = toolDefs(l.tools)

@@ -67,6 +67,9 @@ func (t *taskTool) Call(context.Context, capabilities.Invocation) (capabilities.
 type parkedSubagent struct {
 	frame      capabilities.SubagentFrame
 	interrupts []capabilities.Interrupt
+	// inCall says the interrupts are the task call's own (a remote
+	// subagent asked mid-call), not a parked child run's.
+	inCall bool
 }
 
 func (p *parkedSubagent) Error() string { return "the subagent parked for a person's decision" }
@@ -78,11 +81,14 @@ func (l *loop) runSubagent(ctx context.Context, c thread.ToolCall, state thread.
 	if err := dec.Decode(&in); err != nil {
 		return capabilities.Result{}, &capabilities.InputError{Tool: c.Name, Msg: `expected {"subagent": name, "input": text, "item"?: plan item}: ` + err.Error()}
 	}
-	if _, ok := l.cfg.Route.Route.Subagents[in.Subagent]; !ok {
+	if _, ok := TaskTargets(l.cfg.Route)[in.Subagent]; !ok {
 		return capabilities.Result{}, &capabilities.InputError{Tool: c.Name, Msg: fmt.Sprintf("subagent must be one of %s, not %q", strings.Join(l.task.names(), ", "), in.Subagent)}
 	}
 	if l.cfg.Depth+1 > l.cfg.MaxDepth {
 		return capabilities.Result{}, fmt.Errorf("subagent %q not started: nesting would exceed the depth limit of %d", in.Subagent, l.cfg.MaxDepth)
+	}
+	if sub, ok := l.cfg.Route.RemoteSubagents[in.Subagent]; ok {
+		return l.runRemote(ctx, c, state, in, sub)
 	}
 	child, model, modelName, err := l.host.Subagent(l.cfg.Route, in.Subagent)
 	if err != nil {

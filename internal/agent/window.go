@@ -60,8 +60,8 @@ func FixedTokens(p *capabilities.Prepared, model string) int {
 		system = p.Route.Agent.Prompt
 	}
 	tools := p.Tools
-	if len(p.Route.Subagents) > 0 {
-		tools = append(tools[:len(tools):len(tools)], newTaskTool(p.Route.Subagents))
+	if targets := TaskTargets(p); len(targets) > 0 {
+		tools = append(tools[:len(tools):len(tools)], newTaskTool(targets))
 	}
 	n := tokens.EstimateMessages(model, system, nil, toolDefs(tools))
 	if block := StateBlock(p, state); block != "" {

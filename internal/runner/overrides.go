@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/agent"
 	"github.com/dawn-go/dawn/internal/models"
 )
 
@@ -87,7 +88,7 @@ func ToolNames(p *capabilities.Prepared) []string {
 	for _, t := range p.Tools {
 		names = append(names, t.Spec().Name)
 	}
-	if len(p.Route.Subagents) > 0 {
+	if len(agent.TaskTargets(p)) > 0 {
 		names = append(names, capabilities.ReservedToolName)
 	}
 	return names
@@ -125,7 +126,7 @@ func (o Overrides) apply(p *capabilities.Prepared) *capabilities.Prepared {
 			}
 		}
 		if !slices.Contains(o.Tools, capabilities.ReservedToolName) {
-			route.Subagents = nil
+			route.Subagents, out.RemoteSubagents = nil, nil
 		}
 	}
 	if o.PauseBeforeTools || o.PauseAfterTools {

@@ -176,6 +176,10 @@ func parkedAt(a *app.App, p *capabilities.Prepared, msgs []thread.Message, value
 
 // resolveOne asks the route's hooks what call does now that in is answered.
 func resolveOne(p *capabilities.Prepared, values thread.State, in capabilities.Interrupt, call thread.ToolCall, a capabilities.Answer) (capabilities.Resolution, error) {
+	if in.InCall {
+		// The call asked mid-call: it runs again and takes the answer.
+		return capabilities.Resolution{Run: true, Answer: &a}, nil
+	}
 	for _, h := range p.Hooks {
 		if h.Resolve == nil {
 			continue
