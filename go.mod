@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/MicahParks/jwkset v0.11.4
 	github.com/MicahParks/keyfunc/v3 v3.9.1
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/chromedp/chromedp v0.22.1
 	github.com/containerd/errdefs v1.0.0
 	github.com/fsnotify/fsnotify v1.10.1

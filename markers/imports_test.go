@@ -88,6 +88,8 @@ var layering = []struct {
 		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
 	{[][]string{{"internal/server/openai"}}, [][]string{wires, serverCore},
 		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
+	{[][]string{{"internal/server/a2a"}}, [][]string{wires, serverCore},
+		"a wire translates one dialect over the runner; it imports no other wire and not the server core"},
 	{[][]string{{"internal/server/wire"}}, [][]string{wires, serverCore},
 		"the wires' shared seam names no wire"},
 	{[][]string{{"internal/store/dialect"}}, [][]string{{"..."}},
@@ -99,7 +101,7 @@ var layering = []struct {
 // wires are the wire translators; serverCore is the HTTP core that mounts
 // them.
 var (
-	wires      = []string{"internal/server/langgraph", "internal/server/agui", "internal/server/mcp", "internal/server/openai"}
+	wires      = []string{"internal/server/langgraph", "internal/server/agui", "internal/server/mcp", "internal/server/openai", "internal/server/a2a"}
 	serverCore = []string{"internal/server"}
 )
 
