@@ -168,7 +168,7 @@ func collect(t *testing.T, events func(func(a2a.Event, error) bool)) []a2a.Event
 func TestAgentCard(t *testing.T) {
 	base := serve(t, a2aApp(t), filepath.Join(t.TempDir(), "dawn.db"), &testModel{})
 	_, card := client(t, base, "/support/acme", "ann")
-	if card.Name != "/support/[tenant]" || card.Description != "Answers customer questions." || card.URL != base+"/a2a/support/acme" ||
+	if card.Name != "/support/[tenant]" || card.Description != "Answers customer questions." || card.URL != base+"/a2a/support/acme/" ||
 		card.ProtocolVersion != "0.3.0" || !card.Capabilities.Streaming || card.PreferredTransport != a2a.TransportProtocolJSONRPC {
 		t.Fatalf("card = %+v", card)
 	}

@@ -64,7 +64,9 @@ func (s *endpoint) list(c echo.Context) error {
 }
 
 // cardOf is the agent card of route p, served at key (a route id or a
-// concrete path) on the server c reached.
+// concrete path) on the server c reached. Its URL ends with a slash, so
+// that clients that resolve the card's path against it as a URL (the
+// JavaScript SDK does) find it below the agent, not beside.
 func (s *endpoint) cardOf(c echo.Context, key string, p *capabilities.Prepared) *a2a.AgentCard {
 	desc := p.Route.Agent.Description
 	if desc == "" {
@@ -73,7 +75,7 @@ func (s *endpoint) cardOf(c echo.Context, key string, p *capabilities.Prepared) 
 	card := &a2a.AgentCard{
 		Name:               p.Route.ID,
 		Description:        desc,
-		URL:                c.Scheme() + "://" + c.Request().Host + Prefix + escapeRoute(key),
+		URL:                c.Scheme() + "://" + c.Request().Host + Prefix + escapeRoute(key) + "/",
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    ProtocolVersion,
 		Version:            "1",
