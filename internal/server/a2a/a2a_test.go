@@ -56,6 +56,8 @@ func (m *testModel) GenerateContent(ctx context.Context, msgs []llms.MessageCont
 	switch {
 	case strings.Contains(user, "plan"):
 		return call("writeTodos", apptest.FourTodos(4)), nil
+	case strings.Contains(user, "ship"):
+		return call("writeTodos", map[string]any{"todos": []map[string]string{{"content": "Ship the release", "status": "completed"}}}), nil
 	case strings.Contains(user, "release"):
 		return call("release", map[string]string{"version": "1.2"}), nil
 	case strings.Contains(user, "slow"):
@@ -93,6 +95,8 @@ func a2aApp(t *testing.T) string {
 		"support/[tenant]/agent.md":              "---\ndescription: Answers customer questions.\n---\nYou help customers.",
 		"support/[tenant]/plan.md":               "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
 		"ops/agent.md":                           "---\ndescription: Releases versions.\napprove: [release]\n---\nYou release.",
+		"ship/agent.md":                          "---\ndescription: Ships releases on an approved plan.\n---\nYou ship.",
+		"ship/plan.md":                           "---\nenforce: true\napproval: required\n---\n- [ ] Ship the release\n",
 		"research/agent.md":                      "Lead researcher.",
 		"research/subagents/researcher/agent.md": "Researcher.",
 	})
@@ -211,7 +215,7 @@ func TestAgentCard(t *testing.T) {
 	for _, c := range list.Agents {
 		names = append(names, c.Name)
 	}
-	if !slices.Equal(names, []string{"/ops", "/research", "/support/[tenant]"}) {
+	if !slices.Equal(names, []string{"/ops", "/research", "/ship", "/support/[tenant]"}) {
 		t.Errorf("GET /a2a lists %v", names)
 	}
 	var root a2a.AgentCard
@@ -219,7 +223,7 @@ func TestAgentCard(t *testing.T) {
 		t.Errorf("root card ?route=/ops: %d %+v", code, root.Name)
 	}
 	if code := get("/.well-known/agent-card.json", nil); code != http.StatusNotFound {
-		t.Errorf("root card without ?route= on an app of three: %d, want 404", code)
+		t.Errorf("root card without ?route= on an app of four: %d, want 404", code)
 	}
 }
 
@@ -387,6 +391,36 @@ func TestApprovalAsInputRequired(t *testing.T) {
 	got, err := a.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("get after the answer = %+v, %v", got, err)
+	}
+}
+
+// TestPlanApprovalAsInputRequired: a plan that needs a person's approval
+// parks the task as input-required with the proposed plan; the text
+// "approve" on the task runs it.
+func TestPlanApprovalAsInputRequired(t *testing.T) {
+	c, _ := client(t, serve(t, a2aApp(t), filepath.Join(t.TempDir(), "dawn.db"), &testModel{}), "/ship", "ann")
+	ctx := t.Context()
+	res, err := c.SendMessage(ctx, userText("", "ship it"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("send = %+v, want input-required", task.Status)
+	}
+	asked := task.Status.Message.Parts[1].(a2a.DataPart).Data["interrupts"].([]any)[0].(map[string]any)
+	if asked["kind"] != "plan" {
+		t.Fatalf("asked = %v, want the plan", asked)
+	}
+	answer := userText(task.ContextID, "approve")
+	answer.Message.TaskID = task.ID
+	res, err = c.SendMessage(ctx, answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(*a2a.Task); got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted {
+		raw, _ := json.Marshal(got)
+		t.Fatalf("after approve: %s, want the same task completed", raw)
 	}
 }
 
