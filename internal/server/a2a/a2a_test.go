@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -455,5 +456,29 @@ func TestOtherUsersContextIsMissing(t *testing.T) {
 	}
 	if _, err := ann.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID}); err != nil {
 		t.Errorf("ann gets her task: %v", err)
+	}
+}
+
+// TestPerUserLimits: each new context is a thread of the caller's, so
+// limits.per_user.threads bounds them: past it, a message that would
+// start a context is refused with the limit named, and the user's
+// existing context goes on.
+func TestPerUserLimits(t *testing.T) {
+	dir := a2aApp(t)
+	if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte("limits:\n  per_user:\n    threads: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := client(t, serve(t, dir, filepath.Join(t.TempDir(), "dawn.db"), &testModel{}), "/support/acme", "ann")
+	ctx := t.Context()
+	res, err := c.SendMessage(ctx, userText("", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.(*a2a.Task)
+	if _, err := c.SendMessage(ctx, userText("", "hi again")); !errors.Is(err, a2a.ErrServerError) || !strings.Contains(err.Error(), "limits.per_user.threads") {
+		t.Fatalf("a second context past limits.per_user.threads 1: %v, want a server error naming the limit", err)
+	}
+	if _, err := c.SendMessage(ctx, userText(first.ContextID, "hi again")); err != nil {
+		t.Fatalf("the existing context: %v", err)
 	}
 }
