@@ -3,9 +3,9 @@ package e2e
 import (
 	"context"
 	"os"
-	"strings"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
