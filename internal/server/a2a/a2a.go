@@ -40,7 +40,8 @@ func Mount(h wire.Host) {
 }
 
 // rpc answers one JSON-RPC request to a route's agent with the A2A SDK's
-// JSON-RPC transport, over a handler bound to the route.
+// JSON-RPC transport, over a handler bound to the route; its streams get
+// keep-alive comments, which the SDK does not send.
 func (s *endpoint) rpc(c echo.Context) error {
 	key, err := pathRoute(strings.TrimPrefix(c.Request().URL.EscapedPath(), Prefix))
 	if err != nil {
@@ -50,7 +51,7 @@ func (s *endpoint) rpc(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a2asrv.NewJSONRPCHandler(&handler{host: s.host, key: key, route: p}).ServeHTTP(c.Response(), c.Request())
+	serveKeptAlive(a2asrv.NewJSONRPCHandler(&handler{host: s.host, key: key, route: p}), c.Response(), c.Request())
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/auth/authtest"
 	"github.com/dawn-go/dawn/internal/server"
+	dawna2a "github.com/dawn-go/dawn/internal/server/a2a"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -480,5 +482,48 @@ func TestPerUserLimits(t *testing.T) {
 	}
 	if _, err := c.SendMessage(ctx, userText(first.ContextID, "hi again")); err != nil {
 		t.Fatalf("the existing context: %v", err)
+	}
+}
+
+// TestStreamKeepAlive: a stream idle while the model thinks gets
+// keep-alive comments between its events, and still ends with the task's
+// final status, which the SDK reads as ever.
+func TestStreamKeepAlive(t *testing.T) {
+	t.Cleanup(dawna2a.SetKeepAlive(20 * time.Millisecond))
+	model := &testModel{gate: make(chan struct{})}
+	base := serve(t, a2aApp(t), filepath.Join(t.TempDir(), "dawn.db"), model)
+	body := `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"m-1","parts":[{"kind":"text","text":"slow"}]}}}`
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/a2a/support/acme", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+authtest.HS256(t, secret, authtest.Claims("ann", "", "dawn")))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var kept, final bool
+	var lines []string
+	for sc.Scan() {
+		line := sc.Text()
+		lines = append(lines, line)
+		if line == ": keep-alive" && !kept {
+			kept = true
+			close(model.gate)
+		}
+		if strings.HasPrefix(line, "data: ") && strings.Contains(line, `"final":true`) {
+			final = true
+		}
+	}
+	if !kept || !final {
+		t.Fatalf("stream (keep-alive %v, final %v):\n%s", kept, final, strings.Join(lines, "\n"))
+	}
+	// Every event is an id line, then its data line, then a blank line.
+	for i, line := range lines {
+		if strings.HasPrefix(line, "id: ") && (i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "data: ")) {
+			t.Fatalf("an event was split at line %d:\n%s", i, strings.Join(lines, "\n"))
+		}
 	}
 }
