@@ -23,6 +23,7 @@ import (
 	"github.com/dawn-go/dawn/internal/apptest"
 	"github.com/dawn-go/dawn/internal/auth"
 	"github.com/dawn-go/dawn/internal/auth/authtest"
+	"github.com/dawn-go/dawn/internal/pgtest"
 	"github.com/dawn-go/dawn/internal/server"
 	dawna2a "github.com/dawn-go/dawn/internal/server/a2a"
 	"github.com/tmc/langchaingo/llms"
@@ -525,5 +526,72 @@ func TestStreamKeepAlive(t *testing.T) {
 		if strings.HasPrefix(line, "id: ") && (i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "data: ")) {
 			t.Fatalf("an event was split at line %d:\n%s", i, strings.Join(lines, "\n"))
 		}
+	}
+}
+
+// TestReplicas: two servers share one Postgres database. A task started
+// on one, its stream dropped, is read, resubscribed to and cancelled on
+// the other, and a task waiting for input on one is answered on the
+// other.
+func TestReplicas(t *testing.T) {
+	dir, db := a2aApp(t), pgtest.Database(t)
+	model := &testModel{gate: make(chan struct{})}
+	a, _ := client(t, serve(t, dir, db, model), "/support/acme", "ann")
+	b, _ := client(t, serve(t, dir, db, model), "/support/acme", "ann")
+	ctx := t.Context()
+
+	sctx, drop := context.WithCancel(ctx)
+	var slowID a2a.TaskID
+	for e, err := range a.SendStreamingMessage(sctx, userText("", "slow")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		slowID = e.(*a2a.Task).ID
+		break
+	}
+	drop()
+	if got, err := b.GetTask(ctx, &a2a.TaskQueryParams{ID: slowID}); err != nil || got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("the task on the other replica: %+v, %v; want it working", got, err)
+	}
+	resub := make(chan []a2a.Event, 1)
+	go func() {
+		var out []a2a.Event
+		for e, err := range b.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: slowID}) {
+			if err != nil {
+				break
+			}
+			out = append(out, e)
+		}
+		resub <- out
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if got, err := b.CancelTask(ctx, &a2a.TaskIDParams{ID: slowID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel on the other replica = %+v, %v", got, err)
+	}
+	select {
+	case out := <-resub:
+		end, ok := out[len(out)-1].(*a2a.TaskStatusUpdateEvent)
+		if !ok || !end.Final || end.Status.State != a2a.TaskStateCanceled {
+			t.Fatalf("resubscribed on the other replica: %#v, want the final canceled status last", out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream resubscribed on the other replica did not end with the cancel")
+	}
+
+	opsA, _ := client(t, serve(t, dir, db, model), "/ops", "ann")
+	opsB, _ := client(t, serve(t, dir, db, model), "/ops", "ann")
+	res, err := opsA.SendMessage(ctx, userText("", "release 1.2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	answer := userText(task.ContextID, "once")
+	answer.Message.TaskID = task.ID
+	res, err = opsB.SendMessage(ctx, answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(*a2a.Task); got.ID != task.ID || got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("answered on the other replica: %+v", got.Status)
 	}
 }
