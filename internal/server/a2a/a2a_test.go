@@ -595,3 +595,40 @@ func TestReplicas(t *testing.T) {
 		t.Fatalf("answered on the other replica: %+v", got.Status)
 	}
 }
+
+// TestCancelQueuedTask: a run queued on a context (here a delayed
+// LangGraph run) is a task too: cancelling it takes it off the queue.
+func TestCancelQueuedTask(t *testing.T) {
+	base := serve(t, a2aApp(t), filepath.Join(t.TempDir(), "dawn.db"), &testModel{})
+	c, _ := client(t, base, "/ops", "ann")
+	ctx := t.Context()
+	res, err := c.SendMessage(ctx, userText("", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	contextID := res.(*a2a.Task).ContextID
+	body := `{"assistant_id":"ops","after_seconds":3600,"input":{"messages":[{"role":"user","content":"later"}]}}`
+	req, _ := http.NewRequest(http.MethodPost, base+"/threads/"+contextID+"/runs", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+authtest.HS256(t, secret, authtest.Claims("ann", "", "dawn")))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&queued)
+	resp.Body.Close()
+	if err != nil || queued.Status != "pending" {
+		t.Fatalf("queueing a delayed run: %d %+v %v", resp.StatusCode, queued, err)
+	}
+	if got, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: a2a.TaskID(queued.RunID)}); err != nil || got.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("the queued task: %+v, %v; want submitted", got, err)
+	}
+	got, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: a2a.TaskID(queued.RunID)})
+	if err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancelling the queued task: %+v, %v; want canceled", got, err)
+	}
+}

@@ -116,7 +116,7 @@ func (h *handler) OnCancelTask(ctx context.Context, id *a2a.TaskIDParams) (*a2a.
 		return nil, fmt.Errorf("task %s already ended (%s): %w", t.id, stateOf(t.run.Status), a2a.ErrTaskNotCancelable)
 	}
 	if err := h.stop(ctx, t.run); err != nil {
-		return nil, err
+		return nil, h.rpcError(err, "task "+t.id)
 	}
 	if t, err = h.task(ctx, t.id); err != nil {
 		return nil, err
@@ -124,8 +124,12 @@ func (h *handler) OnCancelTask(ctx context.Context, id *a2a.TaskIDParams) (*a2a.
 	return h.snapshot(ctx, t)
 }
 
-// stop cancels run r and waits for its end.
+// stop cancels run r and waits for its end; a queued run leaves the
+// queue.
 func (h *handler) stop(ctx context.Context, r store.Run) error {
+	if r.Status == store.RunPending {
+		return h.host.Dequeue(ctx, r.ID)
+	}
 	if run := h.host.Active(ctx, r.ThreadID); run != nil && run.ID == r.ID {
 		run.Cancel()
 		select {
