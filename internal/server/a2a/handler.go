@@ -202,6 +202,9 @@ func (h *handler) begin(ctx context.Context, params *a2a.MessageSendParams, stre
 	if msg == nil {
 		return started{}, fmt.Errorf(`params.message is required, like {"message":{"role":"user","messageId":"m-1","parts":[{"kind":"text","text":"Hello"}]}}: %w`, a2a.ErrInvalidParams)
 	}
+	if params.Config != nil && params.Config.PushConfig != nil {
+		return started{}, fmt.Errorf("configuration.pushNotificationConfig: this agent sends no push notifications; follow the task with message/stream, tasks/resubscribe or tasks/get: %w", a2a.ErrPushNotificationNotSupported)
+	}
 	if msg.Role != a2a.MessageRoleUser {
 		return started{}, fmt.Errorf("message.role must be %q, not %q: %w", a2a.MessageRoleUser, msg.Role, a2a.ErrInvalidParams)
 	}
