@@ -5,7 +5,6 @@ import "time"
 // SetKeepAlive sets how often an idle stream gets a keep-alive comment,
 // until the returned function puts it back.
 func SetKeepAlive(d time.Duration) func() {
-	old := keepAliveEvery
-	keepAliveEvery = d
-	return func() { keepAliveEvery = old }
+	old := keepAliveEvery.Swap(int64(d))
+	return func() { keepAliveEvery.Store(old) }
 }

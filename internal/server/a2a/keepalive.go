@@ -5,15 +5,19 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/server/wire"
 )
 
-// keepAliveEvery is how often an idle stream gets a keep-alive comment,
-// so that proxies do not close it while a long model call writes
-// nothing.
-var keepAliveEvery = wire.KeepAlive
+// keepAliveEvery is how often an idle stream gets a keep-alive comment
+// (a time.Duration), so that proxies do not close it while a long model
+// call writes nothing. Tests shorten it while streams of other tests may
+// still read it, hence atomic.
+var keepAliveEvery atomic.Int64
+
+func init() { keepAliveEvery.Store(int64(wire.KeepAlive)) }
 
 // keepAliveWriter is a ResponseWriter that, once its response is an
 // event stream, writes a keep-alive comment when no write came for a
@@ -82,7 +86,7 @@ func serveKeptAlive(h http.Handler, w http.ResponseWriter, r *http.Request) {
 		close(done)
 	}()
 	go func() {
-		t := time.NewTicker(keepAliveEvery)
+		t := time.NewTicker(time.Duration(keepAliveEvery.Load()))
 		defer t.Stop()
 		for {
 			select {
