@@ -94,7 +94,7 @@ func afterTool(msgs []llms.MessageContent) bool {
 
 // a2aApp is a support route with a plan, an ops route whose release
 // calls wait for approval, and a route with a subagent.
-func a2aApp(t *testing.T) string {
+func a2aApp(t testing.TB) string {
 	return apptest.WriteApp(t, map[string]string{
 		"support/[tenant]/agent.md":              "---\ndescription: Answers customer questions.\n---\nYou help customers.",
 		"support/[tenant]/plan.md":               "- [ ] Understand the customer request\n- [ ] Check account context\n- [ ] Decide whether to answer or escalate\n- [ ] Write the final response\n",
@@ -114,7 +114,7 @@ var release = capabilities.AppTool{Tool: capabilities.Func("release", "Release a
 
 // serve serves the app with JWT authentication (and the service key
 // "svc") on the SQLite file db, over loopback.
-func serve(t *testing.T, dir, db string, model *testModel) string {
+func serve(t testing.TB, dir, db string, model *testModel) string {
 	t.Helper()
 	a, err := auth.New(t.Context(), auth.Options{Config: auth.Config{JWT: &auth.JWT{SecretEnv: "SECRET", Audience: "dawn"}}, APIKey: "svc", Env: func(string) string { return secret }})
 	if err != nil {
@@ -137,7 +137,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // client is user's A2A client of the agent at base+/a2a+route, made from
 // its agent card as the SDK resolves it.
-func client(t *testing.T, base, route, user string) (*a2aclient.Client, *a2a.AgentCard) {
+func client(t testing.TB, base, route, user string) (*a2aclient.Client, *a2a.AgentCard) {
 	t.Helper()
 	token := authtest.HS256(t, secret, authtest.Claims(user, "", "dawn"))
 	hc := &http.Client{Transport: bearer{token}}
