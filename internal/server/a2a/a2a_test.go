@@ -640,3 +640,56 @@ func TestCancelQueuedTask(t *testing.T) {
 		t.Fatalf("cancelling the queued task: %+v, %v; want canceled", got, err)
 	}
 }
+
+// TestBadInput: a request the endpoint cannot take gets a JSON-RPC error
+// with A2A's code that names the field and what to send, and the server
+// keeps serving; a path without a route is Dawn's 404.
+func TestBadInput(t *testing.T) {
+	base := serve(t, a2aApp(t), filepath.Join(t.TempDir(), "dawn.db"), &testModel{})
+	token := authtest.HS256(t, secret, authtest.Claims("ann", "", "dawn"))
+	post := func(path, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			b.WriteString(sc.Text())
+		}
+		return resp.StatusCode, b.String()
+	}
+	send := func(msg string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":` + msg + `}}`
+	}
+	for _, tc := range []struct{ body, code, says string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":`, "-32700", "parse error"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/nope","params":{}}`, "-32601", "method not found"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`, "-32602", "params.message is required"},
+		{send(`{"kind":"message","role":"agent","messageId":"m","parts":[{"kind":"text","text":"hi"}]}`), "-32602", `message.role must be \"user\"`},
+		{send(`{"kind":"message","role":"user","messageId":"m","parts":[]}`), "-32602", "message.parts must hold text"},
+		{send(`{"kind":"message","role":"user","messageId":"m","contextId":"a b","parts":[{"kind":"text","text":"hi"}]}`), "-32602", "message.contextId"},
+		{send(`{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"file","file":{"uri":"http://x/y"}}]}`), "-32005", "message.parts[0] is a file part"},
+		{send(`{"kind":"message","role":"user","messageId":"m","taskId":"no-such-task","parts":[{"kind":"text","text":"once"}]}`), "-32001", `task \"no-such-task\" not found`},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{}}`, "-32602", "params.id is required"},
+	} {
+		status, body := post("/a2a/support/acme", tc.body)
+		if status != http.StatusOK || !strings.Contains(body, `"code":`+tc.code) || !strings.Contains(body, tc.says) {
+			t.Errorf("%s:\n got %d %s\nwant code %s saying %q", tc.body, status, body, tc.code, tc.says)
+		}
+	}
+	if status, body := post("/a2a/nowhere", send(`{}`)); status != http.StatusNotFound || !strings.Contains(body, "route_not_found") {
+		t.Errorf("an unknown route: %d %s, want 404 route_not_found", status, body)
+	}
+	if status, body := post("/a2a/research/subagents/researcher", send(`{}`)); status != http.StatusNotFound || !strings.Contains(body, "subagent") {
+		t.Errorf("a subagent: %d %s, want 404 saying it is a subagent", status, body)
+	}
+	c, _ := client(t, base, "/support/acme", "ann")
+	if _, err := c.SendMessage(t.Context(), userText("", "hi")); err != nil {
+		t.Errorf("after the bad requests: %v", err)
+	}
+}
