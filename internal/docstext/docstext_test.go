@@ -107,7 +107,7 @@ func withoutFenceInfo(text string) string {
 //   - the README's other sh blocks: e2e TestNewcomerPath;
 //   - readme:stream, readme:agui, readme:langgraph,
 //     readme:langgraph-interrupt, docs:aimock-fixture, docs:openai,
-//     docs:mcp-client, docs:crons and docs:multitask markers: the tests
+//     docs:mcp-client, docs:a2a, docs:crons and docs:multitask markers: the tests
 //     that look for them;
 //   - the dawn-build marker: internal/deploy TestDocsShowWhatBuildWrites
 //     (every line is in the file the fence names, as dawn build writes it).
@@ -130,7 +130,7 @@ func TestEveryBlockRunsOrSaysWhyNot(t *testing.T) {
 	}
 }
 
-var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:openai", "docs:mcp-client", "docs:crons", "docs:multitask", "dawn-build"}
+var runMarkers = []string{"readme:stream", "readme:agui", "readme:langgraph", "readme:langgraph-interrupt", "docs:aimock-fixture", "docs:openai", "docs:mcp-client", "docs:a2a", "docs:crons", "docs:multitask", "dawn-build"}
 
 // checked reports whether a test named in TestEveryBlockRunsOrSaysWhyNot
 // checks b.

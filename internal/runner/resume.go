@@ -49,6 +49,9 @@ type ResumeRequest struct {
 	Webhook string
 	// Overrides change what the route's agent.md sets, for this run.
 	Overrides Overrides
+	// Attrs is a JSON value kept with the run for its starter
+	// (store.Run.Attrs), as Request's; nil keeps none.
+	Attrs json.RawMessage
 }
 
 // Resume answers the thread's pending interrupts and starts the run that
@@ -59,7 +62,7 @@ func (m *Manager) Resume(ctx context.Context, req ResumeRequest) (*Run, error) {
 	if req.Answers == nil {
 		req.Answers = []capabilities.Answer{}
 	}
-	return m.start(ctx, Request{ThreadID: req.ThreadID, Route: req.Route, Stream: req.Stream, Webhook: req.Webhook, Overrides: req.Overrides}, req.Answers)
+	return m.start(ctx, Request{ThreadID: req.ThreadID, Route: req.Route, Stream: req.Stream, Webhook: req.Webhook, Overrides: req.Overrides, Attrs: req.Attrs}, req.Answers)
 }
 
 // resolve checks answers against the pending interrupts of cp and asks the

@@ -8,8 +8,9 @@
 //
 // The other wires are packages of their own, mounted by New through the
 // wire.Host the core offers: the LangGraph Agent Server dialect
-// (internal/server/langgraph), AG-UI (internal/server/agui) and the
-// OpenAI-compatible API (internal/server/openai). It owns
+// (internal/server/langgraph), AG-UI (internal/server/agui), the
+// OpenAI-compatible API (internal/server/openai), MCP
+// (internal/server/mcp) and A2A (internal/server/a2a). It owns
 // HTTP only: the rules of a run (admission, multitask strategies, the
 // queue, ownership) are the runs service's (internal/runs), and running
 // them is the runner's.

@@ -146,6 +146,15 @@ func (h *host) Subscribed() func() { return h.s.runs.Telemetry().Subscribed() }
 
 func (h *host) Logger() *slog.Logger { return h.s.logger }
 
+func (h *host) Classify(err error) *wire.Error { return classify(err) }
+
+func (h *host) AuthMode() string {
+	if !h.s.auth.Enabled() {
+		return "none"
+	}
+	return h.s.auth.Mode()
+}
+
 func (h *host) Env(key string) string {
 	if h.s.opts.Env == nil {
 		return ""

@@ -155,6 +155,10 @@ var threadFree = map[string]string{
 	"GET /mcp":                                        "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
 	"POST /mcp":                                       "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
 	"DELETE /mcp":                                     "MCP session; its tools take a thread id through the same owner check (threads the caller cannot see do not exist)",
+	"POST /a2a/*":                                     "A2A JSON-RPC: a contextId is a thread and a task a run; its errors are JSON-RPC errors (HTTP 200), so the matrix checks them apart (matrix.a2a)",
+	"GET /a2a":                                        "the agent cards of the app's routes, shared",
+	"GET /a2a/*":                                      "the agent cards of the app's routes, shared",
+	"GET /.well-known/agent-card.json":                "the agent cards of the app's routes, shared",
 }
 
 // ownerApp is an app whose route "job" has a harness plan and a thread
@@ -351,6 +355,7 @@ func TestOwnershipMatrix(t *testing.T) {
 						m.crons()
 						m.items()
 						m.mcp()
+						m.a2a()
 						m.busy()
 						m.last()
 					})
@@ -777,6 +782,53 @@ func (m *matrix) mcp() {
 	m.waitIdle()
 	if res := call("ann", m.thread); res.IsError {
 		t.Errorf("MCP call as ann on her thread: %q", text(res))
+	}
+	m.waitIdle()
+}
+
+// a2a checks the A2A endpoint of route job: bob's message on ann's
+// contextId reads as a missing context, and his tasks/get, tasks/cancel
+// and tasks/resubscribe of ann's run (a task) answer what a missing task
+// gets; ann's own get and message go through.
+func (m *matrix) a2a() {
+	t := m.t
+	rpc := func(user, method, params string) string {
+		t.Helper()
+		status, body := m.do(user, ownerCall{method: "POST", path: "/a2a/job", body: `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`}, m.thread, m.run, m.cron)
+		if status != http.StatusOK {
+			t.Fatalf("A2A %s as %s: %d %s", method, user, status, body)
+		}
+		// A stream's events are data lines; their SSE ids are random.
+		var data []string
+		for line := range strings.Lines(body) {
+			if rest, ok := strings.CutPrefix(line, "data: "); ok {
+				data = append(data, strings.TrimSpace(rest))
+			}
+		}
+		if len(data) > 0 {
+			return strings.Join(data, "\n")
+		}
+		return strings.TrimSpace(body)
+	}
+	send := func(contextID string) string {
+		return `{"message":{"kind":"message","role":"user","messageId":"m-1","contextId":"` + contextID + `","parts":[{"kind":"text","text":"again"}]}}`
+	}
+	if got := rpc("bob", "message/send", send(m.thread)); !strings.Contains(got, `"error"`) || !strings.Contains(got, "not found") {
+		t.Errorf("A2A message/send as bob on ann's contextId: %s, want not found", got)
+	}
+	for _, method := range []string{"tasks/get", "tasks/cancel", "tasks/resubscribe"} {
+		got := rpc("bob", method, `{"id":"`+m.run+`"}`)
+		want := rpc("bob", method, `{"id":"no-such-run"}`)
+		if !strings.Contains(got, `"error"`) || strings.ReplaceAll(got, m.run, "{run}") != strings.ReplaceAll(want, "no-such-run", "{run}") {
+			t.Errorf("A2A %s as bob on ann's task: %s; want what a missing task gets: %s", method, got, want)
+		}
+	}
+	if got := rpc("ann", "tasks/get", `{"id":"`+m.run+`"}`); !strings.Contains(got, `"result"`) {
+		t.Errorf("A2A tasks/get as ann on her task: %s", got)
+	}
+	m.waitIdle()
+	if got := rpc("ann", "message/send", send(m.thread)); !strings.Contains(got, `"result"`) {
+		t.Errorf("A2A message/send as ann on her contextId: %s", got)
 	}
 	m.waitIdle()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/runs"
+	"github.com/dawn-go/dawn/internal/server/a2a"
 	"github.com/dawn-go/dawn/internal/server/agui"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
 	"github.com/dawn-go/dawn/internal/server/mcp"
@@ -81,7 +82,7 @@ type Server struct {
 }
 
 // New returns the API for the runs managed by m: Dawn's wire, and the
-// LangGraph, AG-UI, OpenAI and MCP wires mounted on it.
+// LangGraph, AG-UI, OpenAI, MCP and A2A wires mounted on it.
 func New(m *runner.Manager, opts Options) *Server {
 	s := &Server{echo: echo.New(), runs: m, svc: runs.New(m), opts: opts, logger: opts.Logger, audited: maps.Clone(defaultAudited)}
 	if s.logger == nil {
@@ -94,6 +95,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.svc.ServeCrons(s.cronOpts)
 	openai.Mount(s.host)
 	mcp.Mount(s.host)
+	a2a.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

@@ -39,6 +39,15 @@ type Settings interface {
 	Logger() *slog.Logger
 	// Env reads the server's environment ("" when the server has none).
 	Env(key string) string
+	// AuthMode names how the server authenticates requests, as its
+	// start-up log says it: "none", "api-key", "jwt hs256", "jwt rs256",
+	// "jwt es256", "jwks" or "custom", the last four followed by
+	// " + api-key" when the service credential is also set.
+	AuthMode() string
+	// Classify is the API error the core answers err with (its status,
+	// kind and message), for a wire that writes errors in its own
+	// protocol's terms.
+	Classify(err error) *Error
 }
 
 // Mux mounts a wire's endpoints on the core's router.
