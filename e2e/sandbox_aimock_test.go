@@ -156,56 +156,67 @@ func TestAimockRunBash(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			p.require(t)
 			t.Cleanup(func() { sandboxtest.RemoveAll(t) })
-			s := startSandboxServer(t, bin, mock, p.yaml+"  network: {mode: deny}\n")
-			outs := s.turn(t, "b1", "Run the build")
-			if len(outs) != 2 {
-				t.Fatalf("the build turn had %d tool results, want 2", len(outs))
-			}
-			if r := bashOf(t, outs[0]); r.ExitCode != 0 || r.Stdout != "wrote\n" {
-				t.Errorf("writing out.txt: %+v", r)
-			}
-			if r := bashOf(t, outs[1]); r.ExitCode == 0 || !strings.Contains(r.Stderr, "Permission denied") {
-				t.Errorf("reading /etc/shadow: %+v", r)
-			}
-			outs = s.turn(t, "b1", "Read the output")
-			if len(outs) != 1 || !strings.Contains(string(outs[0]), "built by the box") {
-				t.Errorf("readFile of what the command wrote: %s", outs)
-			}
-			if got := fileContent(t, s.url+"/threads/b1/files/out.txt"); got != "built by the box\n" {
-				t.Errorf("GET /threads/b1/files/out.txt = %q", got)
-			}
-			before := hits.Load()
-			outs = s.turn(t, "b1", "Reach the host")
-			if r := bashOf(t, outs[0]); r.ExitCode == 0 || strings.Contains(r.Stdout, "reached") || hits.Load() != before {
-				t.Errorf("network deny reached the loopback server: %+v", r)
-			}
-			outs = s.turn(t, "b1", "Show the routes")
-			if r := bashOf(t, outs[0]); defaultRoute(r.Stdout) {
-				t.Errorf("network deny: the box has a default route:\n%s", r.Stdout)
-			}
-			sent := false
-			for _, r := range chatRequests(t, mock) {
-				for _, m := range r.Messages {
-					sent = sent || (m.Role == "tool" && strings.Contains(m.text(), "Permission denied") && strings.Contains(m.text(), `"exit_code"`))
-				}
-			}
-			if !sent {
-				t.Errorf("no request to the model carried the /etc/shadow result")
-			}
-
-			allow := startSandboxServer(t, bin, mock, p.yaml+"  network: {mode: allow}\n")
-			if p.name == "local" {
-				before := hits.Load()
-				outs := allow.turn(t, "a1", "Reach the host")
-				if r := bashOf(t, outs[0]); r.ExitCode != 0 || r.Stdout != "reached" || hits.Load() != before+1 {
-					t.Errorf("network allow did not reach the loopback server: %+v", r)
-				}
-				return
-			}
-			outs = allow.turn(t, "a1", "Show the routes")
-			if r := bashOf(t, outs[0]); r.ExitCode != 0 || !defaultRoute(r.Stdout) {
-				t.Errorf("network allow: the docker box has no default route of its own: %+v", r)
-			}
+			checkDenyBox(t, startSandboxServer(t, bin, mock, p.yaml+"  network: {mode: deny}\n"), mock, &hits)
+			checkAllowBox(t, startSandboxServer(t, bin, mock, p.yaml+"  network: {mode: allow}\n"), p.name, &hits)
 		})
+	}
+}
+
+// checkDenyBox runs the build, read, reach and routes turns on s, whose
+// box has network deny.
+func checkDenyBox(t *testing.T, s *sandboxServer, mock string, hits *atomic.Int32) {
+	t.Helper()
+	outs := s.turn(t, "b1", "Run the build")
+	if len(outs) != 2 {
+		t.Fatalf("the build turn had %d tool results, want 2", len(outs))
+	}
+	if r := bashOf(t, outs[0]); r.ExitCode != 0 || r.Stdout != "wrote\n" {
+		t.Errorf("writing out.txt: %+v", r)
+	}
+	if r := bashOf(t, outs[1]); r.ExitCode == 0 || !strings.Contains(r.Stderr, "Permission denied") {
+		t.Errorf("reading /etc/shadow: %+v", r)
+	}
+	outs = s.turn(t, "b1", "Read the output")
+	if len(outs) != 1 || !strings.Contains(string(outs[0]), "built by the box") {
+		t.Errorf("readFile of what the command wrote: %s", outs)
+	}
+	if got := fileContent(t, s.url+"/threads/b1/files/out.txt"); got != "built by the box\n" {
+		t.Errorf("GET /threads/b1/files/out.txt = %q", got)
+	}
+	before := hits.Load()
+	outs = s.turn(t, "b1", "Reach the host")
+	if r := bashOf(t, outs[0]); r.ExitCode == 0 || strings.Contains(r.Stdout, "reached") || hits.Load() != before {
+		t.Errorf("network deny reached the loopback server: %+v", r)
+	}
+	outs = s.turn(t, "b1", "Show the routes")
+	if r := bashOf(t, outs[0]); defaultRoute(r.Stdout) {
+		t.Errorf("network deny: the box has a default route:\n%s", r.Stdout)
+	}
+	sent := false
+	for _, r := range chatRequests(t, mock) {
+		for _, m := range r.Messages {
+			sent = sent || (m.Role == "tool" && strings.Contains(m.text(), "Permission denied") && strings.Contains(m.text(), `"exit_code"`))
+		}
+	}
+	if !sent {
+		t.Errorf("no request to the model carried the /etc/shadow result")
+	}
+}
+
+// checkAllowBox checks network allow on s: the local box reaches the
+// test's loopback server; the docker box has a default route of its own.
+func checkAllowBox(t *testing.T, s *sandboxServer, provider string, hits *atomic.Int32) {
+	t.Helper()
+	if provider == "local" {
+		before := hits.Load()
+		outs := s.turn(t, "a1", "Reach the host")
+		if r := bashOf(t, outs[0]); r.ExitCode != 0 || r.Stdout != "reached" || hits.Load() != before+1 {
+			t.Errorf("network allow did not reach the loopback server: %+v", r)
+		}
+		return
+	}
+	outs := s.turn(t, "a1", "Show the routes")
+	if r := bashOf(t, outs[0]); r.ExitCode != 0 || !defaultRoute(r.Stdout) {
+		t.Errorf("network allow: the docker box has no default route of its own: %+v", r)
 	}
 }

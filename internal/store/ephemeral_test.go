@@ -21,6 +21,20 @@ func parkRun(t *testing.T, s Store, threadID, runID string, step int) {
 		Append: []thread.Message{{Role: thread.RoleUser, Content: "q"}}, Values: values, Finish: &Finish{Status: RunInterrupted}}))
 }
 
+// wantThreads checks that each of ids is gone (ErrNotFound) or kept.
+func wantThreads(t *testing.T, s Store, gone bool, when string, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		_, err := s.GetThread(context.Background(), id)
+		if gone && !errors.Is(err, ErrNotFound) {
+			t.Errorf("thread %s %s: %v, want ErrNotFound", id, when, err)
+		}
+		if !gone && err != nil {
+			t.Errorf("thread %s %s: %v, want it kept", id, when, err)
+		}
+	}
+}
+
 // TestSweepEphemeralThreads: the sweep deletes an ephemeral thread once
 // its run is done, whether it succeeded, failed, or was cut off when its
 // server died (interrupted with no question pending), and keeps one with
@@ -57,16 +71,8 @@ func TestSweepEphemeralThreads(t *testing.T) {
 		if n, err := s.SweepThreads(ctx); err != nil || n != 3 {
 			t.Fatalf("sweep: %d, %v; want 3 (done, failed, crashed)", n, err)
 		}
-		for _, id := range []string{"done", "failed", "crashed"} {
-			if _, err := s.GetThread(ctx, id); !errors.Is(err, ErrNotFound) {
-				t.Errorf("thread %s after the sweep: %v, want ErrNotFound", id, err)
-			}
-		}
-		for _, id := range []string{"parked", "running", "queued", "plain", "existing"} {
-			if _, err := s.GetThread(ctx, id); err != nil {
-				t.Errorf("thread %s after the sweep: %v, want it kept", id, err)
-			}
-		}
+		wantThreads(t, s, true, "after the sweep", "done", "failed", "crashed")
+		wantThreads(t, s, false, "after the sweep", "parked", "running", "queued", "plain", "existing")
 
 		// The run ends and the person answers: the next sweeps take them.
 		must(t, s.FinishRun(ctx, "live", RunSuccess, "", nil, nil))
@@ -85,16 +91,8 @@ func TestSweepEphemeralThreads(t *testing.T) {
 		if n, err := s.SweepThreads(ctx); err != nil || n != 1 {
 			t.Fatalf("sweep once the person answered: %d, %v; want 1", n, err)
 		}
-		for _, id := range []string{"running", "parked"} {
-			if _, err := s.GetThread(ctx, id); !errors.Is(err, ErrNotFound) {
-				t.Errorf("thread %s: %v, want ErrNotFound", id, err)
-			}
-		}
-		for _, id := range []string{"queued", "plain", "existing"} {
-			if _, err := s.GetThread(ctx, id); err != nil {
-				t.Errorf("thread %s: %v, want it kept", id, err)
-			}
-		}
+		wantThreads(t, s, true, "once its run and its person are done", "running", "parked")
+		wantThreads(t, s, false, "at the end", "queued", "plain", "existing")
 	})
 }
 
