@@ -45,6 +45,8 @@ type options struct {
 	mockHTTP1    bool
 	// lazy mode: the lazy-model harness scenario (lazy.go).
 	lazy bool
+	// premature mode: the premature-finalization scenario (premature.go).
+	premature bool
 	// context mode: a 50-turn thread with and without a context budget
 	// (context.go).
 	contextMode bool
@@ -103,6 +105,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.mockHTTP1, "mock-http1", false, "with --inflight: serve the mock model over plain HTTP/1.1 (a connection per call) instead of HTTPS with HTTP/2")
 	fs.StringVar(&o.profileDir, "profile", "", "with --inflight: save the server's CPU and heap profiles, taken in the middle of the hold, into this folder")
 	fs.BoolVar(&o.lazy, "lazy", false, "run the lazy-model harness scenario instead: a 6-item plan with and without the harness gate, --repeat rounds (default 3)")
+	fs.BoolVar(&o.premature, "premature", false, "run the premature-finalization scenario instead: 3 tasks whose lazy model claims the work done, on routes without a plan, with a harness plan that takes evidence on trust, and with verifiers run in a local sandbox")
 	fs.BoolVar(&o.contextMode, "context", false, "run the context-budget scenario instead: a 50-turn thread with compaction on and off, its total input tokens")
 	fs.BoolVar(&o.diamond, "diamond", false, "run the plan-first diamond instead (A → B∥C → D, see Plan-first diamond): wall time per --parallel setting over --repeat rounds")
 	fs.DurationVar(&o.stepLatency, "step-latency", time.Second, "with --diamond: how long the mock model takes to answer each step")
@@ -245,6 +248,9 @@ func main() {
 	}
 	if opts.lazy {
 		os.Exit(lazyMain(ctx, opts))
+	}
+	if opts.premature {
+		os.Exit(prematureMain(ctx, opts))
 	}
 	if opts.cache {
 		os.Exit(cacheMain(ctx, opts))

@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,5 +112,81 @@ func TestAimockContextCompaction(t *testing.T) {
 	getJSON(t, url+"/threads/ledger-1/state", &state)
 	if len(state.Values.Messages) != 2*runs || state.Values.Compaction.Count < 1 || !strings.HasPrefix(state.Values.Compaction.Summary, "Summary:") {
 		t.Fatalf("state: %d messages, compaction %+v", len(state.Values.Messages), state.Values.Compaction)
+	}
+}
+
+// TestAimockCompactionDroppedWithItsMessages runs the stock dawn binary
+// on openai:gpt-4o-mini pointed at aimock: a thread is compacted, a client
+// then removes every message (LangGraph's __remove_all__, through
+// POST /threads/:id/state) and starts anew with one message, and short
+// runs grow the new conversation past the old summary's count. No request
+// aimock receives from then on carries the old conversation's summary,
+// each holds the new conversation's first message, and the thread's
+// compaction is gone.
+func TestAimockCompactionDroppedWithItsMessages(t *testing.T) {
+	bin := buildDawn(t)
+	mock := startAimock(t, "testdata/context_rewrite.json")
+	app := t.TempDir()
+	writeFile(t, filepath.Join(app, "ledger", "agent.md"), "---\nmodel: openai:gpt-4o-mini\ncontext: {max_input_tokens: 1500, keep_recent_turns: 2}\n---\nYou check the ledger with the user.\n")
+	url := startDawn(t, bin, app, aimockEnv(mock)...)
+	run := func(msg string) {
+		t.Helper()
+		events := readEvents(t, postJSON(t, url+"/threads/ledger-2/runs/stream", userRun("/ledger", msg)))
+		if types := strings.Join(eventTypes(events), ","); !strings.HasSuffix(types, "done") || strings.Contains(types, "error") {
+			t.Fatalf("run %q: %s", msg, types)
+		}
+	}
+	type compaction struct {
+		Summary  string `json:"summary"`
+		Messages int    `json:"messages"`
+	}
+	var state struct {
+		Values struct {
+			Compaction compaction `json:"compaction"`
+		} `json:"values"`
+	}
+	for i := 1; i <= 8; i++ {
+		run(fmt.Sprintf("Turn %d: ", i) + strings.Repeat(fmt.Sprintf("entry %d of the ledger is for office supplies; ", i), 12))
+	}
+	getJSON(t, url+"/threads/ledger-2/state", &state)
+	old := state.Values.Compaction
+	if old.Summary == "" || old.Messages < 4 {
+		t.Fatalf("the first conversation was not compacted: %+v", old)
+	}
+
+	resp := postJSON(t, url+"/threads/ledger-2/state", `{"values":{"messages":[{"type":"remove","id":"__remove_all__"},{"type":"human","content":"A fresh start: the staff ledger.","id":"fresh"}]}}`)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("removing every message: %d %s", resp.StatusCode, body)
+	}
+	from := len(chatRequests(t, mock))
+	for i := 0; i <= old.Messages/2+1; i++ {
+		run(fmt.Sprintf("Short question %d about the staff ledger.", i))
+	}
+	reqs := chatRequests(t, mock)[from:]
+	if len(reqs) < old.Messages/2+2 {
+		t.Fatalf("aimock got %d requests after the removal, want one a run", len(reqs))
+	}
+	for i, r := range reqs {
+		var text strings.Builder
+		for _, m := range r.Messages {
+			text.WriteString(m.text())
+			text.WriteString("\n")
+		}
+		if strings.HasPrefix(r.Messages[0].text(), "You condense") {
+			t.Fatalf("request %d after the removal is a summary request: the new conversation was to stay under the budget", i)
+		}
+		if strings.Contains(text.String(), old.Summary) {
+			t.Fatalf("request %d after the removal carries the old conversation's summary %q", i, old.Summary)
+		}
+		if !strings.Contains(text.String(), "A fresh start") {
+			t.Fatalf("request %d after the removal lost the new conversation's first message:\n%s", i, text.String())
+		}
+	}
+	state.Values.Compaction = compaction{}
+	getJSON(t, url+"/threads/ledger-2/state", &state)
+	if state.Values.Compaction.Summary != "" {
+		t.Fatalf("after the new conversation the compaction is still %+v", state.Values.Compaction)
 	}
 }

@@ -66,7 +66,7 @@ func (m *Manager) Enqueue(ctx context.Context, req Request, notBefore time.Time)
 	// The thread a queued run creates is its caller's, as a started run's
 	// is: a run is never queued where its caller could not start it.
 	owner, _ := ownership.Owner(ctx)
-	q, err := m.store.EnqueueRun(ctx, store.QueuedRun{ID: uuid.NewString(), ThreadID: req.ThreadID, Route: prepared.Route.ID, Request: body, NotBefore: notBefore, Owner: owner}, DefaultQueueBound)
+	q, err := m.store.EnqueueRun(ctx, store.QueuedRun{ID: uuid.NewString(), ThreadID: req.ThreadID, Route: prepared.Route.ID, Request: body, NotBefore: notBefore, Owner: owner, Ephemeral: ephemeralThread(ctx)}, DefaultQueueBound)
 	if errors.Is(err, store.ErrQueueFull) {
 		return store.Run{}, fmt.Errorf("thread %s: %w", req.ThreadID, ErrQueueFull)
 	}

@@ -434,7 +434,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Queued: run.queued, Request: run.request, Metadata: run.metadata, ThreadMetadata: run.threadMetadata, Attrs: run.attrs, Checkpoint: from}, check)
+	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Ephemeral: ephemeralThread(ctx), Queued: run.queued, Request: run.request, Metadata: run.metadata, ThreadMetadata: run.threadMetadata, Attrs: run.attrs, Checkpoint: from}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/ownership"
+	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/store"
 )
 
@@ -54,13 +55,21 @@ func (s *Service) CountCrons(ctx context.Context, q store.CronQuery) (int, error
 
 // StartCrons makes st the starter of every tick's run, run as the cron's
 // owner: the thread a tick creates is theirs, and a tick on a thread
-// that is no longer theirs is refused.
+// that is no longer theirs is refused. The new thread of a cron without
+// one is ephemeral unless the cron keeps it (on_run_completed "keep"):
+// the store records, as it creates the thread, that any server's sweep
+// deletes it once the run is done, so that it does not outlive a server
+// that dies before deleting it itself.
 func (s *Service) StartCrons(st crons.Starter) { s.cronStarter = ownedStarter{st} }
 
 type ownedStarter struct{ crons.Starter }
 
 func (o ownedStarter) StartCron(ctx context.Context, c store.Cron) error {
-	return o.Starter.StartCron(ownership.As(ctx, c.Owner), c)
+	ctx = ownership.As(ctx, c.Owner)
+	if c.ThreadID == "" && c.OnRunCompleted != "keep" {
+		ctx = runner.WithEphemeralThread(ctx)
+	}
+	return o.Starter.StartCron(ctx, c)
 }
 
 // ServeCrons runs the scheduler of crons with opts while the runner runs,

@@ -30,8 +30,9 @@ type Store interface {
 	DeleteThread(ctx context.Context, id string) error
 	// CreateOwnedThreadTTL is CreateOwnedThread for a thread that expires
 	// a TTL after its last update; SetThreadTTL gives a thread a TTL;
-	// SweepThreads deletes the expired threads that no run or person
-	// still needs.
+	// SweepThreads deletes the expired threads, and the ephemeral
+	// threads of ended runs (Run.Ephemeral), that no run or person still
+	// needs.
 	CreateOwnedThreadTTL(ctx context.Context, owner, id string, metadata json.RawMessage, ttl time.Duration) (Thread, error)
 	SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (Thread, error)
 	SweepThreads(ctx context.Context) (int, error)

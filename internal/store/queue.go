@@ -34,6 +34,9 @@ type QueuedRun struct {
 	// not exist), as Run.Owner is for BeginRunChecked. DueRuns reports
 	// the owner of the run's thread.
 	Owner string
+	// Ephemeral makes a thread EnqueueRun creates ephemeral, as
+	// Run.Ephemeral does one BeginRunChecked creates.
+	Ephemeral bool
 }
 
 // Run returns q as a run of the runs list, with status RunPending.
@@ -65,7 +68,7 @@ func (s *DB) EnqueueRun(ctx context.Context, q QueuedRun, bound int) (QueuedRun,
 		row.NotBefore = now
 	}
 	err := s.write(ctx, func(tx dialect.Tx) error {
-		pk, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: q.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusIdle, Owner: q.Owner})
+		pk, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: q.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: "{}", Status: StatusIdle, Owner: q.Owner, DeleteAfter: deleteAfter(q.Ephemeral, now)})
 		if err == nil {
 			err = s.checkThreads(ctx, tx, q.Owner)
 		}

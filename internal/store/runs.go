@@ -29,6 +29,12 @@ type Run struct {
 	// checks nothing and creates a thread that belongs to no user. It is
 	// not stored with the run: a run belongs to its thread's owner.
 	Owner string
+	// Ephemeral, when the run creates its thread, makes the thread
+	// ephemeral: any store's SweepThreads deletes it once no run is
+	// running or queued on it and its state holds no interrupt a person
+	// must answer, also after the server that ran it died. It changes
+	// nothing on a thread that exists. It is not stored with the run.
+	Ephemeral bool
 	// Queued says, to BeginRunChecked, that the run is the queued run of
 	// its id, which leaves the queue in the transaction that starts it.
 	Queued bool
@@ -110,7 +116,7 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run, stamp map[string]j
 	now := s.now()
 	// A new thread is inserted busy, with its run: nothing to read.
 	meta, _ := mergeMetadata("{}", stamp)
-	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: meta, Status: StatusBusy, Owner: r.Owner})
+	threadPK, err := tx.InsertThread(ctx, dialect.ThreadRow{ID: r.ThreadID, CreatedAt: now, UpdatedAt: now, Metadata: meta, Status: StatusBusy, Owner: r.Owner, DeleteAfter: deleteAfter(r.Ephemeral, now)})
 	fresh := err == nil
 	var l dialect.ThreadLock
 	switch {
@@ -160,6 +166,15 @@ func (s *DB) begin(ctx context.Context, tx dialect.Tx, r Run, stamp map[string]j
 	}
 	cp, err = latest(ctx, tx, r.ThreadID)
 	return cp, renewed, err
+}
+
+// deleteAfter is the delete_after of a new thread created at now: now for
+// an ephemeral one (the sweep looks at it from the start), else 0.
+func deleteAfter(ephemeral bool, now int64) int64 {
+	if ephemeral {
+		return now
+	}
+	return 0
 }
 
 // insertRun inserts r, running and owned by this store.

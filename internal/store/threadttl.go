@@ -66,7 +66,20 @@ func (s *DB) SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (Th
 // it has been left alone a whole TTL. It costs one read of an index when
 // no thread has expired. Several stores on one database may sweep at
 // once: each takes threads the others do not hold.
+//
+// In the same pass it deletes the ephemeral threads whose runs are done
+// (Run.Ephemeral; see sweepEphemeral).
 func (s *DB) SweepThreads(ctx context.Context) (int, error) {
+	expired, err := s.sweepExpired(ctx)
+	if err != nil {
+		return expired, err
+	}
+	ended, err := s.sweepEphemeral(ctx)
+	return expired + ended, err
+}
+
+// sweepExpired is SweepThreads for the threads whose TTL ran out.
+func (s *DB) sweepExpired(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		at := s.now()

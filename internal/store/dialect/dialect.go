@@ -127,6 +127,9 @@ type Reader interface {
 	// AnyExpiredThread reports whether any thread expired by at, from the
 	// index of the threads that have a TTL.
 	AnyExpiredThread(ctx context.Context, at int64) (bool, error)
+	// AnyEphemeralDue reports whether an ephemeral thread is due for a
+	// sweep's look at at, from the index of the ephemeral threads.
+	AnyEphemeralDue(ctx context.Context, at int64) (bool, error)
 
 	// ToolOutput reads at most limit bytes from byte offset of the tool
 	// output id of thread threadID, with its tool and whole size, or
@@ -267,6 +270,11 @@ type Tx interface {
 	// expiry to at plus its TTL.
 	ExpiredThreads(ctx context.Context, at int64, limit int) ([]ExpiredThread, error)
 	RearmThread(ctx context.Context, threadPK, at int64) error
+	// DueEphemeral locks and reads, as ExpiredThreads does, at most limit
+	// of the ephemeral threads due for a look at at, the longest due
+	// first; PostponeDelete makes a thread due again at at.
+	DueEphemeral(ctx context.Context, at int64, limit int) ([]ExpiredThread, error)
+	PostponeDelete(ctx context.Context, threadPK, at int64) error
 	// ThreadMetadata reads the metadata of a thread the transaction
 	// locked; SetThreadMetadata replaces it.
 	ThreadMetadata(ctx context.Context, threadPK int64) (string, error)
@@ -334,6 +342,10 @@ type ThreadRow struct {
 	// that does not expire. Every write that sets a thread's UpdatedAt
 	// sets its ExpiresAt to UpdatedAt plus TTL in the same statement.
 	TTL, ExpiresAt int64
+	// DeleteAfter, when not 0, makes the thread ephemeral: a sweep looks
+	// at it from then on and deletes it once no run or person needs it
+	// (see DueEphemeral).
+	DeleteAfter int64
 }
 
 // ExpiredThread is a thread a sweep found expired, locked.

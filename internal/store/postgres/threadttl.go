@@ -28,16 +28,22 @@ func (t *tx) SetThreadTTL(_ context.Context, threadPK, ttl, expiresAt, now int64
 // snapshot taken after the locks), asks which of them have a running or
 // a queued run: a run that began before the lock is seen.
 func (t *tx) ExpiredThreads(ctx context.Context, at int64, limit int) ([]dialect.ExpiredThread, error) {
+	return t.lockDue(ctx, `SELECT pk, id, status FROM threads
+		WHERE expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`, at, limit)
+}
+
+// lockDue runs query, which locks and reads the pk, id and status of at
+// most $2 threads due at $1, and marks those that have a running or a
+// queued run.
+func (t *tx) lockDue(ctx context.Context, query string, at int64, limit int) ([]dialect.ExpiredThread, error) {
 	if err := t.flush(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := t.tx.Query(ctx, `SELECT pk, id, status FROM threads
-		WHERE expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`, at, limit)
+	rows, err := t.tx.Query(ctx, query, at, limit)
 	if err != nil {
 		return nil, err
 	}
 	var out []dialect.ExpiredThread
-	var pks []int64
 	for rows.Next() {
 		var e dialect.ExpiredThread
 		if err := rows.Scan(&e.PK, &e.ID, &e.Status); err != nil {
@@ -45,30 +51,39 @@ func (t *tx) ExpiredThreads(ctx context.Context, at int64, limit int) ([]dialect
 			return nil, err
 		}
 		out = append(out, e)
-		pks = append(pks, e.PK)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || len(out) == 0 {
 		return nil, err
 	}
+	return out, t.markPending(ctx, out)
+}
+
+// markPending sets Pending on each of threads, locked, that has a running
+// or a queued run.
+func (t *tx) markPending(ctx context.Context, threads []dialect.ExpiredThread) error {
+	pks := make([]int64, len(threads))
+	for i, e := range threads {
+		pks[i] = e.PK
+	}
 	pending := map[int64]bool{}
-	rows, err = t.tx.Query(ctx, `SELECT thread FROM runs WHERE thread = ANY($1) AND status = 'running'
+	rows, err := t.tx.Query(ctx, `SELECT thread FROM runs WHERE thread = ANY($1) AND status = 'running'
 		UNION SELECT thread FROM queued_runs WHERE thread = ANY($1)`, pks)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var pk int64
 		if err := rows.Scan(&pk); err != nil {
-			return nil, err
+			return err
 		}
 		pending[pk] = true
 	}
-	for i := range out {
-		out[i].Pending = pending[out[i].PK]
+	for i := range threads {
+		threads[i].Pending = pending[threads[i].PK]
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 func (t *tx) RearmThread(_ context.Context, threadPK, at int64) error {

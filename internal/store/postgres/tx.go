@@ -52,12 +52,12 @@ func (t *tx) Latest(ctx context.Context, threadID string, each func(dialect.Chec
 	return latest(ctx, t.tx, threadID, each)
 }
 
-const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner, ttl, expires_at)
-	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7::bigint, 0), NULLIF($8::bigint, 0)) ON CONFLICT (id) DO NOTHING RETURNING pk`
+const insertThread = `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner, ttl, expires_at, delete_after)
+	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7::bigint, 0), NULLIF($8::bigint, 0), NULLIF($9::bigint, 0)) ON CONFLICT (id) DO NOTHING RETURNING pk`
 
 func (t *tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
 	var pk int64
-	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner, th.TTL, th.ExpiresAt}, &pk)
+	err := t.queryRow(ctx, insertThread, []any{th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner, th.TTL, th.ExpiresAt, th.DeleteAfter}, &pk)
 	if errors.Is(err, dialect.ErrNoRow) {
 		return 0, dialect.ErrTaken
 	}

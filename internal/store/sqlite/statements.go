@@ -45,8 +45,8 @@ func (st *statements) prepare(ctx context.Context, writer *sql.Conn, reader quer
 		// No row changed means the id is taken; else the new rowid is the
 		// thread's pk. (Not RETURNING: SQLite buffers returned rows in an
 		// ephemeral table, which costs more than the insert.)
-		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner, ttl, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, 0)) ON CONFLICT(id) DO NOTHING`},
+		{writer, &st.insertThread, `INSERT INTO threads(id, created_at, updated_at, metadata, status, owner, ttl, expires_at, delete_after)
+			VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, 0), NULLIF(?, 0)) ON CONFLICT(id) DO NOTHING`},
 		{writer, &st.lockThread, `SELECT pk, step, head, branch, message_count, parts, EXISTS(SELECT 1 FROM runs WHERE thread = t.pk AND status = 'running'), owner
 			FROM threads t WHERE t.id = ?`},
 		// expires_at moves with updated_at: NULL (no TTL) plus anything

@@ -25,7 +25,7 @@ func (t tx) Latest(ctx context.Context, threadID string, each func(dialect.Check
 }
 
 func (t tx) InsertThread(ctx context.Context, th dialect.ThreadRow) (int64, error) {
-	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner, th.TTL, th.ExpiresAt)
+	res, err := t.s.st.insertThread.ExecContext(ctx, th.ID, th.CreatedAt, th.UpdatedAt, th.Metadata, th.Status, th.Owner, th.TTL, th.ExpiresAt, th.DeleteAfter)
 	if err != nil {
 		return 0, err
 	}
