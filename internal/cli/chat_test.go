@@ -55,9 +55,10 @@ func writeChatApp(t *testing.T) string {
 // for at most a minute.
 func chatWith(t *testing.T, input string, args ...string) dawnResult {
 	t.Helper()
+	bin := dawnBinary(t) // built before the deadline starts
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, dawnBinary(t), append([]string{"chat"}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"chat"}, args...)...)
 	cmd.Env = offlineEnv()
 	cmd.Stdin = strings.NewReader(input)
 	var stdout, stderr bytes.Buffer

@@ -124,6 +124,7 @@ func observations(t *testing.T, outDir string) []json.RawMessage {
 // same observation; and a replay whose run asks the model something else
 // (the prompt was edited) fails, naming the call and the message.
 func TestEvalRecordReplay(t *testing.T) {
+	dawnBinary(t) // built before the runs' deadlines start
 	mock := startAimock(t, "testdata/record_notes.json")
 	dir := writeRecordApp(t)
 	recOut, playOut := t.TempDir(), t.TempDir()
