@@ -37,7 +37,7 @@ func TestLongTermMemoryOnAimock(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"value":{"text":"The user's favorite color is teal"}`) {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"value":{"text":"The user's favorite color is teal","status":"approved","written_by":{"thread":"m1"`) {
 		t.Fatalf("GET /store/items = %d %s", resp.StatusCode, body)
 	}
 }

@@ -61,7 +61,9 @@ approve or reject before recall finds them.`,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use: "edit KEY TEXT", Short: "Replace a memory's text", Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return memoryAction(cmd, cfg, f, "edit", args[0], args[1]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return memoryAction(cmd, cfg, f, "edit", args[0], args[1])
+		},
 	})
 	return cmd
 }

@@ -68,3 +68,18 @@ func TestStartStoreURLInDawnYAML(t *testing.T) {
 		t.Errorf("with DAWN_STORE: exit %d, stderr:\n%s\nwant DAWN_STORE's URL to win", code, stderr)
 	}
 }
+
+// TestStartIndexWithoutItsModel: a store.index whose embedding model
+// cannot be made (its key is not set) stops dawn start with an error that
+// names the setting, dawn.yaml and the variable to set.
+func TestStartIndexWithoutItsModel(t *testing.T) {
+	dir := writeRunApp(t)
+	yaml := "store:\n  index: {embed: openai:text-embedding-3-small, dims: 1536}\n"
+	if err := os.WriteFile(filepath.Join(dir, "dawn.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, map[string]string{"OPENAI_API_KEY": ""}, "start", "--app", dir, "--host", "127.0.0.1", "--port", "0")
+	if code == ExitOK || !strings.Contains(stderr, "store.index.embed in "+filepath.Join(dir, "dawn.yaml")) || !strings.Contains(stderr, "OPENAI_API_KEY is not set") {
+		t.Errorf("exit %d, stderr:\n%s\nwant a failure naming store.index.embed, dawn.yaml and OPENAI_API_KEY", code, stderr)
+	}
+}

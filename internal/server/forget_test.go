@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/dawn-go/dawn/internal/auth/authtest"
 	"github.com/dawn-go/dawn/internal/pgtest"
 	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/store/dialect"
 	"github.com/dawn-go/dawn/internal/store/erasecheck"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -147,7 +149,11 @@ func TestForgetUserAcrossReplicas(t *testing.T) {
 
 	p, _, _ := store.PeekerOf(st)
 	ctx := context.Background()
-	bobBefore, err := erasecheck.Leftovers(ctx, p, true, forgetBob, nil)
+	annPKs, bobPKs := ownedPKs(t, p, forgetAnn), ownedPKs(t, p, forgetBob)
+	if len(annPKs) != 3 || len(bobPKs) != 2 {
+		t.Fatalf("threads: ann %v, bob %v; want 3 and 2", annPKs, bobPKs)
+	}
+	bobBefore, err := erasecheck.Leftovers(ctx, p, true, forgetBob, bobPKs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,14 +182,14 @@ func TestForgetUserAcrossReplicas(t *testing.T) {
 	gate.release()
 	time.Sleep(200 * time.Millisecond) // a run that writes back would do so now
 
-	left, err := erasecheck.Leftovers(ctx, p, true, forgetAnn, nil)
+	left, err := erasecheck.Leftovers(ctx, p, true, forgetAnn, annPKs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(left) > 0 {
 		t.Errorf("rows of ann left after forgetting her: %v", left)
 	}
-	bobAfter, err := erasecheck.Leftovers(ctx, p, true, forgetBob, nil)
+	bobAfter, err := erasecheck.Leftovers(ctx, p, true, forgetBob, bobPKs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +208,22 @@ func TestForgetUserAcrossReplicas(t *testing.T) {
 		t.Errorf("ann's thread after she was forgotten: %d %s", status, raw)
 	}
 	checkForgetAgain(t, urls[0], tokens["service"])
+}
+
+// ownedPKs reads the pks of the threads user owns.
+func ownedPKs(t *testing.T, p dialect.Peeker, user string) []int64 {
+	t.Helper()
+	var list string
+	if err := p.Peek(context.Background(), `SELECT coalesce(string_agg(pk::text, ','), '') FROM threads WHERE owner = $1`, []any{user}, &list); err != nil {
+		t.Fatal(err)
+	}
+	var out []int64
+	for f := range strings.SplitSeq(list, ",") {
+		if pk, err := strconv.ParseInt(f, 10, 64); err == nil {
+			out = append(out, pk)
+		}
+	}
+	return out
 }
 
 // checkForgetAgain forgets ann again (zero counts) and reads the audit

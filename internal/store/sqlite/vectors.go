@@ -28,11 +28,22 @@ func (s *DB) ItemVectors(ctx context.Context, namespace, key string) ([]dialect.
 }
 
 // VectorsUnder reads the vectors of the items under a namespace prefix;
-// each row's Vector is the driver's buffer, valid during the call.
+// each row's Vector is the driver's buffer, valid during the call. The
+// prefix is a range of the primary key (text compares by bytes here), so
+// a search under one user's namespace reads that user's vectors only.
 func (s *DB) VectorsUnder(ctx context.Context, prefix string, each func(dialect.VectorRow) error) error {
 	defer s.lockRead()()
-	rows, err := s.rq.QueryContext(ctx, `SELECT namespace, key, path, vector FROM store_item_vectors
-		WHERE substr(namespace, 1, length(?1)) = ?1`, prefix)
+	query, args := `SELECT namespace, key, path, vector FROM store_item_vectors`, []any{}
+	if n := len(prefix); n > 0 && prefix[n-1] < 0xff {
+		// Every text that begins with prefix sorts from prefix up to,
+		// not including, prefix with its last byte one higher.
+		query += ` WHERE namespace >= ? AND namespace < ?`
+		args = append(args, prefix, prefix[:n-1]+string([]byte{prefix[n-1] + 1}))
+	} else if n > 0 {
+		query += ` WHERE substr(namespace, 1, length(?1)) = ?1`
+		args = append(args, prefix)
+	}
+	rows, err := s.rq.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
