@@ -17,7 +17,7 @@ import (
 // every table that can hold a person's rows: two threads with runs,
 // steps, events, a fork (branches), a tool output, a queued run, an
 // ended run with a webhook delivery, and a run still running; a cron; a
-// store item; an app value; an audit entry.
+// store item with its vector; an app value; an audit entry.
 func personData(t *testing.T, s Store, user string) {
 	t.Helper()
 	ctx := context.Background()
@@ -43,7 +43,12 @@ func personData(t *testing.T, s Store, user string) {
 	must(t, err)
 	_, err = s.CreateCron(ctx, Cron{ID: user + "-cron", AssistantID: "/r", Schedule: "0 9 * * *", Payload: json.RawMessage(`{}`), NextRunAt: time.Now().Add(time.Hour), Enabled: true, Owner: user})
 	must(t, err)
+	// The item is put as a store with an index puts it, with its
+	// embedding: a vector made from the person's words is theirs too.
+	db := dbOf(s)
+	db.index = &Index{Embedder: hashEmbedder{8}, Model: "test:hash", Dims: 8, MinSimilarity: -1}
 	must(t, s.PutItem(ctx, []string{"users", user, "memories", "%2Fr"}, "k", json.RawMessage(`{"text":"likes tea"}`)))
+	db.index = nil
 	must(t, s.SetAppValues(ctx, map[string]json.RawMessage{"user:" + user + "/always": json.RawMessage(`true`)}))
 	must(t, s.AppendAudit(ctx, AuditEntry{Action: "cancel", ThreadID: th, User: user, Outcome: "ok"}))
 }

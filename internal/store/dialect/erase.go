@@ -47,6 +47,7 @@ var EraseSteps = []EraseStep{
 	{"queued_runs", `DELETE FROM queued_runs WHERE ` + ownedThread, byOwner},
 	{"threads", `DELETE FROM threads WHERE owner = $1`, byOwner},
 	{"crons", `DELETE FROM crons WHERE owner = $1`, byOwner},
+	{"store_item_vectors", `DELETE FROM store_item_vectors WHERE substr(namespace, 1, length($1)) = $1`, byItemPrefix},
 	{"store_items", `DELETE FROM store_items WHERE substr(namespace, 1, length($1)) = $1`, byItemPrefix},
 	{"app_values", `DELETE FROM app_values WHERE substr(key, 1, length($1)) = $1`, byAppPrefix},
 }
