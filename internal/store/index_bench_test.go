@@ -145,7 +145,9 @@ func seedVectors(b *testing.B, s *DB, n int) {
 func BenchmarkPutWithIndex(b *testing.B) {
 	const items = 4096
 	vectors := map[string][]float32{}
-	text := func(i int) string { return "note " + strconv.Itoa(i) + " about the customer's order and its delivery date" }
+	text := func(i int) string {
+		return "note " + strconv.Itoa(i) + " about the customer's order and its delivery date"
+	}
 	title := func(i int) string { return "note " + strconv.Itoa(i) }
 	for i := range items {
 		vectors[text(i)] = []float32{1, float32(i), 0, 0}
