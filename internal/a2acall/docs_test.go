@@ -10,16 +10,31 @@ import (
 	"github.com/dawn-go/dawn/internal/docstext"
 )
 
-// TestDocs: every a2a.yaml example of docs/a2a-calling.md parses, and
-// every other block is marked as not run.
+// callingSection is the heading of docs/a2a.md's half on calling remote
+// agents.
+const callingSection = "## Calling remote A2A agents\n"
+
+// TestDocs: every a2a.yaml example of docs/a2a.md parses, and every other
+// block of its half on calling remote agents is marked as not run.
 func TestDocs(t *testing.T) {
-	blocks, err := docstext.Blocks(filepath.Join("..", ".."))
+	root := filepath.Join("..", "..")
+	page, err := os.ReadFile(filepath.Join(root, "docs", "a2a.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, ok := strings.Cut(string(page), callingSection)
+	if !ok {
+		t.Fatalf("docs/a2a.md has no %q heading", strings.TrimSpace(callingSection))
+	}
+	// from is the line of the heading, counted from 1.
+	from := strings.Count(before, "\n") + 1
+	blocks, err := docstext.Blocks(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	examples := 0
 	for _, b := range blocks {
-		if filepath.Base(b.File) != "a2a-calling.md" {
+		if filepath.Base(b.File) != "a2a.md" || b.Line < from {
 			continue
 		}
 		if b.Marker != "docs:"+a2acall.FileName {
@@ -38,6 +53,6 @@ func TestDocs(t *testing.T) {
 		}
 	}
 	if examples == 0 {
-		t.Error("docs/a2a-calling.md has no a2a.yaml example")
+		t.Error("docs/a2a.md has no a2a.yaml example after its calling heading")
 	}
 }

@@ -95,7 +95,7 @@ func New(m *runner.Manager, opts Options) *Server {
 	s.svc.ServeCrons(s.cronOpts)
 	openai.Mount(s.host)
 	mcp.Mount(s.host)
-	a2a.Mount(s.host.wireHost())
+	a2a.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

@@ -1,15 +1,20 @@
 package a2a
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
+	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
+	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/router"
 	"github.com/labstack/echo/v4"
 )
@@ -25,13 +30,40 @@ const (
 	CardPath = "/.well-known/agent-card.json"
 )
 
-// endpoint serves A2A on a wire.Host.
+// Host is what the A2A endpoints need of the core: a place on the mux,
+// the app and the server's settings, the runs they start, resume, follow
+// and stop (on this replica or another sharing the store), and the runs
+// and state of a thread, read owner-checked.
+type Host interface {
+	Add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
+	App() *app.App
+	AuthMode() string
+	Logger() *slog.Logger
+	Classify(err error) *wire.Error
+
+	Start(ctx context.Context, req runner.Request) (*runner.Run, error)
+	Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Run, error)
+	Active(ctx context.Context, threadID string) *runner.Run
+	RemoteRun(ctx context.Context, threadID string) (r store.Run, ok bool)
+	StopRemote(ctx context.Context, r store.Run, wait bool) error
+	Dequeue(ctx context.Context, runID string) error
+	Follow(runID string, after int64) *runner.Follower
+	// Subscribed counts a reader of a run's events; call what it returns
+	// when the reader leaves.
+	Subscribed() func()
+
+	GetRun(ctx context.Context, runID string) (store.Run, error)
+	Runs(ctx context.Context, threadID string) ([]store.Run, error)
+	Latest(ctx context.Context, threadID string) (store.Checkpoint, error)
+}
+
+// endpoint serves A2A on a Host.
 type endpoint struct {
-	host wire.Host
+	host Host
 }
 
 // Mount mounts the A2A endpoints on h.
-func Mount(h wire.Host) {
+func Mount(h Host) {
 	s := &endpoint{host: h}
 	h.Add(http.MethodGet, Prefix, s.list)
 	h.Add(http.MethodGet, Prefix+"/*", s.card)

@@ -5,6 +5,6 @@
 // as on every other wire.
 //
 // It owns the translation between A2A's messages, tasks and events and
-// Dawn's runs, and mounts on a wire.Host; it imports no other wire, and the
-// runtime names none of it.
+// Dawn's runs, and mounts on its own Host, the few methods of the core it
+// calls; it imports no other wire, and the runtime names none of it.
 package a2a

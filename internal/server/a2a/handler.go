@@ -22,7 +22,7 @@ import (
 // (a2asrv.RequestHandler). key is the route as the request path names it,
 // which the runs it starts run.
 type handler struct {
-	host  wire.Host
+	host  Host
 	key   string
 	route *capabilities.Prepared
 }
