@@ -109,21 +109,25 @@ var (
 )
 
 // serverCore is the HTTP core that mounts the wires; wireSeam is the
-// seams it offers them. Every other package under internal/server is a
-// wire.
+// seams it offers them; wireRegistry registers the wires with the seam,
+// for the programs that serve the API to import. Every other package
+// under internal/server is a wire.
 const (
-	serverCore = "internal/server"
-	wireSeam   = "internal/server/wire"
+	serverCore   = "internal/server"
+	wireSeam     = "internal/server/wire"
+	wireRegistry = "internal/server/wires"
 )
 
 // wireRows are the rows of the wires: a wire imports no other wire and
-// not the server core, and their seam imports neither a wire nor the
-// core. A new wire gets its row by being a package under internal/server.
+// not the server core, their seam imports neither a wire nor the core,
+// the core imports no wire (nor their registry: it mounts what is
+// registered), and the registry imports the wires but not the core. A
+// new wire gets its row by being a package under internal/server.
 func wireRows(t *testing.T) []layerRow {
 	t.Helper()
 	var wires []string
 	for _, pkg := range expand(t, []string{serverCore + "/..."}) {
-		if pkg != serverCore && pkg != wireSeam {
+		if pkg != serverCore && pkg != wireSeam && pkg != wireRegistry {
 			wires = append(wires, pkg)
 		}
 	}
@@ -133,11 +137,16 @@ func wireRows(t *testing.T) []layerRow {
 	var rows []layerRow
 	for _, w := range wires {
 		others := slices.DeleteFunc(slices.Clone(wires), func(o string) bool { return o == w })
-		rows = append(rows, layerRow{[][]string{{w}}, [][]string{others, {serverCore}},
-			"a wire translates one dialect over the runs service; it imports no other wire and not the server core"})
+		rows = append(rows, layerRow{[][]string{{w}}, [][]string{others, {serverCore, wireRegistry}},
+			"a wire translates one dialect over the runs service; it imports no other wire, not the server core and not the registry of wires"})
 	}
-	return append(rows, layerRow{[][]string{{wireSeam}}, [][]string{wires, {serverCore}},
-		"the wires' shared seam names no wire and not the core"})
+	return append(rows,
+		layerRow{[][]string{{wireSeam}}, [][]string{wires, {serverCore, wireRegistry}},
+			"the wires' shared seam names no wire and not the core"},
+		layerRow{[][]string{{serverCore}}, [][]string{wires, {wireRegistry}},
+			"the core imports no wire: it mounts the wires registered with the seam (wire.Register)"},
+		layerRow{[][]string{{wireRegistry}}, [][]string{{serverCore}},
+			"the registry of wires registers them with the seam; it does not import the core"})
 }
 
 // TestLayering: no package imports what its row of the layering forbids.

@@ -21,6 +21,7 @@ import (
 	"github.com/dawn-go/dawn/internal/models"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server"
+	_ "github.com/dawn-go/dawn/internal/server/wires" // Dawn's other wires: LangGraph, AG-UI, OpenAI, MCP, A2A
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/internal/telemetry"
 	"github.com/dawn-go/dawn/markers"

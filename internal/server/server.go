@@ -16,11 +16,6 @@ import (
 	"github.com/dawn-go/dawn/internal/crons"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/runs"
-	"github.com/dawn-go/dawn/internal/server/a2a"
-	"github.com/dawn-go/dawn/internal/server/agui"
-	"github.com/dawn-go/dawn/internal/server/langgraph"
-	"github.com/dawn-go/dawn/internal/server/mcp"
-	"github.com/dawn-go/dawn/internal/server/openai"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
@@ -81,8 +76,10 @@ type Server struct {
 	inFlight userRequests
 }
 
-// New returns the API for the runs managed by m: Dawn's wire, and the
-// LangGraph, AG-UI, OpenAI, MCP and A2A wires mounted on it.
+// New returns the API for the runs managed by m: Dawn's wire, and every
+// registered wire (wire.Register) mounted on it, in the order they were
+// registered. A program registers Dawn's other wires by importing
+// internal/server/wires.
 func New(m *runner.Manager, opts Options) *Server {
 	s := &Server{echo: echo.New(), runs: m, svc: runs.New(m), opts: opts, logger: opts.Logger, audited: maps.Clone(defaultAudited)}
 	if s.logger == nil {
@@ -90,12 +87,10 @@ func New(m *runner.Manager, opts Options) *Server {
 	}
 	s.cronOpts = cronOptions(opts.Env, s.logger)
 	s.host = newHost(s)
-	langgraph.Mount(s.host.wireHost())
-	agui.Mount(s.host)
+	for _, w := range wire.Registered() {
+		w.Mount(s.host.wireHost())
+	}
 	s.svc.ServeCrons(s.cronOpts)
-	openai.Mount(s.host)
-	mcp.Mount(s.host)
-	a2a.Mount(s.host)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
