@@ -92,6 +92,8 @@ var layering = []layerRow{
 		"the store and the agent loop sit below the runner, the runs service and every wire"},
 	{[][]string{{"internal/models"}, {"internal/auth/..."}, {"internal/ownership"}}, [][]string{{"internal/store/...", "internal/agent/...", "internal/app"}, aboveStore},
 		"model providers and who sends a request are decided below the store, the app and the runs"},
+	{[][]string{{"internal/models"}}, [][]string{capability, {"todo"}},
+		"a model knows no capability's tools or data: a capability scripts the offline model through capabilities.OfflineScripter, which the app's markers hand it"},
 	{[][]string{{"internal/crons"}, {"internal/webhook/..."}}, [][]string{aboveRunner},
 		"crons and webhooks keep their work in the store and are handed what starts or sends it"},
 	{[][]string{{"internal/runner/..."}}, [][]string{aboveRunner},
