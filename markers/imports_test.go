@@ -33,7 +33,7 @@ var (
 	runtime = []string{
 		"internal/runner/...", "internal/agent/...", "internal/server/...", "internal/store/...", "internal/app",
 		"internal/models", "internal/devserver", "internal/inspector", "internal/telemetry", "internal/routeprompt",
-		"internal/planview", "internal/eval", "internal/webhook/...", "internal/crons", "typegen", "internal/auth/...", "internal/ownership", "internal/runs",
+		"internal/planview", "internal/eval", "internal/webhook/...", "internal/crons", "internal/typegen", "internal/auth/...", "internal/ownership", "internal/runs",
 	}
 	// client is the public HTTP client of the run API.
 	client = []string{"client"}
