@@ -4,6 +4,6 @@
 // and Prepare, which runs markers in order for a route and checks conflicts.
 // The optional interfaces (ConfigSection, TypegenContributor, HTTPRoutes,
 // RunStrategy, StrategyResumer, WorkerFilter, MessageMetadata,
-// OfflineScript, StateMirror, RouteDetector, WorkerPrompter)
+// OfflineScript, OfflineScripter, StateMirror, RouteDetector, WorkerPrompter)
 // are how the runtime reaches a capability without naming it.
 package capabilities

@@ -33,7 +33,7 @@ var (
 	runtime = []string{
 		"internal/runner/...", "internal/agent/...", "internal/server/...", "internal/store/...", "internal/app",
 		"internal/models", "internal/devserver", "internal/inspector", "internal/telemetry", "internal/routeprompt",
-		"internal/planview", "internal/eval", "internal/webhook/...", "internal/crons", "typegen", "internal/auth/...", "internal/ownership", "internal/runs",
+		"internal/planview", "internal/eval", "internal/webhook/...", "internal/crons", "internal/typegen", "internal/auth/...", "internal/ownership", "internal/runs",
 	}
 	// client is the public HTTP client of the run API.
 	client = []string{"client"}
@@ -92,6 +92,8 @@ var layering = []layerRow{
 		"the store and the agent loop sit below the runner, the runs service and every wire"},
 	{[][]string{{"internal/models"}, {"internal/auth/..."}, {"internal/ownership"}}, [][]string{{"internal/store/...", "internal/agent/...", "internal/app"}, aboveStore},
 		"model providers and who sends a request are decided below the store, the app and the runs"},
+	{[][]string{{"internal/models"}}, [][]string{capability, {"todo"}},
+		"a model knows no capability's tools or data: a capability scripts the offline model through capabilities.OfflineScripter, which the app's markers hand it"},
 	{[][]string{{"internal/crons"}, {"internal/webhook/..."}}, [][]string{aboveRunner},
 		"crons and webhooks keep their work in the store and are handed what starts or sends it"},
 	{[][]string{{"internal/runner/..."}}, [][]string{aboveRunner},

@@ -22,8 +22,8 @@ import (
 	"github.com/dawn-go/dawn/examples/app/dawngen"
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/internal/typegen"
 	"github.com/dawn-go/dawn/stream"
-	"github.com/dawn-go/dawn/typegen"
 )
 
 const regenerate = "go run ./examples/app typegen --app examples/app"

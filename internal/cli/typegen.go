@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dawn-go/dawn/typegen"
+	"github.com/dawn-go/dawn/internal/typegen"
 	"github.com/spf13/cobra"
 )
 

@@ -1,8 +1,10 @@
 // Package models turns a model name such as "openai:gpt-4o-mini" into a
 // langchaingo llms.Model, and holds the built-in "offline" model that needs no
 // network. The offline model learns the texts capabilities write to it
-// (capabilities.OfflineScript) from the app's markers, which the runner
-// hands it with each run's context (WithMarkers).
+// (capabilities.OfflineScript) and the calls of their tools
+// (capabilities.OfflineScripter) from the app's markers, which the runner
+// hands it with each run's context (WithMarkers); it knows no capability's
+// tools itself.
 //
 // # Names
 //
@@ -65,8 +67,9 @@
 //
 // # Offline
 //
-// The offline model works through the route's plan one writeTodos call at a
-// time, then calls each of the route's app tools once, in name order, and
+// The offline model makes the calls the route's capabilities script for it
+// (the planning capability works through the route's plan one step at a
+// time), then calls each of the route's app tools once, in name order, and
 // then answers briefly, quoting what the tools returned. It calls a "task"
 // subagent once first when one is offered. Which tools are the app's, not a
 // capability's, the agent loop tells it with each call's context

@@ -2,24 +2,10 @@ package models
 
 import (
 	"encoding/json"
-	"strconv"
-	"strings"
 
-	"github.com/dawn-go/dawn/todo"
+	"github.com/dawn-go/dawn/capabilities"
 	"github.com/tmc/langchaingo/llms"
 )
-
-// item is one plan item as writeTodos takes it.
-type item struct {
-	Content  string      `json:"content"`
-	Status   todo.Status `json:"status"`
-	Evidence string      `json:"evidence,omitempty"`
-}
-
-type todoList struct {
-	Todos  []item `json:"todos"`
-	Reason string `json:"reason,omitempty"`
-}
 
 // transcript is what the offline model reads from the messages of a call.
 type transcript struct {
@@ -85,119 +71,23 @@ func readTranscript(messages []llms.MessageContent, scripts offlineScripts) tran
 	return t
 }
 
-// currentPlan returns the arguments of the latest writeTodos call that
-// succeeded since the user last spoke, or else the plan rendered in the
-// system prompt (the thread's state when the run began), and how many
-// writeTodos calls failed in all.
-func (t transcript) currentPlan() (plan []item, failures int) {
-	found := false
-	for i := len(t.calls) - 1; i >= 0; i-- {
-		call := t.calls[i]
-		if call.FunctionCall.Name != offlineTodosTool {
-			continue
+// forScripters is the transcript as a capability's offline script reads
+// it, with the names of the tools offered.
+func (t transcript) forScripters(offered []llms.Tool) capabilities.OfflineTranscript {
+	out := capabilities.OfflineTranscript{System: t.system, User: t.lastUser, RunStart: t.runStart}
+	for _, tool := range offered {
+		if tool.Function != nil {
+			out.Tools = append(out.Tools, tool.Function.Name)
 		}
+	}
+	for _, call := range t.calls {
 		result, answered := t.results[call.ID]
-		if !answered || isErrorResult(result) {
-			failures++
-			continue
-		}
-		if found || i < t.runStart {
-			continue
-		}
-		var list todoList
-		if json.Unmarshal([]byte(call.FunctionCall.Arguments), &list) != nil {
-			failures++
-			continue
-		}
-		plan, found = list.Todos, true
+		out.Calls = append(out.Calls, capabilities.OfflineCall{
+			ID: call.ID, Name: call.FunctionCall.Name, Arguments: call.FunctionCall.Arguments,
+			Result: result, Answered: answered,
+		})
 	}
-	if found {
-		return plan, failures
-	}
-	for _, text := range t.system {
-		plan = append(plan, parsePromptPlan(text)...)
-	}
-	return plan, failures
-}
-
-// openPostcondition finds the first unverified "Done when" postcondition in
-// the system prompt, rendered as lines "0. [ ] text".
-func (t transcript) openPostcondition() (int, string, bool) {
-	for _, text := range t.system {
-		for line := range strings.Lines(text) {
-			num, rest, ok := strings.Cut(strings.TrimSpace(line), ". [ ] ")
-			if !ok {
-				continue
-			}
-			if n, err := strconv.Atoi(num); err == nil {
-				return n, strings.TrimSpace(rest), true
-			}
-		}
-	}
-	return 0, "", false
-}
-
-func isErrorResult(result string) bool {
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(result)), "error")
-}
-
-// parsePromptPlan reads the plan as the planning prompt renders it: lines of
-// the form "- [pending] text", "- [in_progress] text" or "- [completed] text".
-func parsePromptPlan(text string) []item {
-	var plan []item
-	for line := range strings.Lines(text) {
-		line = strings.TrimSpace(line)
-		rest, ok := strings.CutPrefix(line, "- [")
-		if !ok {
-			continue
-		}
-		status, content, ok := strings.Cut(rest, "] ")
-		if !ok {
-			continue
-		}
-		content, _, _ = strings.Cut(content, " (evidence: ") // an enforced plan shows evidence after the item
-		content = strings.TrimSpace(content)
-		if todo.Status(status).ValidOwned() && content != "" {
-			plan = append(plan, item{Content: content, Status: todo.Status(status)})
-		}
-	}
-	return plan
-}
-
-// advancePlan moves the plan one step: the item in progress is completed and
-// the next pending one started, or else the first pending one is started. It
-// reports false when nothing is left to do.
-func advancePlan(plan []item) ([]item, bool) {
-	next := make([]item, len(plan))
-	copy(next, plan)
-	firstPending := func(from int) int {
-		for i := from; i < len(next); i++ {
-			if next[i].Status == todo.Pending {
-				return i
-			}
-		}
-		return -1
-	}
-	for i, item := range next {
-		if item.Status != todo.InProgress {
-			continue
-		}
-		next[i].Status = todo.Completed
-		next[i].Evidence = "offline model: finished " + strconv.Quote(shorten(item.Content, 60))
-		j := firstPending(i + 1)
-		if j < 0 {
-			j = firstPending(0)
-		}
-		if j >= 0 {
-			next[j].Status = todo.InProgress
-		}
-		return next, true
-	}
-	if j := firstPending(0); j >= 0 {
-		next[j].Status = todo.InProgress
-		return next, true
-	}
-	return nil, false
+	return out
 }
 
 // firstEnum returns the first enum value of property prop in a JSON schema

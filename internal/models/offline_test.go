@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/planning"
 	"github.com/dawn-go/dawn/todo"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -24,7 +26,7 @@ func taskToolWith(params any) llms.Tool {
 // final text.
 func offlineLoop(t *testing.T, messages []llms.MessageContent, tools []llms.Tool, answer func(call llms.ToolCall) string) ([]string, string) {
 	t.Helper()
-	return offlineLoopCtx(t, context.Background(), messages, tools, answer)
+	return offlineLoopCtx(t, withPlanning(context.Background()), messages, tools, answer)
 }
 
 // offlineLoopCtx is offlineLoop with the context of every model call.
@@ -62,7 +64,11 @@ func offlineLoopCtx(t *testing.T, ctx context.Context, messages []llms.MessageCo
 // statusLine renders writeTodos arguments compactly: "P I C" letters per item.
 func statusLine(t *testing.T, args string) string {
 	t.Helper()
-	var list todoList
+	var list struct {
+		Todos []struct {
+			Status todo.Status `json:"status"`
+		} `json:"todos"`
+	}
 	if err := json.Unmarshal([]byte(args), &list); err != nil {
 		t.Fatalf("writeTodos arguments %s: %v", args, err)
 	}
@@ -75,6 +81,13 @@ func statusLine(t *testing.T, args string) string {
 }
 
 func alwaysOK(llms.ToolCall) string { return "ok" }
+
+// withPlanning is ctx as the runner hands it to a model on an app with
+// the planning capability, which scripts the offline model's writeTodos
+// calls.
+func withPlanning(ctx context.Context) context.Context {
+	return WithMarkers(ctx, []capabilities.Marker{planning.Marker()})
+}
 
 const fourItemPrompt = `You are a support agent.
 
@@ -241,39 +254,6 @@ func TestOfflineStops(t *testing.T) {
 	}
 }
 
-func TestParsePromptPlan(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []item
-	}{
-		{"", nil},
-		{"- [pending] A\n  - [in_progress] B  \n- [completed] C", []item{{"A", "pending", ""}, {"B", "in_progress", ""}, {"C", "completed", ""}}},
-		{"- [done] A\n- [pending]\n- [pending]   \n* [pending] B\n-[pending] C", nil},
-		{"- [pending] a ] b", []item{{"a ] b", "pending", ""}}},
-	}
-	for _, tt := range tests {
-		if got := parsePromptPlan(tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parsePromptPlan(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
-func FuzzParsePromptPlan(f *testing.F) {
-	f.Add(fourItemPrompt)
-	f.Fuzz(func(t *testing.T, text string) {
-		for _, item := range parsePromptPlan(text) {
-			if item.Content == "" || strings.TrimSpace(item.Content) != item.Content {
-				t.Fatalf("item content %q is empty or untrimmed", item.Content)
-			}
-			switch item.Status {
-			case todo.Pending, todo.InProgress, todo.Completed:
-			default:
-				t.Fatalf("item status %q", item.Status)
-			}
-		}
-	})
-}
-
 func BenchmarkOffline(b *testing.B) {
 	call := llms.ToolCall{ID: "call_offline_1", Type: "function", FunctionCall: &llms.FunctionCall{
 		Name: "writeTodos", Arguments: `{"todos":[{"content":"Read the ticket","status":"in_progress"},{"content":"Find the order","status":"pending"},{"content":"Draft a reply","status":"pending"},{"content":"Send the reply","status":"pending"}]}`,
@@ -286,11 +266,22 @@ func BenchmarkOffline(b *testing.B) {
 	}
 	opts := []llms.CallOption{llms.WithTools([]llms.Tool{todosToolDef}), llms.WithStreamingFunc(func(context.Context, []byte) error { return nil })}
 	m := NewOffline()
-	ctx := context.Background()
+	ctx := withPlanning(context.Background())
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := m.GenerateContent(ctx, messages, opts...); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestOfflineNeedsTheScript: the offline model calls a capability's tool
+// only as the capability scripts it; offered writeTodos on an app whose
+// markers script nothing, it answers.
+func TestOfflineNeedsTheScript(t *testing.T) {
+	messages := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
+	lists, text := offlineLoopCtx(t, WithMarkers(context.Background(), nil), messages, []llms.Tool{todosToolDef}, alwaysOK)
+	if len(lists) != 0 || !strings.HasPrefix(text, `Offline model: received "hi".`) {
+		t.Errorf("lists %v, text %q; want no writeTodos call and the plain answer", lists, text)
 	}
 }

@@ -81,7 +81,7 @@ func TestOfflineCallsAppTools(t *testing.T) {
 				calls = append(calls, call.FunctionCall.Name+" "+call.FunctionCall.Arguments)
 				return "result of " + call.FunctionCall.Name
 			}
-			ctx := WithAppTools(context.Background(), tt.appTools)
+			ctx := WithAppTools(withPlanning(context.Background()), tt.appTools)
 			_, text := offlineLoopCtx(t, ctx, messages, tt.tools, answer)
 			if !reflect.DeepEqual(calls, tt.calls) {
 				t.Errorf("calls = %q, want %q", calls, tt.calls)

@@ -2,7 +2,8 @@
 // (route ids, params with path builders, tool inputs, state, a typed client),
 // TypeScript declarations and JSON Schema files, all byte-for-byte
 // deterministic, from a loaded app.App and the types its markers
-// contribute.
+// contribute. It is internal: it reads the runtime's loaded app, and an
+// app author runs it as `dawn typegen`, which is what the docs promise.
 //
 // Go types follow the JSON Schemas of tool inputs and state fields: objects
 // with properties become structs (optional fields get omitempty, optional
