@@ -126,22 +126,6 @@ type Host interface {
 	Items() capabilities.ItemStore
 }
 
-// WriteBehind is a Host that can save a step in the middle of a run
-// without waiting for it to be durable: CheckpointBehind returns once the
-// step is queued, and the host makes it durable shortly after, or with
-// its next Checkpoint, which saves it first. The loop saves behind only
-// the steps that end a turn whose tool calls have run (or an answer the
-// Final hooks sent back), and only when the turn recorded its calls as
-// started first (Config.RecordStarted) or the run is not continued after
-// a crash: a crash may then lose that step as it loses the step in
-// flight, and no call runs twice. The record of started calls, a parked
-// run and the last step stay Checkpoint. An error is an earlier step's,
-// written behind, that could not be saved; it ends the run as a
-// Checkpoint error does.
-type WriteBehind interface {
-	CheckpointBehind(ctx context.Context, added []thread.Message, values thread.State) error
-}
-
 // Tracer opens spans around tool calls and subagent runs. Each method
 // returns the context the call runs in and a function that ends the span
 // with the call's error.
@@ -498,16 +482,9 @@ func (l *loop) endStep(ctx context.Context) (end bool, err error) {
 	return false, l.save(ctx)
 }
 
-// save checkpoints the messages not saved yet, with the state: a step in
-// the middle of the run, written behind where the host can (WriteBehind).
+// save checkpoints the messages not saved yet, with the state.
 func (l *loop) save(ctx context.Context) error {
-	var err error
-	if wb, ok := l.host.(WriteBehind); ok {
-		err = wb.CheckpointBehind(ctx, l.msgs[l.pending:], l.state)
-	} else {
-		err = l.host.Checkpoint(ctx, l.msgs[l.pending:], l.state)
-	}
-	if err != nil {
+	if err := l.host.Checkpoint(ctx, l.msgs[l.pending:], l.state); err != nil {
 		return err
 	}
 	l.pending = len(l.msgs)

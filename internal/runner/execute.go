@@ -88,17 +88,10 @@ func (x *execution) drive(ctx context.Context, history []thread.Message, values 
 // whatever the model or a tool did meanwhile (a model client may return
 // its partial text without an error when its context ends), and a later
 // one no longer reaches the run.
-//
-// A run that does not end with its last step saved (an error, a cancel, a
-// stop) waits here for its steps written behind: its end is then recorded
-// apart, after what the store holds.
 func (x *execution) decide() {
 	x.cancelled, x.signal = x.run.end()
 	if x.cancelled && !errors.Is(x.err, context.Canceled) {
 		x.err = context.Canceled
-	}
-	if x.err != nil || x.sr.Stop != "" {
-		x.journal.settle()
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
@@ -87,73 +86,5 @@ func TestJournalKeepsWhatAFailedSaveLeft(t *testing.T) {
 	r, err := st.GetRun(ctx, run.ID)
 	if err != nil || r.Status != store.RunSuccess {
 		t.Fatalf("run record %+v, %v; want it finished as a success with the last step", r, err)
-	}
-}
-
-// commitCounter is a store that counts its commits.
-type commitCounter interface{ Commits() int64 }
-
-// TestJournalWritesMidRunStepsBehind: a step saved behind is not waited
-// for, and lands with the run's last step in one commit; a step behind
-// that the store refuses is reported by the next save, which writes
-// nothing after it, and the journal goes back to what the store holds.
-func TestJournalWritesMidRunStepsBehind(t *testing.T) {
-	ctx := context.Background()
-	st, err := store.OpenWith(filepath.Join(t.TempDir(), "dawn.db"), store.Options{BehindWindow: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	m := New(st, nil, Options{})
-	begin := func(id string) (*Run, *journal) {
-		run := &Run{ID: id, ThreadID: "t-" + id, RouteID: "/r", Log: stream.NewLog()}
-		cp, err := st.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: run.RouteID, Status: store.RunRunning}, func(store.Checkpoint) error { return nil })
-		if err != nil {
-			t.Fatal(err)
-		}
-		return run, newJournal(m, run, cp.Step, thread.State{})
-	}
-
-	run, j := begin("r1")
-	run.Log.Publish(stream.New("a", 1))
-	if err := j.CheckpointBehind(ctx, []thread.Message{{Role: thread.RoleUser, Content: "go"}}, thread.State{"n": json.RawMessage(`1`)}); err != nil {
-		t.Fatal(err)
-	}
-	if cp, err := st.Latest(ctx, run.ThreadID); err != nil || cp.Step != 0 {
-		t.Fatalf("right after a save behind: step %d, %v; want it still queued", cp.Step, err)
-	}
-	before := st.(commitCounter).Commits()
-	run.Log.Publish(stream.New("b", 2))
-	done := stream.Event{ID: run.Log.LastID() + 1, Type: stream.TypeDone, Data: json.RawMessage(`{}`)}
-	end := &store.Finish{Status: store.RunSuccess, Output: json.RawMessage(`{}`)}
-	if err := j.save(ctx, []thread.Message{{Role: thread.RoleAssistant, Content: "done"}}, thread.State{"n": json.RawMessage(`2`)}, end, done); err != nil {
-		t.Fatal(err)
-	}
-	if n := st.(commitCounter).Commits() - before; n != 1 {
-		t.Errorf("the step behind and the last step took %d commits, want 1", n)
-	}
-	if cp, err := st.Latest(ctx, run.ThreadID); err != nil || cp.Step != 2 || len(cp.Messages) != 2 {
-		t.Fatalf("latest: step %d, %d messages, %v; want both steps", cp.Step, len(cp.Messages), err)
-	}
-	if events, err := st.Events(ctx, run.ID, 0); err != nil || len(events) != 3 {
-		t.Fatalf("events %v, %v; want a, b and done", events, err)
-	}
-
-	run, j = begin("r2")
-	run.Log.Publish(stream.New("a", 1))
-	if err := st.FinishRun(ctx, run.ID, store.RunCancelled, "", json.RawMessage(`{}`), nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.CheckpointBehind(ctx, nil, thread.State{"n": json.RawMessage(`1`)}); err != nil {
-		t.Fatalf("the save behind failed at once: %v", err)
-	}
-	if err := j.Checkpoint(ctx, nil, thread.State{"n": json.RawMessage(`2`)}); !errors.Is(err, store.ErrNotRunning) {
-		t.Fatalf("the save after a refused step behind: %v, want its ErrNotRunning", err)
-	}
-	if saved, _ := j.saved(); saved {
-		t.Error("the journal still counts the refused step behind as saved")
-	}
-	if got := j.unsaved(stream.Event{ID: 2, Type: stream.TypeDone}); len(got) != 2 {
-		t.Errorf("unsaved events %v, want the refused step's and done", got)
 	}
 }

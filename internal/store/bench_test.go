@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/dawn-go/dawn/internal/pgtest"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -32,48 +31,20 @@ func BenchmarkSaveStep(b *testing.B) {
 }
 
 // BenchmarkRunLifecycle is one whole run of the load tool's workload on a
-// new thread, as the runner wrote it before steps were written behind: its
-// writeTodos step in a commit of its own (see workloadRun). After the loop
-// it reports the database size per thread.
+// new thread, as the runner writes it (see workloadRun). After the loop it
+// reports the database size per thread.
 func BenchmarkRunLifecycle(b *testing.B) {
-	benchLifecycle(b, openTest(b, filepath.Join(b.TempDir(), "dawn.db")), false)
-}
-
-// BenchmarkRunLifecycleBehind is BenchmarkRunLifecycle as the runner
-// writes a run now: the writeTodos step written behind, landing with the
-// last step in its commit.
-func BenchmarkRunLifecycleBehind(b *testing.B) {
-	benchLifecycle(b, openTest(b, filepath.Join(b.TempDir(), "dawn.db")), true)
-}
-
-// BenchmarkRunLifecyclePostgres and BenchmarkRunLifecycleBehindPostgres
-// are the two on a Postgres database (internal/pgtest). The CPU is this
-// process's, the client's side; rtrips/op counts the round trips to the
-// database.
-func BenchmarkRunLifecyclePostgres(b *testing.B) {
-	benchLifecycle(b, openPostgresBench(b), false)
-}
-
-func BenchmarkRunLifecycleBehindPostgres(b *testing.B) {
-	benchLifecycle(b, openPostgresBench(b), true)
-}
-
-func benchLifecycle(b *testing.B, s *DB, behind bool) {
 	ctx := context.Background()
+	s := openTest(b, filepath.Join(b.TempDir(), "dawn.db"))
 	b.ReportAllocs()
 	stopCPU, stopWrites := reportCPU(b), reportWrites(b)
-	commits, trips := s.Commits(), roundTrips(s)
 	i := 0
 	for b.Loop() {
 		i++
-		workloadRunAs(b, s, workloadThread(i), behind)
+		workloadRun(b, s, workloadThread(i))
 	}
 	stopCPU()
 	stopWrites()
-	b.ReportMetric(float64(s.Commits()-commits)/float64(b.N), "commits/op")
-	if trips >= 0 {
-		b.ReportMetric(float64(roundTrips(s)-trips)/float64(b.N), "rtrips/op")
-	}
 	threads, bytes, err := s.Stats(ctx)
 	must(b, err)
 	b.ReportMetric(float64(bytes)/float64(threads), "dbbytes/thread")
@@ -186,19 +157,4 @@ func BenchmarkBeginRun(b *testing.B) {
 		_, err := beginRun(ctx, s, Run{ID: fmt.Sprintf("run-%08d", i), ThreadID: workloadThread(i), Route: "/support/[tenant]"})
 		must(b, err)
 	}
-}
-
-// roundTrips is how many round trips s has made to its database, or -1
-// where it counts none (SQLite, in process).
-func roundTrips(s *DB) int64 {
-	if c, ok := s.d.(interface{ RoundTrips() int64 }); ok {
-		return c.RoundTrips()
-	}
-	return -1
-}
-
-// openPostgresBench opens a store on a fresh Postgres database, or skips
-// where Postgres is not installed.
-func openPostgresBench(b *testing.B) *DB {
-	return openPostgresTest(b, pgtest.Database(b), Options{}).DB
 }

@@ -68,9 +68,6 @@ type Store interface {
 	DiscardRun(ctx context.Context, runID string, base Checkpoint) error
 
 	SaveStep(ctx context.Context, st Step) error
-	// SaveStepBehind is SaveStep without the wait: the step is committed
-	// with the next write that comes along, or within Options.BehindWindow.
-	SaveStepBehind(ctx context.Context, st Step) *Pending
 	Latest(ctx context.Context, threadID string) (Checkpoint, error)
 	Events(ctx context.Context, runID string, after int64) ([]stream.Event, error)
 	// EventsPage is Events with at most limit events (all of them when

@@ -70,11 +70,6 @@ type Step struct {
 	Events []stream.Event // events of this step for the run's event log (IDs already assigned)
 	// Finish, when set, ends the run in the same transaction (see Finish).
 	Finish *Finish
-	// After is the run's step written behind (SaveStepBehind) that this
-	// one follows, or nil: it lands first, in this step's transaction
-	// when it is still queued, and when it failed this step fails with
-	// its error and writes nothing.
-	After *Pending
 }
 
 // SaveStep writes one step of a running run in one transaction: it appends
@@ -93,20 +88,16 @@ func (s *DB) SaveStep(ctx context.Context, st Step) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx dialect.Tx) error { return s.stepTx(ctx, tx, st, &in) }, st.After)
-}
-
-// stepTx is SaveStep's transaction: the run's row is checked, then the
-// step written.
-func (s *DB) stepTx(ctx context.Context, tx dialect.Tx, st Step, in *stepInput) error {
-	l, err := tx.LockRun(ctx, st.RunID)
-	if err := checkStepRow(st, l, err, s.own.pk); err != nil {
-		return err
-	}
-	if err := s.saveStep(ctx, tx, st, in, l); err != nil {
-		return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
-	}
-	return nil
+	return s.write(ctx, func(tx dialect.Tx) error {
+		l, err := tx.LockRun(ctx, st.RunID)
+		if err := checkStepRow(st, l, err, s.own.pk); err != nil {
+			return err
+		}
+		if err := s.saveStep(ctx, tx, st, &in, l); err != nil {
+			return fmt.Errorf("store: save step %d of thread %q: %w", st.Step, st.ThreadID, err)
+		}
+		return nil
+	})
 }
 
 // saveStep is SaveStep's writes, once its run's row is checked.

@@ -73,10 +73,6 @@ type Options struct {
 	// Index, when set, embeds the items put for search by meaning (see
 	// Index and SearchItems); CheckIndex must accept it.
 	Index *Index
-	// BehindWindow is how long a step written behind (SaveStepBehind)
-	// waits for another write's commit before it is committed on its
-	// own. Zero means DefaultBehindWindow.
-	BehindWindow time.Duration
 }
 
 // DB is the store over one database. It is safe for concurrent use.
@@ -102,11 +98,6 @@ type DB struct {
 	packers packers
 	closed  atomic.Bool
 	quota   quotas
-	// behind holds the steps written behind that no write has taken yet
-	// (SaveStepBehind).
-	behind behindQueue
-	// commits counts the write transactions committed (Commits).
-	commits atomic.Int64
 	// queuedWebhook builds the webhook delivery of a queued run that ends
 	// without starting (see SetQueuedWebhook); nil: none.
 	queuedWebhook atomic.Pointer[QueuedWebhook]
@@ -164,11 +155,7 @@ func New(d dialect.Database, o Options) (*DB, error) {
 			return nil, fmt.Errorf("store: open %s: %w", d.Path(), err)
 		}
 	}
-	if o.BehindWindow <= 0 {
-		o.BehindWindow = DefaultBehindWindow
-	}
 	s := &DB{d: d, lease: o.Lease, packers: make(packers, 8), index: o.Index}
-	s.behind.window = o.BehindWindow
 	if p, ok := d.(interface{ Shared() bool }); ok && !p.Shared() {
 		s.private = true
 	}
@@ -220,7 +207,6 @@ func (s *DB) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	s.closeBehind()
 	return errors.Join(s.release(), s.d.Close())
 }
 
@@ -232,6 +218,11 @@ func (s *DB) FailWrites(err error) {
 	if f, ok := s.d.(interface{ FailWrites(error) }); ok {
 		f.FailWrites(err)
 	}
+}
+
+// write runs fn in one write transaction of the database.
+func (s *DB) write(ctx context.Context, fn func(dialect.Tx) error) error {
+	return s.d.Write(ctx, fn)
 }
 
 // now returns the current time in Unix nanoseconds, strictly increasing

@@ -30,14 +30,6 @@ const workloadTodos = `{"todos":[` +
 // final state (about 1.2 KB).
 func workloadRun(t testing.TB, s *DB, threadID string) {
 	t.Helper()
-	workloadRunAs(t, s, threadID, false)
-}
-
-// workloadRunAs is workloadRun, with the writeTodos step written behind
-// (SaveStepBehind) when behind is set, as the runner now writes it: the
-// run then takes two commits.
-func workloadRunAs(t testing.TB, s *DB, threadID string, behind bool) {
-	t.Helper()
 	ctx := context.Background()
 	runID := uuid.NewString()
 	callID := "call_" + strings.ReplaceAll(runID[:16], "-", "")
@@ -53,7 +45,7 @@ func workloadRunAs(t testing.TB, s *DB, threadID string, behind bool) {
 		thread.Message{Role: thread.RoleTool, Content: workloadTodos, ToolCallID: callID, Name: "writeTodos"},
 	)
 	values := thread.State{"todos": plan.Todos}
-	first := Step{
+	must(t, s.SaveStep(ctx, Step{
 		ThreadID: threadID, RunID: runID, Route: "/support/[tenant]", Step: cp.Step + 1,
 		Append: messages[len(cp.Messages):], Values: values,
 		Events: []stream.Event{
@@ -61,13 +53,7 @@ func workloadRunAs(t testing.TB, s *DB, threadID string, behind bool) {
 			{ID: 2, Type: stream.TypeToolResult, Data: mustMarshal(t, map[string]any{"id": callID, "name": "writeTodos", "output": json.RawMessage(workloadTodos)})},
 			{ID: 3, Type: "plan_update", Data: json.RawMessage(workloadTodos)},
 		},
-	}
-	var pending *Pending
-	if behind {
-		pending = s.SaveStepBehind(ctx, first)
-	} else {
-		must(t, s.SaveStep(ctx, first))
-	}
+	}))
 	answer := thread.Message{Role: thread.RoleAssistant, Content: "Your account is in good standing."}
 	messages = append(messages, answer)
 	output := mustMarshal(t, map[string]any{"messages": messages, "todos": plan.Todos})
@@ -76,7 +62,6 @@ func workloadRunAs(t testing.TB, s *DB, threadID string, behind bool) {
 		Append: []thread.Message{answer}, Values: values,
 		Events: []stream.Event{{ID: 4, Type: stream.TypeDone, Data: mustMarshal(t, map[string]json.RawMessage{"output": output})}},
 		Finish: &Finish{Status: RunSuccess, Output: mustMarshal(t, map[string]any{"answer": answer.Content, "message": len(messages) - 1})},
-		After:  pending,
 	}))
 }
 

@@ -50,7 +50,6 @@ type DB struct {
 	where  string // the URL without its password, for messages
 	notify *notifier
 	closed atomic.Bool
-	trips  tripCounter
 }
 
 // Remote reports that the database is reached over a network, which a
@@ -81,7 +80,6 @@ func Open(dsn string) (*DB, error) {
 	cfg.ConnConfig.ConnectTimeout = connectTimeout
 	host := fmt.Sprintf("%s:%d", cfg.ConnConfig.Host, cfg.ConnConfig.Port)
 	s := &DB{where: where}
-	cfg.ConnConfig.Tracer = &s.trips
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	if s.pool.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err == nil {
