@@ -19,19 +19,20 @@ import (
 	"github.com/dawn-go/dawn/internal/models"
 )
 
-// TestEvalCommand: `dawn eval` on this app with the offline model passes
-// every shipped case and writes JUnit XML a CI system reads.
+// TestEvalCommand: `dawn eval` on this app with the offline model (and
+// the app's tools and verifiers, as dawn.Main passes them) passes every
+// shipped case and writes JUnit XML a CI system reads.
 func TestEvalCommand(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := cli.Run([]string{"eval", "--app", ".", "--repeat", "2", "--out", out}, cli.Config{
-		Tools: dawn.Tools(options()...), ToolsKnown: true,
+		Tools: dawn.Tools(options()...), ToolsKnown: true, Markers: dawn.Capabilities(options()...),
 		Stdout: &stdout, Stderr: &stderr, Env: func(string) string { return "" },
 	})
 	if code != 0 {
 		t.Fatalf("dawn eval exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, c := range []string{"works through the plan (/support/[tenant])", "continues a thread (/support/[tenant])", "delegates to the researcher (/research)"} {
+	for _, c := range []string{"works through the plan (/support/[tenant])", "continues a thread (/support/[tenant])", "delegates to the researcher (/research)", "ships with a checked plan (/release)"} {
 		if !strings.Contains(stdout.String(), c) {
 			t.Errorf("the table lacks the case %s:\n%s", c, stdout.String())
 		}
@@ -44,8 +45,8 @@ func TestEvalCommand(t *testing.T) {
 		Tests    int `xml:"tests,attr"`
 		Failures int `xml:"failures,attr"`
 	}
-	if err := xml.Unmarshal(data, &junit); err != nil || junit.Tests != 6 || junit.Failures != 0 {
-		t.Errorf("junit.xml: %d tests, %d failures, %v; want 6 and 0", junit.Tests, junit.Failures, err)
+	if err := xml.Unmarshal(data, &junit); err != nil || junit.Tests != 8 || junit.Failures != 0 {
+		t.Errorf("junit.xml: %d tests, %d failures, %v; want 8 and 0", junit.Tests, junit.Failures, err)
 	}
 }
 
