@@ -136,3 +136,22 @@ func (m *Manager) sendWebhooks(hook *store.Webhook) {
 		m.webhooks.Wake()
 	}
 }
+
+// SendsWebhooks reports whether this server has webhook settings.
+func (m *Manager) SendsWebhooks() bool { return m.webhooks != nil }
+
+// Notify records hook, a delivery another wire shapes for the end of one
+// of its runs (webhook.PushPayload), in the outbox, to be sent with the
+// retries and signature of a run's webhook; it fails with an *InputError
+// when this server sends no webhooks.
+func (m *Manager) Notify(ctx context.Context, hook store.Webhook) error {
+	if m.webhooks == nil {
+		return &InputError{Msg: "webhook is not available on this server: it runs without webhook settings"}
+	}
+	hook.MaxAttempts = m.webhooks.Attempts()
+	if err := m.store.AddWebhook(ctx, hook); err != nil {
+		return err
+	}
+	m.webhooks.Wake()
+	return nil
+}

@@ -53,7 +53,7 @@ type wireRoute struct {
 
 // wireHost is the core's host as the seams a wire takes.
 func (h *host) wireHost() wire.Host {
-	return wire.Host{Mux: h, RunControl: h, Threads: h, Crons: h, Items: h, Assistants: h, Settings: h}
+	return wire.Host{Mux: h, RunControl: h, Threads: h, Crons: h, Items: h, Assistants: h, Settings: h, Notifier: h}
 }
 
 func newHost(s *Server) *host {
@@ -136,6 +136,15 @@ func (h *host) CheckWebhook(ctx context.Context, url string) error {
 }
 
 func (h *host) App() *app.App { return h.s.runs.App() }
+
+// SendsWebhooks reports whether the server has webhook settings.
+func (h *host) SendsWebhooks() bool { return h.s.runs.SendsWebhooks() }
+
+// Notify records a wire's delivery for the end of one of its runs in the
+// webhook outbox (runner.Manager.Notify).
+func (h *host) Notify(ctx context.Context, hook store.Webhook) error {
+	return h.s.runs.Notify(ctx, hook)
+}
 
 func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
 	run, queued, err := h.Service.Admit(ctx, req, strategy, at)

@@ -50,6 +50,22 @@ type Payload struct {
 	WebhookSentAt time.Time `json:"webhook_sent_at"`
 }
 
+// Push is a delivery whose body another wire shapes (an A2A task, for a
+// push notification): it is sent as it is, signed like every delivery,
+// with Headers added. The outbox keeps it as {"push": Push} in a
+// delivery's payload (PushPayload).
+type Push struct {
+	Body    json.RawMessage   `json:"body"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// PushPayload is the outbox payload of a Push.
+func PushPayload(p Push) (json.RawMessage, error) {
+	return json.Marshal(struct {
+		Push Push `json:"push"`
+	}{p})
+}
+
 // Delivery is how a run's webhook went, as GET
 // /threads/:id/runs/:run/webhook answers it.
 type Delivery struct {
@@ -383,11 +399,7 @@ func (s *Sender) send(w store.Webhook) {
 		s.mu.Unlock()
 	}()
 	n := w.Attempts + 1
-	var p Payload
-	code, err := 0, json.Unmarshal(w.Payload, &p)
-	if err == nil {
-		code, err = s.attempt(s.ctx, w.URL, p, n)
-	}
+	code, err := s.attemptStored(w, n)
 	if s.ctx.Err() != nil {
 		return // cut off by Close: the delivery goes back to the outbox
 	}
@@ -446,16 +458,39 @@ func (s *Sender) report(w store.Webhook, a store.WebhookAttempt, wait time.Durat
 	}
 }
 
-// attempt POSTs p once and returns the receiver's status code.
-func (s *Sender) attempt(ctx context.Context, url string, p Payload, n int) (int, error) {
+// attemptStored makes attempt n at w: a push's body as it is, with its
+// headers, or a run's Payload with the time it is sent at.
+func (s *Sender) attemptStored(w store.Webhook, n int) (int, error) {
+	var env struct {
+		Push *Push `json:"push"`
+	}
+	if err := json.Unmarshal(w.Payload, &env); err != nil {
+		return 0, err
+	}
+	if env.Push != nil {
+		return s.attempt(s.ctx, w.URL, env.Push.Body, env.Push.Headers, n)
+	}
+	var p Payload
+	if err := json.Unmarshal(w.Payload, &p); err != nil {
+		return 0, err
+	}
 	p.WebhookSentAt = time.Now().UTC()
 	body, err := json.Marshal(p)
 	if err != nil {
 		return 0, err
 	}
+	return s.attempt(s.ctx, w.URL, body, nil, n)
+}
+
+// attempt POSTs body once, signed, with headers, and returns the
+// receiver's status code.
+func (s *Sender) attempt(ctx context.Context, url string, body []byte, headers map[string]string, n int) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "dawn-webhook")

@@ -55,6 +55,14 @@ type Host interface {
 	GetRun(ctx context.Context, runID string) (store.Run, error)
 	Runs(ctx context.Context, threadID string) ([]store.Run, error)
 	Latest(ctx context.Context, threadID string) (store.Checkpoint, error)
+
+	// CheckWebhook checks a push notification URL as a run's webhook URL
+	// is checked; Notify records a push in the webhook outbox.
+	CheckWebhook(ctx context.Context, url string) error
+	Notify(ctx context.Context, hook store.Webhook) error
+	// SendsWebhooks reports whether the server has webhook settings,
+	// without which it sends no push notifications.
+	SendsWebhooks() bool
 }
 
 // endpoint serves A2A on a Host.

@@ -286,8 +286,8 @@ func TestSendStreamGet(t *testing.T) {
 		t.Fatalf("get = %+v, %v", got, err)
 	}
 
-	// Push notifications are not sent: asking for them is refused, not
-	// ignored.
+	// A server without webhook settings sends no push notifications:
+	// asking for them is refused, not ignored.
 	push := userText(task.ContextID, "hi")
 	push.Config = &a2a.MessageSendConfig{PushConfig: &a2a.PushConfig{URL: "http://127.0.0.1:9/hook"}}
 	if _, err := c.SendMessage(ctx, push); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {

@@ -79,7 +79,7 @@ func (s *endpoint) cardOf(c echo.Context, key string, p *capabilities.Prepared) 
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    ProtocolVersion,
 		Version:            "1",
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: s.host.SendsWebhooks()},
 		DefaultInputModes:  []string{"text/plain", "application/json"},
 		DefaultOutputModes: []string{"text/plain", "application/json"},
 		Skills:             skillsOf(p, desc),

@@ -30,7 +30,9 @@ type handler struct {
 // taskAttrs is what a run that resumes a task keeps with it
 // (store.Run.Attrs): the task's id, the id of its first run.
 type taskAttrs struct {
-	Task string `json:"a2a_task"`
+	Task string `json:"a2a_task,omitempty"`
+	// Push is the push notification config of the task's run.
+	Push *a2a.PushConfig `json:"a2a_push,omitempty"`
 }
 
 // taskIDOf is the task run r belongs to: the task it resumes, or else its
@@ -47,6 +49,8 @@ func taskIDOf(r store.Run) string {
 type started struct {
 	run    *runner.Run
 	taskID string
+	// push is the run's push notification config, nil when none.
+	push *a2a.PushConfig
 }
 
 // OnSendMessage starts (or, for a task waiting for input, resumes) a run
@@ -173,43 +177,41 @@ func (h *handler) OnResubscribeToTask(ctx context.Context, id *a2a.TaskIDParams)
 	}
 }
 
-// Push notifications and the extended card are not served.
-func (h *handler) OnGetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-func (h *handler) OnListTaskPushConfig(context.Context, *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-func (h *handler) OnSetTaskPushConfig(context.Context, *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-func (h *handler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigParams) error {
-	return a2a.ErrPushNotificationNotSupported
-}
-
+// OnGetExtendedAgentCard: the extended card is not served.
 func (h *handler) OnGetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
 	return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
 }
 
-// begin starts the run a message asks for: a new task on the thread its
+// begin starts the run a message asks for (start), and when the run has
+// a push notification config, has its task POSTed when the run ends.
+func (h *handler) begin(ctx context.Context, params *a2a.MessageSendParams, stream bool) (started, error) {
+	st, err := h.start(ctx, params, stream)
+	if err == nil && st.push != nil {
+		go h.notifyAtEnd(ctx, st, st.push)
+	}
+	return st, err
+}
+
+// start starts the run a message asks for: a new task on the thread its
 // contextId names (a new thread when it names none), or, for a message
 // naming a task that waits for input, the run that answers it.
-func (h *handler) begin(ctx context.Context, params *a2a.MessageSendParams, stream bool) (started, error) {
+func (h *handler) start(ctx context.Context, params *a2a.MessageSendParams, stream bool) (started, error) {
 	msg := params.Message
 	if msg == nil {
 		return started{}, fmt.Errorf(`params.message is required, like {"message":{"role":"user","messageId":"m-1","parts":[{"kind":"text","text":"Hello"}]}}: %w`, a2a.ErrInvalidParams)
 	}
+	var push *a2a.PushConfig
 	if params.Config != nil && params.Config.PushConfig != nil {
-		return started{}, fmt.Errorf("configuration.pushNotificationConfig: this agent sends no push notifications; follow the task with message/stream, tasks/resubscribe or tasks/get: %w", a2a.ErrPushNotificationNotSupported)
+		push = params.Config.PushConfig
+		if err := h.checkPush(ctx, "configuration.pushNotificationConfig", push); err != nil {
+			return started{}, err
+		}
 	}
 	if msg.Role != a2a.MessageRoleUser {
 		return started{}, fmt.Errorf("message.role must be %q, not %q: %w", a2a.MessageRoleUser, msg.Role, a2a.ErrInvalidParams)
 	}
 	if msg.TaskID != "" {
-		return h.answer(ctx, msg, stream)
+		return h.answer(ctx, msg, stream, push)
 	}
 	threadID := msg.ContextID
 	if threadID == "" {
@@ -224,11 +226,15 @@ func (h *handler) begin(ctx context.Context, params *a2a.MessageSendParams, stre
 	if limit := h.host.App().Config.Limits.WithDefaults().MessageBytes; len(text) > limit {
 		return started{}, fmt.Errorf("message is %d bytes of text, over the %d byte limit (limits.message_bytes in dawn.yaml): %w", len(text), limit, a2a.ErrInvalidParams)
 	}
-	run, err := h.host.Start(ctx, runner.Request{ThreadID: threadID, Route: h.key, Messages: []thread.Message{{Role: thread.RoleUser, Content: text}}, Stream: stream})
+	req := runner.Request{ThreadID: threadID, Route: h.key, Messages: []thread.Message{{Role: thread.RoleUser, Content: text}}, Stream: stream}
+	if push != nil {
+		req.Attrs = wire.MustJSON(taskAttrs{Push: push})
+	}
+	run, err := h.host.Start(ctx, req)
 	if err != nil {
 		return started{}, h.rpcError(err, "contextId "+threadID)
 	}
-	return started{run: run, taskID: run.ID}, nil
+	return started{run: run, taskID: run.ID, push: push}, nil
 }
 
 // textOf is a message's text: its text parts, and its data parts as JSON,

@@ -228,8 +228,9 @@ func (m mirrors) view(p *capabilities.Prepared, field string, raw json.RawMessag
 }
 
 // answer starts the run that answers task id, which waits for input, with
-// the decision msg carries.
-func (h *handler) answer(ctx context.Context, msg *a2a.Message, stream bool) (started, error) {
+// the decision msg carries; the run keeps push, or else the push
+// notification config of the run it answers.
+func (h *handler) answer(ctx context.Context, msg *a2a.Message, stream bool, push *a2a.PushConfig) (started, error) {
 	t, err := h.task(ctx, string(msg.TaskID))
 	if err != nil {
 		return started{}, err
@@ -253,11 +254,14 @@ func (h *handler) answer(ctx context.Context, msg *a2a.Message, stream bool) (st
 	if err != nil {
 		return started{}, err
 	}
-	run, err := h.host.Resume(ctx, runner.ResumeRequest{ThreadID: t.run.ThreadID, Route: h.key, Answers: answers, Stream: stream, Attrs: wire.MustJSON(taskAttrs{Task: t.id})})
+	if push == nil {
+		push = pushOf(t.run)
+	}
+	run, err := h.host.Resume(ctx, runner.ResumeRequest{ThreadID: t.run.ThreadID, Route: h.key, Answers: answers, Stream: stream, Attrs: wire.MustJSON(taskAttrs{Task: t.id, Push: push})})
 	if err != nil {
 		return started{}, h.rpcError(err, "task "+t.id)
 	}
-	return started{run: run, taskID: t.id}, nil
+	return started{run: run, taskID: t.id, push: push}, nil
 }
 
 // decisions are the answers a message gives to the pending interrupts: a

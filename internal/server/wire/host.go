@@ -31,6 +31,16 @@ type Host struct {
 	Items
 	Assistants
 	Settings
+	Notifier
+}
+
+// Notifier records a wire's own delivery for the end of one of its runs
+// (a push notification, webhook.PushPayload) in the webhook outbox,
+// where it is sent, signed and retried, as a run's webhook is.
+type Notifier interface {
+	// SendsWebhooks reports whether the server has webhook settings.
+	SendsWebhooks() bool
+	Notify(ctx context.Context, hook store.Webhook) error
 }
 
 // Settings are the server's logger and environment.
