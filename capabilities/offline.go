@@ -6,8 +6,8 @@ import "slices"
 // needs no network, knows how to call: planning scripts its writeTodos
 // steps. On each model turn, after a subagent's task call and before the
 // route's app tools, the offline model asks the app's scripters, in the
-// registry's order, for their next call; the first that names one makes
-// the turn. When none does, the first Summary given opens the offline
+// registry's order, for their next call; the first that names one (or
+// asks for the next app tool call) makes the turn. When none does, the first Summary given opens the offline
 // model's answer. A scripter whose tools the call does not offer answers
 // with the zero OfflineStep.
 type OfflineScripter interface {
@@ -28,6 +28,10 @@ type OfflineTranscript struct {
 	// RunStart is the index in Calls of the first call made since the user
 	// last spoke.
 	RunStart int
+	// AppTools are the route's app tools the offline model may call, in the
+	// order it calls them (by name): those the call offers, less the ones
+	// a person must approve (approve: in agent.md), which it never calls.
+	AppTools []string
 }
 
 // Offers reports whether the call offers tool name.
@@ -51,6 +55,10 @@ type OfflineStep struct {
 	// Tool and Arguments (JSON) are the call to make; Tool is empty when
 	// the scripter has none to make.
 	Tool, Arguments string
+	// AppTool, with Tool empty, has the offline model make its next app
+	// tool call (see OfflineTranscript.AppTools) this turn, for example for
+	// the plan item in progress.
+	AppTool bool
 	// Summary says what the scripter's calls did, as the first sentence of
 	// the offline model's answer after "Offline model: ", for example
 	// `worked through 2 plan items for "the request".`; empty leaves it to

@@ -2,6 +2,7 @@ package planning
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,11 @@ type offlineList struct {
 // successful writeTodos call since the user last spoke, else the plan the
 // system prompt renders, else a two-item default); on an enforced route
 // (one offering verifyPostcondition) it then checks each open "Done when"
-// postcondition. After three failed writeTodos calls it stops planning.
+// postcondition. It works item by item: while an item is in progress it
+// has the offline model make that item's app tool call, if one is left
+// (one per item; the last open item takes all that are left), before it
+// completes the item. After three failed writeTodos calls it stops
+// planning.
 func (marker) OfflineStep(t capabilities.OfflineTranscript) capabilities.OfflineStep {
 	if !t.Offers(ToolName) {
 		return capabilities.OfflineStep{}
@@ -42,6 +47,9 @@ func (marker) OfflineStep(t capabilities.OfflineTranscript) capabilities.Offline
 	plan, failures := offlinePlan(t)
 	if len(plan) == 0 {
 		plan = []offlineItem{{Content: "Understand the request", Status: todo.Pending}, {Content: "Answer the request", Status: todo.Pending}}
+	}
+	if failures < maxOfflineFailures && itemWantsTool(t, plan) {
+		return capabilities.OfflineStep{AppTool: true}
 	}
 	if next, ok := advancePlan(plan); ok && failures < maxOfflineFailures {
 		list := offlineList{Todos: next}
@@ -101,6 +109,37 @@ func offlinePlan(t capabilities.OfflineTranscript) (plan []offlineItem, failures
 		plan = append(plan, parsePromptPlan(text)...)
 	}
 	return plan, failures
+}
+
+// itemWantsTool reports whether the plan item in progress gets an app tool
+// call now: an app tool the model may call is left uncalled since the user
+// last spoke, and the item has had none yet or no pending item follows it.
+func itemWantsTool(t capabilities.OfflineTranscript, plan []offlineItem) bool {
+	current := slices.IndexFunc(plan, func(it offlineItem) bool { return it.Status == todo.InProgress })
+	if current < 0 {
+		return false
+	}
+	since := t.RunStart // the calls made for the item in progress
+	for i := len(t.Calls) - 1; i >= t.RunStart; i-- {
+		if t.Calls[i].Name == ToolName {
+			since = i + 1
+			break
+		}
+	}
+	called := func(from int, name string) bool {
+		return slices.ContainsFunc(t.Calls[from:], func(c capabilities.OfflineCall) bool { return c.Name == name })
+	}
+	left, ownCalls := false, 0
+	for _, name := range t.AppTools {
+		if !called(t.RunStart, name) {
+			left = true
+		}
+		if called(since, name) {
+			ownCalls++
+		}
+	}
+	last := !slices.ContainsFunc(plan, func(it offlineItem) bool { return it.Status == todo.Pending })
+	return left && (ownCalls == 0 || last)
 }
 
 // openPostcondition finds the first unverified "Done when" postcondition in

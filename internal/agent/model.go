@@ -104,6 +104,9 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 		l.emit(stream.New(stream.TypeModelRetry, a.EventData()))
 	})
 	ctx = models.WithAppTools(ctx, l.cfg.Route.AppTools())
+	if l.cfg.Route.Route != nil {
+		ctx = models.WithApprovalTools(ctx, l.cfg.Route.Route.Agent.Approve)
+	}
 	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state, userOf(ctx))
 	if err != nil {
 		return nil, stream.Event{}, err

@@ -20,11 +20,15 @@ type offlineModel struct{}
 // (1) hands the user's text to the first subagent once, when a "task" tool is
 // offered; else (2) makes the next call a capability scripts for it
 // (capabilities.OfflineScripter, such as a plan's next step; see
-// WithMarkers); else (3) calls the next app
-// tool the call offers, in name order, that it has not called since the user
-// last spoke (app tools are those the context names, see WithAppTools), with
-// arguments built from its schema (see argsFromSchema); else (4) answers with
-// a short text quoting each app tool's result, streamed in a few chunks. The
+// WithMarkers), or the next app tool call when the capability asks for it
+// (a plan calls one app tool per item, while the item is in progress);
+// else (3) calls the next app tool the call offers, in name order, that it
+// has not called since the user last spoke (app tools are those the
+// context names, see WithAppTools), with arguments built from its schema
+// (see argsFromSchema); else (4) answers with a short text quoting each app
+// tool's result, streamed in a few chunks. It never calls a tool a person
+// must approve (see WithApprovalTools) and names those it skipped in its
+// answer. The
 // same messages always give the same answer.
 func NewOffline() llms.Model { return offlineModel{} }
 
@@ -52,15 +56,16 @@ func (offlineModel) GenerateContent(ctx context.Context, messages []llms.Message
 			return toolCallResponse(nextID, offlineTaskTool, args), nil
 		}
 	}
-	step := help.step(t.forScripters(opts.Tools))
+	appTools := appToolsFrom(ctx)
+	callable, skipped := offeredAppTools(opts.Tools, appTools, approvalToolsFrom(ctx))
+	step := help.step(t.forScripters(opts.Tools, callable))
 	if step.Tool != "" {
 		return toolCallResponse(nextID, step.Tool, step.Arguments), nil
 	}
-	appTools := appToolsFrom(ctx)
-	if call := t.nextAppTool(nextID, opts.Tools, appTools); call != nil {
+	if call := t.nextAppTool(nextID, opts.Tools, callable); call != nil {
 		return call, nil
 	}
-	text := offlineAnswer(t, step.Summary, t.appToolResults(appTools))
+	text := offlineAnswer(t, step.Summary, t.appToolResults(appTools), skipped)
 	if err := streamWords(ctx, opts.StreamingFunc, text); err != nil {
 		return nil, err
 	}
@@ -107,9 +112,10 @@ func findTool(tools []llms.Tool, name string) *llms.FunctionDefinition {
 }
 
 // offlineAnswer is the final text: what was done (summary, a scripting
-// capability's sentence, else what was received), and how to get a real
-// model.
-func offlineAnswer(t transcript, summary string, results []toolResult) string {
+// capability's sentence, else what was received), the app tools' results,
+// the tools skipped because a person must approve them, and how to get a
+// real model.
+func offlineAnswer(t transcript, summary string, results []toolResult, skipped []string) string {
 	var b strings.Builder
 	b.WriteString("Offline model: ")
 	if summary == "" {
@@ -120,6 +126,9 @@ func offlineAnswer(t transcript, summary string, results []toolResult) string {
 		b.WriteString(" The " + strconv.Quote(t.taskSubagent) + " subagent answered: " + strconv.Quote(shorten(t.taskAnswer, 80)) + ".")
 	}
 	b.WriteString(quoteResults(results))
+	if len(skipped) > 0 {
+		b.WriteString(" Skipped " + strings.Join(skipped, ", ") + ": a person must approve each call, and the offline model calls no such tool.")
+	}
 	b.WriteString(" Set DAWN_MODEL (for example openai:gpt-4o-mini) to use a real model.")
 	return b.String()
 }

@@ -72,9 +72,10 @@ func readTranscript(messages []llms.MessageContent, scripts offlineScripts) tran
 }
 
 // forScripters is the transcript as a capability's offline script reads
-// it, with the names of the tools offered.
-func (t transcript) forScripters(offered []llms.Tool) capabilities.OfflineTranscript {
-	out := capabilities.OfflineTranscript{System: t.system, User: t.lastUser, RunStart: t.runStart}
+// it, with the names of the tools offered and of the app tools the model
+// may call.
+func (t transcript) forScripters(offered []llms.Tool, callable []string) capabilities.OfflineTranscript {
+	out := capabilities.OfflineTranscript{System: t.system, User: t.lastUser, RunStart: t.runStart, AppTools: callable}
 	for _, tool := range offered {
 		if tool.Function != nil {
 			out.Tools = append(out.Tools, tool.Function.Name)

@@ -16,9 +16,9 @@ type appToolsKey struct{}
 
 // WithAppTools returns a context that tells the offline model which of the
 // tools a call offers are the app's own (registered with dawn.Tool,
-// dawn.RouteTool or from an MCP server) rather than a capability's. Once
-// the plan is done, the offline model calls each of them once (see
-// NewOffline). The agent loop adds the route's app tools to every model
+// dawn.RouteTool or from an MCP server) rather than a capability's. The
+// offline model calls each of them once, on a route with a plan while
+// working through its items (see NewOffline). The agent loop adds the route's app tools to every model
 // call; without them the offline model calls no app tool.
 func WithAppTools(ctx context.Context, names []string) context.Context {
 	return context.WithValue(ctx, appToolsKey{}, names)
@@ -30,18 +30,52 @@ func appToolsFrom(ctx context.Context) []string {
 	return names
 }
 
-// nextAppTool returns the call of the first app tool, in name order, that
-// the call offers and the model has not called since the user last spoke;
-// nil when every one has been called.
-func (t transcript) nextAppTool(nextID string, offered []llms.Tool, appTools []string) *llms.ContentResponse {
-	var names []string
+// approvalKey marks a call's context with the names of the tools whose
+// calls wait for a person's approval on the route.
+type approvalKey struct{}
+
+// WithApprovalTools returns a context that tells the offline model which
+// tools a person must approve on the route (approve: in agent.md). The
+// offline model never calls them and says so in its answer. The agent loop
+// adds them to every model call.
+func WithApprovalTools(ctx context.Context, names []string) context.Context {
+	return context.WithValue(ctx, approvalKey{}, names)
+}
+
+// approvalToolsFrom returns the approval tool names of ctx.
+func approvalToolsFrom(ctx context.Context) []string {
+	names, _ := ctx.Value(approvalKey{}).([]string)
+	return names
+}
+
+// offeredAppTools splits the app tools the call offers, in name order, into
+// those the offline model may call and those a person must approve.
+func offeredAppTools(offered []llms.Tool, appTools, approve []string) (callable, skipped []string) {
 	for _, tool := range offered {
-		if tool.Function != nil && slices.Contains(appTools, tool.Function.Name) {
-			names = append(names, tool.Function.Name)
+		switch name := toolName(tool); {
+		case name == "" || !slices.Contains(appTools, name):
+		case slices.Contains(approve, name):
+			skipped = append(skipped, name)
+		default:
+			callable = append(callable, name)
 		}
 	}
-	slices.Sort(names)
-	for _, name := range names {
+	slices.Sort(callable)
+	slices.Sort(skipped)
+	return callable, skipped
+}
+
+func toolName(tool llms.Tool) string {
+	if tool.Function == nil {
+		return ""
+	}
+	return tool.Function.Name
+}
+
+// nextAppTool returns the call of the first of callable that the model has
+// not called since the user last spoke; nil when every one has been called.
+func (t transcript) nextAppTool(nextID string, offered []llms.Tool, callable []string) *llms.ContentResponse {
+	for _, name := range callable {
 		if t.calledSinceUser(name) {
 			continue
 		}

@@ -14,7 +14,7 @@ func toolWith(name string, params any) llms.Tool {
 	return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name, Parameters: params}}
 }
 
-// TestOfflineCallsAppTools checks the rule for app tools: after the plan,
+// TestOfflineCallsAppTools checks the rule for app tools: during the plan,
 // each app tool the call offers, once, in name order, with arguments from
 // its schema; capability tools and tools the context does not name are
 // never called; the answer quotes each result.
@@ -38,11 +38,11 @@ func TestOfflineCallsAppTools(t *testing.T) {
 			text:     `received "Count: a b". countWords answered "result of countWords". lookupAccount answered "result of lookupAccount".`,
 		},
 		{
-			name:     "after the plan",
+			name:     "while the plan item is in progress",
 			system:   "- [pending] Look it up\n",
 			tools:    []llms.Tool{todosToolDef, count},
 			appTools: []string{"countWords"},
-			calls:    []string{`writeTodos`, `writeTodos`, `countWords {"text":"Count: a b"}`},
+			calls:    []string{`writeTodos`, `countWords {"text":"Count: a b"}`, `writeTodos`},
 			text:     `worked through 1 plan item for "Count: a b". countWords answered "result of countWords".`,
 		},
 		{
@@ -90,6 +90,62 @@ func TestOfflineCallsAppTools(t *testing.T) {
 				t.Errorf("answer = %q, want it to contain %q", text, tt.text)
 			}
 		})
+	}
+}
+
+// TestOfflineWorksItemByItem checks that on a route with a plan the
+// offline model starts an item, makes that item's app tool call (the last
+// item takes the tools left), completes the item and starts the next, and
+// never calls a tool a person must approve, naming it in its answer.
+func TestOfflineWorksItemByItem(t *testing.T) {
+	tool := func(name string) llms.Tool {
+		return toolWith(name, `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)
+	}
+	tools := []llms.Tool{todosToolDef, tool("charge"), tool("deploy"), tool("fetch"), tool("search")}
+	messages := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeSystem, "- [pending] Find it\n- [pending] Report it\n"),
+		llms.TextParts(llms.ChatMessageTypeHuman, "go"),
+	}
+	var calls []string
+	answer := func(call llms.ToolCall) string {
+		if call.FunctionCall.Name != "writeTodos" {
+			calls = append(calls, call.FunctionCall.Name)
+			return "ok"
+		}
+		var list struct {
+			Todos []struct{ Status string } `json:"todos"`
+		}
+		if err := json.Unmarshal([]byte(call.FunctionCall.Arguments), &list); err != nil {
+			t.Fatalf("writeTodos arguments %s: %v", call.FunctionCall.Arguments, err)
+		}
+		var statuses []string
+		for _, item := range list.Todos {
+			statuses = append(statuses, item.Status)
+		}
+		calls = append(calls, "writeTodos "+strings.Join(statuses, ","))
+		return "ok"
+	}
+	ctx := WithAppTools(withPlanning(context.Background()), []string{"charge", "deploy", "fetch", "search"})
+	ctx = WithApprovalTools(ctx, []string{"deploy", "charge"})
+	_, text := offlineLoopCtx(t, ctx, messages, tools, answer)
+	want := []string{
+		"writeTodos in_progress,pending", "fetch",
+		"writeTodos completed,in_progress", "search",
+		"writeTodos completed,completed",
+	}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("calls = %q, want %q", calls, want)
+	}
+	if skip := "Skipped charge, deploy: a person must approve each call"; !strings.Contains(text, skip) {
+		t.Errorf("answer = %q, want it to contain %q", text, skip)
+	}
+
+	calls = nil
+	messages[0] = llms.TextParts(llms.ChatMessageTypeSystem, "- [pending] Do it all\n")
+	offlineLoopCtx(t, ctx, messages, tools, answer)
+	want = []string{"writeTodos in_progress", "fetch", "search", "writeTodos completed"}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("one item: calls = %q, want %q", calls, want)
 	}
 }
 

@@ -55,12 +55,12 @@ func (ss offlineScripts) reply(text string) (reply string, own bool) {
 }
 
 // step asks the scripters, in order, for their next call: the first call
-// named, else no call and the first summary given.
+// named or app tool call asked for, else no call and the first summary given.
 func (ss offlineScripts) step(t capabilities.OfflineTranscript) capabilities.OfflineStep {
 	var summary string
 	for _, s := range ss.calls {
 		step := s.OfflineStep(t)
-		if step.Tool != "" {
+		if step.Tool != "" || step.AppTool {
 			return step
 		}
 		if summary == "" {

@@ -265,7 +265,10 @@ func TestParkedApprovalIsReported(t *testing.T) {
 		released = append(released, in.Version)
 		return "released", nil
 	})}
-	base := serve(t, dir, release)
+	// The offline model never calls a tool a person must approve: a
+	// scripted model does.
+	model := dawntest.Script().CallTool("release", map[string]any{"version": "1.2"}).Reply("released")
+	base := serveModel(t, dir, model, release)
 	s := connect(t, base, nil)
 	res := callTool(t, s, &sdk.CallToolParams{Name: "ops", Arguments: map[string]any{"message": "ship it"}})
 	if res.IsError {
