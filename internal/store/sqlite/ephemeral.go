@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"github.com/dawn-go/dawn/internal/store/dialect"
 )
@@ -22,32 +20,13 @@ const (
 // AnyEphemeralDue reports whether a sweep should look at an ephemeral
 // thread at at, from the index of the ephemeral threads.
 func (s *DB) AnyEphemeralDue(ctx context.Context, at int64) (bool, error) {
-	defer s.lockRead()()
-	var one int
-	err := s.rq.QueryRowContext(ctx, anyEphemeralDue, at).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
+	return s.anyDue(ctx, anyEphemeralDue, at)
 }
 
 // DueEphemeral needs no lock of its own: the write transaction holds the
 // only writer connection.
 func (t tx) DueEphemeral(ctx context.Context, at int64, limit int) ([]dialect.ExpiredThread, error) {
-	rows, err := t.s.conn.QueryContext(ctx, dueEphemeral, at, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []dialect.ExpiredThread
-	for rows.Next() {
-		var e dialect.ExpiredThread
-		if err := rows.Scan(&e.PK, &e.ID, &e.Status, &e.Pending); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return t.sweepThreads(ctx, dueEphemeral, at, limit)
 }
 
 func (t tx) PostponeDelete(ctx context.Context, threadPK, at int64) error {

@@ -22,9 +22,15 @@ const (
 // AnyExpiredThread reports whether any thread expired by at, from the
 // index of the expiring threads.
 func (s *DB) AnyExpiredThread(ctx context.Context, at int64) (bool, error) {
+	return s.anyDue(ctx, anyExpiredThread, at)
+}
+
+// anyDue reports whether query, one of the sweeps' "any due" statements,
+// finds a row at at.
+func (s *DB) anyDue(ctx context.Context, query string, at int64) (bool, error) {
 	defer s.lockRead()()
 	var one int
-	err := s.rq.QueryRowContext(ctx, anyExpiredThread, at).Scan(&one)
+	err := s.rq.QueryRowContext(ctx, query, at).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -40,7 +46,13 @@ func (t tx) SetThreadTTL(ctx context.Context, threadPK, ttl, expiresAt, now int6
 // ExpiredThreads needs no lock of its own: the write transaction holds
 // the only writer connection.
 func (t tx) ExpiredThreads(ctx context.Context, at int64, limit int) ([]dialect.ExpiredThread, error) {
-	rows, err := t.s.conn.QueryContext(ctx, expiredThreads, at, limit)
+	return t.sweepThreads(ctx, expiredThreads, at, limit)
+}
+
+// sweepThreads reads the threads a sweep's statement (query) finds due at
+// at, up to limit, with whether each has a run pending.
+func (t tx) sweepThreads(ctx context.Context, query string, at int64, limit int) ([]dialect.ExpiredThread, error) {
+	rows, err := t.s.conn.QueryContext(ctx, query, at, limit)
 	if err != nil {
 		return nil, err
 	}
