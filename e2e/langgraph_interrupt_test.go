@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"context"
-	"github.com/dawn-go/dawn/internal/docstext"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/dawn-go/dawn/internal/docstext"
 
 	"github.com/dawn-go/dawn/internal/nodetool"
 )
@@ -22,10 +19,6 @@ import (
 // and command.resume answers it.
 func TestLangGraphInterrupts(t *testing.T) {
 	dir := nodetool.Package(t, "langgraph", filepath.Join("@langchain", "langgraph-sdk", "package.json"), requireNodeEnv)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("npm installed tools/langgraph but node is not on PATH")
-	}
 	mock := startAimock(t, "testdata/langgraph_interrupt.json")
 	app := t.TempDir()
 	writeFile(t, filepath.Join(app, "ops", "agent.md"), "---\nmodel: openai:gpt-4o-mini\napprove: [writeTodos]\n---\nYou plan releases.\n")
@@ -34,22 +27,7 @@ func TestLangGraphInterrupts(t *testing.T) {
 		"DAWN_STORE="+filepath.Join(t.TempDir(), "dawn.db"), "DAWN_MODEL=", "DAWN_API_KEY=", "DAWN_PERMISSIONS_MODE=",
 		"OPENAI_BASE_URL="+mock+"/v1", "OPENAI_API_KEY=test")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "--test-concurrency=1", "--test-timeout=60000", "interrupts.e2e.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "DAWN_APPROVAL_URL="+url, "NO_COLOR=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test interrupts.e2e.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("the LangGraph interrupt tests failed: %v (their output is above)", err)
-	}
-	if m := regexp.MustCompile(`(?m)^ℹ pass (\d+)`).FindSubmatch(out); m == nil || string(m[1]) == "0" {
-		t.Fatalf("node --test ran no passing tests")
-	}
-	if m := regexp.MustCompile(`(?m)^ℹ fail (\d+)`).FindSubmatch(out); m == nil || string(m[1]) != "0" {
-		t.Fatalf("node --test reported failures")
-	}
+	runNodeTests(t, dir, "interrupts.e2e.mjs", "LangGraph interrupt tests", 0, "DAWN_APPROVAL_URL="+url)
 }
 
 // TestReadmeLangGraphInterruptExample: the README's LangGraph interrupt
