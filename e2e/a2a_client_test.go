@@ -63,28 +63,7 @@ func TestA2AClientLibrary(t *testing.T) {
 // with the code between the docs markers of tools/clients/a2a.test.mjs,
 // which TestA2AClientLibrary runs, and imports nothing the test does not.
 func TestDocsA2AExample(t *testing.T) {
-	root := repoRoot(t)
-	page, err := os.ReadFile(filepath.Join(root, "docs", "a2a.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(page), "<!-- docs:a2a -->\n```js\n")
-	if !ok {
-		t.Fatal("docs/a2a.md has no ```js block after <!-- docs:a2a -->")
-	}
-	example, _, _ := strings.Cut(rest, "```")
-	test, err := os.ReadFile(filepath.Join(root, "tools", "clients", "a2a.test.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok = strings.Cut(string(test), "// docs:begin\n")
-	if !ok {
-		t.Fatal("a2a.test.mjs has no // docs:begin marker")
-	}
-	code, _, ok := strings.Cut(rest, "// docs:end")
-	if !ok {
-		t.Fatal("a2a.test.mjs has no // docs:end marker")
-	}
+	example, code, test := clientExample(t, "a2a.md", "docs:a2a", "a2a.test.mjs")
 	var lines []string
 	for line := range strings.Lines(code) {
 		lines = append(lines, strings.TrimPrefix(line, "  "))
@@ -92,9 +71,5 @@ func TestDocsA2AExample(t *testing.T) {
 	if got := strings.TrimRight(strings.Join(lines, ""), " "); !strings.HasSuffix(example, got) {
 		t.Errorf("the docs' A2A example does not end with the tested code.\ndocs:\n%s\ntools/clients/a2a.test.mjs:\n%s", example, got)
 	}
-	for line := range strings.Lines(example) {
-		if strings.HasPrefix(line, "import ") && !strings.Contains(string(test), line) {
-			t.Errorf("the docs' A2A example imports what the tested code does not: %s", line)
-		}
-	}
+	checkExampleImports(t, "A2A", example, test)
 }

@@ -49,34 +49,9 @@ func TestOpenAIClientLibrary(t *testing.T) {
 // example is the code between the docs markers of
 // tools/clients/openai.test.mjs, which TestOpenAIClientLibrary runs.
 func TestDocsOpenAIExample(t *testing.T) {
-	root := repoRoot(t)
-	page, err := os.ReadFile(filepath.Join(root, "docs", "openai-api.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(page), "<!-- docs:openai -->\n```js\n")
-	if !ok {
-		t.Fatal("docs/openai-api.md has no ```js block after <!-- docs:openai -->")
-	}
-	example, _, _ := strings.Cut(rest, "```")
-	test, err := os.ReadFile(filepath.Join(root, "tools", "clients", "openai.test.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok = strings.Cut(string(test), "// docs:begin\n")
-	if !ok {
-		t.Fatal("openai.test.mjs has no // docs:begin marker")
-	}
-	code, _, ok := strings.Cut(rest, "// docs:end")
-	if !ok {
-		t.Fatal("openai.test.mjs has no // docs:end marker")
-	}
+	example, code, test := clientExample(t, "openai-api.md", "docs:openai", "openai.test.mjs")
 	if !strings.HasSuffix(example, code) {
 		t.Errorf("the docs' OpenAI example does not end with the tested code.\ndocs:\n%s\ntools/clients/openai.test.mjs:\n%s", example, code)
 	}
-	for line := range strings.Lines(example) {
-		if strings.HasPrefix(line, "import ") && !strings.Contains(string(test), line) {
-			t.Errorf("the docs' OpenAI example imports what the tested code does not: %s", line)
-		}
-	}
+	checkExampleImports(t, "OpenAI", example, test)
 }
