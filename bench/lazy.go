@@ -188,36 +188,49 @@ type lazyUse struct {
 	Prompt      int `json:"prompt_tokens"` // o200k tokens, as promptSize; the usage the mock reports
 }
 
-// lazyMock is an OpenAI chat-completions server on loopback that plays the
-// lazy model. The load tool runs one run at a time, so it books every
-// call to the current run (take).
-type lazyMock struct {
+// bookingMock is the part the bench's scripted OpenAI servers share: a
+// server on loopback that books every call to the current run (take), as
+// the load tool runs one run at a time.
+type bookingMock struct {
 	url string
 	srv *http.Server
 	mu  sync.Mutex
 	use lazyUse
 }
 
-func startLazyMock() (*lazyMock, error) {
+// start serves h on a free loopback port.
+func (m *bookingMock) start(h http.HandlerFunc) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	m := &lazyMock{url: "http://" + ln.Addr().String() + "/v1"}
-	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve), ReadHeaderTimeout: time.Minute}
+	m.url = "http://" + ln.Addr().String() + "/v1"
+	m.srv = &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}
 	go func() { _ = m.srv.Serve(ln) }()
-	return m, nil
+	return nil
 }
 
-func (m *lazyMock) close() { _ = m.srv.Close() }
+func (m *bookingMock) close() { _ = m.srv.Close() }
 
 // take returns and resets what was asked since the last take.
-func (m *lazyMock) take() lazyUse {
+func (m *bookingMock) take() lazyUse {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	u := m.use
 	m.use = lazyUse{}
 	return u
+}
+
+// lazyMock is an OpenAI chat-completions server on loopback that plays the
+// lazy model.
+type lazyMock struct{ bookingMock }
+
+func startLazyMock() (*lazyMock, error) {
+	m := &lazyMock{}
+	if err := m.start(m.serve); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func (m *lazyMock) serve(w http.ResponseWriter, r *http.Request) {

@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dawn-go/dawn/internal/tokens"
@@ -156,34 +154,15 @@ func mustJSONText(v any) string {
 }
 
 // premMock is an OpenAI chat-completions server on loopback that plays
-// the scenario's models, one run at a time: it books every call to the
-// current run (take).
-type premMock struct {
-	url string
-	srv *http.Server
-	mu  sync.Mutex
-	use lazyUse
-}
+// the scenario's models, one run at a time.
+type premMock struct{ bookingMock }
 
 func startPremMock() (*premMock, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	m := &premMock{}
+	if err := m.start(m.serve); err != nil {
 		return nil, err
 	}
-	m := &premMock{url: "http://" + ln.Addr().String() + "/v1"}
-	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve), ReadHeaderTimeout: time.Minute}
-	go func() { _ = m.srv.Serve(ln) }()
 	return m, nil
-}
-
-func (m *premMock) close() { _ = m.srv.Close() }
-
-func (m *premMock) take() lazyUse {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	u := m.use
-	m.use = lazyUse{}
-	return u
 }
 
 func (m *premMock) serve(w http.ResponseWriter, r *http.Request) {
