@@ -2,15 +2,15 @@ package e2e
 
 import (
 	"context"
-	"github.com/dawn-go/dawn/internal/docstext"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dawn-go/dawn/internal/docstext"
 
 	"github.com/dawn-go/dawn/internal/nodetool"
 )
@@ -54,16 +54,7 @@ func TestAGUIClientLibrary(t *testing.T) {
 // with its Go tools.
 func buildExampleApp(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "app")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	cmd := exec.Command("go", "build", "-o", bin, "./examples/app")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./examples/app: %v\n%s", err, out)
-	}
-	return bin
+	return built(t, "examples/app")
 }
 
 // copyExampleApp copies the example app's route files (everything but Go

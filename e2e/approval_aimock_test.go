@@ -33,13 +33,7 @@ const (
 // buildOpsMCP builds testdata/opsmcp, the MCP server with the deploy tool.
 func buildOpsMCP(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "opsmcp")
-	cmd := exec.Command("go", "build", "-o", bin, "./e2e/testdata/opsmcp")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./e2e/testdata/opsmcp: %v\n%s", err, out)
-	}
-	return bin
+	return built(t, "e2e/testdata/opsmcp")
 }
 
 // opsApp writes an app whose dawn.yaml serves the ops MCP server (its

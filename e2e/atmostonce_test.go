@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,16 +23,10 @@ import (
 // the turn is saved, and starts it again on the same app folder and store.
 
 // buildBinary builds the main package pkg (a path from the repository
-// root) into the test's temporary folder.
+// root), once per test binary.
 func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", bin, "./"+pkg)
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./%s: %v\n%s", pkg, err, out)
-	}
-	return bin
+	return built(t, pkg)
 }
 
 // deliveryApp writes an app whose dawn.yaml (with extra added) serves

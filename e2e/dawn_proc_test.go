@@ -6,26 +6,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// buildDawn builds the stock binary (./cmd/dawn) into a temp folder.
+// buildDawn builds the stock binary (./cmd/dawn), once per test binary.
 func buildDawn(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dawn")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dawn")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/dawn: %v\n%s", err, out)
-	}
-	return bin
+	return built(t, "cmd/dawn")
 }
 
 // startDawn runs `dawn start` on the app folder on a free loopback port with
