@@ -1,6 +1,8 @@
-// Package planfirst owns plan-first mode: a planner model writes a whole
-// plan as JSON before the agent loop, the harness runs its steps in a fixed
-// order, and the results reach the agent as one report.
+// Package planfirst is the engine of plan-first mode: a planner model
+// writes a whole plan as JSON before the agent loop, the harness runs its
+// steps in a fixed order, and the results reach the agent as one report.
+// Apps see it through the public package planfirst, which hands out Marker;
+// it imports capabilities and the packages below it, never the runtime.
 //
 // The plan logic is pure functions on values. Marker is plan-first's entry
 // in the markers registry: it reads dawn.yaml's plan_first section
