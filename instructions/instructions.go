@@ -1,4 +1,4 @@
-package memory
+package instructions
 
 import (
 	"bytes"
@@ -16,7 +16,8 @@ import (
 	"github.com/dawn-go/dawn/thread"
 )
 
-// Name is the capability's name.
+// Name is the capability's name in GET /routes, dawn routes --json and
+// errors. It stays "memory", the name clients and tools already read.
 const Name = "memory"
 
 // The files of the capability.

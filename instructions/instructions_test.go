@@ -1,4 +1,4 @@
-package memory_test
+package instructions_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/memory"
+	"github.com/dawn-go/dawn/instructions"
 	"github.com/dawn-go/dawn/router"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -29,7 +29,7 @@ func writeApp(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// prepare discovers the app and prepares route id with the memory marker.
+// prepare discovers the app and prepares route id with the standing-instructions marker.
 func prepare(t *testing.T, dir, id string) (*capabilities.Prepared, error) {
 	t.Helper()
 	tree, err := router.Discover(dir)
@@ -40,7 +40,7 @@ func prepare(t *testing.T, dir, id string) (*capabilities.Prepared, error) {
 	if r == nil {
 		t.Fatalf("no route %s", id)
 	}
-	return capabilities.Prepare(context.Background(), r, capabilities.Input{Markers: []capabilities.Marker{memory.Marker()}})
+	return capabilities.Prepare(context.Background(), r, capabilities.Input{Markers: []capabilities.Marker{instructions.Marker()}})
 }
 
 // prompt renders every prompt fragment of p.
@@ -60,8 +60,8 @@ func TestStandingInstructions(t *testing.T) {
 		name  string
 		files map[string]string
 		route string
-		// want is the rendered prompt; on false, the route has no memory
-		// capability at all.
+		// want is the rendered prompt; on false, the capability is off
+		// for the route.
 		want string
 		on   bool
 		file string // the capability's marker file, relative to the app
@@ -117,7 +117,7 @@ func TestStandingInstructions(t *testing.T) {
 				}
 				return
 			}
-			if len(p.Capabilities) != 1 || p.Capabilities[0].Name != memory.Name {
+			if len(p.Capabilities) != 1 || p.Capabilities[0].Name != instructions.Name {
 				t.Fatalf("capabilities %+v", p.Capabilities)
 			}
 			real, _ := filepath.EvalSymlinks(dir)
@@ -144,8 +144,8 @@ func TestStandingInstructionsErrors(t *testing.T) {
 		files map[string]string
 		want  []string
 	}{
-		{"oversize memory.md", map[string]string{"a/memory.md": strings.Repeat("x", memory.MaxFileSize+1)}, []string{"[memory#load]", filepath.Join("a", "memory.md") + " is 65 KiB, over the 64 KiB limit", "shorten it"}},
-		{"oversize AGENTS.md", map[string]string{"AGENTS.md": strings.Repeat("x", memory.MaxFileSize+1)}, []string{"AGENTS.md is 65 KiB", "shorten it"}},
+		{"oversize memory.md", map[string]string{"a/memory.md": strings.Repeat("x", instructions.MaxFileSize+1)}, []string{"[memory#load]", filepath.Join("a", "memory.md") + " is 65 KiB, over the 64 KiB limit", "shorten it"}},
+		{"oversize AGENTS.md", map[string]string{"AGENTS.md": strings.Repeat("x", instructions.MaxFileSize+1)}, []string{"AGENTS.md is 65 KiB", "shorten it"}},
 		{"not UTF-8", map[string]string{"a/memory.md": "caf\xe9"}, []string{filepath.Join("a", "memory.md") + " is not UTF-8 text: save it as UTF-8"}},
 	}
 	for _, tt := range tests {
