@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dawn-go/dawn/planfirst"
+	"github.com/dawn-go/dawn/internal/planfirst"
 	"github.com/dawn-go/dawn/stream"
 )
 

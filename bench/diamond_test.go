@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dawn-go/dawn/planfirst"
+	"github.com/dawn-go/dawn/internal/planfirst"
 )
 
 // chatBody is a chat completion request whose messages alternate system,

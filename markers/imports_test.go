@@ -25,7 +25,7 @@ var (
 	iface = []string{"capabilities"}
 	// capability holds the capabilities: each a marker that reaches the
 	// runtime only through the interfaces of capabilities.
-	capability = []string{"planning", "harness", "planfirst", "approval", "internal/mcptools", "memory", "skills", "workspace", "sandbox", "longmemory", "contextwindow", "internal/a2acall", "examples/notes"}
+	capability = []string{"planning", "harness", "planfirst", "internal/planfirst", "approval", "internal/mcptools", "instructions", "memory", "skills", "workspace", "sandbox", "longmemory", "contextwindow", "internal/a2acall", "examples/notes"}
 	// registry is the one list of built-in markers.
 	registry = []string{"markers"}
 	// runtime runs an app; it names no capability and is handed the app's

@@ -12,10 +12,10 @@ import (
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/contextwindow"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/instructions"
 	"github.com/dawn-go/dawn/internal/a2acall"
 	"github.com/dawn-go/dawn/internal/mcptools"
 	"github.com/dawn-go/dawn/longmemory"
-	"github.com/dawn-go/dawn/memory"
 	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 	"github.com/dawn-go/dawn/sandbox"
@@ -28,7 +28,7 @@ import (
 // not change from turn to turn, so they sit before those that do.
 func All() []capabilities.Marker {
 	return []capabilities.Marker{
-		memory.Marker(),
+		instructions.Marker(),
 		skills.Marker(),
 		planning.Marker(),
 		harness.Marker(),

@@ -47,7 +47,7 @@ func BenchmarkRunBash(b *testing.B) {
 // benchRunBash runs runBash "true" b.N times, each on a new thread when
 // cold, and reports the median.
 func benchRunBash(b *testing.B, s sbx.Settings, cold bool) {
-	prov, err := NewProvider(s)
+	prov, err := newProvider(s)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 var fence = regexp.MustCompile("(?m)^(.*)\n```(\\w*)\n((?s:.*?))```\n")
 
 // TestDocsSettings: every dawn.yaml example of docs/sandbox.md (a yaml
-// block) is a sandbox section ParseSettings takes, and every other block
+// block) is a sandbox section parseSettings takes, and every other block
 // is marked as not run.
 func TestDocsSettings(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "docs", "sandbox.md"))
@@ -39,7 +39,7 @@ func TestDocsSettings(t *testing.T) {
 		if root.Content[0].Value != ConfigKey {
 			t.Fatalf("docs example is not a %s section:\n%s", ConfigKey, text)
 		}
-		if _, err := ParseSettings(n); err != nil {
+		if _, err := parseSettings(n); err != nil {
 			t.Errorf("docs example does not parse: %v\n%s", err, text)
 		}
 	}

@@ -50,11 +50,11 @@ func (marker) Configure(values map[string]*yaml.Node) (capabilities.Marker, erro
 	if n == nil || yamldoc.IsNull(n) {
 		return marker{}, nil
 	}
-	s, err := ParseSettings(n)
+	s, err := parseSettings(n)
 	if err != nil {
 		return nil, err
 	}
-	prov, err := NewProvider(s)
+	prov, err := newProvider(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s.provider %s: %w", ConfigKey, s.Provider, err)
 	}
@@ -78,8 +78,8 @@ func (m marker) ThreadDeleted(ctx context.Context, threadID string) error {
 // it is the prefix of all the thread's boxes.
 func poolKey(threadID, route string) string { return threadID + "\x00" + route }
 
-// NewProvider returns the provider s names.
-func NewProvider(s sbx.Settings) (sbx.Provider, error) {
+// newProvider returns the provider s names.
+func newProvider(s sbx.Settings) (sbx.Provider, error) {
 	switch s.Provider {
 	case Local:
 		return bwrap.New(s)

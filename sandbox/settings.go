@@ -21,9 +21,9 @@ const (
 
 const example = `sandbox: {provider: local, network: {mode: deny}, resources: {memory_mb: 512, cpus: 1, timeout: 2m, pids: 256, disk_mb: 256}, env: {LANG: C.UTF-8}, idle_timeout: 10m}`
 
-// ParseSettings reads dawn.yaml's sandbox section; defaults fill what it
+// parseSettings reads dawn.yaml's sandbox section; defaults fill what it
 // leaves out. An error names the key and what to write.
-func ParseSettings(n *yaml.Node) (sbx.Settings, error) {
+func parseSettings(n *yaml.Node) (sbx.Settings, error) {
 	s := sbx.Settings{
 		Resources: sbx.Resources{
 			MemoryMB: sbx.DefaultMemoryMB, CPUs: sbx.DefaultCPUs, Timeout: sbx.DefaultTimeout,

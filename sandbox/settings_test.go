@@ -36,7 +36,7 @@ func TestParseSettings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := ParseSettings(root.Content[1])
+			s, err := parseSettings(root.Content[1])
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("error: %v", err)

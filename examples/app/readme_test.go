@@ -16,8 +16,8 @@ import (
 	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/docstext"
 	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/internal/planfirst"
 	"github.com/dawn-go/dawn/markers"
-	"github.com/dawn-go/dawn/planfirst"
 	"github.com/dawn-go/dawn/planning"
 	"github.com/dawn-go/dawn/router"
 )

@@ -6,8 +6,8 @@ import (
 
 	"github.com/dawn-go/dawn/harness"
 	"github.com/dawn-go/dawn/internal/models"
+	"github.com/dawn-go/dawn/internal/planfirst"
 	"github.com/dawn-go/dawn/markers"
-	"github.com/dawn-go/dawn/planfirst"
 	"github.com/tmc/langchaingo/llms"
 )
 

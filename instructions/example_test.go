@@ -1,13 +1,13 @@
-package memory_test
+package instructions_test
 
 import (
 	"fmt"
 
-	"github.com/dawn-go/dawn/memory"
+	"github.com/dawn-go/dawn/instructions"
 )
 
 func ExampleRender() {
-	fmt.Print(memory.Render([]memory.Source{
+	fmt.Print(instructions.Render([]instructions.Source{
 		{Scope: "the whole app", File: "AGENTS.md", Text: "Answer in British English."},
 		{Scope: "this route", File: "support/memory.md", Text: "Refunds over 100 EUR need a manager."},
 	}))

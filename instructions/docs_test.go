@@ -1,4 +1,4 @@
-package memory_test
+package instructions_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dawn-go/dawn/memory"
+	"github.com/dawn-go/dawn/instructions"
 )
 
 // docBlock returns the body of the first fenced block after the line
@@ -35,14 +35,14 @@ func docBlock(t *testing.T, file, marker string) string {
 func TestDocsExamples(t *testing.T) {
 	const doc = "../docs/memory.md"
 	file := filepath.Join("..", "examples", "app", "returns", "memory.md")
-	text, err := memory.ReadFile(file)
+	text, err := instructions.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := docBlock(t, doc, "An example `returns/memory.md`:"); got != text+"\n" {
 		t.Errorf("the memory.md of docs/memory.md is not %s:\n%s", file, got)
 	}
-	want := memory.Render([]memory.Source{
+	want := instructions.Render([]instructions.Source{
 		{Scope: "the whole app", File: "AGENTS.md", Text: "Answer in British English."},
 		{Scope: "this route", File: file, Text: text},
 	})

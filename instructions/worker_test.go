@@ -1,4 +1,4 @@
-package memory_test
+package instructions_test
 
 import (
 	"strings"
