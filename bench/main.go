@@ -189,6 +189,9 @@ func checkModes(o options) error {
 	if o.wireDiff && (o.dawn2 == "" || o.url != "" || o.url2 != "") {
 		return fmt.Errorf("--wire-diff starts both servers itself: it needs --dawn2 BINARY (and --dawn BINARY, or builds ./cmd/dawn) and no --url or --url2")
 	}
+	if !o.wireDiff && o.dawn2 != "" && (o.url != "" || o.url2 != "") {
+		return fmt.Errorf("--dawn2 starts both servers itself (--dawn and --dawn2, on one aimock): it does not take --url or --url2")
+	}
 	if o.inflight > 0 && o.url != "" {
 		return fmt.Errorf("--inflight starts its own server (pass --dawn for another binary); it does not take --url")
 	}
@@ -285,8 +288,11 @@ func main() {
 	if opts.postgres {
 		os.Exit(postgresMain(ctx, opts))
 	}
+	if opts.dawn2 != "" {
+		os.Exit(sideBySideMain(ctx, opts))
+	}
 	if opts.url2 != "" {
-		c, err := runComparison(ctx, opts)
+		c, err := runComparison(ctx, opts, nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench --url2:", err)
 			os.Exit(1)
