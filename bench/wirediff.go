@@ -39,12 +39,6 @@ var wireApp = map[string]string{
 		"      - {name: writeTodos, args: {todos: [{content: Find the order, status: in_progress}, {content: Refund it, status: pending}]}}\n",
 }
 
-// wireServer is one of the two servers a wire comparison talks to.
-type wireServer struct {
-	label, bin string
-	proc       *proc
-}
-
 // wireDiffMain runs --wire-diff and returns the exit code: 0 when every
 // wire answered the same, 1 on a difference, 2 when it could not compare.
 func wireDiffMain(ctx context.Context, o options) int {
