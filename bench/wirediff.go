@@ -140,8 +140,8 @@ type exchange struct {
 	status        int
 	header        []string // "Name: value", sorted; see keptHeader
 	body          string
-	raw           string // the whole response body as received
-	sessionID     string // the response's Mcp-Session-Id, for the requests after it
+	raw           string      // the whole response body as received
+	rawHeader     http.Header // the response's headers as received
 }
 
 // wireSession is one server's run of the script.
@@ -182,14 +182,13 @@ func (s *wireSession) do(ctx context.Context, method, path, body string, headers
 		return exchange{}, fmt.Errorf("%s %s: reading the response: %w", method, path, err)
 	}
 	ex := exchange{
-		wire:    s.wire,
-		request: s.norm.text(requestText(method, path, body, headers)),
-		status:  resp.StatusCode,
-		header:  s.norm.headers(resp),
-		body:    s.norm.body(resp.Header.Get("Content-Type"), data),
-		raw:     string(data),
-
-		sessionID: resp.Header.Get("Mcp-Session-Id"),
+		wire:      s.wire,
+		request:   s.norm.text(requestText(method, path, body, headers)),
+		status:    resp.StatusCode,
+		header:    s.norm.headers(resp),
+		body:      s.norm.body(resp.Header.Get("Content-Type"), data),
+		raw:       string(data),
+		rawHeader: resp.Header,
 	}
 	s.out = append(s.out, ex)
 	return ex, nil

@@ -53,7 +53,16 @@ func dawnWire(ctx context.Context, s *wireSession) error {
 		[3]string{http.MethodGet, "/routes", ""},
 		[3]string{http.MethodPost, "/threads", `{"metadata":{"source":"wire-diff"}}`},
 		[3]string{http.MethodPost, "/threads/wd-1/runs/wait", run("/support/acme")},
-		[3]string{http.MethodPost, "/threads/wd-2/runs/stream", run("/support/[tenant]")},
+	)
+	if err != nil {
+		return err
+	}
+	streamed, err := s.need(ctx, http.StatusOK, http.MethodPost, "/threads/wd-2/runs/stream", run("/support/[tenant]"))
+	if err != nil {
+		return err
+	}
+	err = s.calls(ctx,
+		[3]string{http.MethodGet, "/threads/wd-2/runs/" + streamed.rawHeader.Get("Dawn-Run-Id") + "/stream?after=2", ""},
 		[3]string{http.MethodGet, "/threads/wd-1", ""},
 		[3]string{http.MethodGet, "/threads/wd-1/state", ""},
 		[3]string{http.MethodGet, "/threads/wd-1/history", ""},
@@ -120,9 +129,19 @@ func langGraphWire(ctx context.Context, s *wireSession) error {
 	}
 	input := `{"messages":[{"type":"human","content":"` + userText + `"}]}`
 	t := "/threads/" + tid
+	waited, err := s.need(ctx, http.StatusOK, http.MethodPost, t+"/runs/wait", `{"assistant_id":"/support/acme","input":`+input+`}`)
+	if err != nil {
+		return err
+	}
+	r := t + "/runs/" + waited.rawHeader.Get("Dawn-Run-Id")
 	return s.calls(ctx,
-		[3]string{http.MethodPost, t + "/runs/wait", `{"assistant_id":"/support/acme","input":` + input + `}`},
 		[3]string{http.MethodPost, t + "/runs/stream", `{"assistant_id":"/support/acme","input":` + input + `,"stream_mode":["values","updates","messages-tuple"]}`},
+		[3]string{http.MethodGet, r, ""},
+		[3]string{http.MethodGet, r + "/join", ""},
+		[3]string{http.MethodGet, r + "/stream", ""},
+		[3]string{http.MethodPatch, t, `{"metadata":{"stage":"two"}}`},
+		[3]string{http.MethodPost, t + "/state", `{"values":{"todos":[{"content":"Call back","status":"pending"}]}}`},
+		[3]string{http.MethodPost, t + "/copy", `{}`},
 		[3]string{http.MethodGet, t, ""},
 		[3]string{http.MethodGet, t + "/state", ""},
 		[3]string{http.MethodGet, t + "/history", ""},
@@ -161,7 +180,7 @@ func mcpWire(ctx context.Context, s *wireSession) error {
 		return err
 	}
 	headers := []string{accept, "Mcp-Protocol-Version: 2025-06-18"}
-	if sid := opened.sessionID; sid != "" {
+	if sid := opened.rawHeader.Get("Mcp-Session-Id"); sid != "" {
 		headers = append(headers, "Mcp-Session-Id: "+sid)
 	}
 	for _, body := range []string{
