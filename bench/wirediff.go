@@ -100,7 +100,11 @@ func recordBoth(ctx context.Context, dir, binA, binB string) ([2][]exchange, err
 }
 
 // recordWires sends the whole script to the server at base and returns
-// every exchange, normalized.
+// every exchange, normalized. A wire whose script cannot go on (a step
+// whose answer a later one needs came back wrong, or the server stopped
+// answering) ends with a stopped exchange saying why, and the next wire's
+// script starts: a server that answers differently is a difference to
+// show, not a reason to stop comparing. Only a cancelled ctx is an error.
 func recordWires(ctx context.Context, base, app string) ([]exchange, error) {
 	s := &wireSession{
 		base: base,
@@ -110,11 +114,17 @@ func recordWires(ctx context.Context, base, app string) ([]exchange, error) {
 	for _, w := range wireScript {
 		s.wire = w.name
 		if err := w.run(ctx, s); err != nil {
-			return s.out, fmt.Errorf("the %s wire's script: %w", w.name, err)
+			if ctx.Err() != nil {
+				return s.out, ctx.Err()
+			}
+			s.out = append(s.out, exchange{wire: w.name, request: "(the script stopped)", status: stopped, body: s.norm.text(err.Error())})
 		}
 	}
 	return s.out, nil
 }
+
+// stopped is the status of the exchange that ends a wire's script early.
+const stopped = -1
 
 // writeRecordings writes the two recordings, rendered, to dir/a.txt and
 // dir/b.txt.

@@ -18,14 +18,17 @@ type plant struct {
 	wire, path string // the wire it belongs to, and the request path it changes
 	old, new   string // replaced once in the body
 	header     string // added to the response when not empty
+	status     int    // the response's status instead, when not 0
 	wantInDiff []string
 }
 
 // TestWireDiffFindsThePlantedDifference records the script against the
 // same binary three times: two plain recordings must not differ on any
 // wire (the normalization holds), and one behind a proxy that plants one
-// difference (a JSON field, an SSE frame, a header, a space in a body)
-// must differ on exactly that wire, with the change in the diff.
+// difference (a JSON field, an SSE frame, a header, a space in a body, a
+// status)
+// must differ on exactly that wire, with the change in the diff; a
+// difference that stops the wire's script stops only that wire's.
 func TestWireDiffFindsThePlantedDifference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts dawn")
@@ -53,6 +56,9 @@ func TestWireDiffFindsThePlantedDifference(t *testing.T) {
 		{wire: "mcp", path: "/mcp", header: "X-Planted: yes", wantInDiff: []string{"+< X-Planted: yes"}},
 		{wire: "dawn", path: "/healthz", old: `{"status":"ready"}`, new: `{"status": "ready"}`,
 			wantInDiff: []string{`-{"status":"ready"}`, `+{"status": "ready"}`}},
+		// message/send answers 500: the script cannot read the task back.
+		{wire: "a2a", path: "/a2a/support/acme", status: http.StatusInternalServerError,
+			wantInDiff: []string{"-< 200", "+< 500", "exchange 3 of 5 (A) / 4 (B)"}},
 	} {
 		t.Run(p.wire, func(t *testing.T) {
 			b := recordThrough(ctx, t, bin, &p)
@@ -126,7 +132,11 @@ func (p *plant) proxy(target string) http.Handler {
 			w.Header().Set(name, value)
 		}
 		w.Header().Del("Content-Length")
-		w.WriteHeader(resp.StatusCode)
+		status := resp.StatusCode
+		if planted && p.status != 0 {
+			status = p.status
+		}
+		w.WriteHeader(status)
 		_, _ = w.Write(data)
 	})
 }

@@ -103,7 +103,11 @@ func (n *normalizer) body(contentType string, data []byte) string {
 // pretty (the comparison itself is of the bodies as sent).
 func (e exchange) render(pretty bool) []string {
 	lines := []string{"> " + strings.ReplaceAll(e.request, "\n", "\n> ")}
-	lines = append(lines, fmt.Sprintf("< %d", e.status))
+	if e.status == stopped {
+		lines = append(lines, "< (no answer the script could go on with)")
+	} else {
+		lines = append(lines, fmt.Sprintf("< %d", e.status))
+	}
 	for _, h := range e.header {
 		lines = append(lines, "< "+h)
 	}

@@ -31,6 +31,11 @@ func compareWires(a, b []exchange) []wireVerdict {
 	return out
 }
 
+// stopped reports whether the script of the wire stopped early on A.
+func (v wireVerdict) stopped() bool {
+	return len(v.a) > 0 && v.a[len(v.a)-1].status == stopped
+}
+
 func ofWire(recs []exchange, wire string) []exchange {
 	var out []exchange
 	for _, e := range recs {
@@ -48,6 +53,11 @@ func writeWireVerdicts(w io.Writer, a, b []exchange) int {
 	verdicts := compareWires(a, b)
 	differ := 0
 	for _, v := range verdicts {
+		if v.first < 0 && v.stopped() {
+			differ++ // the same, but the script did not get through
+			fmt.Fprintf(w, "%-10s STOPPED    on both, after %d exchanges: %s\n", v.wire, len(v.a)-1, v.a[len(v.a)-1].body)
+			continue
+		}
 		if v.first < 0 {
 			fmt.Fprintf(w, "%-10s same       %d exchanges\n", v.wire, len(v.a))
 			continue
