@@ -96,8 +96,9 @@ func (s *sideBySide) mockEnv() []string {
 
 // processTurn adds one binary's process figures for its turn of a round:
 // the median of --samples cold starts on the workload app and on an app of
-// --routes routes, then a fresh server's RSS idle and after --threads
-// runs/wait on fresh threads, and the SQLite bytes per thread it leaves.
+// --routes routes, and of as many `dawn routes --json` and `dawn check` on
+// that app, then a fresh server's RSS idle and after --threads runs/wait
+// on fresh threads, and the SQLite bytes per thread it leaves.
 func (s *sideBySide) processTurn(ctx context.Context, c *comparison, r compareRound) error {
 	bin, second := s.bins[r.s], r.s == 1
 	dir := filepath.Join(s.tmp, fmt.Sprintf("r%d-%c", r.round+1, 'a'+r.s))
@@ -122,6 +123,24 @@ func (s *sideBySide) processTurn(ctx context.Context, c *comparison, r compareRo
 			ds = append(ds, d)
 		}
 		c.add(app.name, "ms", second, median(millis(ds)))
+	}
+	b.dawn = bin
+	for _, cmd := range []struct {
+		name string
+		args []string
+	}{
+		{"dawn routes --json", []string{"routes", "--app", many, "--json"}},
+		{"dawn check", []string{"check", "--app", many}},
+	} {
+		var ds []time.Duration
+		for range s.o.samples {
+			d, err := b.timeCommand(ctx, cmd.args...)
+			if err != nil {
+				return err
+			}
+			ds = append(ds, d)
+		}
+		c.add(fmt.Sprintf("%s, %d routes", cmd.name, s.o.routes), "ms", second, median(millis(ds)))
 	}
 	return s.memoryTurn(ctx, c, r, filepath.Join(dir, "memory"))
 }
