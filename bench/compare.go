@@ -52,7 +52,10 @@ func (c *comparison) add(name, unit string, second bool, v float64) {
 // --runs with --concurrency clients and --stream-runs runs/stream; with
 // --aimock-url, the first round also reads the bytes and tokens each
 // server sent to the model for one run from aimock's journal.
-func runComparison(ctx context.Context, o options) (*comparison, error) {
+//
+// perTurn, when not nil, runs after each server's turn of a round and may
+// add figures of its own (side by side adds the process figures).
+func runComparison(ctx context.Context, o options, perTurn func(context.Context, *comparison, compareRound) error) (*comparison, error) {
 	c := &comparison{urlA: o.url, urlB: o.url2, rounds: o.rounds, byName: map[string]*compareFigure{}}
 	c.load[0] = loadAverage()
 	defer func() { c.load[1] = loadAverage() }()
@@ -80,6 +83,11 @@ func runComparison(ctx context.Context, o options) (*comparison, error) {
 			r := compareRound{o: o, srv: servers[s], round: round, s: s, tag: tag}
 			if err := c.measure(ctx, r); err != nil {
 				return nil, err
+			}
+			if perTurn != nil {
+				if err := perTurn(ctx, c, r); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -66,7 +66,7 @@ func TestComparisonAlternatesRounds(t *testing.T) {
 	a := apptest.New(t, dir, models.NewOffline(), apptest.Options{}).Serve(t)
 	b := apptest.New(t, dir, models.NewOffline(), apptest.Options{}).Serve(t)
 	o := options{url: a, url2: b, route: "/support/acme", runs: 3, concurrency: 2, streamRuns: 2, rounds: 3, warmup: 1}
-	c, err := runComparison(t.Context(), o)
+	c, err := runComparison(t.Context(), o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

