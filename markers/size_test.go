@@ -36,12 +36,16 @@ var wideInterfaces = map[string]string{
 	// it uses; every other consumer takes its parts.
 	"internal/store.Store": "the composition of the store's parts, held whole only where the store is opened and handed on",
 	// A database's statements, one method each, that the store's logic
-	// (written once over this contract) runs: the reads outside a
-	// transaction, the writes inside one, and the database around both.
-	// Each dialect implements them whole over one connection or
-	// transaction, so parts would not be consumed apart.
-	"internal/store/dialect.Reader":   "one method per read statement a database supplies",
-	"internal/store/dialect.Tx":       "one method per statement a database runs inside a write transaction",
+	// (written once over this contract) runs, in parts of at most 20
+	// methods by what each reads or writes (dialect.ThreadReader,
+	// RunReader, ..., ThreadTx, RunTx, HistoryTx, ...). The compositions
+	// stay whole: a dialect implements each over one connection or one
+	// transaction, and one write spans several parts (a run's end writes
+	// its run, events, checkpoint and webhook in one commit), so
+	// Database.Write hands the whole transaction and the store's helpers
+	// take the part they use.
+	"internal/store/dialect.Reader":   "the composition of the read parts, one method per read statement",
+	"internal/store/dialect.Tx":       "the composition of the write parts, one transaction across them",
 	"internal/store/dialect.Database": "Reader, and the write transaction and stats around it",
 }
 
