@@ -130,7 +130,7 @@ func New(st store.Store, a *app.App, opts Options) *Manager {
 	}
 	m.SetApp(a)
 	if m.webhooks != nil {
-		m.webhooks.Start(st)
+		m.webhooks.Start(m.outbox)
 		if q, ok := st.(queuedWebhooks); ok {
 			q.SetQueuedWebhook(m.queuedWebhook)
 		}
