@@ -35,14 +35,14 @@ type Options struct {
 // a database runs one; the store's ClaimCronTick gives each tick to one
 // of them.
 type Scheduler struct {
-	store store.Store
+	store store.Crons
 	start Starter
 	opts  Options
 }
 
 // New returns a Scheduler of the crons in st, starting their runs with
 // start.
-func New(st store.Store, start Starter, opts Options) *Scheduler {
+func New(st store.Crons, start Starter, opts Options) *Scheduler {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}

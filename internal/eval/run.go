@@ -9,12 +9,22 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/app"
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 	"github.com/google/uuid"
 	"github.com/tmc/langchaingo/llms"
 )
+
+// Runner is what an eval asks of the runner (runner.Manager's methods of
+// those names): the app its cases' routes are in, and starting and
+// resuming their runs.
+type Runner interface {
+	App() *app.App
+	Start(ctx context.Context, req runner.Request) (*runner.Run, error)
+	Resume(ctx context.Context, req runner.ResumeRequest) (*runner.Run, error)
+}
 
 // Options configure Run.
 type Options struct {
@@ -55,7 +65,7 @@ func (a Attempt) Pass() bool {
 
 // Run runs every case opts.Repeat times on m, at most opts.Concurrency at
 // once, and returns the report. Each attempt runs on a new thread.
-func Run(ctx context.Context, m *runner.Manager, cases []Case, opts Options) *Report {
+func Run(ctx context.Context, m Runner, cases []Case, opts Options) *Report {
 	repeat, workers := max(opts.Repeat, 1), max(opts.Concurrency, 1)
 	type job struct{ c, n int }
 	jobs := make(chan job)
@@ -92,7 +102,7 @@ func Run(ctx context.Context, m *runner.Manager, cases []Case, opts Options) *Re
 
 // runAttempt runs the case's setup turns and then its input on a new
 // thread, and checks what the input's run showed.
-func runAttempt(ctx context.Context, m *runner.Manager, c *Case, n int, opts Options) Attempt {
+func runAttempt(ctx context.Context, m Runner, c *Case, n int, opts Options) Attempt {
 	start := time.Now()
 	a := Attempt{Case: c, N: n}
 	defer func() { a.Duration = time.Since(start) }()
@@ -123,7 +133,7 @@ func runAttempt(ctx context.Context, m *runner.Manager, c *Case, n int, opts Opt
 	return a
 }
 
-func runCase(ctx context.Context, m *runner.Manager, c *Case) (Observation, error) {
+func runCase(ctx context.Context, m Runner, c *Case) (Observation, error) {
 	path, err := c.Path(m.App().Tree)
 	if err != nil {
 		return Observation{}, err
@@ -157,7 +167,7 @@ const maxResumes = 50
 // answerParks answers, with the case's answers, each park of the run
 // whose events are given and observes the whole run: it stops at a park
 // the answers do not cover, which the observation then shows as parked.
-func answerParks(ctx context.Context, m *runner.Manager, c *Case, resume runner.ResumeRequest, events []stream.Event) (Observation, error) {
+func answerParks(ctx context.Context, m Runner, c *Case, resume runner.ResumeRequest, events []stream.Event) (Observation, error) {
 	var all []stream.Event
 	var seen []Interrupt
 	for n := 0; ; n++ {

@@ -73,7 +73,7 @@ const notContinuedText = "the server stopped while this run was in flight, and t
 // every server sharing the store, at start-up and now and then: each run
 // is continued by one of them.
 func (m *Manager) ContinueOrphans(ctx context.Context) (continued, interrupted int, err error) {
-	claimed, interrupted, err := m.store.ClaimOrphans(ctx)
+	claimed, interrupted, err := m.runs.ClaimOrphans(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -176,7 +176,7 @@ type continuation struct {
 // committed. A run that saved a step goes on from it; one that saved none
 // starts over from its input, which only its kept request holds.
 func (c *continuation) load(ctx context.Context, m *Manager, p *capabilities.Prepared, req keptRequest) error {
-	cp, err := m.store.Latest(ctx, c.run.ThreadID)
+	cp, err := m.history.Latest(ctx, c.run.ThreadID)
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ const replayPage = 512
 func (c *continuation) replay(ctx context.Context, m *Manager) error {
 	var after int64
 	for {
-		page, err := m.store.EventsPage(ctx, c.run.ID, after, replayPage)
+		page, err := m.history.EventsPage(ctx, c.run.ID, after, replayPage)
 		if err != nil {
 			return err
 		}

@@ -123,7 +123,7 @@ func (m *Manager) Audit(ctx context.Context, e store.AuditEntry) {
 	if e.At.IsZero() {
 		e.At = time.Now().UTC()
 	}
-	if err := m.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
+	if err := m.audit.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
 		m.logger.Error("cannot append to the audit log", "action", e.Action, "thread", e.ThreadID, "user", e.User, "err", err)
 	}
 	m.tel.Audit(ctx, telemetry.AuditRecord{At: e.At, Action: e.Action, ThreadID: e.ThreadID, User: e.User, Service: e.Service, Outcome: e.Outcome, Detail: string(e.Detail)})

@@ -162,7 +162,7 @@ func (x *execution) outcome() {
 // checkpoint it started from and the run is deleted. When the store
 // cannot, the run is recorded as cancelled, its steps kept.
 func (x *execution) discard() bool {
-	err := x.m.store.DiscardRun(context.Background(), x.run.ID, x.base)
+	err := x.m.runs.DiscardRun(context.Background(), x.run.ID, x.base)
 	if err != nil {
 		x.m.logger.Error("cannot roll back a run; it is recorded as cancelled with its steps", "thread", x.run.ThreadID, "run", x.run.ID, "err", err)
 		return false

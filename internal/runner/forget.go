@@ -74,7 +74,7 @@ func (m *Manager) ForgetUser(ctx context.Context, user string) (Forgotten, error
 func (m *Manager) ownedThreads(ctx context.Context, user string) ([]string, error) {
 	var ids []string
 	for offset := 0; ; offset += 1000 {
-		page, err := m.store.SearchThreads(ctx, store.ThreadQuery{Owner: user, SortBy: "thread_id", SortOrder: "asc", Limit: 1000, Offset: offset})
+		page, err := m.threads.SearchThreads(ctx, store.ThreadQuery{Owner: user, SortBy: "thread_id", SortOrder: "asc", Limit: 1000, Offset: offset})
 		if err != nil {
 			return nil, err
 		}
@@ -116,13 +116,13 @@ func (m *Manager) stopRuns(ctx context.Context, threads []string) int {
 // dropQueued takes the queued runs of a thread off its queue; the
 // erasure deletes any it misses.
 func (m *Manager) dropQueued(ctx context.Context, threadID string) {
-	queued, err := m.store.QueuedRuns(ctx, threadID)
+	queued, err := m.queue.QueuedRuns(ctx, threadID)
 	if err != nil {
 		m.logger.Warn("cannot read the queue of a thread of a user being forgotten; the erasure deletes it", "thread", threadID, "err", err)
 		return
 	}
 	for _, q := range queued {
-		if err := m.store.DequeueRun(ctx, q.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := m.queue.DequeueRun(ctx, q.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			m.logger.Warn("cannot take a queued run of a user being forgotten off its queue; the erasure deletes it", "thread", threadID, "run", q.ID, "err", err)
 		}
 	}

@@ -69,14 +69,14 @@ func (h *loopHost) App() thread.State { return h.app() }
 func (h *loopHost) Steps() capabilities.StepRunner { return h.steps }
 
 // Items returns the store's key-value store for the route's tools.
-func (h *loopHost) Items() capabilities.ItemStore { return items{h.m.store} }
+func (h *loopHost) Items() capabilities.ItemStore { return items{h.m.items} }
 
 // appValues returns the app-wide values for run's hooks, read from the
 // store the first time a hook asks. A store that cannot read them gives
 // none: a tool a person allowed "always" then asks again, which is safe.
 func (m *Manager) appValues(run *Run) func() thread.State {
 	return sync.OnceValue(func() thread.State {
-		values, err := m.store.AppValues(context.Background())
+		values, err := m.values.AppValues(context.Background())
 		if err != nil {
 			m.logger.Error("cannot read the app's remembered decisions; they count as none for this run", "thread", run.ThreadID, "run", run.ID, "err", err)
 			return thread.State{}

@@ -13,7 +13,7 @@ import (
 // items is the store's key-value store as tools see it
 // (capabilities.ItemStore): per user, as the LangGraph Store API shows it
 // (ownership.Namespace), when the run acts for one.
-type items struct{ s store.Store }
+type items struct{ s store.Items }
 
 func (i items) Get(ctx context.Context, namespace []string, key string) (capabilities.StoreItem, bool, error) {
 	it, err := i.s.GetItem(ctx, ownership.Namespace(ctx, namespace), key)
@@ -53,4 +53,4 @@ func storeItem(ctx context.Context, it store.Item) capabilities.StoreItem {
 
 // Items is the app's item store as capabilities.AppHost lends it to a
 // capability's app endpoints: scoped by each call's context, as a tool's.
-func (m *Manager) Items() capabilities.ItemStore { return items{m.store} }
+func (m *Manager) Items() capabilities.ItemStore { return items{m.items} }

@@ -24,7 +24,7 @@ func (m *Manager) Thread(ctx context.Context, threadID string) (capabilities.Thr
 		return capabilities.ThreadView{}, err
 	}
 	run := m.Active(threadID)
-	cp, err := m.store.Latest(ctx, threadID)
+	cp, err := m.history.Latest(ctx, threadID)
 	if err != nil {
 		return capabilities.ThreadView{}, err
 	}
@@ -56,7 +56,7 @@ func (m *Manager) owned(ctx context.Context, threadID string) error {
 	if _, scoped := ownership.Owner(ctx); !scoped {
 		return nil
 	}
-	t, err := m.store.GetThread(ctx, threadID)
+	t, err := m.threads.GetThread(ctx, threadID)
 	if err == nil && !ownership.Sees(ctx, t.Owner) {
 		return fmt.Errorf("thread %q: %w", threadID, store.ErrNotFound)
 	}
@@ -138,7 +138,7 @@ func (m *Manager) signalSaved(ctx context.Context, threadID, signal string) erro
 	if err := m.settle(threadID); err != nil {
 		return err
 	}
-	cp, err := m.store.Latest(ctx, threadID)
+	cp, err := m.history.Latest(ctx, threadID)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (m *Manager) signalSaved(ctx context.Context, threadID, signal string) erro
 	if !ok {
 		return capabilities.ErrSignalRefused
 	}
-	err = m.store.SaveValues(ctx, threadID, cp.Step+1, values)
+	err = m.history.SaveValues(ctx, threadID, cp.Step+1, values)
 	if errors.Is(err, store.ErrBusy) {
 		return ErrBusy
 	}

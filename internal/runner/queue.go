@@ -66,7 +66,7 @@ func (m *Manager) Enqueue(ctx context.Context, req Request, notBefore time.Time)
 	// The thread a queued run creates is its caller's, as a started run's
 	// is: a run is never queued where its caller could not start it.
 	owner, _ := ownership.Owner(ctx)
-	q, err := m.store.EnqueueRun(ctx, store.QueuedRun{ID: uuid.NewString(), ThreadID: req.ThreadID, Route: prepared.Route.ID, Request: body, NotBefore: notBefore, Owner: owner, Ephemeral: ephemeralThread(ctx)}, DefaultQueueBound)
+	q, err := m.queue.EnqueueRun(ctx, store.QueuedRun{ID: uuid.NewString(), ThreadID: req.ThreadID, Route: prepared.Route.ID, Request: body, NotBefore: notBefore, Owner: owner, Ephemeral: ephemeralThread(ctx)}, DefaultQueueBound)
 	if errors.Is(err, store.ErrQueueFull) {
 		return store.Run{}, fmt.Errorf("thread %s: %w", req.ThreadID, ErrQueueFull)
 	}
@@ -81,7 +81,7 @@ func (m *Manager) Enqueue(ctx context.Context, req Request, notBefore time.Time)
 // and is recorded as cancelled. It fails with store.ErrNotFound when the
 // run is not queued.
 func (m *Manager) Dequeue(ctx context.Context, runID string) error {
-	if err := m.store.DequeueRun(ctx, runID); err != nil {
+	if err := m.queue.DequeueRun(ctx, runID); err != nil {
 		return err
 	}
 	m.wakeWebhooks()
@@ -95,7 +95,7 @@ func (m *Manager) AwaitStart(ctx context.Context, runID string) (store.Run, erro
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
-		r, err := m.store.GetRun(ctx, runID)
+		r, err := m.runs.GetRun(ctx, runID)
 		if err != nil || r.Status != store.RunPending {
 			return r, err
 		}
@@ -159,7 +159,7 @@ func (m *Manager) startDue(ctx context.Context, threadID string) {
 // (it was a fifth of a run's CPU). A failed read answers false, so the
 // due-run query runs and reports the failure.
 func (m *Manager) noneQueued(ctx context.Context) bool {
-	queued, err := m.store.AnyQueued(ctx)
+	queued, err := m.queue.AnyQueued(ctx)
 	return err == nil && !queued
 }
 
@@ -172,7 +172,7 @@ func (m *Manager) noneQueued(ctx context.Context) bool {
 func (m *Manager) startDueRuns(ctx context.Context, threadID string) {
 	stayed := 0
 	for {
-		due, err := m.store.DueRuns(ctx, threadID, time.Now(), stayed, dueBatch)
+		due, err := m.queue.DueRuns(ctx, threadID, time.Now(), stayed, dueBatch)
 		if err != nil {
 			if ctx.Err() == nil && !m.Draining() {
 				m.logger.Debug("cannot read the queued runs; trying again shortly", "err", err)
@@ -208,7 +208,7 @@ func (m *Manager) startChain(ctx context.Context, q store.QueuedRun) int {
 		if !failed {
 			return outcome
 		}
-		next, err := m.store.DueRuns(ctx, q.ThreadID, time.Now(), 0, 1)
+		next, err := m.queue.DueRuns(ctx, q.ThreadID, time.Now(), 0, 1)
 		if err != nil || len(next) == 0 {
 			return queueStarted
 		}
@@ -254,7 +254,7 @@ func (m *Manager) startQueued(ctx context.Context, q store.QueuedRun) (outcome i
 // checkpoint is gone), and it can never start. A store that cannot say
 // counts as not queued: the run is tried again.
 func (m *Manager) stillQueued(ctx context.Context, id string) bool {
-	r, err := m.store.GetRun(ctx, id)
+	r, err := m.runs.GetRun(ctx, id)
 	return err == nil && r.Status == store.RunPending
 }
 
@@ -267,7 +267,7 @@ type queuedRequest struct {
 
 // failQueued ends queued run q with err, and reports whether it did.
 func (m *Manager) failQueued(ctx context.Context, q store.QueuedRun, err error) bool {
-	ferr := m.store.FailQueued(ctx, q.ID, errorText(err))
+	ferr := m.queue.FailQueued(ctx, q.ID, errorText(err))
 	if ferr == nil {
 		m.wakeWebhooks()
 	}

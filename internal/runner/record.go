@@ -54,7 +54,7 @@ func (m *Manager) finishStore(run *Run, status, errText string, record json.RawM
 
 func (m *Manager) record(end runEnd) error {
 	f := store.Finish{Status: end.status, Error: end.errText, Output: end.record, Webhook: end.webhook}
-	return m.store.EndRun(context.Background(), end.runID, f, end.events)
+	return m.runs.EndRun(context.Background(), end.runID, f, end.events)
 }
 
 // retryable reports whether recording a run's end failed because of the

@@ -120,7 +120,7 @@ func (m *Manager) RemoteRun(ctx context.Context, threadID string) (store.Run, bo
 	if m.notifier() == nil || m.Active(threadID) != nil {
 		return store.Run{}, false
 	}
-	runs, err := m.store.Runs(ctx, threadID)
+	runs, err := m.runs.Runs(ctx, threadID)
 	if err != nil {
 		return store.Run{}, false
 	}
@@ -161,7 +161,7 @@ func (m *Manager) WaitRemote(ctx context.Context, r store.Run, action string) (s
 		if err := waitWake(ctx, wake); err != nil {
 			return store.Run{}, err
 		}
-		cur, err := m.store.GetRun(ctx, r.ID)
+		cur, err := m.runs.GetRun(ctx, r.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			// Rolled back: the run and its steps are gone.
 			return store.Run{ID: r.ID, ThreadID: r.ThreadID, Route: r.Route, Status: store.RunCancelled}, nil
@@ -279,7 +279,7 @@ func (f *Follower) fill(ctx context.Context) error {
 	if f.ended == nil {
 		// The run's status first: its last events commit with its end,
 		// so the reads after a finished status have them all.
-		r, err := f.m.store.GetRun(ctx, f.runID)
+		r, err := f.m.runs.GetRun(ctx, f.runID)
 		if err != nil {
 			return err
 		}
@@ -290,7 +290,7 @@ func (f *Follower) fill(ctx context.Context) error {
 			f.wake, f.stop = f.m.wakeups(f.runID)
 		}
 	}
-	events, err := f.m.store.EventsPage(ctx, f.runID, f.after, followPage)
+	events, err := f.m.history.EventsPage(ctx, f.runID, f.after, followPage)
 	switch {
 	case err != nil:
 		return err
@@ -318,7 +318,7 @@ func (f *Follower) doneSeen(ctx context.Context) (bool, error) {
 	if f.after <= 0 {
 		return false, nil
 	}
-	last, err := f.m.store.EventsPage(ctx, f.runID, f.after-1, 1)
+	last, err := f.m.history.EventsPage(ctx, f.runID, f.after-1, 1)
 	if err != nil {
 		return false, err
 	}

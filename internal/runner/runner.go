@@ -50,7 +50,21 @@ type ModelFactory func(spec string) (llms.Model, error)
 
 // Manager starts runs and keeps track of those in flight.
 type Manager struct {
-	store  store.Store
+	// store is the whole store, which Store hands on and which may also
+	// notify other processes (store.Notifier) or forget a person
+	// (store.Forgetter); the manager works on it through its parts.
+	store   store.Store
+	threads store.Threads
+	runs    store.Runs
+	queue   store.Queue
+	history store.History
+	outputs store.ToolOutputs
+	values  store.AppValues
+	audit   store.AuditLog
+	items   store.Items
+	outbox  store.Webhooks
+	admin   store.Admin
+
 	app    atomic.Pointer[app.App]
 	env    func(string) string
 	logger *slog.Logger
@@ -100,7 +114,8 @@ type Options struct {
 // New returns a Manager running routes of a on st.
 func New(st store.Store, a *app.App, opts Options) *Manager {
 	m := &Manager{
-		store: st, env: opts.Env, logger: opts.Logger, newModel: opts.Models, tel: opts.Telemetry, webhooks: opts.Webhooks, maxRuns: max(opts.MaxRuns, 0),
+		store: st, threads: st, runs: st, queue: st, history: st, outputs: st, values: st, audit: st, items: st, outbox: st, admin: st,
+		env: opts.Env, logger: opts.Logger, newModel: opts.Models, tel: opts.Telemetry, webhooks: opts.Webhooks, maxRuns: max(opts.MaxRuns, 0),
 		models: map[string]llms.Model{}, active: map[string]*Run{},
 		unrecorded: map[string]runEnd{}, quit: make(chan struct{}),
 	}
@@ -115,7 +130,7 @@ func New(st store.Store, a *app.App, opts Options) *Manager {
 	}
 	m.SetApp(a)
 	if m.webhooks != nil {
-		m.webhooks.Start(st)
+		m.webhooks.Start(m.outbox)
 		if q, ok := st.(queuedWebhooks); ok {
 			q.SetQueuedWebhook(m.queuedWebhook)
 		}
@@ -139,7 +154,7 @@ func (m *Manager) SetApp(a *app.App) {
 		return
 	}
 	u := a.Config.Limits.WithDefaults().PerUser
-	m.store.SetQuotas(store.Quotas{Threads: u.Threads, Crons: u.Crons, QueuedRuns: u.QueuedRuns, Items: u.StoreItems})
+	m.admin.SetQuotas(store.Quotas{Threads: u.Threads, Crons: u.Crons, QueuedRuns: u.QueuedRuns, Items: u.StoreItems})
 }
 
 // Telemetry returns the run telemetry, nil when off.
@@ -349,7 +364,7 @@ func (m *Manager) agentConfig(a *app.App, p *capabilities.Prepared, params map[s
 		Park:           true,
 		RecordStarted:  a.Config.Runs.ContinueOrphans,
 		Models:         m.Model,
-		Outputs:        toolOutputs{m.store, threadID},
+		Outputs:        toolOutputs{m.outputs, threadID},
 		ThreadID:       threadID,
 	}
 	if m.tel != nil {
@@ -418,7 +433,7 @@ func (m *Manager) startValues(ctx context.Context, run *Run, adm *admission, cp 
 	for _, r := range adm.resolved {
 		maps.Copy(remember, r.Remember)
 	}
-	if err := m.store.SetAppValues(ctx, scopeRemembered(ctx, remember)); err != nil {
+	if err := m.values.SetAppValues(ctx, scopeRemembered(ctx, remember)); err != nil {
 		m.finishStore(run, store.RunInterrupted, err.Error(), nil, nil, nil)
 		return nil, err
 	}
@@ -434,7 +449,7 @@ func (m *Manager) prepareThread(ctx context.Context, run *Run, p *capabilities.P
 	// The caller's user owns a thread the run creates; another user's
 	// thread is not found (ownership.Owner: "" checks nothing).
 	owner, _ := ownership.Owner(ctx)
-	cp, err := m.store.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Ephemeral: ephemeralThread(ctx), Queued: run.queued, Request: run.request, Metadata: run.metadata, ThreadMetadata: run.threadMetadata, Attrs: run.attrs, Checkpoint: from}, check)
+	cp, err := m.runs.BeginRunChecked(ctx, store.Run{ID: run.ID, ThreadID: run.ThreadID, Route: p.Route.ID, Status: store.RunRunning, Owner: owner, Ephemeral: ephemeralThread(ctx), Queued: run.queued, Request: run.request, Metadata: run.metadata, ThreadMetadata: run.threadMetadata, Attrs: run.attrs, Checkpoint: from}, check)
 	if errors.Is(err, store.ErrBusy) {
 		return store.Checkpoint{}, ErrBusy
 	}
@@ -563,7 +578,7 @@ func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
 	if err := m.settle(threadID); err != nil {
 		return err
 	}
-	if err := m.store.DeleteThread(ctx, threadID); err != nil {
+	if err := m.threads.DeleteThread(ctx, threadID); err != nil {
 		return err
 	}
 	m.cleanThread(ctx, threadID)

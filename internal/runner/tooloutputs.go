@@ -11,7 +11,7 @@ import (
 // toolOutputs is the store's tool outputs of one thread as hooks and tools
 // see them (capabilities.ToolOutputStore).
 type toolOutputs struct {
-	s        store.Store
+	s        store.ToolOutputs
 	threadID string
 }
 
@@ -33,5 +33,5 @@ func (o toolOutputs) Read(ctx context.Context, id string, offset, limit int64) (
 // ToolOutputs returns the tool outputs stored with thread threadID
 // (capabilities.ToolOutputHost).
 func (m *Manager) ToolOutputs(threadID string) capabilities.ToolOutputStore {
-	return toolOutputs{m.store, threadID}
+	return toolOutputs{m.outputs, threadID}
 }

@@ -29,7 +29,7 @@ type Webhooks interface {
 // records it, so that every server on the store answers the same; it
 // fails with store.ErrNotFound for a run without one (or one swept).
 func (m *Manager) WebhookDelivery(ctx context.Context, runID string) (webhook.Delivery, error) {
-	w, err := m.store.GetWebhook(ctx, runID)
+	w, err := m.outbox.GetWebhook(ctx, runID)
 	if err != nil {
 		return webhook.Delivery{}, err
 	}
@@ -87,7 +87,7 @@ func (m *Manager) addWebhook(run *Run, hook *store.Webhook) {
 		return
 	}
 	hook.RunID, hook.ThreadID = run.ID, run.ThreadID
-	if err := m.store.AddWebhook(context.Background(), *hook); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := m.outbox.AddWebhook(context.Background(), *hook); err != nil && !errors.Is(err, store.ErrNotFound) {
 		m.logger.Error("cannot record the webhook of a rolled-back run; it is not sent", "thread", run.ThreadID, "run", run.ID, "err", err)
 	}
 }
@@ -149,7 +149,7 @@ func (m *Manager) Notify(ctx context.Context, hook store.Webhook) error {
 		return &InputError{Msg: "webhook is not available on this server: it runs without webhook settings"}
 	}
 	hook.MaxAttempts = m.webhooks.Attempts()
-	if err := m.store.AddWebhook(ctx, hook); err != nil {
+	if err := m.outbox.AddWebhook(ctx, hook); err != nil {
 		return err
 	}
 	m.webhooks.Wake()

@@ -95,10 +95,10 @@ func (s *Service) startClearing(ctx context.Context, req runner.Request, rollbac
 // cannot say counts as not empty, so the run is queued rather than
 // jumping the queue.
 func (s *Service) queueEmpty(ctx context.Context, threadID string) bool {
-	if queued, err := s.store.AnyQueued(ctx); err == nil && !queued {
+	if queued, err := s.queue.AnyQueued(ctx); err == nil && !queued {
 		return true
 	}
-	waiting, err := s.store.QueuedRuns(ctx, threadID)
+	waiting, err := s.queue.QueuedRuns(ctx, threadID)
 	return err == nil && len(waiting) == 0
 }
 
@@ -115,7 +115,7 @@ func (s *Service) ClearThread(ctx context.Context, threadID string, rollback boo
 }
 
 func (s *Service) clearThread(ctx context.Context, threadID string, rollback bool) error {
-	waiting, err := s.store.QueuedRuns(ctx, threadID)
+	waiting, err := s.queue.QueuedRuns(ctx, threadID)
 	if err != nil {
 		return err
 	}

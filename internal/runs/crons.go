@@ -14,12 +14,12 @@ import (
 // owner (see StartCrons).
 func (s *Service) CreateCron(ctx context.Context, c store.Cron) (store.Cron, error) {
 	c.Owner, _ = ownership.Owner(ctx)
-	return s.store.CreateCron(ctx, c)
+	return s.crons.CreateCron(ctx, c)
 }
 
 // UpdateCron changes a cron of ctx's user.
 func (s *Service) UpdateCron(ctx context.Context, id string, change func(*store.Cron) error) (store.Cron, error) {
-	return s.store.UpdateCron(ctx, id, func(c *store.Cron) error {
+	return s.crons.UpdateCron(ctx, id, func(c *store.Cron) error {
 		if !ownership.Sees(ctx, c.Owner) {
 			return fmt.Errorf("cron %q: %w", id, store.ErrNotFound)
 		}
@@ -30,7 +30,7 @@ func (s *Service) UpdateCron(ctx context.Context, id string, change func(*store.
 // DeleteCron deletes a cron of ctx's user.
 func (s *Service) DeleteCron(ctx context.Context, id string) error {
 	if owner, scoped := ownership.Owner(ctx); scoped {
-		n, err := s.store.CountCrons(ctx, store.CronQuery{ID: id, Owner: owner})
+		n, err := s.crons.CountCrons(ctx, store.CronQuery{ID: id, Owner: owner})
 		if err != nil {
 			return err
 		}
@@ -38,19 +38,19 @@ func (s *Service) DeleteCron(ctx context.Context, id string) error {
 			return fmt.Errorf("cron %q: %w", id, store.ErrNotFound)
 		}
 	}
-	return s.store.DeleteCron(ctx, id)
+	return s.crons.DeleteCron(ctx, id)
 }
 
 // SearchCrons and CountCrons see ctx's user's crons only.
 func (s *Service) SearchCrons(ctx context.Context, q store.CronQuery) ([]store.Cron, error) {
 	q.Owner, _ = ownership.Owner(ctx)
-	return s.store.SearchCrons(ctx, q)
+	return s.crons.SearchCrons(ctx, q)
 }
 
 // CountCrons: see SearchCrons.
 func (s *Service) CountCrons(ctx context.Context, q store.CronQuery) (int, error) {
 	q.Owner, _ = ownership.Owner(ctx)
-	return s.store.CountCrons(ctx, q)
+	return s.crons.CountCrons(ctx, q)
 }
 
 // StartCrons makes st the starter of every tick's run, run as the cron's
@@ -83,5 +83,5 @@ func (s *Service) ServeCrons(opts crons.Options) {
 		<-s.m.Stopped()
 		cancel()
 	}()
-	go crons.New(s.store, s.cronStarter, opts).Run(ctx)
+	go crons.New(s.crons, s.cronStarter, opts).Run(ctx)
 }

@@ -16,23 +16,23 @@ import (
 
 // PutItem puts an item in ctx's user's namespace.
 func (s *Service) PutItem(ctx context.Context, namespace []string, key string, value json.RawMessage) error {
-	return s.store.PutItem(ctx, ownership.Namespace(ctx, namespace), key, value)
+	return s.items.PutItem(ctx, ownership.Namespace(ctx, namespace), key, value)
 }
 
 // PutItemTTL puts an item that expires.
 func (s *Service) PutItemTTL(ctx context.Context, namespace []string, key string, value json.RawMessage, ttl time.Duration) error {
-	return s.store.PutItemTTL(ctx, ownership.Namespace(ctx, namespace), key, value, ttl)
+	return s.items.PutItemTTL(ctx, ownership.Namespace(ctx, namespace), key, value, ttl)
 }
 
 // GetItem reads an item, moving its expiry.
 func (s *Service) GetItem(ctx context.Context, namespace []string, key string) (store.Item, error) {
-	it, err := s.store.GetItem(ctx, ownership.Namespace(ctx, namespace), key)
+	it, err := s.items.GetItem(ctx, ownership.Namespace(ctx, namespace), key)
 	return ownedItem(ctx, it, err)
 }
 
 // PeekItem reads an item without moving its expiry.
 func (s *Service) PeekItem(ctx context.Context, namespace []string, key string) (store.Item, error) {
-	it, err := s.store.PeekItem(ctx, ownership.Namespace(ctx, namespace), key)
+	it, err := s.items.PeekItem(ctx, ownership.Namespace(ctx, namespace), key)
 	return ownedItem(ctx, it, err)
 }
 
@@ -48,13 +48,13 @@ func ownedItem(ctx context.Context, it store.Item, err error) (store.Item, error
 
 // DeleteItem deletes an item of ctx's user.
 func (s *Service) DeleteItem(ctx context.Context, namespace []string, key string) error {
-	return s.store.DeleteItem(ctx, ownership.Namespace(ctx, namespace), key)
+	return s.items.DeleteItem(ctx, ownership.Namespace(ctx, namespace), key)
 }
 
 // SearchItems searches ctx's user's items.
 func (s *Service) SearchItems(ctx context.Context, q store.ItemQuery) ([]store.Item, error) {
 	q.Prefix = ownership.Namespace(ctx, q.Prefix)
-	found, err := s.store.SearchItems(ctx, q)
+	found, err := s.items.SearchItems(ctx, q)
 	for i := range found {
 		found[i].Namespace, _ = ownership.Unnamespace(ctx, found[i].Namespace)
 	}
@@ -67,7 +67,7 @@ func (s *Service) ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([
 	if _, scoped := ownership.Owner(ctx); scoped && q.MaxDepth > 0 {
 		q.MaxDepth += 2
 	}
-	found, err := s.store.ListNamespaces(ctx, q)
+	found, err := s.items.ListNamespaces(ctx, q)
 	out := found[:0]
 	for _, ns := range found {
 		if ns, ok := ownership.Unnamespace(ctx, ns); ok && len(ns) > 0 {

@@ -12,15 +12,22 @@ import (
 // Its methods take the request's context, whose identity
 // (ownership.Owner) decides what the caller may reach.
 type Service struct {
-	m     *runner.Manager
-	store store.Store
+	m *runner.Manager
+	// The parts of the runner's store the service reads and keeps.
+	threads store.Threads
+	runs    store.Runs
+	queue   store.Queue
+	history store.History
+	crons   store.Crons
+	items   store.Items
 	// cronStarter starts the runs of cron ticks, given by a wire.
 	cronStarter crons.Starter
 }
 
 // New returns the service of the runs m manages.
 func New(m *runner.Manager) *Service {
-	return &Service{m: m, store: m.Store()}
+	st := m.Store()
+	return &Service{m: m, threads: st, runs: st, queue: st, history: st, crons: st, items: st}
 }
 
 // Runner is the runner the service starts runs on.

@@ -28,7 +28,7 @@ func runNotFound(id string) error { return fmt.Errorf("run %q: %w", id, store.Er
 
 // GetThread is the store's, with another user's thread not found.
 func (s *Service) GetThread(ctx context.Context, id string) (store.Thread, error) {
-	t, err := s.store.GetThread(ctx, id)
+	t, err := s.threads.GetThread(ctx, id)
 	if err == nil && !ownership.Sees(ctx, t.Owner) {
 		return store.Thread{}, MissingThread(id)
 	}
@@ -52,7 +52,7 @@ func (s *Service) NotOthers(ctx context.Context, id string) error {
 	if _, scoped := ownership.Owner(ctx); !scoped {
 		return nil
 	}
-	t, err := s.store.GetThread(ctx, id)
+	t, err := s.threads.GetThread(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil
@@ -73,7 +73,7 @@ func (s *Service) CreateThread(ctx context.Context, id string, metadata json.Raw
 // last update (0: never).
 func (s *Service) CreateThreadTTL(ctx context.Context, id string, metadata json.RawMessage, ttl time.Duration) (store.Thread, error) {
 	owner, _ := ownership.Owner(ctx)
-	return s.store.CreateOwnedThreadTTL(ctx, owner, id, metadata, ttl)
+	return s.threads.CreateOwnedThreadTTL(ctx, owner, id, metadata, ttl)
 }
 
 // DeleteThread deletes a thread ctx may see.
@@ -81,7 +81,7 @@ func (s *Service) DeleteThread(ctx context.Context, id string) error {
 	if err := s.Visible(ctx, id); err != nil {
 		return err
 	}
-	return s.store.DeleteThread(ctx, id)
+	return s.threads.DeleteThread(ctx, id)
 }
 
 // Latest is a thread's latest saved state.
@@ -89,7 +89,7 @@ func (s *Service) Latest(ctx context.Context, threadID string) (store.Checkpoint
 	if err := s.Visible(ctx, threadID); err != nil {
 		return store.Checkpoint{}, err
 	}
-	return s.store.Latest(ctx, threadID)
+	return s.history.Latest(ctx, threadID)
 }
 
 // Runs are a thread's runs, newest first.
@@ -97,7 +97,7 @@ func (s *Service) Runs(ctx context.Context, threadID string) ([]store.Run, error
 	if err := s.Visible(ctx, threadID); err != nil {
 		return nil, err
 	}
-	return s.store.Runs(ctx, threadID)
+	return s.runs.Runs(ctx, threadID)
 }
 
 // FinishedRuns lists a thread's successful runs.
@@ -105,12 +105,12 @@ func (s *Service) FinishedRuns(ctx context.Context, q store.FinishedQuery) ([]st
 	if err := s.Visible(ctx, q.ThreadID); err != nil {
 		return nil, err
 	}
-	return s.store.FinishedRuns(ctx, q)
+	return s.runs.FinishedRuns(ctx, q)
 }
 
 // GetRun is the store's, with a run on another user's thread not found.
 func (s *Service) GetRun(ctx context.Context, runID string) (store.Run, error) {
-	r, err := s.store.GetRun(ctx, runID)
+	r, err := s.runs.GetRun(ctx, runID)
 	if err == nil && s.Visible(ctx, r.ThreadID) != nil {
 		return store.Run{}, runNotFound(runID)
 	}
@@ -131,7 +131,7 @@ func (s *Service) Events(ctx context.Context, runID string, after int64) ([]stre
 	if err := s.RunVisible(ctx, runID); err != nil {
 		return nil, err
 	}
-	return s.store.Events(ctx, runID, after)
+	return s.history.Events(ctx, runID, after)
 }
 
 // EventsPage is Events with at most limit events.
@@ -139,20 +139,20 @@ func (s *Service) EventsPage(ctx context.Context, runID string, after int64, lim
 	if err := s.RunVisible(ctx, runID); err != nil {
 		return nil, err
 	}
-	return s.store.EventsPage(ctx, runID, after, limit)
+	return s.history.EventsPage(ctx, runID, after, limit)
 }
 
 // SearchThreads and CountThreads filter by the caller's user in the
 // database: no page or count holds another user's thread.
 func (s *Service) SearchThreads(ctx context.Context, q store.ThreadQuery) ([]store.Thread, error) {
 	q.Owner, _ = ownership.Owner(ctx)
-	return s.store.SearchThreads(ctx, q)
+	return s.threads.SearchThreads(ctx, q)
 }
 
 // CountThreads: see SearchThreads.
 func (s *Service) CountThreads(ctx context.Context, q store.ThreadQuery) (int, error) {
 	q.Owner, _ = ownership.Owner(ctx)
-	return s.store.CountThreads(ctx, q)
+	return s.threads.CountThreads(ctx, q)
 }
 
 // History, CheckpointAt, UpdateState, PatchThreadMetadata, SetThreadTTL
@@ -164,7 +164,7 @@ func (s *Service) History(ctx context.Context, threadID string, q store.HistoryQ
 	if err := s.Visible(ctx, threadID); err != nil {
 		return nil, err
 	}
-	return s.store.History(ctx, threadID, q)
+	return s.history.History(ctx, threadID, q)
 }
 
 // CheckpointAt reads one of a thread's kept checkpoints.
@@ -172,7 +172,7 @@ func (s *Service) CheckpointAt(ctx context.Context, threadID, id string) (store.
 	if err := s.Visible(ctx, threadID); err != nil {
 		return store.Checkpoint{}, err
 	}
-	return s.store.CheckpointAt(ctx, threadID, id)
+	return s.history.CheckpointAt(ctx, threadID, id)
 }
 
 // UpdateState keeps a new checkpoint outside any run.
@@ -180,7 +180,7 @@ func (s *Service) UpdateState(ctx context.Context, u store.StateUpdate) (store.C
 	if err := s.Visible(ctx, u.ThreadID); err != nil {
 		return store.Checkpoint{}, err
 	}
-	return s.store.UpdateState(ctx, u)
+	return s.history.UpdateState(ctx, u)
 }
 
 // PatchThreadMetadata merges patch into a thread's metadata.
@@ -188,7 +188,7 @@ func (s *Service) PatchThreadMetadata(ctx context.Context, id string, patch json
 	if err := s.Visible(ctx, id); err != nil {
 		return store.Thread{}, err
 	}
-	return s.store.PatchThreadMetadata(ctx, id, patch)
+	return s.threads.PatchThreadMetadata(ctx, id, patch)
 }
 
 // SetThreadTTL gives a thread ctx may see a new ttl.
@@ -196,7 +196,7 @@ func (s *Service) SetThreadTTL(ctx context.Context, id string, ttl time.Duration
 	if err := s.Visible(ctx, id); err != nil {
 		return store.Thread{}, err
 	}
-	return s.store.SetThreadTTL(ctx, id, ttl)
+	return s.threads.SetThreadTTL(ctx, id, ttl)
 }
 
 // CopyThread copies a thread ctx may see; the copy keeps the thread's
@@ -205,5 +205,5 @@ func (s *Service) CopyThread(ctx context.Context, fromID, toID string) (store.Th
 	if err := s.Visible(ctx, fromID); err != nil {
 		return store.Thread{}, err
 	}
-	return s.store.CopyThread(ctx, fromID, toID)
+	return s.threads.CopyThread(ctx, fromID, toID)
 }

@@ -157,7 +157,7 @@ func (s *DB) UpdateAssistant(ctx context.Context, id string, change func(*Assist
 	return out, err
 }
 
-func lockAssistant(ctx context.Context, tx dialect.Tx, id string) (dialect.AssistantRow, error) {
+func lockAssistant(ctx context.Context, tx dialect.AssistantTx, id string) (dialect.AssistantRow, error) {
 	r, err := tx.Assistant(ctx, id)
 	if errors.Is(err, dialect.ErrNoRow) {
 		return r, fmt.Errorf("assistant %q: %w", id, ErrNotFound)

@@ -431,7 +431,7 @@ func (s *DB) fork(ctx context.Context, tx dialect.Tx, threadID string, l dialect
 // row, or for the checkpoint where a step's input was added, the step's
 // branch and run with the input's message count and the state of the
 // step's parent.
-func forkPoint(ctx context.Context, tx dialect.Tx, threadPK, n int64) (dialect.CheckpointMeta, error) {
+func forkPoint(ctx context.Context, tx dialect.HistoryTx, threadPK, n int64) (dialect.CheckpointMeta, error) {
 	m, err := tx.Checkpoint(ctx, threadPK, n&^inputFlag)
 	if err != nil || n&inputFlag == 0 {
 		return m, err
@@ -551,7 +551,7 @@ func (s *DB) UpdateState(ctx context.Context, u StateUpdate) (Checkpoint, error)
 }
 
 // lockIdle locks a thread that has no run in flight.
-func lockIdle(ctx context.Context, tx dialect.Tx, threadID string) (dialect.ThreadLock, error) {
+func lockIdle(ctx context.Context, tx dialect.ThreadTx, threadID string) (dialect.ThreadLock, error) {
 	l, err := tx.LockThread(ctx, threadID)
 	switch {
 	case errors.Is(err, dialect.ErrNoRow):
@@ -600,7 +600,7 @@ func (u StateUpdate) source() string {
 // made by source, leaves the thread l locked as its head checkpoint is:
 // the same values, and a head made by the same source (a checkpoint made
 // by another node says something new even with the same values).
-func unchanged(ctx context.Context, tx dialect.Tx, l dialect.ThreadLock, source string, before, after thread.State) (bool, error) {
+func unchanged(ctx context.Context, tx dialect.HistoryTx, l dialect.ThreadLock, source string, before, after thread.State) (bool, error) {
 	if l.Head == 0 || l.Head&inputFlag != 0 || len(before) != len(after) {
 		return false, nil
 	}

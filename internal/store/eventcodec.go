@@ -88,7 +88,7 @@ func (ps packers) put(p *packer) {
 
 // insertEvents packs events as the database stores them and appends them
 // to a run's log.
-func (s *DB) insertEvents(ctx context.Context, tx dialect.Tx, threadPK, runPK int64, events []stream.Event) error {
+func (s *DB) insertEvents(ctx context.Context, tx dialect.RunTx, threadPK, runPK int64, events []stream.Event) error {
 	if len(events) == 0 {
 		return nil
 	}

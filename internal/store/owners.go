@@ -111,7 +111,7 @@ func (s *DB) renewed(expires int64) {
 // another store removed it, and renewed says when the lease then ends, to
 // record once that transaction has committed. Should it roll back, so does
 // the renewal, and the next run tries again.
-func (s *DB) ownerOfNewRun(ctx context.Context, tx dialect.Tx) (pk, renewed int64, err error) {
+func (s *DB) ownerOfNewRun(ctx context.Context, tx dialect.OwnerTx) (pk, renewed int64, err error) {
 	at := s.leaseNow()
 	if s.own.expires.Load()-at.UnixNano() >= int64(s.lease/2) {
 		return s.own.pk, 0, nil
@@ -182,7 +182,7 @@ func (s *DB) recoverOrphans(ctx context.Context, claim bool) (claimed []Run, n i
 // kept their request, and returns them. live holds the owners still alive
 // (this store among them): a run another store claimed while this one
 // waited for its lock names a live owner, and is left to it.
-func (s *DB) claimOrphans(ctx context.Context, tx dialect.Tx, live map[int64]bool) ([]Run, error) {
+func (s *DB) claimOrphans(ctx context.Context, tx dialect.OwnerTx, live map[int64]bool) ([]Run, error) {
 	rows, err := tx.OrphanRuns(ctx)
 	if err != nil || len(rows) == 0 {
 		return nil, err
@@ -226,7 +226,7 @@ func (s *DB) mayJudge() bool {
 // its lease expires anyway. A database shared by many machines keeps no
 // host key, and there only the lease judges. It returns the owners left,
 // this store among them.
-func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.Tx, owners []dialect.OwnerRow) (live map[int64]bool, err error) {
+func (s *DB) dropGoneOwners(ctx context.Context, tx dialect.OwnerTx, owners []dialect.OwnerRow) (live map[int64]bool, err error) {
 	live = map[int64]bool{s.own.pk: true}
 	for _, o := range owners {
 		if s.ownerGone(o) {

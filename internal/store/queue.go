@@ -186,7 +186,7 @@ func (s *DB) endQueued(ctx context.Context, runID, status, errText string) error
 
 // queuedDelivery records, in tx, the webhook delivery of queued run q
 // ending with status and errText, when its request asked for one.
-func (s *DB) queuedDelivery(ctx context.Context, tx dialect.Tx, q dialect.QueuedRow, status, errText string) error {
+func (s *DB) queuedDelivery(ctx context.Context, tx dialect.WebhookTx, q dialect.QueuedRow, status, errText string) error {
 	f := s.queuedWebhook.Load()
 	if f == nil {
 		return nil
@@ -207,7 +207,7 @@ func (s *DB) queuedDelivery(ctx context.Context, tx dialect.Tx, q dialect.Queued
 // dequeue takes queued run id out of the queue inside the transaction
 // that starts it: ErrNotFound when another process started or a client
 // cancelled it meanwhile.
-func dequeue(ctx context.Context, tx dialect.Tx, id string) error {
+func dequeue(ctx context.Context, tx dialect.QueueTx, id string) error {
 	_, err := tx.DeleteQueued(ctx, id)
 	if errors.Is(err, dialect.ErrNoRow) {
 		return fmt.Errorf("queued run %q: %w", id, ErrNotFound)

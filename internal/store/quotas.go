@@ -69,7 +69,7 @@ func (q *quotas) get() Quotas {
 // checkOwned fails with a *QuotaError when owner has more of what than
 // its quota (limit), counted inside tx after the write that adds one: the
 // transaction then rolls the write back.
-func checkOwned(ctx context.Context, tx dialect.Tx, what, owner string, limit int) error {
+func checkOwned(ctx context.Context, tx dialect.ThreadTx, what, owner string, limit int) error {
 	if owner == "" || limit <= 0 {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (s *DB) checkThreads(ctx context.Context, tx dialect.Tx, owner string) erro
 
 // checkItems fails with a *QuotaError when the user whose namespace
 // holds an item just put has more live items than the quota.
-func (s *DB) checkItems(ctx context.Context, tx dialect.Tx, namespace []string, at int64) error {
+func (s *DB) checkItems(ctx context.Context, tx dialect.ItemTx, namespace []string, at int64) error {
 	limit := s.quota.get().Items
 	if limit <= 0 || len(namespace) < 2 || namespace[0] != owners.UsersLabel {
 		return nil

@@ -32,7 +32,7 @@ func (u StateUpdate) merge(cp Checkpoint) (keep int, tail []thread.Message, valu
 // of its head; otherwise on a new branch that shares the head's first keep
 // messages, where the update's messages follow them. The old branch and the
 // checkpoints on it keep their messages.
-func branchAt(ctx context.Context, tx dialect.Tx, threadID string, l dialect.ThreadLock, keep int64) (dialect.ThreadLock, error) {
+func branchAt(ctx context.Context, tx dialect.HistoryTx, threadID string, l dialect.ThreadLock, keep int64) (dialect.ThreadLock, error) {
 	if keep == l.Messages {
 		return l, nil
 	}

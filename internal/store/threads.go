@@ -183,7 +183,7 @@ func mergeMetadata(old string, add map[string]json.RawMessage) (string, bool) {
 
 // patchMetadata sets the members of add in the metadata of the thread
 // the transaction locked, writing only when that changes it.
-func patchMetadata(ctx context.Context, tx dialect.Tx, threadPK int64, add map[string]json.RawMessage, now int64) error {
+func patchMetadata(ctx context.Context, tx dialect.ThreadTx, threadPK int64, add map[string]json.RawMessage, now int64) error {
 	if len(add) == 0 {
 		return nil
 	}

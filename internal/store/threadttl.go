@@ -103,7 +103,7 @@ func (s *DB) sweepExpired(ctx context.Context) (int, error) {
 // sweepBatch is one transaction of SweepThreads: it deletes the expired
 // threads it may and restarts the clock of the others; seen is how many
 // expired threads it took.
-func (s *DB) sweepBatch(ctx context.Context, tx dialect.Tx, at int64) (deleted, seen int, err error) {
+func (s *DB) sweepBatch(ctx context.Context, tx dialect.ThreadTx, at int64) (deleted, seen int, err error) {
 	threads, err := tx.ExpiredThreads(ctx, at, threadSweepBatch)
 	if err != nil {
 		return 0, 0, err

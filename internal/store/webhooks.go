@@ -77,7 +77,7 @@ func (s *DB) webhookRow(w *Webhook, runID, threadID string, threadPK int64) dial
 }
 
 // insertWebhook records w as the delivery of the run being ended in tx.
-func (s *DB) insertWebhook(ctx context.Context, tx dialect.Tx, w *Webhook, l dialect.RunLock, runID string) error {
+func (s *DB) insertWebhook(ctx context.Context, tx dialect.WebhookTx, w *Webhook, l dialect.RunLock, runID string) error {
 	if err := tx.InsertWebhook(ctx, s.webhookRow(w, runID, l.ThreadID, l.ThreadPK)); err != nil {
 		return fmt.Errorf("store: run %q: record its webhook: %w", runID, err)
 	}
@@ -199,7 +199,7 @@ func (s *DB) claimDue(ctx context.Context, tx dialect.Tx, at int64, limit int, h
 // as dropGoneOwners judges them, without removing the others (recovery
 // does that, and ends their runs). A store that may not judge leases yet
 // (see mayJudge) counts every owner that has a row as alive.
-func (s *DB) liveOwners(ctx context.Context, tx dialect.Tx) (map[int64]bool, error) {
+func (s *DB) liveOwners(ctx context.Context, tx dialect.OwnerTx) (map[int64]bool, error) {
 	owners, err := tx.Owners(ctx, s.own.pk, s.leaseNow())
 	if err != nil {
 		return nil, err

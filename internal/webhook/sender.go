@@ -126,7 +126,7 @@ type Config struct {
 }
 
 // Outbox is where deliveries wait to be sent: the store's webhook outbox
-// (store.Store's methods of those names).
+// (store.Webhooks's methods of those names).
 type Outbox interface {
 	ClaimWebhooks(ctx context.Context, limit int, hold time.Duration) ([]store.Webhook, error)
 	RecordWebhookAttempt(ctx context.Context, runID string, a store.WebhookAttempt) error

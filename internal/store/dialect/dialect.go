@@ -51,27 +51,75 @@ type Database interface {
 	Close() error
 }
 
-// Reader is what the store reads outside a write transaction. Each call
-// reads one consistent snapshot.
+// Reader is what the store reads outside a write transaction, in parts
+// by what each reads. Each call reads one consistent snapshot.
 type Reader interface {
-	AuditReader
+	ThreadReader
+	RunReader
+	HistoryReader
+	QueueReader
+	CronReader
+	AssistantReader
+	ItemReader
+	WebhookReader
+	AppReader
+}
+
+// ThreadReader reads threads: one by id, a search and its count,
+// whether any thread is due for a sweep, and the tool outputs kept with
+// a thread.
+type ThreadReader interface {
 	Thread(ctx context.Context, id string) (ThreadRow, error)
+	SearchThreads(ctx context.Context, f ThreadFilter) ([]ThreadRow, error)
+	CountThreads(ctx context.Context, f ThreadFilter) (int, error)
+	// AnyExpiredThread reports whether any thread expired by at, from the
+	// index of the threads that have a TTL.
+	AnyExpiredThread(ctx context.Context, at int64) (bool, error)
+	// AnyEphemeralDue reports whether an ephemeral thread is due for a
+	// sweep's look at at, from the index of the ephemeral threads.
+	AnyEphemeralDue(ctx context.Context, at int64) (bool, error)
+	// ToolOutput reads at most limit bytes from byte offset of the tool
+	// output id of thread threadID, with its tool and whole size, or
+	// ErrNoRow.
+	ToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutputRow, error)
+}
+
+// RunReader reads runs, their event logs and the finished runs of a
+// thread.
+type RunReader interface {
 	// Runs returns the runs whose id (byThread false) or thread id
 	// (byThread true) is id, newest first.
 	Runs(ctx context.Context, id string, byThread bool) ([]RunRow, error)
 	RunExists(ctx context.Context, id string) (bool, error)
+	// Events reads a run's events with seq above after, in seq order, at
+	// most limit of them (0: all).
+	Events(ctx context.Context, runID string, after int64, limit int, each func(EventRow) error) error
+	FinishedRuns(ctx context.Context, f FinishedFilter, each func(FinishedRow) error) error
+}
+
+// HistoryReader reads the checkpoints of a thread: its head, its kept
+// checkpoints, the segments and messages of its branches, and its
+// parts.
+type HistoryReader interface {
 	// Latest reads a thread's checkpoint, head row first (see
 	// CheckpointRow); no row at all means no such thread. The messages
 	// are those of the head's branch only: a forked branch's inherited
 	// ones are read with Segments and Messages.
 	Latest(ctx context.Context, threadID string, each func(CheckpointRow) error) error
-	// Events reads a run's events with seq above after, in seq order, at
-	// most limit of them (0: all).
-	Events(ctx context.Context, runID string, after int64, limit int, each func(EventRow) error) error
-	SearchThreads(ctx context.Context, f ThreadFilter) ([]ThreadRow, error)
-	CountThreads(ctx context.Context, f ThreadFilter) (int, error)
-	FinishedRuns(ctx context.Context, f FinishedFilter, each func(FinishedRow) error) error
-	AppValues(ctx context.Context, each func(key, value string) error) error
+	// Checkpoints reads the kept checkpoints of a thread that f selects,
+	// highest step first.
+	Checkpoints(ctx context.Context, threadID string, f CheckpointFilter, each func(CheckpointMeta) error) error
+	// Segments reads the segments a thread's branch inherits, by lo.
+	Segments(ctx context.Context, threadID string, branch int64) ([]Segment, error)
+	// Messages reads the message rows of key with seq in [lo, hi), in seq
+	// order; Data is valid only during the callback.
+	Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error
+	// Parts reads every part row of a thread, in seq order.
+	Parts(ctx context.Context, threadID string, each func(CheckpointRow) error) error
+}
+
+// QueueReader reads the queued runs.
+type QueueReader interface {
 	// QueuedRows reads the queued run whose id (byThread false) or the queued
 	// runs whose thread id (byThread true) is id, in the order the queue
 	// takes them.
@@ -84,25 +132,26 @@ type Reader interface {
 	// at most q.Limit after q.Skip; q.ThreadID, when not empty, keeps to
 	// that thread.
 	DueQueued(ctx context.Context, q DueQuery) ([]QueuedRow, error)
-	// Checkpoints reads the kept checkpoints of a thread that f selects,
-	// highest step first.
-	Checkpoints(ctx context.Context, threadID string, f CheckpointFilter, each func(CheckpointMeta) error) error
-	// Segments reads the segments a thread's branch inherits, by lo.
-	Segments(ctx context.Context, threadID string, branch int64) ([]Segment, error)
-	// Messages reads the message rows of key with seq in [lo, hi), in seq
-	// order; Data is valid only during the callback.
-	Messages(ctx context.Context, threadID string, key, lo, hi int64, each func(seq int64, data []byte) error) error
-	// Parts reads every part row of a thread, in seq order.
-	Parts(ctx context.Context, threadID string, each func(CheckpointRow) error) error
+}
+
+// CronReader reads crons.
+type CronReader interface {
 	// Crons reads the crons f selects; CountCrons counts them, ignoring
 	// f's page.
 	Crons(ctx context.Context, f CronFilter) ([]CronRow, error)
 	CountCrons(ctx context.Context, f CronFilter) (int, error)
+}
+
+// AssistantReader reads assistants and their versions.
+type AssistantReader interface {
 	// Assistants reads the assistants (or versions) f selects;
 	// CountAssistants counts them, ignoring f's page.
 	Assistants(ctx context.Context, f AssistantFilter) ([]AssistantRow, error)
 	CountAssistants(ctx context.Context, f AssistantFilter) (int, error)
+}
 
+// ItemReader reads the items of the key-value store and their vectors.
+type ItemReader interface {
 	// Item reads one item of the key-value store, or ErrNoRow. Every item
 	// read skips the items that expired by at (ExpiresAt at or before it).
 	Item(ctx context.Context, namespace, key string, at int64) (ItemRow, error)
@@ -124,17 +173,10 @@ type Reader interface {
 	// an index of the expiring items that spares a sweep its write when
 	// none has.
 	AnyExpiredItem(ctx context.Context, at int64) (bool, error)
-	// AnyExpiredThread reports whether any thread expired by at, from the
-	// index of the threads that have a TTL.
-	AnyExpiredThread(ctx context.Context, at int64) (bool, error)
-	// AnyEphemeralDue reports whether an ephemeral thread is due for a
-	// sweep's look at at, from the index of the ephemeral threads.
-	AnyEphemeralDue(ctx context.Context, at int64) (bool, error)
+}
 
-	// ToolOutput reads at most limit bytes from byte offset of the tool
-	// output id of thread threadID, with its tool and whole size, or
-	// ErrNoRow.
-	ToolOutput(ctx context.Context, threadID, id string, offset, limit int64) (ToolOutputRow, error)
+// WebhookReader reads the webhook outbox.
+type WebhookReader interface {
 	// Webhook reads the webhook delivery of a run; AnyDueWebhook reports
 	// whether a pending one is due at at: one cheap read through the due
 	// index that spares a write transaction when none is.
@@ -142,36 +184,95 @@ type Reader interface {
 	AnyDueWebhook(ctx context.Context, at int64) (bool, error)
 }
 
-// Tx is a write transaction. Writes to one thread take turns: LockThread
-// and LockRun hold the thread against every other writer until commit.
+// Tx is a write transaction, in parts by what each writes. The parts are
+// one transaction, as one write spans them (a run's end writes its run,
+// its events, its checkpoint and its webhook delivery in one commit);
+// the store's helpers take the part they use. Writes to one thread take
+// turns: LockThread and LockRun hold the thread against every other
+// writer until commit.
 type Tx interface {
-	AuditWriter
-	// Latest is Reader.Latest inside the transaction.
-	Latest(ctx context.Context, threadID string, each func(CheckpointRow) error) error
+	ThreadTx
+	RunTx
+	HistoryTx
+	ItemTx
+	QueueTx
+	CronTx
+	AssistantTx
+	OwnerTx
+	WebhookTx
+	AppTx
+}
+
+// ThreadTx writes threads in a transaction: their insert, lock, status,
+// TTL, sweeps, metadata, tool outputs and deletion, and the count of
+// what an owner holds.
+type ThreadTx interface {
 	// InsertThread inserts a thread and returns its pk, or ErrTaken.
 	InsertThread(ctx context.Context, t ThreadRow) (int64, error)
 	// CountOwned counts the threads, crons or queued runs (OwnedThreads,
 	// OwnedCrons, OwnedQueued: the runs queued on its threads) of owner.
 	CountOwned(ctx context.Context, what, owner string) (int, error)
-	// CountItems counts the live items (at at) whose namespace begins
-	// with prefix.
-	CountItems(ctx context.Context, prefix string, at int64) (int, error)
 	// LockThread locks a thread and reads what writes check, or ErrNoRow.
 	LockThread(ctx context.Context, id string) (ThreadLock, error)
 	SetThreadStatus(ctx context.Context, threadPK int64, status string, now int64) error
 	DeleteThread(ctx context.Context, threadPK int64) error
+	// SetThreadTTL gives a thread the transaction locked a TTL (ttl, in
+	// nanoseconds) that expires at expiresAt, or none when ttl is 0.
+	SetThreadTTL(ctx context.Context, threadPK, ttl, expiresAt, now int64) error
+	// ExpiredThreads locks and reads at most limit of the threads that
+	// expired by at, soonest expired first, skipping those another
+	// transaction holds; Pending says, as of after the lock, whether the
+	// thread has a running or a queued run. RearmThread moves a thread's
+	// expiry to at plus its TTL.
+	ExpiredThreads(ctx context.Context, at int64, limit int) ([]ExpiredThread, error)
+	RearmThread(ctx context.Context, threadPK, at int64) error
+	// DueEphemeral locks and reads, as ExpiredThreads does, at most limit
+	// of the ephemeral threads due for a look at at, the longest due
+	// first; PostponeDelete makes a thread due again at at.
+	DueEphemeral(ctx context.Context, at int64, limit int) ([]ExpiredThread, error)
+	PostponeDelete(ctx context.Context, threadPK, at int64) error
+	// ThreadMetadata reads the metadata of a thread the transaction
+	// locked; SetThreadMetadata replaces it.
+	ThreadMetadata(ctx context.Context, threadPK int64) (string, error)
+	SetThreadMetadata(ctx context.Context, threadPK int64, metadata string, now int64) error
+	// InsertToolOutput keeps a tool output with its thread, or ErrTaken
+	// when the thread has one under its id. DeleteThread deletes it.
+	InsertToolOutput(ctx context.Context, threadPK int64, o ToolOutputRow, now int64) error
+}
+
+// RunTx writes runs in a transaction: their insert, lock, end, events
+// and rollback.
+type RunTx interface {
 	// InsertRun inserts a running run: ErrTaken when its id is used,
 	// ErrRunning when its thread has a running run.
 	InsertRun(ctx context.Context, r NewRun) error
 	// LockRun locks a run's thread and reads the run, or ErrNoRow.
 	LockRun(ctx context.Context, runID string) (RunLock, error)
 	FinishRun(ctx context.Context, runPK int64, status, errText string, output []byte, now int64) error
-	// InsertMessages appends messages to a branch (a history run key),
-	// numbered from first.
-	InsertMessages(ctx context.Context, threadPK, branch, first int64, data []string) error
 	// InsertEvent appends an event to a run's log; ev.Data is valid only
 	// during the call.
 	InsertEvent(ctx context.Context, threadPK, runPK int64, ev EventRow) error
+	// RunChanged tells followers of the run, in other processes, that it
+	// has new events once this transaction commits (a no-op where no
+	// other process can follow).
+	RunChanged(ctx context.Context, runID string) error
+	// DiscardRun deletes a run, its events, its kept checkpoints (by
+	// runID) and the messages of branch from number fromMessage on (a
+	// rollback).
+	DiscardRun(ctx context.Context, threadPK, runPK, branch, fromMessage int64, runID string) error
+	// InsertEndedRun inserts a run that has already ended with status,
+	// such as a queued run that could not start.
+	InsertEndedRun(ctx context.Context, r NewRun, status, errText string) error
+}
+
+// HistoryTx writes the checkpoints of a thread in a transaction:
+// messages, parts, checkpoints, branches, forks and copies.
+type HistoryTx interface {
+	// Latest is Reader.Latest inside the transaction.
+	Latest(ctx context.Context, threadID string, each func(CheckpointRow) error) error
+	// InsertMessages appends messages to a branch (a history run key),
+	// numbered from first.
+	InsertMessages(ctx context.Context, threadPK, branch, first int64, data []string) error
 	InsertPart(ctx context.Context, threadPK, seq int64, field string, data []byte) error
 	DeleteParts(ctx context.Context, threadPK int64, field string) error
 	// SaveCheckpoint makes c the thread's head and keeps it as a
@@ -193,11 +294,14 @@ type Tx interface {
 	// head of one thread to another, which has none yet, and sets the
 	// other's copy_of.
 	CopyThread(ctx context.Context, fromPK, toPK int64, copyOf string) error
-	// RunChanged tells followers of the run, in other processes, that it
-	// has new events once this transaction commits (a no-op where no
-	// other process can follow).
-	RunChanged(ctx context.Context, runID string) error
-	SetAppValue(ctx context.Context, key, value string, now int64) error
+}
+
+// ItemTx writes the items of the key-value store and their vectors in a
+// transaction.
+type ItemTx interface {
+	// CountItems counts the live items (at at) whose namespace begins
+	// with prefix.
+	CountItems(ctx context.Context, prefix string, at int64) (int, error)
 	// PutItem inserts an item or replaces the value, TTL and expiry of the
 	// item with its namespace and key, keeping that item's CreatedAt
 	// unless it expired by at (then it is replaced whole).
@@ -216,24 +320,20 @@ type Tx interface {
 	// the item has no vector). The database deletes an item's vectors
 	// with the item.
 	SetItemVectors(ctx context.Context, namespace, key string, rows []VectorRow) error
-	// InsertToolOutput keeps a tool output with its thread, or ErrTaken
-	// when the thread has one under its id. DeleteThread deletes it.
-	InsertToolOutput(ctx context.Context, threadPK int64, o ToolOutputRow, now int64) error
+}
 
+// QueueTx writes the queued runs in a transaction.
+type QueueTx interface {
 	// InsertQueued inserts a queued run (ErrTaken when its id is used)
 	// and returns how many queued runs its thread holds with it.
 	InsertQueued(ctx context.Context, q QueuedRow) (int, error)
 	// DeleteQueued deletes a queued run and returns it with its ThreadPK,
 	// or ErrNoRow.
 	DeleteQueued(ctx context.Context, id string) (QueuedRow, error)
-	// DiscardRun deletes a run, its events, its kept checkpoints (by
-	// runID) and the messages of branch from number fromMessage on (a
-	// rollback).
-	DiscardRun(ctx context.Context, threadPK, runPK, branch, fromMessage int64, runID string) error
-	// InsertEndedRun inserts a run that has already ended with status,
-	// such as a queued run that could not start.
-	InsertEndedRun(ctx context.Context, r NewRun, status, errText string) error
+}
 
+// CronTx writes crons in a transaction.
+type CronTx interface {
 	// InsertCron inserts a cron, or ErrTaken. Cron reads one for an
 	// update, holding it until commit, or ErrNoRow; UpdateCron writes
 	// back every field but ID and CreatedAt; DeleteCron deletes one, or
@@ -245,7 +345,10 @@ type Tx interface {
 	// ClaimCron moves a cron's next tick from at to next, only if it
 	// still is at: the one writer that sees true owns tick at.
 	ClaimCron(ctx context.Context, id string, at, next, now int64) (bool, error)
+}
 
+// AssistantTx writes assistants and their versions in a transaction.
+type AssistantTx interface {
 	// InsertAssistant inserts an assistant's current version, or
 	// ErrTaken. Assistant reads one for an update, holding it until
 	// commit, or ErrNoRow; AssistantVersion reads one version, or
@@ -260,26 +363,11 @@ type Tx interface {
 	PutAssistant(ctx context.Context, r AssistantRow) error
 	InsertAssistantVersion(ctx context.Context, r AssistantRow) error
 	DeleteAssistant(ctx context.Context, id string) error
-	// SetThreadTTL gives a thread the transaction locked a TTL (ttl, in
-	// nanoseconds) that expires at expiresAt, or none when ttl is 0.
-	SetThreadTTL(ctx context.Context, threadPK, ttl, expiresAt, now int64) error
-	// ExpiredThreads locks and reads at most limit of the threads that
-	// expired by at, soonest expired first, skipping those another
-	// transaction holds; Pending says, as of after the lock, whether the
-	// thread has a running or a queued run. RearmThread moves a thread's
-	// expiry to at plus its TTL.
-	ExpiredThreads(ctx context.Context, at int64, limit int) ([]ExpiredThread, error)
-	RearmThread(ctx context.Context, threadPK, at int64) error
-	// DueEphemeral locks and reads, as ExpiredThreads does, at most limit
-	// of the ephemeral threads due for a look at at, the longest due
-	// first; PostponeDelete makes a thread due again at at.
-	DueEphemeral(ctx context.Context, at int64, limit int) ([]ExpiredThread, error)
-	PostponeDelete(ctx context.Context, threadPK, at int64) error
-	// ThreadMetadata reads the metadata of a thread the transaction
-	// locked; SetThreadMetadata replaces it.
-	ThreadMetadata(ctx context.Context, threadPK int64) (string, error)
-	SetThreadMetadata(ctx context.Context, threadPK int64, metadata string, now int64) error
+}
 
+// OwnerTx keeps the owners (the open stores) and their leases in a
+// transaction, and takes over or ends the runs of gone ones.
+type OwnerTx interface {
 	// InsertOwner registers an owner whose lease runs from at for lease
 	// and returns its pk; RenewOwner pushes it a full lease from at,
 	// bringing the row back if another store removed it. A database that
@@ -300,7 +388,10 @@ type Tx interface {
 	// gone, before InterruptOrphans ends the rest.
 	OrphanRuns(ctx context.Context) ([]OrphanRun, error)
 	ClaimRuns(ctx context.Context, runPKs []int64, owner, now int64) error
+}
 
+// WebhookTx writes the webhook outbox in a transaction.
+type WebhookTx interface {
 	// InsertWebhook records a webhook delivery, unless its run already
 	// has one (a dialect may send it with the transaction's other
 	// writes). DueWebhooks locks and reads at most limit pending

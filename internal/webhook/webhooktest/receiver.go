@@ -160,7 +160,7 @@ func Deliver(t testing.TB, s *webhook.Sender, url string, p webhook.Payload) {
 // Record records p as the delivery to url of the run p names, in the
 // transaction that ends that run on st (starting it first), with the
 // attempts s allows.
-func Record(t testing.TB, st store.Store, s *webhook.Sender, url string, p webhook.Payload) {
+func Record(t testing.TB, st store.Runs, s *webhook.Sender, url string, p webhook.Payload) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := st.BeginRunChecked(ctx, store.Run{ID: p.RunID, ThreadID: p.ThreadID, Route: "/hook"}, nil); err != nil {
