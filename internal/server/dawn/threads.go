@@ -1,4 +1,4 @@
-package server
+package dawn
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ type createThreadBody struct {
 	TTL json.RawMessage `json:"ttl"`
 }
 
-func (s *Server) createThread(c echo.Context) error {
+func (s *api) createThread(c echo.Context) error {
 	var body createThreadBody
 	if err := wire.Decode(c, &body); err != nil {
 		return err
@@ -47,9 +47,9 @@ func (s *Server) createThread(c echo.Context) error {
 	return c.JSON(http.StatusOK, t)
 }
 
-func (s *Server) deleteThread(c echo.Context) error {
+func (s *api) deleteThread(c echo.Context) error {
 	id := c.Param("id")
-	if err := s.runs.DeleteThread(c.Request().Context(), id); err != nil {
+	if err := s.host.DeleteThread(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent) // Dawn answers 204 with no body
@@ -66,7 +66,7 @@ type runInfo struct {
 	UpdatedAt any             `json:"updated_at"`
 }
 
-func (s *Server) listRuns(c echo.Context) error {
+func (s *api) listRuns(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
 	if _, err := s.host.GetThread(ctx, id); err != nil {
@@ -88,7 +88,7 @@ func (s *Server) listRuns(c echo.Context) error {
 // 200 {"thread_id", "status":"interrupted"}, or 409 no_run_in_flight when
 // there is no run to stop (or the run finished before the cancel reached
 // it).
-func (s *Server) cancel(c echo.Context) error {
+func (s *api) cancel(c echo.Context) error {
 	id := c.Param("id")
 	ctx := c.Request().Context()
 	run, reached := s.host.Cancel(ctx, id)
