@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
@@ -161,8 +160,8 @@ func (h *host) Notify(ctx context.Context, hook store.Webhook) error {
 	return h.s.runs.Notify(ctx, hook)
 }
 
-func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
-	run, queued, err := h.Service.Admit(ctx, req, strategy, at)
+func (h *host) Admit(ctx context.Context, req runner.Request, a runs.Admission) (*runner.Run, store.Run, error) {
+	run, queued, err := h.Service.Admit(ctx, req, a)
 	if errors.Is(err, runner.ErrQueueFull) {
 		err = newError(http.StatusTooManyRequests, "queue_full", err.Error())
 	}

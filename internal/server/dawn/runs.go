@@ -76,23 +76,18 @@ func (in *runInput) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// admission is how a run request is admitted on its thread: its
-// multitask strategy and, for a delayed run, when it may start.
-type admission struct {
-	strategy string
-	at       time.Time
-}
-
-func (s *api) parseRun(c echo.Context) (runner.Request, admission, error) {
+// parseRun reads a run request and how it is admitted on its thread:
+// its multitask strategy and, for a delayed run, when it may start.
+func (s *api) parseRun(c echo.Context) (runner.Request, runs.Admission, error) {
 	req, body, err := s.parseRunBody(c)
 	if err != nil {
-		return req, admission{}, err
+		return req, runs.Admission{}, err
 	}
-	var adm admission
-	if adm.strategy, err = checkMultitask(body.MultitaskStrategy, runs.Reject); err != nil {
+	var adm runs.Admission
+	if adm.Strategy, err = checkMultitask(body.MultitaskStrategy, runs.Reject); err != nil {
 		return req, adm, err
 	}
-	adm.at, err = wire.NotBefore(body.AfterSeconds, time.Now())
+	adm.At, err = wire.NotBefore(body.AfterSeconds, time.Now())
 	return req, adm, err
 }
 
@@ -142,7 +137,7 @@ func (s *api) runWait(c echo.Context) error {
 	// and the handler returns once it is done.
 	req.OnCaller = true
 	ctx := c.Request().Context()
-	run, queued, err := s.host.Admit(ctx, req, adm.strategy, adm.at)
+	run, queued, err := s.host.Admit(ctx, req, adm)
 	if err != nil {
 		return checkpointError(req, err)
 	}
@@ -193,7 +188,7 @@ func (s *api) runStream(c echo.Context) error {
 		return err
 	}
 	req.Stream = true
-	run, queued, err := s.host.Admit(c.Request().Context(), req, adm.strategy, adm.at)
+	run, queued, err := s.host.Admit(c.Request().Context(), req, adm)
 	if err != nil {
 		return checkpointError(req, err)
 	}

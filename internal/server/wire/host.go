@@ -144,16 +144,11 @@ type RunControl interface {
 	// it returns once the store records the run's end; without, at once.
 	// A run on a thread ctx's caller may not see is not found.
 	StopRemote(ctx context.Context, r store.Run, wait bool) error
-	// Admit starts req on its thread as multitask strategy says
+	// Admit starts req on its thread as a's multitask strategy says
 	// (reject, interrupt, rollback, enqueue), or queues it: always when
-	// at, the time a delayed run may start, is not zero. It returns the
+	// a.At, the time a delayed run may start, is not zero. It returns the
 	// run started here, or else the queued run, pending.
-	Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error)
-	// ClearThread makes way for a run that interrupts (or, with
-	// rollback, rolls back) a thread's run: its queued runs are
-	// cancelled and its run in flight, here or on another replica, is
-	// stopped; it returns once the store has recorded the end.
-	ClearThread(ctx context.Context, threadID string, rollback bool) error
+	Admit(ctx context.Context, req runner.Request, a runs.Admission) (*runner.Run, store.Run, error)
 	// AwaitStart waits until a queued run has started (or ended) and
 	// returns it as the store has it then.
 	AwaitStart(ctx context.Context, runID string) (store.Run, error)
@@ -253,10 +248,6 @@ type Assistants interface {
 	// SetThreadTTL gives a thread a new ttl (see store.Store).
 	SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (store.Thread, error)
 }
-
-// MaxClears bounds how often a run that interrupts (or rolls back) clears
-// its thread again (runs.MaxClears).
-const MaxClears = runs.MaxClears
 
 // Busy reports whether err refuses a run because its thread has one in
 // flight, on this replica or another (runs.Busy).
