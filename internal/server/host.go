@@ -31,9 +31,6 @@ type host struct {
 	// Dawn's wire), mounted first; adds are the wires' own endpoints,
 	// mounted after them.
 	defaults, adds []wireRoute
-	// intercepts are the wires' middleware in front of Dawn's handlers, by
-	// "METHOD path".
-	intercepts map[string][]echo.MiddlewareFunc
 	// claims are the wires' claims on requests to Dawn's endpoints, by
 	// "METHOD path", in the order the wires made them.
 	claims map[string][]claim
@@ -59,7 +56,7 @@ func (h *host) wireHost() wire.Host {
 }
 
 func newHost(s *Server) *host {
-	return &host{Service: s.svc, store: s.runs.Store(), s: s, intercepts: map[string][]echo.MiddlewareFunc{}, claims: map[string][]claim{}}
+	return &host{Service: s.svc, store: s.runs.Store(), s: s, claims: map[string][]claim{}}
 }
 
 func (h *host) Default(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
@@ -68,11 +65,6 @@ func (h *host) Default(method, path string, fn echo.HandlerFunc, m ...echo.Middl
 
 func (h *host) Add(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 	h.adds = append(h.adds, wireRoute{method, path, fn, m})
-}
-
-func (h *host) Intercept(method, path string, mw echo.MiddlewareFunc) {
-	key := method + " " + path
-	h.intercepts[key] = append(h.intercepts[key], mw)
 }
 
 func (h *host) Claim(method, path string, claims func(echo.Context) (bool, error), fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
@@ -86,8 +78,7 @@ func (h *host) Claim(method, path string, claims func(echo.Context) (bool, error
 func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers...) }
 
 // handle serves method and path with its default handler fn (Dawn's),
-// behind the route middleware m, the wires' intercepts of it (the first
-// intercept sees the request first) and the owner check (guardThread).
+// behind the route middleware m and the owner check (guardThread).
 //
 // A path that Dawn and another wire share is told apart here, and only
 // here (negotiate): a request a wire claims (wire.Mux's Claim) is that
@@ -96,12 +87,7 @@ func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers
 // with a query, and a stream rejoin with cancel_on_disconnect or
 // stream_mode.
 func (s *Server) handle(r wireRoute) {
-	fn := s.host.negotiate(r.method+" "+r.path, s.guardThread(r.path, r.h, true))
-	mws := s.host.intercepts[r.method+" "+r.path]
-	for i := len(mws) - 1; i >= 0; i-- {
-		fn = mws[i](fn)
-	}
-	s.echo.Add(r.method, r.path, fn, r.m...)
+	s.echo.Add(r.method, r.path, s.host.negotiate(r.method+" "+r.path, s.guardThread(r.path, r.h, true)), r.m...)
 }
 
 // negotiate serves a request to one of Dawn's endpoints, key, with the

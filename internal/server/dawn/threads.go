@@ -2,45 +2,16 @@ package dawn
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/dawn-go/dawn/internal/server/wire"
-	"github.com/dawn-go/dawn/internal/store"
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
-type createThreadBody struct {
-	ThreadID string          `json:"thread_id"`
-	Metadata json.RawMessage `json:"metadata"`
-	// TTL is LangGraph's thread ttl (see wire.ThreadTTL), which both
-	// wires take.
-	TTL json.RawMessage `json:"ttl"`
-}
-
+// createThread is POST /threads: a thread of the caller's
+// (wire.CreateThread).
 func (s *api) createThread(c echo.Context) error {
-	var body createThreadBody
-	if err := wire.Decode(c, &body); err != nil {
-		return err
-	}
-	if len(body.Metadata) > 0 && string(body.Metadata) != "null" && body.Metadata[0] != '{' {
-		return newError(http.StatusBadRequest, "invalid_body", "metadata must be a JSON object")
-	}
-	ttl, err := wire.ThreadTTL(body.TTL)
-	if err != nil {
-		return err
-	}
-	id := body.ThreadID
-	if id == "" {
-		id = uuid.NewString()
-	} else if err := wire.CheckThreadID(id); err != nil {
-		return err
-	}
-	t, err := s.host.CreateThreadTTL(c.Request().Context(), id, body.Metadata, ttl)
-	if errors.Is(err, store.ErrExists) {
-		return newError(http.StatusConflict, "thread_exists", "thread "+id+" already exists")
-	}
+	t, err := wire.CreateThread(c, s.host)
 	if err != nil {
 		return err
 	}

@@ -105,15 +105,10 @@ type Mux interface {
 	Add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
 	// Claim serves with h (behind m) the requests to method and path,
 	// one of Dawn's own endpoints, that claims says are the wire's; the
-	// core serves the others with Dawn's handler. An error from claims
+	// core serves the others with the path's Default handler (Dawn's).
+	// A wire never wraps another's handler. An error from claims
 	// (a body that cannot be read) is the request's answer.
 	Claim(method, path string, claims func(echo.Context) (bool, error), h echo.HandlerFunc, m ...echo.MiddlewareFunc)
-	// Intercept puts mw in front of the core's own handler of method and
-	// path (one of Dawn's endpoints): the wire serves the requests that
-	// are its own, and passes the others to the handler it is given.
-	// Prefer Claim, which leaves Dawn's handler to the core; Intercept is
-	// for a wire that adds to what Dawn's handler does.
-	Intercept(method, path string, mw echo.MiddlewareFunc)
 	// Expose lets a browser page on an allowed origin read these response
 	// headers (CORS), beside Dawn's own.
 	Expose(headers ...string)
