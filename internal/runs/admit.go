@@ -34,20 +34,42 @@ func ValidStrategy(name string) bool {
 	return false
 }
 
-// Admit starts req on its thread as strategy says, or queues it: with a
-// delay (at not zero) the run is always queued, and with enqueue it is
+// Admission is how a run request is admitted on its thread.
+type Admission struct {
+	// Strategy is the multitask strategy; "" is Reject.
+	Strategy string
+	// At, when not zero, is the time a delayed run may start: the run
+	// is queued.
+	At time.Time
+	// Ready, when set, is called right before the run is started or
+	// queued, once its thread is cleared (interrupt, rollback), and again
+	// after each clearing: a wire reads there what the run starts from,
+	// which the clearing may have rolled back.
+	Ready func()
+}
+
+// ready calls a.Ready, if set.
+func (a Admission) ready() {
+	if a.Ready != nil {
+		a.Ready()
+	}
+}
+
+// Admit starts req on its thread as a.Strategy says, or queues it: with a
+// delay (a.At not zero) the run is always queued, and with enqueue it is
 // queued when the thread has a run in flight or runs waiting, or the
 // server has as many runs in flight as --max-runs allows. It returns
 // the run started here, or the queued run (pending). Another user's
 // thread is not found, whatever the strategy: it is neither queued on,
 // interrupted nor rolled back.
-func (s *Service) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
+func (s *Service) Admit(ctx context.Context, req runner.Request, a Admission) (*runner.Run, store.Run, error) {
 	if err := s.NotOthers(ctx, req.ThreadID); err != nil {
 		return nil, store.Run{}, err
 	}
-	switch strategy {
+	switch a.Strategy {
 	case Enqueue:
-		if !at.IsZero() {
+		a.ready()
+		if !a.At.IsZero() {
 			break
 		}
 		if s.queueEmpty(ctx, req.ThreadID) {
@@ -58,16 +80,19 @@ func (s *Service) Admit(ctx context.Context, req runner.Request, strategy string
 			}
 		}
 	case Interrupt, Rollback:
-		if at.IsZero() {
-			run, err := s.startClearing(ctx, req, strategy == Rollback)
+		if a.At.IsZero() {
+			run, err := s.startClearing(ctx, req, a)
 			return run, store.Run{}, err
 		}
-		if err := s.clearThread(ctx, req.ThreadID, strategy == Rollback); err != nil {
+		if err := s.clearThread(ctx, req.ThreadID, a.Strategy == Rollback); err != nil {
 			return nil, store.Run{}, err
 		}
+		a.ready()
+	default:
+		a.ready()
 	}
-	if strategy == Enqueue || !at.IsZero() {
-		q, err := s.m.Enqueue(ctx, req, at)
+	if a.Strategy == Enqueue || !a.At.IsZero() {
+		q, err := s.m.Enqueue(ctx, req, a.At)
 		return nil, q, err
 	}
 	run, err := s.m.Start(ctx, req)
@@ -78,12 +103,14 @@ func (s *Service) Admit(ctx context.Context, req runner.Request, strategy string
 // that interrupts the same thread may start its run between the two; that
 // run is cleared in turn, as interrupt says, so that of several sent at
 // once the last to start is the one left running and none is refused
-// as busy (unless MaxClears rounds are lost).
-func (s *Service) startClearing(ctx context.Context, req runner.Request, rollback bool) (*runner.Run, error) {
+// as busy (unless MaxClears rounds are lost). This loop is the only one:
+// every wire admits through Admit.
+func (s *Service) startClearing(ctx context.Context, req runner.Request, a Admission) (*runner.Run, error) {
 	for round := 1; ; round++ {
-		if err := s.clearThread(ctx, req.ThreadID, rollback); err != nil {
+		if err := s.clearThread(ctx, req.ThreadID, a.Strategy == Rollback); err != nil {
 			return nil, err
 		}
+		a.ready()
 		run, err := s.m.Start(ctx, req)
 		if !Busy(err) || round == MaxClears {
 			return run, err

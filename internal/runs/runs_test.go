@@ -137,7 +137,8 @@ func ownershipOn(t *testing.T, dsn string) {
 
 // TestAdmit: with a run in flight, reject refuses the next, enqueue queues
 // it to start when the thread is free, and interrupt stops the run in
-// flight and starts its own.
+// flight and starts its own, reading what it starts from (Ready) once
+// the thread is clear.
 func TestAdmit(t *testing.T) {
 	for _, db := range stores {
 		t.Run(db.name, func(t *testing.T) { admitOn(t, db.dsn(t)) })
@@ -149,14 +150,14 @@ func admitOn(t *testing.T, dsn string) {
 	model := dawntest.Script().Wait(hold).Reply("first").Reply("queued").Wait(make(chan struct{})).Reply("held").Reply("last")
 	svc := newService(t, dsn, model)
 	ctx := context.Background()
-	first, _, err := svc.Admit(ctx, job("t1", "one"), runs.Reject, time.Time{})
+	first, _, err := svc.Admit(ctx, job("t1", "one"), runs.Admission{Strategy: runs.Reject})
 	if err != nil || first == nil {
 		t.Fatalf("first run: %v, %v", first, err)
 	}
-	if _, _, err := svc.Admit(ctx, job("t1", "two"), runs.Reject, time.Time{}); !runs.Busy(err) {
+	if _, _, err := svc.Admit(ctx, job("t1", "two"), runs.Admission{Strategy: runs.Reject}); !runs.Busy(err) {
 		t.Fatalf("reject with a run in flight: %v, want busy", err)
 	}
-	live, queued, err := svc.Admit(ctx, job("t1", "two"), runs.Enqueue, time.Time{})
+	live, queued, err := svc.Admit(ctx, job("t1", "two"), runs.Admission{Strategy: runs.Enqueue})
 	if err != nil || live != nil || queued.Status != store.RunPending {
 		t.Fatalf("enqueue with a run in flight: live %v, queued %+v, %v", live, queued, err)
 	}
@@ -170,14 +171,22 @@ func admitOn(t *testing.T, dsn string) {
 		waitDone(t, started)
 	}
 	// The third run holds; interrupt stops it and starts the fourth.
-	held, _, err := svc.Admit(ctx, job("t1", "three"), runs.Reject, time.Time{})
+	held, _, err := svc.Admit(ctx, job("t1", "three"), runs.Admission{Strategy: runs.Reject})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitCalls(t, model, 3)
-	last, _, err := svc.Admit(ctx, job("t1", "four"), runs.Interrupt, time.Time{})
+	// What the run starts from is read once the thread is cleared:
+	// Ready sees no run in flight.
+	readies := 0
+	var inFlight *runner.Run
+	ready := func() { readies, inFlight = readies+1, svc.Active(ctx, "t1") }
+	last, _, err := svc.Admit(ctx, job("t1", "four"), runs.Admission{Strategy: runs.Interrupt, Ready: ready})
 	if err != nil || last == nil {
 		t.Fatalf("interrupt: %v, %v", last, err)
+	}
+	if readies == 0 || inFlight != nil {
+		t.Errorf("Ready was called %d times, with run %v in flight; want it called once the thread is clear", readies, inFlight)
 	}
 	waitDone(t, held)
 	if !held.Cancelled() {
@@ -195,9 +204,9 @@ func bobReachesNothing(t *testing.T, svc *runs.Service, bob context.Context, run
 	t.Helper()
 	checks := map[string]error{}
 	_, checks["Start"] = svc.Start(bob, job("t-ann", "hi"))
-	_, _, checks["Admit interrupt"] = svc.Admit(bob, job("t-ann", "hi"), runs.Interrupt, time.Time{})
-	_, _, checks["Admit rollback"] = svc.Admit(bob, job("t-ann", "hi"), runs.Rollback, time.Time{})
-	_, _, checks["Admit enqueue"] = svc.Admit(bob, job("t-ann", "hi"), runs.Enqueue, time.Time{})
+	_, _, checks["Admit interrupt"] = svc.Admit(bob, job("t-ann", "hi"), runs.Admission{Strategy: runs.Interrupt})
+	_, _, checks["Admit rollback"] = svc.Admit(bob, job("t-ann", "hi"), runs.Admission{Strategy: runs.Rollback})
+	_, _, checks["Admit enqueue"] = svc.Admit(bob, job("t-ann", "hi"), runs.Admission{Strategy: runs.Enqueue})
 	checks["ClearThread"] = svc.ClearThread(bob, "t-ann", true)
 	checks["DeleteThread"] = svc.DeleteThread(bob, "t-ann")
 	_, checks["Latest"] = svc.Latest(bob, "t-ann")

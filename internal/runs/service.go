@@ -20,6 +20,8 @@ type Service struct {
 	history store.History
 	crons   store.Crons
 	items   store.Items
+	audit   store.AuditLog
+	values  store.AppValues
 	// cronStarter starts the runs of cron ticks, given by a wire.
 	cronStarter crons.Starter
 }
@@ -27,7 +29,7 @@ type Service struct {
 // New returns the service of the runs m manages.
 func New(m *runner.Manager) *Service {
 	st := m.Store()
-	return &Service{m: m, threads: st, runs: st, queue: st, history: st, crons: st, items: st}
+	return &Service{m: m, threads: st, runs: st, queue: st, history: st, crons: st, items: st, audit: st, values: st}
 }
 
 // Runner is the runner the service starts runs on.

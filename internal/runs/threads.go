@@ -76,12 +76,13 @@ func (s *Service) CreateThreadTTL(ctx context.Context, id string, metadata json.
 	return s.threads.CreateOwnedThreadTTL(ctx, owner, id, metadata, ttl)
 }
 
-// DeleteThread deletes a thread ctx may see.
+// DeleteThread deletes a thread ctx may see, with what the runner keeps
+// of it; a thread with a run in flight here is runner.ErrBusy.
 func (s *Service) DeleteThread(ctx context.Context, id string) error {
 	if err := s.Visible(ctx, id); err != nil {
 		return err
 	}
-	return s.threads.DeleteThread(ctx, id)
+	return s.m.DeleteThread(ctx, id)
 }
 
 // Latest is a thread's latest saved state.

@@ -3,10 +3,8 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 
-	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/labstack/echo/v4"
 )
@@ -52,56 +50,4 @@ func (s *Server) auditCalls(next echo.HandlerFunc) echo.HandlerFunc {
 		s.runs.Audit(req.Context(), store.AuditEntry{Action: action, ThreadID: c.Param("id"), Outcome: outcome, Detail: data})
 		return err
 	}
-}
-
-// serviceOnly refuses a user with 403: only the service credential (or
-// anyone, on a server without authentication) may call the endpoint,
-// which does what.
-func serviceOnly(c echo.Context, what string) error {
-	id, ok := capabilities.IdentityFrom(c.Request().Context())
-	if ok && !id.Service {
-		return newError(http.StatusForbidden, "forbidden", "only the service credential (DAWN_API_KEY) may "+what)
-	}
-	return nil
-}
-
-// auditPage is GET /audit's answer.
-type auditPage struct {
-	Entries []store.AuditEntry `json:"entries"`
-	// Next is the after= of the next page; absent on the last.
-	Next *int64 `json:"next,omitempty"`
-}
-
-// listAudit answers GET /audit?after=ID&limit=N: the audit log, oldest
-// first, a page at a time, for the service credential.
-func (s *Server) listAudit(c echo.Context) error {
-	if err := serviceOnly(c, "read the audit log"); err != nil {
-		return err
-	}
-	q := store.AuditQuery{}
-	var err error
-	if v := c.QueryParam("after"); v != "" {
-		if q.After, err = strconv.ParseInt(v, 10, 64); err != nil || q.After < 0 {
-			return newError(http.StatusBadRequest, "invalid_input", "after must be the id of an audit entry (a whole number), like after=42")
-		}
-	}
-	if v := c.QueryParam("limit"); v != "" {
-		if q.Limit, err = strconv.Atoi(v); err != nil || q.Limit < 1 || q.Limit > store.MaxAuditPage {
-			return newError(http.StatusBadRequest, "invalid_input", "limit must be a whole number from 1 to "+strconv.Itoa(store.MaxAuditPage))
-		}
-	}
-	entries, err := s.runs.Store().Audit(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	page := auditPage{Entries: entries}
-	limit := q.Limit
-	if limit == 0 {
-		limit = 100
-	}
-	if len(entries) == limit {
-		next := entries[len(entries)-1].ID
-		page.Next = &next
-	}
-	return c.JSON(http.StatusOK, page)
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dawn-go/dawn/internal/store"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dawn-go/dawn/internal/store"
 
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/apptest"

@@ -3,10 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/internal/app"
@@ -27,11 +27,10 @@ type host struct {
 	// store keeps the assistants (see assistants.go).
 	store store.Store
 	s     *Server
-	// adds are the wires' own endpoints, mounted after Dawn's.
-	adds []wireRoute
-	// intercepts are the wires' middleware in front of Dawn's handlers, by
-	// "METHOD path".
-	intercepts map[string][]echo.MiddlewareFunc
+	// defaults are the default handlers of Dawn's endpoints (given by
+	// Dawn's wire), mounted first; adds are the wires' own endpoints,
+	// mounted after them.
+	defaults, adds []wireRoute
 	// claims are the wires' claims on requests to Dawn's endpoints, by
 	// "METHOD path", in the order the wires made them.
 	claims map[string][]claim
@@ -53,20 +52,19 @@ type wireRoute struct {
 
 // wireHost is the core's host as the seams a wire takes.
 func (h *host) wireHost() wire.Host {
-	return wire.Host{Mux: h, RunControl: h, Threads: h, Crons: h, Items: h, Assistants: h, Settings: h, Notifier: h}
+	return wire.Host{Mux: h, RunControl: h, Threads: h, Crons: h, Items: h, Assistants: h, Settings: h, Notifier: h, Queue: h, Records: h}
 }
 
 func newHost(s *Server) *host {
-	return &host{Service: s.svc, store: s.runs.Store(), s: s, intercepts: map[string][]echo.MiddlewareFunc{}, claims: map[string][]claim{}}
+	return &host{Service: s.svc, store: s.runs.Store(), s: s, claims: map[string][]claim{}}
+}
+
+func (h *host) Default(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	h.defaults = append(h.defaults, wireRoute{method, path, fn, m})
 }
 
 func (h *host) Add(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 	h.adds = append(h.adds, wireRoute{method, path, fn, m})
-}
-
-func (h *host) Intercept(method, path string, mw echo.MiddlewareFunc) {
-	key := method + " " + path
-	h.intercepts[key] = append(h.intercepts[key], mw)
 }
 
 func (h *host) Claim(method, path string, claims func(echo.Context) (bool, error), fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
@@ -79,9 +77,8 @@ func (h *host) Claim(method, path string, claims func(echo.Context) (bool, error
 
 func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers...) }
 
-// handle serves method and path with Dawn's handler fn, behind the route
-// middleware m, the wires' intercepts of it (the first intercept sees the
-// request first) and the owner check (guardThread).
+// handle serves method and path with its default handler fn (Dawn's),
+// behind the route middleware m and the owner check (guardThread).
 //
 // A path that Dawn and another wire share is told apart here, and only
 // here (negotiate): a request a wire claims (wire.Mux's Claim) is that
@@ -89,13 +86,8 @@ func (h *host) Expose(headers ...string) { h.exposed = append(h.exposed, headers
 // requests whose body names assistant_id and no route, the runs list
 // with a query, and a stream rejoin with cancel_on_disconnect or
 // stream_mode.
-func (s *Server) handle(method, path string, fn echo.HandlerFunc, m ...echo.MiddlewareFunc) {
-	fn = s.host.negotiate(method+" "+path, s.guardThread(path, fn, true))
-	mws := s.host.intercepts[method+" "+path]
-	for i := len(mws) - 1; i >= 0; i-- {
-		fn = mws[i](fn)
-	}
-	s.echo.Add(method, path, fn, m...)
+func (s *Server) handle(r wireRoute) {
+	s.echo.Add(r.method, r.path, s.host.negotiate(r.method+" "+r.path, s.guardThread(r.path, r.h, true)), r.m...)
 }
 
 // negotiate serves a request to one of Dawn's endpoints, key, with the
@@ -116,6 +108,14 @@ func (h *host) negotiate(key string, dawn echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		return dawn(c)
+	}
+}
+
+// mountDefaults mounts Dawn's endpoints, each with the claims of the
+// wires on it (handle), in the order Dawn's wire gave them.
+func (h *host) mountDefaults() {
+	for _, r := range h.defaults {
+		h.s.handle(r)
 	}
 }
 
@@ -146,9 +146,12 @@ func (h *host) Notify(ctx context.Context, hook store.Webhook) error {
 	return h.s.runs.Notify(ctx, hook)
 }
 
-func (h *host) Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error) {
-	run, queued, err := h.Service.Admit(ctx, req, strategy, at)
-	return run, queued, queuedError(err)
+func (h *host) Admit(ctx context.Context, req runner.Request, a runs.Admission) (*runner.Run, store.Run, error) {
+	run, queued, err := h.Service.Admit(ctx, req, a)
+	if errors.Is(err, runner.ErrQueueFull) {
+		err = newError(http.StatusTooManyRequests, "queue_full", err.Error())
+	}
+	return run, queued, err
 }
 
 func (h *host) Subscribed() func() { return h.s.runs.Telemetry().Subscribed() }

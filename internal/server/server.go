@@ -44,13 +44,9 @@ type Options struct {
 }
 
 // corsHeaders are the request headers a browser on an allowed origin may
-// send, and exposedHeaders the response headers its scripts may read:
-// Dawn-Run-Id is what a page needs to rejoin a stream. The wires expose
-// theirs beside it (wire.Mux's Expose).
-var (
-	corsHeaders    = []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key"}
-	exposedHeaders = []string{"Dawn-Run-Id"}
-)
+// send. The response headers its scripts may read are those the wires
+// expose (wire.Mux's Expose), in the order the wires are mounted.
+var corsHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key"}
 
 // Server is the HTTP API.
 type Server struct {
@@ -76,10 +72,10 @@ type Server struct {
 	inFlight userRequests
 }
 
-// New returns the API for the runs managed by m: Dawn's wire, and every
-// registered wire (wire.Register) mounted on it, in the order they were
-// registered. A program registers Dawn's other wires by importing
-// internal/server/wires.
+// New returns the API for the runs managed by m: its health probes, and
+// every registered wire (wire.Register) mounted on it, in the order they
+// were registered. A program registers Dawn's wires, its own
+// (internal/server/dawn) first, by importing internal/server/wires.
 func New(m *runner.Manager, opts Options) *Server {
 	s := &Server{echo: echo.New(), runs: m, svc: runs.New(m), opts: opts, logger: opts.Logger, audited: maps.Clone(defaultAudited)}
 	if s.logger == nil {
@@ -99,7 +95,7 @@ func New(m *runner.Manager, opts Options) *Server {
 		e.Use(echo.WrapMiddleware(t.Middleware))
 	}
 	if origins := trimOrigins(opts.CORSOrigins); len(origins) > 0 {
-		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: append(exposedHeaders[:len(exposedHeaders):len(exposedHeaders)], s.host.exposed...)}))
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: origins, AllowHeaders: corsHeaders, ExposeHeaders: s.host.exposed}))
 	}
 	if s.auth = opts.Auth; s.auth == nil && opts.APIKey != "" {
 		s.auth, _ = auth.New(context.Background(), auth.Options{APIKey: opts.APIKey}) // an API key alone cannot fail
@@ -111,23 +107,10 @@ func New(m *runner.Manager, opts Options) *Server {
 	e.Use(s.requireJSON)
 	e.Use(s.limitBody)
 
-	s.handle(http.MethodGet, "/healthz", s.health)
-	s.handle(http.MethodGet, "/readyz", s.ready)
-	s.handle(http.MethodGet, "/routes", s.listRoutes)
-	s.handle(http.MethodPost, "/threads", s.createThread)
-	s.handle(http.MethodDelete, "/threads/:id", s.deleteThread)
-	s.handle(http.MethodGet, "/threads/:id/runs", s.listRuns)
-	s.handle(http.MethodPost, "/threads/:id/runs/wait", s.runWait)
-	s.handle(http.MethodPost, "/threads/:id/runs/stream", s.runStream)
-	s.handle(http.MethodGet, "/threads/:id/runs/:run/stream", s.joinStream, wire.NotFoundAs(runNotFoundOf))
-	s.handle(http.MethodGet, "/threads/:id/runs/:run/webhook", s.webhookDelivery, wire.NotFoundAs(webhookNotFound))
-	s.handle(http.MethodPost, "/threads/:id/cancel", s.cancel)
+	e.GET("/healthz", s.health)
+	e.GET("/readyz", s.ready)
+	s.host.mountDefaults()
 	s.mountCapabilities()
-	s.handle(http.MethodPost, "/threads/:id/resume", s.resume)
-	s.handle(http.MethodGet, "/audit", s.listAudit)
-	s.handle(http.MethodDelete, "/users/:id/data", s.forgetUser)
-	s.handle(http.MethodGet, "/approvals", s.listApprovals)
-	s.handle(http.MethodDelete, "/approvals/:key", s.revokeApproval)
 	s.host.mountWires()
 	return s
 }
@@ -308,15 +291,4 @@ func (s *Server) ready(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
-}
-
-func (s *Server) listRoutes(c echo.Context) error {
-	return c.JSON(http.StatusOK, s.runs.App().Describe(s.env()))
-}
-
-func (s *Server) env() func(string) string {
-	if s.opts.Env != nil {
-		return s.opts.Env
-	}
-	return func(string) string { return "" }
 }

@@ -422,11 +422,11 @@ func (s *dialect) inputByID(ctx context.Context, run *lgRun, req *runner.Request
 	return nil
 }
 
-// createWithSupersteps creates a thread with dawn, Dawn's handler, then
-// keeps each update of supersteps as a checkpoint of it, through the
-// reducers of the route graphID names ("": fields are replaced). A thread
-// whose updates fail is deleted again.
-func (s *dialect) createWithSupersteps(c echo.Context, dawn echo.HandlerFunc, raw json.RawMessage, graphID string) error {
+// createWithSupersteps creates a thread (wire.CreateThread), then keeps
+// each update of supersteps as a checkpoint of it, through the reducers
+// of the route graphID names ("": fields are replaced). A thread whose
+// updates fail is deleted again.
+func (s *dialect) createWithSupersteps(c echo.Context, raw json.RawMessage, graphID string) error {
 	updates, err := parseSupersteps(raw)
 	if err != nil {
 		return err
@@ -439,24 +439,10 @@ func (s *dialect) createWithSupersteps(c echo.Context, dawn echo.HandlerFunc, ra
 		}
 		route = r.ID
 	}
-	res := c.Response()
-	orig := res.Writer
-	held := &heldResponse{ResponseWriter: orig}
-	res.Writer = held
-	err = dawn(c)
-	res.Writer = orig
-	if err != nil || held.status/100 != 2 {
-		res.Committed, res.Status, res.Size = false, 0, 0
-		if err != nil {
-			return err
-		}
-		return c.Blob(held.status, orig.Header().Get(echo.HeaderContentType), held.body)
-	}
-	var t store.Thread
-	if err := json.Unmarshal(held.body, &t); err != nil {
+	t, err := wire.CreateThread(c, s.host)
+	if err != nil {
 		return err
 	}
-	res.Committed, res.Status, res.Size = false, 0, 0
 	ctx := c.Request().Context()
 	// As LangGraph's bulk update: an update made as the graph's input is
 	// the input, any other an update (see checkpointMetadata).
@@ -464,24 +450,7 @@ func (s *dialect) createWithSupersteps(c echo.Context, dawn echo.HandlerFunc, ra
 		_ = s.host.DeleteThread(ctx, t.ID) // the thread was new: nothing else is lost
 		return err
 	}
-	return c.JSONBlob(held.status, held.body)
-}
-
-// heldResponse keeps what a handler answers instead of sending it.
-type heldResponse struct {
-	http.ResponseWriter
-	status int
-	body   []byte
-}
-
-func (w *heldResponse) WriteHeader(code int) { w.status = code }
-
-func (w *heldResponse) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	w.body = append(w.body, p...)
-	return len(p), nil
+	return c.JSON(http.StatusOK, t)
 }
 
 // threadNames are the names of the messages of the thread's latest state

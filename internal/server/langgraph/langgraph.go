@@ -27,7 +27,7 @@ func Mount(h wire.Host) {
 	// rejoin from Location, and the next page of assistants from
 	// X-Pagination-Next.
 	h.Expose("Content-Location", "Location", "X-Pagination-Next")
-	h.Intercept(http.MethodPost, "/threads", s.lgCreateThread)
+	h.Claim(http.MethodPost, "/threads", createsThread, s.lgCreateThread)
 	h.Claim(http.MethodGet, "/threads/:id/runs", listsRuns, s.lgListRuns, markLG)
 	h.Claim(http.MethodPost, "/threads/:id/runs/wait", namesAssistant, s.lgRunWait, markLG)
 	h.Claim(http.MethodPost, "/threads/:id/runs/stream", namesAssistant, s.lgRunStream, markLG)

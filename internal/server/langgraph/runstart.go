@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dawn-go/dawn/internal/runner"
+	"github.com/dawn-go/dawn/internal/runs"
 	"github.com/dawn-go/dawn/internal/server/wire"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/thread"
@@ -82,33 +83,15 @@ func (s *dialect) startLG(ctx context.Context, run *lgRun, req runner.Request, b
 	return s.remember(run, started), store.Run{}, nil
 }
 
-// admitLG starts run, or queues it, as its multitask_strategy says.
-// interrupt and rollback clear the thread first, then read what the run
-// starts from (after the clearing, which may roll the thread back), then
-// start it; when another request that interrupts the same thread started
-// its run in between, that run is cleared in turn, as interrupt says,
-// rather than this one refused with run_in_flight.
+// admitLG starts run, or queues it, as its multitask_strategy says,
+// through the runs service. What the run starts from is read right
+// before it starts (after, its first step may already be saved), and,
+// with interrupt and rollback, after the thread is cleared, which may
+// roll it back (runs.Admission's Ready).
 func (s *dialect) admitLG(ctx context.Context, run *lgRun, req runner.Request, at time.Time) (*runner.Run, store.Run, error) {
-	strategy := run.Multitask
-	clearing := strategy == "interrupt" || strategy == "rollback"
-	for round := 1; ; round++ {
-		if clearing {
-			if err := s.host.ClearThread(ctx, run.ThreadID, strategy == "rollback"); err != nil {
-				return nil, store.Run{}, err
-			}
-		}
-		// What the run starts from, read before it starts: after, its
-		// first step may already be saved.
+	return s.host.Admit(ctx, req, runs.Admission{Strategy: run.Multitask, At: at, Ready: func() {
 		run.start = s.threadStart(ctx, run.ThreadID, run.RouteID, req)
-		admitAs := strategy
-		if clearing {
-			admitAs = "reject"
-		}
-		started, queued, err := s.host.Admit(ctx, req, admitAs, at)
-		if !clearing || !wire.Busy(err) || round == wire.MaxClears {
-			return started, queued, err
-		}
-	}
+	}})
 }
 
 // awaitLG waits until queued run r has started and returns it live when

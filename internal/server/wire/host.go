@@ -11,6 +11,7 @@ import (
 	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/runs"
 	"github.com/dawn-go/dawn/internal/store"
+	"github.com/dawn-go/dawn/internal/webhook"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/labstack/echo/v4"
 )
@@ -18,7 +19,8 @@ import (
 // Host is what the HTTP core offers a wire that needs all of it (the
 // LangGraph dialect): where to mount its endpoints (Mux), the runs it
 // translates (RunControl), what is kept of threads and runs (Threads), crons,
-// items, assistants and the server's settings. It is a set of narrow
+// items, assistants and the server's settings; Dawn's own wire also
+// reads queued runs (Queue) and the server's records (Records). It is a set of narrow
 // seams, not one wide interface: a wire that needs less (AG-UI, OpenAI,
 // MCP) declares the few methods it calls and takes them alone. A wire
 // keeps its own state; it reaches the run only through these seams, and
@@ -32,6 +34,38 @@ type Host struct {
 	Assistants
 	Settings
 	Notifier
+	Queue
+	Records
+}
+
+// Queue follows a run that was queued (Admit) until it starts.
+type Queue interface {
+	// AwaitQueued waits until queued run r has started and returns it
+	// live when it runs here, or nil when another replica has it (or it
+	// has ended); now is how the store has it then.
+	AwaitQueued(ctx context.Context, r store.Run) (live *runner.Run, now store.Run, err error)
+	// QueuedEvents are the events of queued run r after the event with
+	// id after: they wait for the run to start, here or on another
+	// replica.
+	QueuedEvents(r store.Run, after int64) *runs.QueuedEvents
+}
+
+// Records are what the server keeps beside threads and runs, as the runs
+// service lets ctx's caller see them: webhook deliveries, remembered
+// decisions, the audit log, and a user's data to forget.
+type Records interface {
+	// WebhookDelivery is how the webhook of a run went.
+	WebhookDelivery(ctx context.Context, runID string) (webhook.Delivery, error)
+	// Decisions are the remembered decisions the caller may see;
+	// RevokeDecision forgets one (runs.Service.RevokeDecision).
+	Decisions(ctx context.Context) ([]runs.Decision, error)
+	RevokeDecision(ctx context.Context, user, key string) (string, error)
+	// ServiceOnly is runs.ErrServiceOnly for a user: only the service
+	// credential reads the audit log (AuditLog) and forgets a user
+	// (ForgetUser).
+	ServiceOnly(ctx context.Context) error
+	AuditLog(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
+	ForgetUser(ctx context.Context, user string) (runner.Forgotten, error)
 }
 
 // Notifier records a wire's own delivery for the end of one of its runs
@@ -62,20 +96,19 @@ type Settings interface {
 
 // Mux mounts a wire's endpoints on the core's router.
 type Mux interface {
+	// Default serves method and path, one of Dawn's own endpoints, with
+	// h (behind m) for every request no wire claims (Claim): it is the
+	// path's default handler, which Dawn's wire gives.
+	Default(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
 	// Add serves method and path with h, behind the core's middleware
 	// (auth, CORS, body limits) and then m.
 	Add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
 	// Claim serves with h (behind m) the requests to method and path,
 	// one of Dawn's own endpoints, that claims says are the wire's; the
-	// core serves the others with Dawn's handler. An error from claims
+	// core serves the others with the path's Default handler (Dawn's).
+	// A wire never wraps another's handler. An error from claims
 	// (a body that cannot be read) is the request's answer.
 	Claim(method, path string, claims func(echo.Context) (bool, error), h echo.HandlerFunc, m ...echo.MiddlewareFunc)
-	// Intercept puts mw in front of the core's own handler of method and
-	// path (one of Dawn's endpoints): the wire serves the requests that
-	// are its own, and passes the others to the handler it is given.
-	// Prefer Claim, which leaves Dawn's handler to the core; Intercept is
-	// for a wire that adds to what Dawn's handler does.
-	Intercept(method, path string, mw echo.MiddlewareFunc)
 	// Expose lets a browser page on an allowed origin read these response
 	// headers (CORS), beside Dawn's own.
 	Expose(headers ...string)
@@ -106,16 +139,11 @@ type RunControl interface {
 	// it returns once the store records the run's end; without, at once.
 	// A run on a thread ctx's caller may not see is not found.
 	StopRemote(ctx context.Context, r store.Run, wait bool) error
-	// Admit starts req on its thread as multitask strategy says
+	// Admit starts req on its thread as a's multitask strategy says
 	// (reject, interrupt, rollback, enqueue), or queues it: always when
-	// at, the time a delayed run may start, is not zero. It returns the
+	// a.At, the time a delayed run may start, is not zero. It returns the
 	// run started here, or else the queued run, pending.
-	Admit(ctx context.Context, req runner.Request, strategy string, at time.Time) (*runner.Run, store.Run, error)
-	// ClearThread makes way for a run that interrupts (or, with
-	// rollback, rolls back) a thread's run: its queued runs are
-	// cancelled and its run in flight, here or on another replica, is
-	// stopped; it returns once the store has recorded the end.
-	ClearThread(ctx context.Context, threadID string, rollback bool) error
+	Admit(ctx context.Context, req runner.Request, a runs.Admission) (*runner.Run, store.Run, error)
 	// AwaitStart waits until a queued run has started (or ended) and
 	// returns it as the store has it then.
 	AwaitStart(ctx context.Context, runID string) (store.Run, error)
@@ -143,6 +171,9 @@ type RunControl interface {
 // events (store.Store's methods of those names).
 type Threads interface {
 	GetThread(ctx context.Context, id string) (store.Thread, error)
+	// CreateThreadTTL creates a thread of the caller's that expires ttl
+	// after its last update (0: never).
+	CreateThreadTTL(ctx context.Context, id string, metadata json.RawMessage, ttl time.Duration) (store.Thread, error)
 	// Latest is a thread's latest saved state.
 	Latest(ctx context.Context, threadID string) (store.Checkpoint, error)
 	SearchThreads(ctx context.Context, q store.ThreadQuery) ([]store.Thread, error)
@@ -212,10 +243,6 @@ type Assistants interface {
 	// SetThreadTTL gives a thread a new ttl (see store.Store).
 	SetThreadTTL(ctx context.Context, id string, ttl time.Duration) (store.Thread, error)
 }
-
-// MaxClears bounds how often a run that interrupts (or rolls back) clears
-// its thread again (runs.MaxClears).
-const MaxClears = runs.MaxClears
 
 // Busy reports whether err refuses a run because its thread has one in
 // flight, on this replica or another (runs.Busy).

@@ -1,5 +1,6 @@
-// Package wires registers the wire protocols Dawn's server speaks beside
-// its own: the LangGraph Agent Server dialect, AG-UI, the
+// Package wires registers the wire protocols Dawn's server speaks: Dawn's
+// own (first: its endpoints are the default handlers of the paths it
+// shares), the LangGraph Agent Server dialect, AG-UI, the
 // OpenAI-compatible API, MCP and A2A. A program that serves Dawn's API
 // imports it for its side effect, as one imports a database/sql driver:
 //
@@ -15,6 +16,7 @@ package wires
 import (
 	"github.com/dawn-go/dawn/internal/server/a2a"
 	"github.com/dawn-go/dawn/internal/server/agui"
+	"github.com/dawn-go/dawn/internal/server/dawn"
 	"github.com/dawn-go/dawn/internal/server/langgraph"
 	"github.com/dawn-go/dawn/internal/server/mcp"
 	"github.com/dawn-go/dawn/internal/server/openai"
@@ -27,6 +29,7 @@ func init() { wire.Register(All()...) }
 // mounts them.
 func All() []wire.Wire {
 	return []wire.Wire{
+		{Name: "dawn", Mount: dawn.Mount},
 		{Name: "langgraph", Mount: langgraph.Mount},
 		{Name: "agui", Mount: func(h wire.Host) { agui.Mount(h) }},
 		{Name: "openai", Mount: func(h wire.Host) { openai.Mount(h) }},

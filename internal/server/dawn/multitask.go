@@ -1,4 +1,4 @@
-package server
+package dawn
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/runs"
 	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
@@ -26,20 +25,12 @@ func checkMultitask(value, def string) (string, error) {
 	return "", newError(http.StatusBadRequest, "invalid_body", "multitask_strategy must be one of reject, interrupt, rollback, enqueue, not "+strconv.Quote(value))
 }
 
-// queuedError is the answer to a run that could not be queued.
-func queuedError(err error) error {
-	if errors.Is(err, runner.ErrQueueFull) {
-		return newError(http.StatusTooManyRequests, "queue_full", err.Error())
-	}
-	return err
-}
-
 // answerStored answers runs/wait for run r, which runs on another replica
 // or has ended: with its output once it has ended, read from its done
 // event in the store.
-func (s *Server) answerStored(c echo.Context, r store.Run) error {
+func (s *api) answerStored(c echo.Context, r store.Run) error {
 	ctx := c.Request().Context()
-	f := s.svc.Follow(r.ID, 0)
+	f := s.host.Follow(r.ID, 0)
 	defer f.Close()
 	var done stream.Event
 	for {

@@ -1,4 +1,4 @@
-package server
+package dawn
 
 import (
 	"net/http"
@@ -9,8 +9,8 @@ import (
 
 // cancelRemote cancels run r, which runs on another replica of a shared
 // store, and answers as Dawn's cancel does.
-func (s *Server) cancelRemote(c echo.Context, r store.Run) error {
-	if err := s.svc.StopRemote(c.Request().Context(), r, c.QueryParam("wait") != "false"); err != nil {
+func (s *api) cancelRemote(c echo.Context, r store.Run) error {
+	if err := s.host.StopRemote(c.Request().Context(), r, c.QueryParam("wait") != "false"); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, cancelBody{ThreadID: r.ThreadID, Status: "interrupted"})
@@ -19,8 +19,8 @@ func (s *Server) cancelRemote(c echo.Context, r store.Run) error {
 // followRemote streams the events of a run that is not in flight here
 // (another replica has it, or it has ended) from the store, as they
 // commit, a page at a time.
-func (s *Server) followRemote(c echo.Context, runID string, after int64) error {
-	f := s.svc.Follow(runID, after)
+func (s *api) followRemote(c echo.Context, runID string, after int64) error {
+	f := s.host.Follow(runID, after)
 	defer f.Close()
 	return s.writeStream(c, f, runID)
 }

@@ -1,4 +1,4 @@
-package server
+package dawn
 
 import (
 	"errors"
@@ -16,9 +16,9 @@ func webhookNotFound(c echo.Context) error {
 // webhookDelivery is GET /threads/:id/runs/:run/webhook: how the webhook
 // of a run went (delivering, delivered, failed), as the store records it,
 // so that every server on the store answers the same.
-func (s *Server) webhookDelivery(c echo.Context) error {
+func (s *api) webhookDelivery(c echo.Context) error {
 	id, runID := c.Param("id"), c.Param("run")
-	d, err := s.runs.WebhookDelivery(c.Request().Context(), runID)
+	d, err := s.host.WebhookDelivery(c.Request().Context(), runID)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && d.ThreadID != id):
 		return webhookNotFound(c)

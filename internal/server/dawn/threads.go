@@ -1,55 +1,26 @@
-package server
+package dawn
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/dawn-go/dawn/internal/server/wire"
-	"github.com/dawn-go/dawn/internal/store"
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 )
 
-type createThreadBody struct {
-	ThreadID string          `json:"thread_id"`
-	Metadata json.RawMessage `json:"metadata"`
-	// TTL is LangGraph's thread ttl (see wire.ThreadTTL), which both
-	// wires take.
-	TTL json.RawMessage `json:"ttl"`
-}
-
-func (s *Server) createThread(c echo.Context) error {
-	var body createThreadBody
-	if err := wire.Decode(c, &body); err != nil {
-		return err
-	}
-	if len(body.Metadata) > 0 && string(body.Metadata) != "null" && body.Metadata[0] != '{' {
-		return newError(http.StatusBadRequest, "invalid_body", "metadata must be a JSON object")
-	}
-	ttl, err := wire.ThreadTTL(body.TTL)
-	if err != nil {
-		return err
-	}
-	id := body.ThreadID
-	if id == "" {
-		id = uuid.NewString()
-	} else if err := wire.CheckThreadID(id); err != nil {
-		return err
-	}
-	t, err := s.host.CreateThreadTTL(c.Request().Context(), id, body.Metadata, ttl)
-	if errors.Is(err, store.ErrExists) {
-		return newError(http.StatusConflict, "thread_exists", "thread "+id+" already exists")
-	}
+// createThread is POST /threads: a thread of the caller's
+// (wire.CreateThread).
+func (s *api) createThread(c echo.Context) error {
+	t, err := wire.CreateThread(c, s.host)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, t)
 }
 
-func (s *Server) deleteThread(c echo.Context) error {
+func (s *api) deleteThread(c echo.Context) error {
 	id := c.Param("id")
-	if err := s.runs.DeleteThread(c.Request().Context(), id); err != nil {
+	if err := s.host.DeleteThread(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent) // Dawn answers 204 with no body
@@ -66,7 +37,7 @@ type runInfo struct {
 	UpdatedAt any             `json:"updated_at"`
 }
 
-func (s *Server) listRuns(c echo.Context) error {
+func (s *api) listRuns(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
 	if _, err := s.host.GetThread(ctx, id); err != nil {
@@ -88,7 +59,7 @@ func (s *Server) listRuns(c echo.Context) error {
 // 200 {"thread_id", "status":"interrupted"}, or 409 no_run_in_flight when
 // there is no run to stop (or the run finished before the cancel reached
 // it).
-func (s *Server) cancel(c echo.Context) error {
+func (s *api) cancel(c echo.Context) error {
 	id := c.Param("id")
 	ctx := c.Request().Context()
 	run, reached := s.host.Cancel(ctx, id)

@@ -1,4 +1,4 @@
-package server
+package dawn
 
 import (
 	"context"
@@ -76,27 +76,22 @@ func (in *runInput) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// admission is how a run request is admitted on its thread: its
-// multitask strategy and, for a delayed run, when it may start.
-type admission struct {
-	strategy string
-	at       time.Time
-}
-
-func (s *Server) parseRun(c echo.Context) (runner.Request, admission, error) {
+// parseRun reads a run request and how it is admitted on its thread:
+// its multitask strategy and, for a delayed run, when it may start.
+func (s *api) parseRun(c echo.Context) (runner.Request, runs.Admission, error) {
 	req, body, err := s.parseRunBody(c)
 	if err != nil {
-		return req, admission{}, err
+		return req, runs.Admission{}, err
 	}
-	var adm admission
-	if adm.strategy, err = checkMultitask(body.MultitaskStrategy, runs.Reject); err != nil {
+	var adm runs.Admission
+	if adm.Strategy, err = checkMultitask(body.MultitaskStrategy, runs.Reject); err != nil {
 		return req, adm, err
 	}
-	adm.at, err = wire.NotBefore(body.AfterSeconds, time.Now())
+	adm.At, err = wire.NotBefore(body.AfterSeconds, time.Now())
 	return req, adm, err
 }
 
-func (s *Server) parseRunBody(c echo.Context) (runner.Request, runBody, error) {
+func (s *api) parseRunBody(c echo.Context) (runner.Request, runBody, error) {
 	var body runBody
 	if err := wire.Decode(c, &body); err != nil {
 		return runner.Request{}, body, err
@@ -132,7 +127,7 @@ func (s *Server) parseRunBody(c echo.Context) (runner.Request, runBody, error) {
 	return req, body, nil
 }
 
-func (s *Server) runWait(c echo.Context) error {
+func (s *api) runWait(c echo.Context) error {
 	req, adm, err := s.parseRun(c)
 	if err != nil {
 		return err
@@ -142,13 +137,13 @@ func (s *Server) runWait(c echo.Context) error {
 	// and the handler returns once it is done.
 	req.OnCaller = true
 	ctx := c.Request().Context()
-	run, queued, err := s.svc.Admit(ctx, req, adm.strategy, adm.at)
+	run, queued, err := s.host.Admit(ctx, req, adm)
 	if err != nil {
-		return queuedError(checkpointError(req, err))
+		return checkpointError(req, err)
 	}
 	if run == nil {
 		c.Response().Header().Set("Dawn-Run-Id", queued.ID)
-		live, now, err := s.svc.AwaitQueued(ctx, queued)
+		live, now, err := s.host.AwaitQueued(ctx, queued)
 		switch {
 		case ctx.Err() != nil:
 			return nil // the client left; the run stays queued
@@ -187,20 +182,20 @@ func answerWait(c echo.Context, threadID string, run *runner.Run) error {
 	return c.JSONBlob(http.StatusOK, run.Output())
 }
 
-func (s *Server) runStream(c echo.Context) error {
+func (s *api) runStream(c echo.Context) error {
 	req, adm, err := s.parseRun(c)
 	if err != nil {
 		return err
 	}
 	req.Stream = true
-	run, queued, err := s.svc.Admit(c.Request().Context(), req, adm.strategy, adm.at)
+	run, queued, err := s.host.Admit(c.Request().Context(), req, adm)
 	if err != nil {
-		return queuedError(checkpointError(req, err))
+		return checkpointError(req, err)
 	}
 	if run == nil {
 		// The stream opens now and carries the run's events once it
 		// starts, here or on another replica.
-		return s.writeStream(c, s.svc.QueuedEvents(queued, 0), queued.ID)
+		return s.writeStream(c, s.host.QueuedEvents(queued, 0), queued.ID)
 	}
 	return s.writeStream(c, run.Log.Subscribe(0), run.ID)
 }
@@ -209,7 +204,7 @@ func (s *Server) runStream(c echo.Context) error {
 // after the last event id it saw (Last-Event-ID header or ?after=N). A run
 // in flight here is followed live; any other (running on another replica,
 // or ended) is read from the store's event log, a page at a time.
-func (s *Server) joinStream(c echo.Context) error {
+func (s *api) joinStream(c echo.Context) error {
 	id, runID := c.Param("id"), c.Param("run")
 	after, err := wire.LastEventID(c)
 	if err != nil {
@@ -226,7 +221,7 @@ func (s *Server) joinStream(c echo.Context) error {
 		return err
 	}
 	if r.Status == store.RunPending {
-		return s.writeStream(c, s.svc.QueuedEvents(r, after), runID)
+		return s.writeStream(c, s.host.QueuedEvents(r, after), runID)
 	}
 	return s.followRemote(c, runID, after)
 }
@@ -251,8 +246,8 @@ func ready(src wire.EventSource) bool {
 	return ok && r.Ready()
 }
 
-func (s *Server) writeStream(c echo.Context, src wire.EventSource, runID string) error {
-	defer s.runs.Telemetry().Subscribed()()
+func (s *api) writeStream(c echo.Context, src wire.EventSource, runID string) error {
+	defer s.host.Subscribed()()
 	w := c.Response()
 	wire.StartSSE(c, runID)
 	w.WriteHeader(http.StatusOK)

@@ -1,4 +1,4 @@
-package server
+package dawn
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ const resumeExample = `{"route":"/ops","resume":[{"interruptId":"perm-…","stat
 // resume answers every pending interrupt of a parked thread and streams the
 // run that goes on, as runs/stream does. A body that does not fit the
 // pending interrupts is a 400 naming the interrupt, and changes nothing.
-func (s *Server) resume(c echo.Context) error {
+func (s *api) resume(c echo.Context) error {
 	id := c.Param("id")
 	if err := wire.CheckThreadID(id); err != nil {
 		return err

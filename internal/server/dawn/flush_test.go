@@ -1,4 +1,4 @@
-package server
+package dawn
 
 import (
 	"net/http"
@@ -6,13 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dawn-go/dawn/internal/app"
-	"github.com/dawn-go/dawn/internal/runner"
 	"github.com/dawn-go/dawn/internal/server/wire"
-	"github.com/dawn-go/dawn/internal/store"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/labstack/echo/v4"
 )
+
+// subscriptions counts no reader of a run's events: the one method of
+// wire.RunControl the stream calls.
+type subscriptions struct{ wire.RunControl }
+
+func (subscriptions) Subscribed() func() { return func() {} }
 
 // flushCounter is a response writer that counts flushes.
 type flushCounter struct {
@@ -27,12 +30,7 @@ func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
 // the burst, not one per event (a server holding thousands of streams pays
 // a write system call per flush). Every event still goes out, in order.
 func TestWriteStreamFlushesBursts(t *testing.T) {
-	st, err := store.Open(":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := &Server{runs: runner.New(st, &app.App{}, runner.Options{})}
+	s := &api{host: wire.Host{RunControl: subscriptions{}}}
 	for _, tc := range []struct {
 		name string
 		src  func() wire.EventSource
