@@ -195,7 +195,7 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 	if demoted > 0 {
 		change += fmt.Sprintf("; %d extra in_progress demoted to pending", demoted)
 	}
-	if n := countDropped(diff); n > 0 {
+	if n := diff.CountDropped(); n > 0 {
 		change += fmt.Sprintf("; %d dropped before finishing", n)
 	}
 	p.reviseDiff("model", reason, change, diff)
@@ -209,16 +209,6 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 	settled := p.settle(finished) // other items may have finished in the same call
 	settled.Note = out.Note
 	return settled, nil
-}
-
-func countDropped(d *Diff) int {
-	n := 0
-	for _, r := range d.Removed {
-		if r.Dropped {
-			n++
-		}
-	}
-	return n
 }
 
 // merged is the model's proposed item pr over prev, the plan's item it

@@ -2,8 +2,8 @@ package harness
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/dawn-go/dawn/internal/plandiff"
 	"github.com/dawn-go/dawn/todo"
 )
 
@@ -78,23 +78,14 @@ type Postcondition struct {
 	Attempts     int           `json:"attempts,omitempty"`
 }
 
-// Revision records one change to a plan and why it was made.
-type Revision struct {
-	N int `json:"n"`
-	// Source is "model", "harness", "supervisor", or "person" for a
-	// person's answer to an interrupt.
-	Source string `json:"source"`
-	Reason string `json:"reason,omitempty"`
-	Change string `json:"change"`
-	// Diff is what the revision changed in the items, when it changed
-	// them.
-	Diff *Diff `json:"diff,omitempty"`
-}
+// Revision records one change to a plan and why it was made (package
+// plandiff's, which plain plan.md planning shares).
+type Revision = plandiff.Revision
 
 // MaxRevisions bounds the revisions a plan keeps in the thread's state:
 // past it the oldest go, counted in Plan.Trimmed (N keeps counting), while
 // the items they dropped stay in Plan.Dropped.
-const MaxRevisions = 50
+const MaxRevisions = plandiff.MaxRevisions
 
 // Plan is a thread's harness-owned plan. It lives in the thread's state, so
 // every change is saved with the step that made it.
@@ -189,21 +180,6 @@ func (p *Plan) newID() string {
 
 func (p *Plan) revise(source, reason, change string) {
 	p.reviseDiff(source, reason, change, nil)
-}
-
-// reviseDiff is revise for a change to the items, with its diff.
-func (p *Plan) reviseDiff(source, reason, change string, d *Diff) {
-	p.RevisionN++
-	if d.Empty() {
-		d = nil
-	} else {
-		p.record(p.RevisionN, d)
-	}
-	p.Revisions = append(p.Revisions, Revision{N: p.RevisionN, Source: source, Reason: strings.TrimSpace(reason), Change: change, Diff: d})
-	if over := len(p.Revisions) - MaxRevisions; over > 0 {
-		p.Revisions = p.Revisions[over:]
-		p.Trimmed += over
-	}
 }
 
 // LatestReason is the reason of the newest revision that gave one.
