@@ -19,8 +19,9 @@ const Name = "planning"
 // Marker returns the planning capability marker. It applies to a route
 // folder holding a plan.md (a regular file, even an empty one) and
 // contributes the writeTodos tool, the todos state field (replace reducer,
-// default the seed), the planning prompt fragment and the plan_update
-// transformer. Its Details are {"seed":[...]}.
+// default the seed), the plan_revisions field that keeps every change of
+// the todos (RevisionsField), the planning prompt fragment and the
+// plan_update and plan_revised transformer. Its Details are {"seed":[...]}.
 func Marker() capabilities.Marker { return marker{lim: defaultLimits()} }
 
 // MarkerWith is Marker for an app that registers Go verifiers by name
@@ -68,12 +69,19 @@ func (m marker) Load(_ context.Context, _ *router.Route, file string) (*capabili
 		return enforcedContribution(file, f, lim, m.verifiers), nil
 	}
 	c := &capabilities.Contribution{
-		Tools: []capabilities.Tool{newTool(lim)},
+		Tools: []capabilities.Tool{newTool(lim, true)},
 		Fields: []capabilities.Field{{
 			Name:    StateField,
 			Type:    "array",
 			Schema:  mustJSON(listSchema()),
 			Default: mustJSON(seed),
+			Reducer: capabilities.Replace,
+			Source:  file,
+		}, {
+			Name:    RevisionsField,
+			Type:    "object",
+			Schema:  mustJSON(revisionsSchema()),
+			Default: mustJSON(emptyLog()),
 			Reducer: capabilities.Replace,
 			Source:  file,
 		}},

@@ -1,0 +1,133 @@
+package planning_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dawn-go/dawn/dawntest"
+	"github.com/dawn-go/dawn/internal/apptest"
+	"github.com/dawn-go/dawn/internal/eval"
+	"github.com/dawn-go/dawn/internal/plandiff"
+)
+
+// plainTodos is a writeTodos input of a plain plan: content and status
+// pairs.
+func plainTodos(items ...[2]string) map[string]any {
+	var list []map[string]string
+	for _, it := range items {
+		list = append(list, map[string]string{"content": it[0], "status": it[1]})
+	}
+	return map[string]any{"todos": list}
+}
+
+// plainDriftApp is a route with a plain plan.md of three items.
+func plainDriftApp(t *testing.T) string {
+	return apptest.WriteApp(t, map[string]string{
+		"job/agent.md": "You do the job.",
+		"job/plan.md":  "- [ ] Write the code\n- [ ] Write the tests\n- [ ] Write the docs\n",
+	})
+}
+
+// droppingModel starts the plan, then deletes the hard item from it
+// while it is still pending.
+func droppingModel() *dawntest.ScriptedModel {
+	return dawntest.Script().
+		CallTool("writeTodos", plainTodos([2]string{"Write the code", "in_progress"}, [2]string{"Write the tests", "pending"}, [2]string{"Write the docs", "pending"})).
+		CallTool("writeTodos", plainTodos([2]string{"Write the code", "completed"}, [2]string{"Write the docs", "in_progress"})).
+		Reply("Done.")
+}
+
+type plainRevisionsPage struct {
+	ThreadID  string              `json:"thread_id"`
+	Revisions []plandiff.Revision `json:"revisions"`
+	Total     int                 `json:"total"`
+	NextAfter int                 `json:"next_after"`
+	Dropped   []plandiff.Removed  `json:"dropped"`
+}
+
+// TestPlainPlanRevisions: a plain plan.md plan (one the harness does not
+// own) whose model drops an item keeps every revision with its diff. The
+// SSE stream carries plan_revised for the change with the item flagged
+// dropped (plan_update stays {"todos":[...]}), GET
+// /threads/:id/plan/revisions serves the revisions as it does a
+// harness-owned plan's, dawn eval's no_dropped_items fails on the run, and
+// a server restarted on the same SQLite file serves the same revisions.
+func TestPlainPlanRevisions(t *testing.T) {
+	dir := plainDriftApp(t)
+	path := filepath.Join(t.TempDir(), "dawn.db")
+	h := apptest.New(t, dir, droppingModel(), apptest.Options{StorePath: path})
+	base := h.Serve(t)
+	events := apptest.ReadSSE(t, apptest.PostJSON(t, base+"/threads/p1/runs/stream", apptest.RunBody("/job", "do it")))
+
+	var revised []plandiff.Revision
+	for _, e := range events {
+		switch e.Type {
+		case plandiff.EventRevised:
+			var r plandiff.Revision
+			if err := json.Unmarshal(e.Data, &r); err != nil {
+				t.Fatal(err)
+			}
+			revised = append(revised, r)
+		case "plan_update":
+			var keys map[string]json.RawMessage
+			if err := json.Unmarshal(e.Data, &keys); err != nil || len(keys) != 1 || keys["todos"] == nil {
+				t.Fatalf("plan_update data = %s, want {\"todos\":[...]} as Dawn sends it", e.Data)
+			}
+		}
+	}
+	if len(revised) != 1 {
+		t.Fatalf("plan_revised events = %+v; want one, for the call that changed the list (the first only moved a status on)", revised)
+	}
+	checkDropped(t, "the plan_revised event", revised[0])
+
+	yes := true
+	results := eval.Check(eval.Expect{DriftExpect: eval.DriftExpect{NoDroppedItems: &yes, MaxRevisions: 1}}, eval.Observe(events))
+	if len(results) != 3 || results[1].Expectation != eval.ExpectNoDroppedItems || results[1].Pass || !strings.Contains(results[1].Detail, `"Write the tests"`) || !results[2].Pass {
+		t.Fatalf("eval results = %+v; want no_dropped_items failing on the tests item and max_revisions: 1 passing", results)
+	}
+
+	page := plainPage(t, base, "p1")
+	if h.Store.Close() != nil {
+		t.Fatal("closing the store")
+	}
+	// Another server on the same file serves the same revisions.
+	again := apptest.New(t, dir, dawntest.Script(), apptest.Options{StorePath: path}).Serve(t)
+	if after := plainPage(t, again, "p1"); !samePage(page, after) {
+		t.Fatalf("after a restart the revisions are %+v, want %+v", after, page)
+	}
+}
+
+// plainPage reads and checks a plain plan's revisions after
+// droppingModel's run.
+func plainPage(t *testing.T, base, threadID string) plainRevisionsPage {
+	t.Helper()
+	var page plainRevisionsPage
+	if code := apptest.GetJSON(t, base+"/threads/"+threadID+"/plan/revisions", &page); code != 200 {
+		t.Fatalf("GET /threads/%s/plan/revisions = %d, want 200", threadID, code)
+	}
+	if page.ThreadID != threadID || page.Total != 2 || len(page.Revisions) != 2 || page.Revisions[0].Diff != nil || page.Revisions[0].Source != plandiff.SourceModel {
+		t.Fatalf("revisions = %+v; want two by the model, the first a status change with no diff", page)
+	}
+	checkDropped(t, "the second revision", page.Revisions[1])
+	if len(page.Dropped) != 1 || page.Dropped[0].Content != "Write the tests" || page.Dropped[0].Revision != 2 {
+		t.Fatalf("dropped = %+v; want the tests item, dropped by revision 2", page.Dropped)
+	}
+	return page
+}
+
+func checkDropped(t *testing.T, what string, r plandiff.Revision) {
+	t.Helper()
+	d := r.Diff
+	if r.N != 2 || r.Source != plandiff.SourceModel || d == nil || len(d.Removed) != 1 || d.Removed[0].Content != "Write the tests" ||
+		!d.Removed[0].Dropped || d.Removed[0].Status != "pending" || d.Removed[0].ID == "" || len(d.Added) != 0 || d.Reordered {
+		t.Fatalf("%s = %+v (diff %+v); want revision 2 by the model removing the pending tests item, flagged dropped", what, r, d)
+	}
+}
+
+func samePage(a, b plainRevisionsPage) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
