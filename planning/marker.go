@@ -88,6 +88,7 @@ func (m marker) Load(_ context.Context, _ *router.Route, file string) (*capabili
 		Prompts:      []capabilities.Prompt{intro},
 		StatePrompts: []capabilities.Prompt{statePrompt(seed)},
 		Transformers: []capabilities.Transformer{Transform},
+		Hooks:        &capabilities.Hooks{Edited: edited},
 		Details:      map[string]any{"seed": seed},
 	}
 	if warning != "" {

@@ -3,6 +3,7 @@ package planning
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/dawn-go/dawn/internal/plandiff"
 	"github.com/dawn-go/dawn/stream"
@@ -131,4 +132,16 @@ func revisedEvent(raw json.RawMessage) ([]stream.Event, bool) {
 		return nil, true
 	}
 	return []stream.Event{stream.New(plandiff.EventRevised, r)}, true
+}
+
+// edited records a person's change of the todos, a state update outside a
+// run, as a revision by "person" (capabilities.Hooks.Edited). An update
+// that leaves the list as it was records none.
+func edited(before, after thread.State) thread.State {
+	old, _ := decodeList(before[StateField])
+	next, ok := decodeList(after[StateField])
+	if !ok || slices.Equal(old, next) {
+		return nil
+	}
+	return thread.State{RevisionsField: revisedUpdate(before, next, plandiff.SourcePerson, "")}
 }

@@ -2,6 +2,7 @@ package planning_test
 
 import (
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,4 +131,104 @@ func samePage(a, b plainRevisionsPage) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// TestPlainPlanPersonRevision: a person who changes a plain plan's todos
+// through a state update (POST /threads/:id/state) makes a revision of
+// their own, by "person", with its diff; an update that leaves the todos
+// alone makes none; a copy of the thread keeps the revisions.
+func TestPlainPlanPersonRevision(t *testing.T) {
+	model := dawntest.Script().
+		CallTool("writeTodos", plainTodos([2]string{"Write the code", "in_progress"}, [2]string{"Write the tests", "pending"}, [2]string{"Write the docs", "pending"})).
+		Reply("Started.")
+	base := apptest.New(t, plainDriftApp(t), model, apptest.Options{}).Serve(t)
+	apptest.ReadSSE(t, apptest.PostJSON(t, base+"/threads/p2/runs/stream", apptest.RunBody("/job", "do it")))
+
+	edit := `{"values":{"todos":[{"content":"Write the code","status":"in_progress"},{"content":"Write the docs","status":"pending"}]}}`
+	if resp := apptest.PostJSON(t, base+"/threads/p2/state", edit); resp.StatusCode != 200 {
+		t.Fatalf("POST state = %d", resp.StatusCode)
+	}
+	if resp := apptest.PostJSON(t, base+"/threads/p2/state", `{"values":{"todos":[{"content":"Write the code","status":"in_progress"},{"content":"Write the docs","status":"pending"}]}}`); resp.StatusCode != 200 {
+		t.Fatalf("POST state again = %d", resp.StatusCode)
+	}
+	var page plainRevisionsPage
+	if code := apptest.GetJSON(t, base+"/threads/p2/plan/revisions", &page); code != 200 {
+		t.Fatalf("GET revisions = %d", code)
+	}
+	if page.Total != 2 || len(page.Revisions) != 2 {
+		t.Fatalf("revisions = %+v; want the model's and the person's (the same list again is no change)", page)
+	}
+	r := page.Revisions[1]
+	if r.Source != plandiff.SourcePerson || r.Diff == nil || len(r.Diff.Removed) != 1 || r.Diff.Removed[0].Content != "Write the tests" || !r.Diff.Removed[0].Dropped {
+		t.Fatalf("the person's revision = %+v (diff %+v); want the tests item removed by a person, flagged dropped", r, r.Diff)
+	}
+
+	var copied struct {
+		ThreadID string `json:"thread_id"`
+	}
+	resp := apptest.PostJSON(t, base+"/threads/p2/copy", `{}`)
+	if err := json.NewDecoder(resp.Body).Decode(&copied); err != nil || copied.ThreadID == "" {
+		t.Fatalf("copy: %v", err)
+	}
+	resp.Body.Close()
+	var fork plainRevisionsPage
+	if code := apptest.GetJSON(t, base+"/threads/"+copied.ThreadID+"/plan/revisions", &fork); code != 200 || fork.Total != 2 || len(fork.Dropped) != 1 {
+		t.Fatalf("the copy's revisions = %d %+v; want the same two, with the dropped item", code, fork)
+	}
+}
+
+// TestPlainPlanRevisionsOnOtherWires: a plain plan's dropped item reaches
+// an AG-UI client as a state delta of the shared state's plan_revisions,
+// and the LangGraph dialect's thread values carry the same revisions.
+func TestPlainPlanRevisionsOnOtherWires(t *testing.T) {
+	base := apptest.New(t, plainDriftApp(t), droppingModel(), apptest.Options{}).Serve(t)
+	body := `{"threadId":"w1","runId":"r1","state":null,"messages":[{"id":"m1","role":"user","content":"go"}],"tools":[],"context":[],"forwardedProps":{}}`
+	resp := apptest.PostJSON(t, base+"/agui/job", body)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var e struct {
+			Type  string          `json:"type"`
+			Delta json.RawMessage `json:"delta"`
+		}
+		if json.Unmarshal([]byte(data), &e) != nil || e.Type == "TEXT_MESSAGE_START" {
+			break // the answer: past the live deltas of the tool calls
+		}
+		var ops []struct {
+			Path  string          `json:"path"`
+			Value json.RawMessage `json:"value"`
+		}
+		if e.Type != "STATE_DELTA" || json.Unmarshal(e.Delta, &ops) != nil {
+			continue
+		}
+		for _, op := range ops {
+			if strings.HasPrefix(op.Path, "/plan_revisions/dropped") && strings.Contains(string(op.Value), "Write the tests") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no AG-UI STATE_DELTA of the tool calls adds the dropped item to the shared plan_revisions:\n%s", raw)
+	}
+	var st struct {
+		Values struct {
+			Revisions struct {
+				plandiff.Log
+			} `json:"plan_revisions"`
+		} `json:"values"`
+	}
+	if code := apptest.GetJSON(t, base+"/threads/w1/state", &st); code != 200 {
+		t.Fatalf("GET state = %d", code)
+	}
+	if l := st.Values.Revisions; l.RevisionN != 2 || len(l.Dropped) != 1 || l.Dropped[0].Content != "Write the tests" {
+		t.Fatalf("thread values' plan_revisions = %+v, want two revisions and the dropped item", l)
+	}
 }
