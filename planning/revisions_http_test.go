@@ -1,6 +1,7 @@
 package planning_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"path/filepath"
@@ -230,5 +231,36 @@ func TestPlainPlanRevisionsOnOtherWires(t *testing.T) {
 	}
 	if l := st.Values.Revisions; l.RevisionN != 2 || len(l.Dropped) != 1 || l.Dropped[0].Content != "Write the tests" {
 		t.Fatalf("thread values' plan_revisions = %+v, want two revisions and the dropped item", l)
+	}
+}
+
+// TestPlainPlanDriftEval: dawn eval's runner, on a case that expects
+// no_dropped_items of a plain plan whose model drops an item, fails the
+// case on that expectation and names the item. It reads the plan's
+// revisions: an item reworded in place is no drop, though its old text is
+// gone from the list.
+func TestPlainPlanDriftEval(t *testing.T) {
+	reword := dawntest.Script().
+		CallTool("writeTodos", plainTodos([2]string{"Write the code", "in_progress"}, [2]string{"Write the tests", "pending"}, [2]string{"Write the docs", "pending"})).
+		CallTool("writeTodos", plainTodos([2]string{"Write the code", "in_progress"}, [2]string{"Write the unit tests", "pending"}, [2]string{"Write the docs", "pending"})).
+		Reply("Done.")
+	kept := apptest.New(t, plainDriftApp(t), reword, apptest.Options{})
+	cases, err := eval.Parse("job/evals/drift.yaml", "/job", []byte("cases:\n  - name: rewords\n    input: {message: do it}\n    expect: {no_dropped_items: true, max_revisions: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report := eval.Run(context.Background(), kept.Runs, cases, eval.Options{}); report.Passed != 1 {
+		t.Fatalf("a reworded item: %s; want the case passing", strings.Join(report.Below(1), "\n"))
+	}
+
+	h := apptest.New(t, plainDriftApp(t), droppingModel(), apptest.Options{})
+	cases, err = eval.Parse("job/evals/drift.yaml", "/job", []byte("cases:\n  - name: keeps its plan\n    input: {message: do it}\n    expect: {no_dropped_items: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := eval.Run(context.Background(), h.Runs, cases, eval.Options{})
+	below := strings.Join(report.Below(1), "\n")
+	if report.Passed != 0 || !strings.Contains(below, eval.ExpectNoDroppedItems) || !strings.Contains(below, "Write the tests") {
+		t.Fatalf("report: %d passed; below: %s; want the case failing no_dropped_items on the tests item", report.Passed, below)
 	}
 }
