@@ -151,6 +151,12 @@ var ErrNotRunning = errors.New("the plan is not running")
 // refused. Every accepted change is recorded as a revision with reason. On
 // error the plan is unchanged.
 func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, error) {
+	return ReplaceBy(p, s, list, reason, "model")
+}
+
+// ReplaceBy is Replace for a list source made: "model" for the model's
+// writeTodos, "person" for a person's edit of it.
+func ReplaceBy(p *Plan, s Settings, list []Proposed, reason, source string) (Outcome, error) {
 	if p.State != Running {
 		return Outcome{}, fmt.Errorf("%w (it is %s); only a running plan can be changed", ErrNotRunning, p.State)
 	}
@@ -198,7 +204,7 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 	if n := diff.CountDropped(); n > 0 {
 		change += fmt.Sprintf("; %d dropped before finishing", n)
 	}
-	p.reviseDiff("model", reason, change, diff)
+	p.reviseDiff(source, reason, change, diff)
 	if len(failedChecks) == 0 {
 		return p.settle(finished), nil
 	}

@@ -109,8 +109,12 @@ type Plan struct {
 	NextID      int `json:"next_id"`
 	// Approved is set once a person approved (or edited) the plan, when
 	// plan.md says approval: required; such a plan is not asked again.
-	Approved  bool `json:"approved,omitempty"`
-	RevisionN int  `json:"revision_n"`
+	Approved bool `json:"approved,omitempty"`
+	// PersonEdit is set while a person's edit of the proposed plan is on
+	// its way to the held writeTodos call, so that the revision it makes
+	// is recorded as the person's (see ReplaceBy).
+	PersonEdit bool `json:"person_edit,omitempty"`
+	RevisionN  int  `json:"revision_n"`
 	// Trimmed counts the oldest revisions no longer kept (MaxRevisions).
 	Trimmed int `json:"trimmed_revisions,omitempty"`
 	// Dropped lists every item a revision removed before it was finished,
