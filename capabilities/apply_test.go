@@ -189,3 +189,29 @@ func equalState(a, b thread.State) bool {
 	}
 	return true
 }
+
+// TestApplyEdit: a person's change runs the route's Edited hooks, which
+// see the state before and after it and add fields in the same change;
+// a hook's bad field fails the edit and leaves the state as it was.
+func TestApplyEdit(t *testing.T) {
+	p := testPrepared()
+	var saw []string
+	p.Hooks = []*Hooks{{}, {Edited: func(before, after thread.State) thread.State {
+		saw = append(saw, string(before["tier"])+">"+string(after["tier"]))
+		if string(after["tier"]) == `"bad"` {
+			return thread.State{"nope": json.RawMessage(`1`)}
+		}
+		return thread.State{"notes": json.RawMessage(`["edited"]`)}
+	}}}
+	start := thread.State{"tier": json.RawMessage(`"free"`)}
+	got, err := p.ApplyEdit(start, thread.State{"tier": json.RawMessage(`"pro"`)})
+	if err != nil || string(got["tier"]) != `"pro"` || string(got["notes"]) != `["edited"]` || len(saw) != 1 || saw[0] != `"free">"pro"` {
+		t.Fatalf("ApplyEdit = %v, %v (hook saw %v); want the tier changed and the hook's note added", got, err, saw)
+	}
+	if got, err := p.ApplyEdit(start, nil); err != nil || !equalState(got, start) || len(saw) != 1 {
+		t.Fatalf("an empty edit = %v, %v, hook calls %d; want nothing changed and no hook run", got, err, len(saw))
+	}
+	if got, err := p.ApplyEdit(start, thread.State{"tier": json.RawMessage(`"bad"`)}); err == nil || !equalState(got, start) {
+		t.Fatalf("a hook's unknown field = %v, %v; want an error and the state as it was", got, err)
+	}
+}

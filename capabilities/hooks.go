@@ -64,6 +64,11 @@ type Hooks struct {
 	// an output stored elsewhere, say). The tool_result event keeps the
 	// full output. ctx carries the call's Invocation (InvocationFrom).
 	ToolOutput func(ctx context.Context, ev ToolEvent, text string) (shown string, ok bool)
+	// Edited runs when a person changes the thread's state outside a run
+	// (a state update), with the state before and after the change, and
+	// returns fields to set with it in the same checkpoint (nil for none),
+	// as planning records a person's change of the todos as a revision.
+	Edited func(before, after thread.State) thread.State
 }
 
 // Effect is what a hook asks of the loop.

@@ -533,6 +533,25 @@ func (p *Prepared) Apply(s thread.State, update thread.State) (thread.State, err
 	return next, nil
 }
 
+// ApplyEdit is Apply for a person's change of the state outside a run (a
+// state update): the route's Edited hooks then see the change, in marker
+// order, and what they return is applied with it.
+func (p *Prepared) ApplyEdit(s thread.State, update thread.State) (thread.State, error) {
+	next, err := p.Apply(s, update)
+	if err != nil || len(update) == 0 {
+		return next, err
+	}
+	for _, h := range p.Hooks {
+		if h.Edited == nil {
+			continue
+		}
+		if next, err = p.Apply(next, h.Edited(s, next)); err != nil {
+			return s, err
+		}
+	}
+	return next, nil
+}
+
 // ApplyInput applies the state fields a run's input sets. Only fields
 // declared in state.yaml may be set; a capability's field (such as todos) or
 // an unknown field is an error naming it. Values must match the field type.

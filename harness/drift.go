@@ -1,133 +1,49 @@
 package harness
 
-import "slices"
+import "github.com/dawn-go/dawn/internal/plandiff"
 
 // EventRevised is the event that carries each new revision of a plan and
 // its diff against the one before.
-const EventRevised = "plan_revised"
+const EventRevised = plandiff.EventRevised
 
-// Diff is what one revision changed in a plan's items, against the
-// revision before it.
-type Diff struct {
-	Added    []string  `json:"added,omitempty"`
-	Removed  []Removed `json:"removed,omitempty"`
-	Reworded []Reword  `json:"reworded,omitempty"`
-	// Reordered says items kept from before are in another order.
-	Reordered bool `json:"reordered,omitempty"`
-	// Backwards lists kept items whose status moved back (completed to
-	// pending, in_progress to pending).
-	Backwards []Move `json:"backwards,omitempty"`
-}
-
-// Empty reports whether the diff changed nothing.
-func (d *Diff) Empty() bool {
-	return d == nil || (len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Reworded) == 0 && !d.Reordered && len(d.Backwards) == 0)
-}
-
-// Removed is an item a revision removed. Dropped says it was removed
-// before it was finished (pending or in progress): work the plan once
-// promised and no longer does.
-type Removed struct {
-	ID      string `json:"id"`
-	Content string `json:"content"`
-	Status  Status `json:"status"`
-	Dropped bool   `json:"dropped,omitempty"`
-	// Revision is the revision that removed it (in Plan.Dropped).
-	Revision int `json:"revision,omitempty"`
-}
-
-// Reword is an item whose text changed in place: an item of the old list
-// removed and one added at the same position.
-type Reword struct {
-	ID   string `json:"id"`
-	From string `json:"from"`
-	To   string `json:"to"`
-	// Status is the old item's; a reworded item that was not finished is
-	// not flagged dropped, but its verifier does not carry over.
-	Status Status `json:"status"`
-}
-
-// Move is a kept item whose status moved backwards.
-type Move struct {
-	ID      string `json:"id"`
-	Content string `json:"content"`
-	From    Status `json:"from"`
-	To      Status `json:"to"`
-}
-
-// rank orders statuses for Backwards: pending, then in progress, then
-// finished.
-func rank(s Status) int {
-	switch {
-	case s.Terminal():
-		return 2
-	case s == InProgress:
-		return 1
-	}
-	return 0
-}
+// The diff of a revision is package plandiff's, which plain plan.md
+// planning shares.
+type (
+	// Diff is what one revision changed in a plan's items, against the
+	// revision before it.
+	Diff = plandiff.Diff
+	// Removed is an item a revision removed; Dropped says before it was
+	// finished.
+	Removed = plandiff.Removed
+	// Reword is an item whose text changed in place.
+	Reword = plandiff.Reword
+	// Move is a kept item whose status moved backwards.
+	Move = plandiff.Move
+)
 
 // diffItems is the diff from old to next, where next's items keep the id
 // of the old item they match (Replace's matching by content).
 func diffItems(old, next []Item) *Diff {
-	d := &Diff{}
-	byID := map[string]int{}
-	for i, it := range old {
-		byID[it.ID] = i
-	}
-	kept := map[string]bool{}
-	var order []int // old positions of kept items, in their new order
-	var added []int
-	for j, it := range next {
-		i, ok := byID[it.ID]
-		if !ok {
-			added = append(added, j)
-			continue
-		}
-		kept[it.ID] = true
-		order = append(order, i)
-		if rank(it.Status) < rank(old[i].Status) {
-			d.Backwards = append(d.Backwards, Move{ID: it.ID, Content: it.Content, From: old[i].Status, To: it.Status})
-		}
-	}
-	d.Reordered = !slices.IsSorted(order)
-	var removed []int
-	for i, it := range old {
-		if !kept[it.ID] {
-			removed = append(removed, i)
-		}
-	}
-	// An item removed and one added at the same position is a rewording.
-	for _, j := range added {
-		if k := slices.Index(removed, j); k >= 0 {
-			o := old[j]
-			d.Reworded = append(d.Reworded, Reword{ID: o.ID, From: o.Content, To: next[j].Content, Status: o.Status})
-			removed = slices.Delete(removed, k, k+1)
-			continue
-		}
-		d.Added = append(d.Added, next[j].Content)
-	}
-	for _, i := range removed {
-		o := old[i]
-		d.Removed = append(d.Removed, Removed{ID: o.ID, Content: o.Content, Status: o.Status, Dropped: !o.Status.Terminal()})
-	}
-	return d
+	return plandiff.Compute(diffView(old), diffView(next))
 }
 
-// maxDropped bounds Plan.Dropped; past it the oldest entries go.
-const maxDropped = 200
+func diffView(items []Item) []plandiff.Item {
+	out := make([]plandiff.Item, len(items))
+	for i, it := range items {
+		out[i] = plandiff.Item{ID: it.ID, Content: it.Content, Status: it.Status}
+	}
+	return out
+}
 
-// record keeps the dropped items of d, which revision n made, in
-// p.Dropped, so that a plan's dropped work stays visible after its
-// revisions are trimmed.
-func (p *Plan) record(n int, d *Diff) {
-	for _, r := range d.Removed {
-		if r.Dropped {
-			r.Revision = n
-			p.Dropped = append(p.Dropped, r)
-		}
-	}
-	if len(p.Dropped) > maxDropped {
-		p.Dropped = p.Dropped[len(p.Dropped)-maxDropped:]
-	}
+// log is p's revisions as a plandiff.Log.
+func (p *Plan) log() *plandiff.Log {
+	return &plandiff.Log{Revisions: p.Revisions, RevisionN: p.RevisionN, Trimmed: p.Trimmed, Dropped: p.Dropped}
+}
+
+// reviseDiff records a change to the plan, with its diff when it changed
+// the items.
+func (p *Plan) reviseDiff(source, reason, change string, d *Diff) {
+	l := p.log()
+	l.Add(source, reason, change, d)
+	p.Revisions, p.RevisionN, p.Trimmed, p.Dropped = l.Revisions, l.RevisionN, l.Trimmed, l.Dropped
 }

@@ -151,6 +151,12 @@ var ErrNotRunning = errors.New("the plan is not running")
 // refused. Every accepted change is recorded as a revision with reason. On
 // error the plan is unchanged.
 func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, error) {
+	return ReplaceBy(p, s, list, reason, "model")
+}
+
+// ReplaceBy is Replace for a list source made: "model" for the model's
+// writeTodos, "person" for a person's edit of it.
+func ReplaceBy(p *Plan, s Settings, list []Proposed, reason, source string) (Outcome, error) {
 	if p.State != Running {
 		return Outcome{}, fmt.Errorf("%w (it is %s); only a running plan can be changed", ErrNotRunning, p.State)
 	}
@@ -195,10 +201,10 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 	if demoted > 0 {
 		change += fmt.Sprintf("; %d extra in_progress demoted to pending", demoted)
 	}
-	if n := countDropped(diff); n > 0 {
+	if n := diff.CountDropped(); n > 0 {
 		change += fmt.Sprintf("; %d dropped before finishing", n)
 	}
-	p.reviseDiff("model", reason, change, diff)
+	p.reviseDiff(source, reason, change, diff)
 	if len(failedChecks) == 0 {
 		return p.settle(finished), nil
 	}
@@ -209,16 +215,6 @@ func Replace(p *Plan, s Settings, list []Proposed, reason string) (Outcome, erro
 	settled := p.settle(finished) // other items may have finished in the same call
 	settled.Note = out.Note
 	return settled, nil
-}
-
-func countDropped(d *Diff) int {
-	n := 0
-	for _, r := range d.Removed {
-		if r.Dropped {
-			n++
-		}
-	}
-	return n
 }
 
 // merged is the model's proposed item pr over prev, the plan's item it

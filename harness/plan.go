@@ -2,8 +2,8 @@ package harness
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/dawn-go/dawn/internal/plandiff"
 	"github.com/dawn-go/dawn/todo"
 )
 
@@ -78,23 +78,14 @@ type Postcondition struct {
 	Attempts     int           `json:"attempts,omitempty"`
 }
 
-// Revision records one change to a plan and why it was made.
-type Revision struct {
-	N int `json:"n"`
-	// Source is "model", "harness", "supervisor", or "person" for a
-	// person's answer to an interrupt.
-	Source string `json:"source"`
-	Reason string `json:"reason,omitempty"`
-	Change string `json:"change"`
-	// Diff is what the revision changed in the items, when it changed
-	// them.
-	Diff *Diff `json:"diff,omitempty"`
-}
+// Revision records one change to a plan and why it was made (package
+// plandiff's, which plain plan.md planning shares).
+type Revision = plandiff.Revision
 
 // MaxRevisions bounds the revisions a plan keeps in the thread's state:
 // past it the oldest go, counted in Plan.Trimmed (N keeps counting), while
 // the items they dropped stay in Plan.Dropped.
-const MaxRevisions = 50
+const MaxRevisions = plandiff.MaxRevisions
 
 // Plan is a thread's harness-owned plan. It lives in the thread's state, so
 // every change is saved with the step that made it.
@@ -118,8 +109,12 @@ type Plan struct {
 	NextID      int `json:"next_id"`
 	// Approved is set once a person approved (or edited) the plan, when
 	// plan.md says approval: required; such a plan is not asked again.
-	Approved  bool `json:"approved,omitempty"`
-	RevisionN int  `json:"revision_n"`
+	Approved bool `json:"approved,omitempty"`
+	// PersonEdit is set while a person's edit of the proposed plan is on
+	// its way to the held writeTodos call, so that the revision it makes
+	// is recorded as the person's (see ReplaceBy).
+	PersonEdit bool `json:"person_edit,omitempty"`
+	RevisionN  int  `json:"revision_n"`
 	// Trimmed counts the oldest revisions no longer kept (MaxRevisions).
 	Trimmed int `json:"trimmed_revisions,omitempty"`
 	// Dropped lists every item a revision removed before it was finished,
@@ -189,21 +184,6 @@ func (p *Plan) newID() string {
 
 func (p *Plan) revise(source, reason, change string) {
 	p.reviseDiff(source, reason, change, nil)
-}
-
-// reviseDiff is revise for a change to the items, with its diff.
-func (p *Plan) reviseDiff(source, reason, change string, d *Diff) {
-	p.RevisionN++
-	if d.Empty() {
-		d = nil
-	} else {
-		p.record(p.RevisionN, d)
-	}
-	p.Revisions = append(p.Revisions, Revision{N: p.RevisionN, Source: source, Reason: strings.TrimSpace(reason), Change: change, Diff: d})
-	if over := len(p.Revisions) - MaxRevisions; over > 0 {
-		p.Revisions = p.Revisions[over:]
-		p.Trimmed += over
-	}
 }
 
 // LatestReason is the reason of the newest revision that gave one.

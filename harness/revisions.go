@@ -7,33 +7,20 @@ import (
 	"strconv"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/plandiff"
 )
 
 // Paging of GET /threads/:id/plan/revisions.
 const (
-	DefaultRevisionPage = 20
-	MaxRevisionPage     = MaxRevisions
+	DefaultRevisionPage = plandiff.DefaultPage
+	MaxRevisionPage     = plandiff.MaxPage
 )
-
-// revisionsBody is GET /threads/:id/plan/revisions: a page of the plan's
-// revisions, oldest first, each with its diff, and every item the plan
-// dropped.
-type revisionsBody struct {
-	ThreadID  string     `json:"thread_id"`
-	Revisions []Revision `json:"revisions"`
-	// Total is the number of revisions the plan has had; Trimmed of
-	// them, the oldest, are no longer kept (see MaxRevisions).
-	Total   int `json:"total"`
-	Trimmed int `json:"trimmed"`
-	// NextAfter, when set, is the after= of the next page.
-	NextAfter int       `json:"next_after,omitempty"`
-	Dropped   []Removed `json:"dropped"`
-}
 
 // writeRevisions answers GET /threads/:id/plan/revisions?after=N&limit=M:
 // the kept revisions numbered above after (0: from the oldest kept), at
 // most limit of them (default DefaultRevisionPage, at most
-// MaxRevisionPage).
+// MaxRevisionPage), of the harness-owned plan or, on a route with a plain
+// plan.md, of the log planning keeps (plandiff.LogField).
 func writeRevisions(w http.ResponseWriter, r *http.Request, host capabilities.ThreadHost) error {
 	after, err := queryInt(r, "after", 0, 0, 1<<30)
 	if err != nil {
@@ -43,27 +30,45 @@ func writeRevisions(w http.ResponseWriter, r *http.Request, host capabilities.Th
 	if err != nil {
 		return err
 	}
-	plan, _, err := threadPlan(r, host)
+	log, err := threadLog(r, host)
 	if err != nil {
 		return err
 	}
-	body := revisionsBody{ThreadID: r.PathValue("id"), Revisions: []Revision{}, Total: plan.RevisionN, Trimmed: plan.Trimmed, Dropped: plan.Dropped}
-	if body.Dropped == nil {
-		body.Dropped = []Removed{}
-	}
-	for _, rev := range plan.Revisions {
-		if rev.N <= after {
-			continue
-		}
-		if len(body.Revisions) == limit {
-			body.NextAfter = body.Revisions[limit-1].N
-			break
-		}
-		body.Revisions = append(body.Revisions, rev)
-	}
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(body)
+	return json.NewEncoder(w).Encode(log.Page(r.PathValue("id"), after, limit))
 }
+
+// threadLog reads the revisions of the thread's plan: the harness-owned
+// plan's, or a plain plan's log.
+func threadLog(r *http.Request, host capabilities.ThreadHost) (*plandiff.Log, error) {
+	view, err := host.Thread(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	if !owns(view.Route) {
+		if view.Route == nil {
+			return nil, &capabilities.HTTPError{Status: http.StatusNotFound, Kind: "plan_not_found", Msg: errNoRevisions}
+		}
+		if _, ok := view.Route.Field(plandiff.LogField); !ok {
+			return nil, &capabilities.HTTPError{Status: http.StatusNotFound, Kind: "plan_not_found", Msg: errNoRevisions}
+		}
+		var log plandiff.Log
+		if raw := view.Values[plandiff.LogField]; len(raw) > 0 {
+			if err := json.Unmarshal(raw, &log); err != nil {
+				return nil, fmt.Errorf("the saved plan revisions cannot be read: %w", err)
+			}
+		}
+		return &log, nil
+	}
+	var plan Plan
+	if err := json.Unmarshal(view.Values[PlanField], &plan); err != nil {
+		return nil, fmt.Errorf("the saved plan cannot be read: %w", err)
+	}
+	return plan.log(), nil
+}
+
+// errNoRevisions is the message for a thread whose route has no plan.
+const errNoRevisions = "this thread's route has no plan; add a plan.md beside its agent.md"
 
 func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
 	raw := r.URL.Query().Get(name)

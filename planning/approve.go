@@ -133,7 +133,10 @@ func (e *enforced) resolvePlan(s thread.State, a capabilities.Answer) (capabilit
 	if _, _, err := e.check(s, input); err != nil {
 		return capabilities.Resolution{}, fmt.Errorf("the edited plan is not valid: %v", err)
 	}
-	return capabilities.Resolution{Run: true, Input: input}, nil
+	// The held call runs with the person's list: its revision is theirs.
+	p := e.current(s)
+	p.PersonEdit = true
+	return capabilities.Resolution{Run: true, Input: input, Update: update(p)}, nil
 }
 
 // stepInterrupt is the interrupt a plan with advance: manual parks the run

@@ -229,3 +229,38 @@ func TestPlanBadEditChangesNothing(t *testing.T) {
 		t.Fatalf("approve after the bad edits: %s", shipStateOf(t, url).raw)
 	}
 }
+
+// TestPlanEditIsAPersonsRevision: the revision a person's edit makes is
+// on the record as theirs, with the reason they gave; an approved plan's
+// revision stays the model's.
+func TestPlanEditIsAPersonsRevision(t *testing.T) {
+	model := dawntest.Script().CallTool("writeTodos", proposedPlan).Reply("on it")
+	url := servePlan(t, model)
+	in := parkPlan(t, url)
+	edit := `{"decision":"edit","reason":"test before building","todos":[{"content":"Run the tests","status":"in_progress"},{"content":"Build the release","status":"pending"},{"content":"Deploy it","status":"pending"}]}`
+	sse(t, postJSON(t, url+"/threads/t1/resume", resumePlan(in.ID, edit)))
+	var page struct {
+		Revisions []struct {
+			Source string          `json:"source"`
+			Reason string          `json:"reason"`
+			Diff   json.RawMessage `json:"diff"`
+		} `json:"revisions"`
+	}
+	resp, err := http.Get(url + "/threads/t1/plan/revisions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		t.Fatal(err)
+	}
+	var edited []string
+	for _, r := range page.Revisions {
+		if strings.Contains(string(r.Diff), "Run the tests") {
+			edited = append(edited, r.Source+": "+r.Reason)
+		}
+	}
+	if len(edited) != 1 || edited[0] != "person: test before building" {
+		t.Fatalf("the edit's revisions = %q (all: %+v); want one by the person, with their reason", edited, page.Revisions)
+	}
+}

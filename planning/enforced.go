@@ -9,6 +9,7 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/plandiff"
 	"github.com/dawn-go/dawn/stream"
 	"github.com/dawn-go/dawn/thread"
 )
@@ -357,7 +358,11 @@ func (e *enforced) writeTodos(ctx context.Context, inv capabilities.Invocation) 
 	if p.State == harness.Running {
 		e.runClaims(ctx, inv, p, list)
 	}
-	out, err := harness.Replace(p, e.settings, list, reason)
+	source := plandiff.SourceModel
+	if p.PersonEdit {
+		source, p.PersonEdit = plandiff.SourcePerson, false
+	}
+	out, err := harness.ReplaceBy(p, e.settings, list, reason, source)
 	if err != nil {
 		return capabilities.Result{}, err
 	}

@@ -19,8 +19,9 @@ const Name = "planning"
 // Marker returns the planning capability marker. It applies to a route
 // folder holding a plan.md (a regular file, even an empty one) and
 // contributes the writeTodos tool, the todos state field (replace reducer,
-// default the seed), the planning prompt fragment and the plan_update
-// transformer. Its Details are {"seed":[...]}.
+// default the seed), the plan_revisions field that keeps every change of
+// the todos (RevisionsField), the planning prompt fragment and the
+// plan_update and plan_revised transformer. Its Details are {"seed":[...]}.
 func Marker() capabilities.Marker { return marker{lim: defaultLimits()} }
 
 // MarkerWith is Marker for an app that registers Go verifiers by name
@@ -68,7 +69,7 @@ func (m marker) Load(_ context.Context, _ *router.Route, file string) (*capabili
 		return enforcedContribution(file, f, lim, m.verifiers), nil
 	}
 	c := &capabilities.Contribution{
-		Tools: []capabilities.Tool{newTool(lim)},
+		Tools: []capabilities.Tool{newTool(lim, true)},
 		Fields: []capabilities.Field{{
 			Name:    StateField,
 			Type:    "array",
@@ -76,10 +77,18 @@ func (m marker) Load(_ context.Context, _ *router.Route, file string) (*capabili
 			Default: mustJSON(seed),
 			Reducer: capabilities.Replace,
 			Source:  file,
+		}, {
+			Name:    RevisionsField,
+			Type:    "object",
+			Schema:  mustJSON(revisionsSchema()),
+			Default: mustJSON(emptyLog()),
+			Reducer: capabilities.Replace,
+			Source:  file,
 		}},
 		Prompts:      []capabilities.Prompt{intro},
 		StatePrompts: []capabilities.Prompt{statePrompt(seed)},
 		Transformers: []capabilities.Transformer{Transform},
+		Hooks:        &capabilities.Hooks{Edited: edited},
 		Details:      map[string]any{"seed": seed},
 	}
 	if warning != "" {

@@ -79,14 +79,15 @@ func TestMarkerLoad(t *testing.T) {
 
 // checkContributionShape checks what planning contributes whatever the
 // seed: the writeTodos tool, one todos field with the replace reducer and
-// a JSON schema, one prompt and one transformer. It returns the field.
+// a JSON schema, the plan_revisions field, one prompt and one transformer.
+// It returns the todos field.
 func checkContributionShape(t *testing.T, c *capabilities.Contribution) capabilities.Field {
 	t.Helper()
 	if len(c.Tools) != 1 || c.Tools[0].Spec().Name != ToolName {
 		t.Errorf("tools = %v, want writeTodos", c.Tools)
 	}
-	if len(c.Fields) != 1 {
-		t.Fatalf("fields = %v, want one", c.Fields)
+	if len(c.Fields) != 2 || c.Fields[1].Name != RevisionsField || c.Fields[1].Type != "object" || c.Fields[1].Reducer != capabilities.Replace {
+		t.Fatalf("fields = %v, want todos and plan_revisions", c.Fields)
 	}
 	f := c.Fields[0]
 	if f.Name != StateField || f.Type != "array" || f.Reducer != capabilities.Replace {

@@ -6,12 +6,15 @@ import (
 
 	"github.com/dawn-go/dawn/capabilities"
 	"github.com/dawn-go/dawn/harness"
+	"github.com/dawn-go/dawn/internal/plandiff"
+	"github.com/dawn-go/dawn/thread"
 )
 
 // The planning marker keeps a client's mirror of the thread's state live
 // (capabilities.StateMirror): plan_update carries the todos and, on a route
-// whose plan the harness owns, the plan; the lifecycle events carry the
-// plan's new state.
+// whose plan the harness owns, the plan, or on a plain plan.md the change
+// its revisions record (see mirrorRevision); the lifecycle events carry
+// the plan's new state.
 
 // planItems is the key under which a harness plan's view holds its items.
 const planItems = "items"
@@ -31,6 +34,8 @@ func (marker) MirrorEvent(typ string, data json.RawMessage, current func(string)
 		fields := map[string]json.RawMessage{StateField: mustJSON(projectTodos(d[StateField]))}
 		if _, ok := d["state"]; ok {
 			fields[PlanField] = mustJSON(planView(d))
+		} else if log := current(RevisionsField); log != nil {
+			fields[RevisionsField] = mirrorRevision(current(StateField), log, fields[StateField])
 		}
 		return fields, true
 	case harness.EventPaused, harness.EventDone, harness.EventFailed, harness.EventCancelled:
@@ -114,4 +119,14 @@ func decodeObject(raw json.RawMessage) (map[string]any, bool) {
 		return nil, false
 	}
 	return m, true
+}
+
+// mirrorRevision is a plain plan's revisions after a plan_update: the
+// mirror's log with the change from the mirror's todos to next recorded
+// as writeTodos recorded it, so the mirror keeps the revisions the thread
+// has without an event for each.
+func mirrorRevision(prev, log, next json.RawMessage) json.RawMessage {
+	old, _ := decodeList(prev)
+	list, _ := decodeList(next)
+	return revisedUpdate(thread.State{StateField: mustJSON(old), RevisionsField: log}, list, plandiff.SourceModel, "")
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dawn-go/dawn/capabilities"
+	"github.com/dawn-go/dawn/internal/plandiff"
 	"github.com/dawn-go/dawn/thread"
 )
 
@@ -18,11 +19,14 @@ const toolDescription = `Replace the plan (the todo list) with the list you pass
 // on valid input its output is {"todos":[...]} and it updates the todos state
 // field; on invalid input it returns a *capabilities.InputError whose Msg is
 // Validate's message and changes nothing.
-// Its limits are the defaults, MaxTodos and MaxContentBytes.
-func Tool() capabilities.Tool { return newTool(defaultLimits()) }
+// Its limits are the defaults, MaxTodos and MaxContentBytes. It keeps no
+// revisions: the planning marker's writeTodos does, in RevisionsField.
+func Tool() capabilities.Tool { return newTool(defaultLimits(), false) }
 
-func newTool(lim limits) capabilities.Tool {
-	return writeTodos{lim: lim, spec: capabilities.ToolSpec{
+// newTool is writeTodos with limits lim; with revise, each call also
+// records its change in RevisionsField.
+func newTool(lim limits, revise bool) capabilities.Tool {
+	return writeTodos{lim: lim, revise: revise, spec: capabilities.ToolSpec{
 		Name:        ToolName,
 		Description: toolDescription,
 		Schema:      schemaFor(lim.todos, false),
@@ -55,8 +59,9 @@ func schemaFor(maxItems int, enforced bool) json.RawMessage {
 }
 
 type writeTodos struct {
-	spec capabilities.ToolSpec
-	lim  limits
+	spec   capabilities.ToolSpec
+	lim    limits
+	revise bool
 }
 
 func (t writeTodos) Spec() capabilities.ToolSpec { return t.spec }
@@ -67,9 +72,13 @@ func (t writeTodos) Call(_ context.Context, inv capabilities.Invocation) (capabi
 		return capabilities.Result{}, &capabilities.InputError{Tool: ToolName, Msg: err.Error()}
 	}
 	list := mustJSON(todos)
+	update := thread.State{StateField: list}
+	if t.revise {
+		update[RevisionsField] = revisedUpdate(inv.State, todos, plandiff.SourceModel, "")
+	}
 	return capabilities.Result{
 		Output: append(append([]byte(`{"`+StateField+`":`), list...), '}'),
-		Update: thread.State{StateField: list},
+		Update: update,
 	}, nil
 }
 

@@ -8,7 +8,9 @@ import (
 )
 
 // Transform turns a successful writeTodos call into a plan_update event with
-// data {"todos":[...]}. It reads the list from the tool's output, either
+// data {"todos":[...]}, followed, when the call's update records a
+// revision that changed the list (RevisionsField), by a plan_revised event
+// with that revision and its diff. It reads the list from the tool's output, either
 // direct ({"todos":[...]}) or Command-shaped ({"update":{"todos":[...]}}),
 // and falls back to the call's state update. Other tools, failed calls and
 // outputs without a list give no events.
@@ -23,7 +25,11 @@ func Transform(ev capabilities.ToolEvent) []stream.Event {
 	if !ok {
 		return nil
 	}
-	return []stream.Event{stream.New(EventType, map[string]any{StateField: todos})}
+	out := []stream.Event{stream.New(EventType, map[string]any{StateField: todos})}
+	if revised, ok := revisedEvent(ev.Update[RevisionsField]); ok {
+		out = append(out, revised...)
+	}
+	return out
 }
 
 func todosFromOutput(out json.RawMessage) ([]Todo, bool) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dawn-go/dawn/internal/plandiff"
 	"github.com/dawn-go/dawn/stream"
 	"gopkg.in/yaml.v3"
 )
@@ -30,10 +31,11 @@ type DriftExpect struct {
 	MaxRevisions   int   `json:"max_revisions,omitempty"`
 }
 
-// Drift is how a run's plan drifted, read from its events: a harness-owned
-// plan's plan_revised events (each a revision that changed the list, with
-// its diff), or, for a plan without them, successive plan_update lists
-// compared by content.
+// Drift is how a run's plan drifted, read from its events: the
+// plan_revised events a plan.md plan, harness-owned or plain, sends for
+// each revision it keeps that changed the list (with its diff), or, for a
+// plan that keeps no revisions (a parallel or plan-first plan), successive
+// plan_update lists compared by content.
 type Drift struct {
 	// Revisions counts the changes of the list's shape.
 	Revisions int `json:"revisions,omitempty"`
@@ -45,23 +47,16 @@ type Drift struct {
 	updates [][]Todo
 }
 
-// planRevised is the event a harness-owned plan sends for each revision
-// that changed its list.
-const planRevised = "plan_revised"
+// planRevised is the event a plan.md plan sends for each revision that
+// changed its list.
+const planRevised = plandiff.EventRevised
 
 // observe reads one event of the run.
 func (d *Drift) observe(e stream.Event) {
 	switch e.Type {
 	case planRevised:
-		var r struct {
-			Diff struct {
-				Removed []struct {
-					Content string `json:"content"`
-					Dropped bool   `json:"dropped"`
-				} `json:"removed"`
-			} `json:"diff"`
-		}
-		if json.Unmarshal(e.Data, &r) != nil {
+		var r plandiff.Revision
+		if json.Unmarshal(e.Data, &r) != nil || r.Diff == nil {
 			return
 		}
 		d.revised = true

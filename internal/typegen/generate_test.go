@@ -148,7 +148,7 @@ func TestGeneratedGoDeclares(t *testing.T) {
 		"\tSince *string  `json:\"since,omitempty\"`",
 		"type ResearchTaskInput struct {",
 		"\t// One of \"researcher\", \"writer\".\n\tSubagent string `json:\"subagent\"`",
-		"\tTicketID string            `json:\"ticket_id,omitempty\"`",
+		"\tTicketID      string                     `json:\"ticket_id,omitempty\"`",
 		"func (c *Client) WaitSupportTenant(ctx context.Context, threadID string, p SupportTenantParams, input Input) (*SupportTenantState, error) {",
 		"func (c *Client) StreamBlog2(ctx context.Context, threadID string, input Input) (*EventStream, error) {",
 	} {

@@ -420,6 +420,13 @@ export interface ReleaseSubagentsNotesWriteTodosInput {
 export interface ReleaseSubagentsNotesState {
   /** Messages is the thread's conversation. */
   messages: Message[];
+  /**
+   * Set by capability planning; a run's input cannot set it.
+   *
+   * The plan's revisions: each change of the todos with its diff against
+   * the one before, who made it (model or person) and why.
+   */
+  plan_revisions?: Record<string, unknown>;
   /** Set by capability planning; a run's input cannot set it. */
   todos?: Todo[];
 }
@@ -481,6 +488,13 @@ export interface ResearchWriteTodosInput {
 export interface ResearchState {
   /** Messages is the thread's conversation. */
   messages: Message[];
+  /**
+   * Set by capability planning; a run's input cannot set it.
+   *
+   * The plan's revisions: each change of the todos with its diff against
+   * the one before, who made it (model or person) and why.
+   */
+  plan_revisions?: Record<string, unknown>;
   /** Set by capability planning; a run's input cannot set it. */
   todos?: Todo[];
 }
@@ -518,6 +532,13 @@ export interface ResearchSubagentsResearcherWriteTodosInput {
 export interface ResearchSubagentsResearcherState {
   /** Messages is the thread's conversation. */
   messages: Message[];
+  /**
+   * Set by capability planning; a run's input cannot set it.
+   *
+   * The plan's revisions: each change of the todos with its diff against
+   * the one before, who made it (model or person) and why.
+   */
+  plan_revisions?: Record<string, unknown>;
   /** Set by capability planning; a run's input cannot set it. */
   todos?: Todo[];
 }
@@ -753,6 +774,13 @@ export interface SupportTenantState {
   messages: Message[];
   /** Notes collected during the conversation (append reducer). */
   notes?: unknown[];
+  /**
+   * Set by capability planning; a run's input cannot set it.
+   *
+   * The plan's revisions: each change of the todos with its diff against
+   * the one before, who made it (model or person) and why.
+   */
+  plan_revisions?: Record<string, unknown>;
   /** The help-desk ticket this thread belongs to, if any. */
   ticket_id?: string;
   /** Set by capability planning; a run's input cannot set it. */

@@ -357,6 +357,11 @@ type ReleaseSubagentsNotesState struct {
 	// Messages is the thread's conversation.
 	Messages []Message `json:"messages"`
 	// Set by capability planning; a run's input cannot set it.
+	//
+	// The plan's revisions: each change of the todos with its diff against the
+	// one before, who made it (model or person) and why.
+	PlanRevisions map[string]json.RawMessage `json:"plan_revisions,omitempty"`
+	// Set by capability planning; a run's input cannot set it.
 	Todos []Todo `json:"todos,omitempty"`
 }
 
@@ -408,6 +413,11 @@ type ResearchState struct {
 	// Messages is the thread's conversation.
 	Messages []Message `json:"messages"`
 	// Set by capability planning; a run's input cannot set it.
+	//
+	// The plan's revisions: each change of the todos with its diff against the
+	// one before, who made it (model or person) and why.
+	PlanRevisions map[string]json.RawMessage `json:"plan_revisions,omitempty"`
+	// Set by capability planning; a run's input cannot set it.
 	Todos []Todo `json:"todos,omitempty"`
 }
 
@@ -442,6 +452,11 @@ type ResearchSubagentsResearcherWriteTodosInput struct {
 type ResearchSubagentsResearcherState struct {
 	// Messages is the thread's conversation.
 	Messages []Message `json:"messages"`
+	// Set by capability planning; a run's input cannot set it.
+	//
+	// The plan's revisions: each change of the todos with its diff against the
+	// one before, who made it (model or person) and why.
+	PlanRevisions map[string]json.RawMessage `json:"plan_revisions,omitempty"`
 	// Set by capability planning; a run's input cannot set it.
 	Todos []Todo `json:"todos,omitempty"`
 }
@@ -655,6 +670,11 @@ type SupportTenantState struct {
 	Messages []Message `json:"messages"`
 	// Notes collected during the conversation (append reducer).
 	Notes []json.RawMessage `json:"notes,omitempty"`
+	// Set by capability planning; a run's input cannot set it.
+	//
+	// The plan's revisions: each change of the todos with its diff against the
+	// one before, who made it (model or person) and why.
+	PlanRevisions map[string]json.RawMessage `json:"plan_revisions,omitempty"`
 	// The help-desk ticket this thread belongs to, if any.
 	TicketID string `json:"ticket_id,omitempty"`
 	// Set by capability planning; a run's input cannot set it.

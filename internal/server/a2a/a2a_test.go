@@ -282,7 +282,8 @@ func TestSendStreamGet(t *testing.T) {
 	}
 
 	got, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: last.TaskID})
-	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 2 {
+	// The answer, the todos and the plan's revisions (plan_revisions).
+	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 3 || got.Artifacts[2].Name != "plan_revisions" {
 		t.Fatalf("get = %+v, %v", got, err)
 	}
 

@@ -67,11 +67,12 @@ func routeFields(t *testing.T, extra ...string) (plain, enforced aguiFields) {
 
 // TestAGUITranslate checks the AG-UI events for Dawn event sequences. The
 // translator has started with an empty shared state on a route whose state
-// fields are todos (and plan, for the harness cases); each case lists every
+// fields are todos and plan_revisions (plan, for the harness cases); each
+// case lists every
 // event the sequence gives, as JSON.
 func TestAGUITranslate(t *testing.T) {
 	plain, enforced := routeFields(t)
-	if !slices.Equal(plain.names, []string{"todos"}) || !slices.Equal(enforced.names, []string{"todos", "plan"}) {
+	if !slices.Equal(plain.names, []string{"todos", "plan_revisions"}) || !slices.Equal(enforced.names, []string{"todos", "plan"}) {
 		t.Fatalf("fields: plain %v, enforced %v", plain.names, enforced.names)
 	}
 	withNotes, _ := routeFields(t, "notes")

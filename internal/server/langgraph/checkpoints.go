@@ -243,7 +243,7 @@ func (s *dialect) mergeValues(route string, values, update thread.State) (thread
 			}
 		}
 	}
-	next, err := p.Apply(withDefaults(p.InitialState(), values), update)
+	next, err := p.ApplyEdit(withDefaults(p.InitialState(), values), update)
 	if err != nil {
 		return nil, wire.BadBody("values: " + err.Error())
 	}
