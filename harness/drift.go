@@ -1,6 +1,6 @@
 package harness
 
-import "github.com/dawn-go/dawn/internal/plandiff"
+import "github.com/dawn-go/dawn/plandiff"
 
 // EventRevised is the event that carries each new revision of a plan and
 // its diff against the one before.

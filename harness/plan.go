@@ -3,7 +3,7 @@ package harness
 import (
 	"fmt"
 
-	"github.com/dawn-go/dawn/internal/plandiff"
+	"github.com/dawn-go/dawn/plandiff"
 	"github.com/dawn-go/dawn/todo"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/internal/plandiff"
+	"github.com/dawn-go/dawn/plandiff"
 )
 
 // Paging of GET /threads/:id/plan/revisions.

@@ -20,7 +20,7 @@ import (
 var (
 	// foundation holds the data every layer shares: routes, thread state,
 	// stream events, todo lists.
-	foundation = []string{"router", "router/routertest", "thread", "stream", "todo", "internal/plandiff"}
+	foundation = []string{"router", "router/routertest", "thread", "stream", "todo", "plandiff"}
 	// iface is the marker interface and what a marker contributes.
 	iface = []string{"capabilities"}
 	// capability holds the capabilities: each a marker that reaches the

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/dawn-go/dawn/capabilities"
-	"github.com/dawn-go/dawn/internal/plandiff"
+	"github.com/dawn-go/dawn/plandiff"
 	"github.com/dawn-go/dawn/thread"
 )
 

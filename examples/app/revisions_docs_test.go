@@ -11,7 +11,7 @@ import (
 	"github.com/dawn-go/dawn/dawntest"
 	"github.com/dawn-go/dawn/internal/docstext"
 	"github.com/dawn-go/dawn/internal/models"
-	"github.com/dawn-go/dawn/internal/plandiff"
+	"github.com/dawn-go/dawn/plandiff"
 )
 
 // TestPlanningRevisionsDocs runs the Planning page's revisions example

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dawn-go/dawn/internal/plandiff"
+	"github.com/dawn-go/dawn/plandiff"
 	"github.com/dawn-go/dawn/stream"
 	"gopkg.in/yaml.v3"
 )
