@@ -71,3 +71,20 @@ func BenchmarkWriteTodos(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTransform is the plan_update of one writeTodos call of ten items.
+func BenchmarkTransform(b *testing.B) {
+	p := prepare(b, "- [ ] seed\n")
+	input, _ := json.Marshal(map[string]any{"todos": benchTodos(10)})
+	res, err := p.Tool(ToolName).Call(context.Background(), capabilities.Invocation{Input: input, State: p.InitialState()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := capabilities.ToolEvent{Name: ToolName, Input: input, Output: res.Output, Update: res.Update}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(Transform(ev)) != 1 {
+			b.Fatal("no plan_update")
+		}
+	}
+}

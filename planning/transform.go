@@ -25,30 +25,50 @@ func Transform(ev capabilities.ToolEvent) []stream.Event {
 	if !ok {
 		return nil
 	}
-	out := []stream.Event{stream.New(EventType, map[string]any{StateField: todos})}
+	out := []stream.Event{stream.New(EventType, planUpdate{Todos: todos})}
 	if revised, ok := revisedEvent(ev.Update[RevisionsField]); ok {
 		out = append(out, revised...)
 	}
 	return out
 }
 
+// planUpdate is the data of a plan_update event. A struct, not a map: it
+// encodes without sorting keys, once per writeTodos call.
+type planUpdate struct {
+	Todos []Todo `json:"todos"`
+}
+
 func todosFromOutput(out json.RawMessage) ([]Todo, bool) {
 	var shape struct {
-		Todos  json.RawMessage `json:"todos"`
+		Todos  todoList `json:"todos"`
 		Update *struct {
-			Todos json.RawMessage `json:"todos"`
+			Todos todoList `json:"todos"`
 		} `json:"update"`
 	}
 	if jsonKind(out) != '{' || json.Unmarshal(out, &shape) != nil {
 		return nil, false
 	}
-	if todos, ok := decodeList(shape.Todos); ok {
-		return todos, true
+	if shape.Todos.ok {
+		return shape.Todos.todos, true
 	}
-	if shape.Update != nil {
-		return decodeList(shape.Update.Todos)
+	if shape.Update != nil && shape.Update.Todos.ok {
+		return shape.Update.Todos.todos, true
 	}
 	return nil, false
+}
+
+// todoList decodes a field that may hold a list of todos in the same pass
+// as the object around it, without keeping a copy of its JSON; ok is false
+// when the field is missing or not a list.
+type todoList struct {
+	todos []Todo
+	ok    bool
+}
+
+// UnmarshalJSON never fails: a value that is not a list leaves ok false.
+func (l *todoList) UnmarshalJSON(raw []byte) error {
+	l.todos, l.ok = decodeList(raw)
+	return nil
 }
 
 // decodeList decodes a JSON array of todos; a missing value or anything but

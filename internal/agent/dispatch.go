@@ -272,11 +272,37 @@ func (l *loop) reply(ctx context.Context, ev capabilities.ToolEvent, note string
 // Config.MaxToolOutput is not carried whole: the event carries what the
 // model saw (a stored output's preview names its id), flagged truncated
 // with the size of its text, size.
-func (l *loop) resultData(ev capabilities.ToolEvent, shown string, size int) map[string]any {
+func (l *loop) resultData(ev capabilities.ToolEvent, shown string, size int) any {
 	if len(ev.Output) <= l.cfg.MaxToolOutput {
-		return map[string]any{"id": ev.CallID, "name": ev.Name, "output": rawOrNull(ev.Output)}
+		return toolResultData{ID: ev.CallID, Name: ev.Name, Output: rawOrNull(ev.Output)}
 	}
-	return map[string]any{"id": ev.CallID, "name": ev.Name, "output": shown, "truncated": true, "output_bytes": size}
+	return truncatedResultData{ID: ev.CallID, Name: ev.Name, Output: shown, OutputBytes: size, Truncated: true}
+}
+
+// toolCallData is the data of a tool_call event. The event data types are
+// structs, not maps, as they are encoded on every call: their fields are in
+// key order, so they encode as the maps they replace did.
+type toolCallData struct {
+	ID    string          `json:"id"`
+	Input json.RawMessage `json:"input"`
+	Name  string          `json:"name"`
+}
+
+// toolResultData is the data of a successful call's tool_result event.
+type toolResultData struct {
+	ID     string          `json:"id"`
+	Name   string          `json:"name"`
+	Output json.RawMessage `json:"output"`
+}
+
+// truncatedResultData is toolResultData for an output over
+// Config.MaxToolOutput: what the model was shown, and the output's size.
+type truncatedResultData struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Output      string `json:"output"`
+	OutputBytes int    `json:"output_bytes"`
+	Truncated   bool   `json:"truncated"`
 }
 
 // keepNotes returns state keeping notes under capabilities.NotesKey when

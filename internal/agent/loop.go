@@ -384,7 +384,7 @@ func (l *loop) turn(ctx context.Context, n int) (end bool, err error) {
 	l.msgs = append(l.msgs, thread.Message{Role: thread.RoleAssistant, Content: choice.Content, ToolCalls: calls})
 	l.emit(call)
 	for _, c := range calls {
-		l.emit(stream.New(stream.TypeToolCall, map[string]any{"id": c.ID, "name": c.Name, "input": c.Input}))
+		l.emit(stream.New(stream.TypeToolCall, toolCallData{ID: c.ID, Input: c.Input, Name: c.Name}))
 	}
 	if err := l.recordTurn(ctx, calls); err != nil {
 		return false, err

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"slices"
@@ -19,10 +20,7 @@ var osGetenv = os.Getenv
 // always valid JSON: they come from the store, a reducer or a checked run
 // input. Keys are sorted, as encoding/json sorts map keys.
 func stateValues(msgs []thread.Message, values thread.State) json.RawMessage {
-	if msgs == nil {
-		msgs = []thread.Message{}
-	}
-	encoded := mustJSON(msgs)
+	encoded := encodeMessages(msgs)
 	keys := make([]string, 0, len(values)+1)
 	size := len(encoded) + 16
 	for k, v := range values {
@@ -57,6 +55,36 @@ func doneData(output json.RawMessage) json.RawMessage {
 	b = append(b, `{"output":`...)
 	b = append(b, output...)
 	return append(b, '}')
+}
+
+// encodeMessages is json.Marshal of msgs, an empty list for nil, without
+// its second pass over each message: encoding/json validates and compacts
+// what a MarshalJSON method returns, scanning it byte by byte. A message's
+// own fields encode compact already, so only its metadata values, written
+// as stored, are compacted here; HTML is escaped as encoding/json escapes
+// it.
+func encodeMessages(msgs []thread.Message) json.RawMessage {
+	var out, compact bytes.Buffer
+	out.WriteByte('[')
+	for i, m := range msgs {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		raw, err := m.MarshalJSON()
+		if err != nil {
+			panic(err)
+		}
+		if len(m.Meta) > 0 {
+			compact.Reset()
+			if err := json.Compact(&compact, raw); err != nil {
+				panic(err)
+			}
+			raw = compact.Bytes()
+		}
+		json.HTMLEscape(&out, raw)
+	}
+	out.WriteByte(']')
+	return out.Bytes()
 }
 
 // StateValues is stateValues for callers outside the package.

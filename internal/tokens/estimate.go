@@ -68,8 +68,40 @@ func BoundConversation(system string, msgs []thread.Message) int {
 
 // BoundTools is BoundConversation for tool definitions: a number of
 // tokens EstimateTools never exceeds.
+//
+// It is worked out per run, so a schema given as JSON (json.RawMessage, as
+// every capability's is) is not encoded again: its encoding is never longer
+// than the schema plus what HTML escaping adds.
 func BoundTools(tools []llms.Tool) int {
-	return toolTokens(func(text string) int { return len(text) }, tools)
+	n := 0
+	for _, t := range tools {
+		if t.Function == nil {
+			continue
+		}
+		raw, isRaw := t.Function.Parameters.(json.RawMessage)
+		if !isRaw {
+			n += toolTokens(func(text string) int { return len(text) }, []llms.Tool{t})
+			continue
+		}
+		n += messageOverhead + len(t.Function.Name) + len(t.Function.Description) + escapedBound(raw)
+	}
+	return n
+}
+
+// escapedBound is a length json.Marshal's encoding of raw never exceeds:
+// compacting only drops bytes, and escaping turns each <, > and & into six
+// bytes and each U+2028 and U+2029 (three bytes) into six.
+func escapedBound(raw json.RawMessage) int {
+	n := len(raw)
+	for _, c := range raw {
+		switch c {
+		case '<', '>', '&':
+			n += 5
+		case 0xe2: // the first byte of U+2028 and U+2029
+			n += 3
+		}
+	}
+	return n
 }
 
 // conversation counts a request's system prompt and messages with count,

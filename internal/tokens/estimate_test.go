@@ -85,7 +85,17 @@ func TestWindow(t *testing.T) {
 // below a window relies on it).
 func TestBoundsHoldEveryEstimate(t *testing.T) {
 	texts := []string{"", "a", " the", "naïve café ☕ 東京 🌅🌅", strings.Repeat("x", 1000), "{\"a\":[1,2,3]}", "\x00\xff invalid utf8 \xc3"}
-	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "t", Description: "é 東", Parameters: json.RawMessage(`{"type": "object"}`)}}}
+	tools := []llms.Tool{
+		{Type: "function", Function: &llms.FunctionDefinition{Name: "t", Description: "é 東", Parameters: json.RawMessage(`{"type": "object"}`)}},
+		{Type: "function", Function: &llms.FunctionDefinition{Name: "html", Parameters: json.RawMessage("{\"description\":\"<<&>> \u2028\u2029 <b>\"}")}},
+		{Type: "function", Function: &llms.FunctionDefinition{Name: "m", Parameters: map[string]any{"description": "<&>"}}},
+	}
+	for _, tool := range tools {
+		one := []llms.Tool{tool}
+		if b, e := BoundTools(one), toolTokens(func(s string) int { return len(s) }, one); b < e {
+			t.Errorf("%s: bound %d below the encoded length %d", tool.Function.Name, b, e)
+		}
+	}
 	for _, model := range []string{"openai:gpt-4o-mini", "openai:gpt-4", "anthropic:claude-sonnet-4", "ollama:llama3"} {
 		for _, text := range texts {
 			msgs := []thread.Message{
@@ -100,5 +110,14 @@ func TestBoundsHoldEveryEstimate(t *testing.T) {
 		if b, e := BoundTools(tools), EstimateTools(model, tools); b < e {
 			t.Errorf("%s tools: bound %d below the estimate %d", model, b, e)
 		}
+	}
+}
+
+// TestBoundToolsEncodesNothing: the bound of schemas given as JSON is read
+// off their bytes, with no encoding per run.
+func TestBoundToolsEncodesNothing(t *testing.T) {
+	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "t", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)}}}
+	if allocs := testing.AllocsPerRun(100, func() { BoundTools(tools) }); allocs != 0 {
+		t.Errorf("BoundTools allocated %v times, want 0", allocs)
 	}
 }
