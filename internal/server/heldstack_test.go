@@ -27,6 +27,9 @@ import (
 // connections, the model's handler), which wait shallow and come down to a
 // few KiB each.
 func TestHeldRunStack(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector doubles the stacks and their guard: the figures below are of a normal build")
+	}
 	const n = 100
 	mock := newHoldingModelServer()
 	defer mock.srv.Close()

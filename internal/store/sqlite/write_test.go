@@ -143,7 +143,7 @@ func TestWriteKeepsCallersStackSmall(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	perWriter := (int64(ms.StackInuse) - int64(stack0)) / n
 	t.Logf("stack per goroutine that wrote and waits: %d KiB", perWriter>>10)
-	if perWriter > 8<<10 {
-		t.Errorf("a goroutine that wrote to the store keeps %d KiB of stack, want at most 8 KiB: do the statements run on it?", perWriter>>10)
+	if perWriter > 12<<10 { // 3 KiB here, 9 under the race detector; 16 when the statements run on it
+		t.Errorf("a goroutine that wrote to the store keeps %d KiB of stack, want at most 12 KiB: do the statements run on it?", perWriter>>10)
 	}
 }
