@@ -45,7 +45,6 @@ type DB struct {
 
 	queueMu sync.Mutex
 	queue   []*writeRequest // waiting for a group commit; guarded by queueMu
-	writing bool            // the writer goroutine runs; guarded by queueMu
 
 	fault atomic.Pointer[error] // set by FailWrites
 }

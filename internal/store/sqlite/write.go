@@ -18,27 +18,22 @@ type writeRequest struct {
 	ctx      context.Context // without cancellation
 	fn       func(ctx context.Context) error
 	err      error
-	panicked any           // what fn panicked with, re-raised in the caller
-	done     chan struct{} // closed once the request is committed or failed
+	panicked any  // what fn panicked with, re-raised in the caller
+	done     bool // guarded by DB.mu
 }
 
 // write runs fn as one write transaction on the writer connection and
 // returns once it is committed, or has failed and left nothing behind.
 //
-// Writes are committed in groups, by the store's writer goroutine, which
-// runs while writes are queued. A caller queues fn and waits; the writer
-// takes every fn queued so far and commits them in one transaction, each
+// Writes are committed in groups. A caller queues fn and takes the writer
+// lock; by the time it has it, the writer may already have committed fn
+// with the group of an earlier caller, and then it only returns the result.
+// Otherwise it commits every fn queued so far in one transaction, each
 // inside its own SAVEPOINT: a fn that fails is rolled back alone, and the
 // others still commit. Each fn is all-or-nothing and durable before its
 // caller returns, as with one transaction each, but concurrent writers
 // share the commit, which writes each page they touched once: they append
 // to the same last pages of each table and index.
-//
-// The statements run on the writer's goroutine, not the caller's: SQLite
-// (compiled to Go) needs deep stacks, and a goroutine keeps the stack it
-// grew while it waits. A server holds thousands of runs, each waiting on
-// its model on a goroutine that has written to the store; here their
-// stacks stay small, and one goroutine holds the deep one.
 //
 // The transaction is BEGIN IMMEDIATE, so that it holds the write lock from
 // the start and never fails to upgrade a read lock.
@@ -50,51 +45,35 @@ func (s *DB) write(ctx context.Context, fn func(ctx context.Context) error) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &writeRequest{ctx: context.WithoutCancel(ctx), fn: fn, done: make(chan struct{})}
+	req := &writeRequest{ctx: context.WithoutCancel(ctx), fn: fn}
 	s.queueMu.Lock()
 	s.queue = append(s.queue, req)
-	start := !s.writing
-	s.writing = true
 	s.queueMu.Unlock()
-	if start {
-		go s.writeQueued()
+
+	s.mu.Lock()
+	if !req.done {
+		s.queueMu.Lock()
+		group := s.queue
+		s.queue = nil
+		s.queueMu.Unlock()
+		s.commitGroup(group)
 	}
-	<-req.done
+	s.mu.Unlock()
 	if req.panicked != nil {
 		panic(req.panicked)
 	}
 	return req.err
 }
 
-// writeQueued is the writer goroutine: it commits the queued writes, group
-// by group, until none is left.
-func (s *DB) writeQueued() {
-	for {
-		// The group is taken once the writer lock is held: what queues
-		// while the lock is busy goes in it.
-		s.mu.Lock()
-		s.queueMu.Lock()
-		group := s.queue
-		s.queue = nil
-		if len(group) == 0 {
-			s.writing = false
-			s.queueMu.Unlock()
-			s.mu.Unlock()
-			return
-		}
-		s.queueMu.Unlock()
-		s.commitGroup(group)
-		s.mu.Unlock()
-		for _, r := range group {
-			close(r.done)
-		}
-	}
-}
-
 // commitGroup runs group, which holds at least one request, in one
 // transaction, and marks every request done with its result. The caller
 // holds mu.
 func (s *DB) commitGroup(group []*writeRequest) {
+	defer func() {
+		for _, r := range group {
+			r.done = true
+		}
+	}()
 	ctx := group[0].ctx
 	fail := func(err error) {
 		for _, r := range group {

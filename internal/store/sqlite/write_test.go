@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -111,39 +109,4 @@ func TestGroupCommit(t *testing.T) {
 	}
 	// The store goes on after the group.
 	must(t, s.SaveStep(ctx, sampleStep("c", "run-c", 2, 4)))
-}
-
-// TestWriteKeepsCallersStackSmall checks that a write's statements run
-// off its caller's goroutine. SQLite, compiled to Go, grows a goroutine's
-// stack to 16 KiB from a shallow caller (32 KiB from a server's run), and
-// a goroutine keeps its stack until a collection shrinks it: a server's runs write to the store and then wait on their
-// model for seconds, thousands at once.
-func TestWriteKeepsCallersStackSmall(t *testing.T) {
-	const n = 50
-	ctx := context.Background()
-	s, _ := openTest(t, filepath.Join(t.TempDir(), "dawn.db"))
-	newRun(t, s, "warm", "run-warm") // the statements are prepared
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	stack0 := ms.StackInuse
-	hold := make(chan struct{})
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(hold)
-	for i := range n {
-		wrote := make(chan error)
-		wg.Go(func() {
-			_, err := s.BeginRunChecked(ctx, store.Run{ID: fmt.Sprintf("run-%d", i), ThreadID: fmt.Sprintf("t-%d", i), Route: "/support/[tenant]"}, nil)
-			wrote <- err
-			<-hold
-		})
-		must(t, <-wrote) // one at a time: each commits its own write
-	}
-	runtime.ReadMemStats(&ms)
-	perWriter := (int64(ms.StackInuse) - int64(stack0)) / n
-	t.Logf("stack per goroutine that wrote and waits: %d KiB", perWriter>>10)
-	if perWriter > 12<<10 { // 3 KiB here, 9 under the race detector; 16 when the statements run on it
-		t.Errorf("a goroutine that wrote to the store keeps %d KiB of stack, want at most 12 KiB: do the statements run on it?", perWriter>>10)
-	}
 }
