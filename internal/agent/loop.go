@@ -198,10 +198,19 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // start (the Start hooks), then one turn per model call, each ending in
 // final when the model answers without tools, and finish.
 func Run(ctx context.Context, cfg Config, history []thread.Message, values thread.State, input []thread.Message) (Result, error) {
+	return RunWith(ctx, &cfg, history, values, input)
+}
+
+// RunWith is Run with the configuration passed by pointer; it keeps no
+// reference to cfg. A server holds thousands of runs waiting on their
+// model, each deep below this call on its own goroutine: a goroutine's
+// stack shrinks back only when the frames it waits under are small, and a
+// Config copied into a caller's frame is not.
+func RunWith(ctx context.Context, cfg *Config, history []thread.Message, values thread.State, input []thread.Message) (Result, error) {
 	l := newLoop(cfg, history, values, input)
 	var end bool
 	var err error
-	if len(input) == 0 && len(cfg.Resolved) > 0 {
+	if len(input) == 0 && len(l.cfg.Resolved) > 0 {
 		end, err = l.resume(ctx)
 	} else {
 		end, err = l.start(ctx, input)
@@ -209,7 +218,7 @@ func Run(ctx context.Context, cfg Config, history []thread.Message, values threa
 	for turn := 1; !end && err == nil; turn++ {
 		if turn > l.maxTurns {
 			l.res.Messages, l.res.Values = l.msgs, l.state
-			return l.res, &TurnLimitError{Route: cfg.Route.Route.ID, Max: l.maxTurns}
+			return l.res, &TurnLimitError{Route: l.cfg.Route.Route.ID, Max: l.maxTurns}
 		}
 		end, err = l.turn(ctx, turn)
 	}
@@ -245,8 +254,8 @@ type loop struct {
 	res    Result
 }
 
-func newLoop(cfg Config, history []thread.Message, values thread.State, input []thread.Message) *loop {
-	l := &loop{cfg: cfg, host: cfg.Host}
+func newLoop(cfg *Config, history []thread.Message, values thread.State, input []thread.Message) *loop {
+	l := &loop{cfg: *cfg, host: cfg.Host}
 	r := cfg.Route
 	l.maxTurns = cmp.Or(max(cfg.MaxTurns, 0), max(r.Route.Agent.MaxTurns, 0), max(cfg.AppMaxTurns, 0), DefaultMaxTurns)
 	if l.cfg.MaxDepth <= 0 {
@@ -377,6 +386,14 @@ func (l *loop) turn(ctx context.Context, n int) (end bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	return l.answered(ctx, choice, call)
+}
+
+// answered ends a turn on the model's answer, reported by call: it runs
+// the answer's tool calls, or hands an answer without calls to final. It
+// is apart from turn, which waits on the model, for the stack (see
+// RunWith).
+func (l *loop) answered(ctx context.Context, choice *llms.ContentChoice, call stream.Event) (end bool, err error) {
 	calls, bad := toolCalls(choice)
 	if len(calls) == 0 {
 		return l.final(ctx, choice.Content, call)

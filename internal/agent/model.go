@@ -85,7 +85,29 @@ func (c Config) SamplingOptions() []llms.CallOption {
 // model_call event that reports the call, for the caller to emit after the
 // answer's chunks and the gate's verdict on them (a client takes back the
 // chunks right before an answer_rejected).
+//
+// A held run waits here for its model: the call is built and its answer
+// read in functions of their own, so that this frame, on the waiting
+// goroutine's stack, stays small (see RunWith).
 func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread.State) (*llms.ContentChoice, stream.Event, error) {
+	c, err := l.request(ctx, msgs, state)
+	if err != nil {
+		return nil, stream.Event{}, err
+	}
+	start := time.Now()
+	resp, err := l.cfg.Model.GenerateContent(c.ctx, c.msgs, c.opts...)
+	return l.answer(c.ctx, resp, err, time.Since(start))
+}
+
+// modelRequest is a model call ready to make.
+type modelRequest struct {
+	ctx  context.Context
+	msgs []llms.MessageContent
+	opts []llms.CallOption
+}
+
+// request builds the model call of a turn on msgs and state.
+func (l *loop) request(ctx context.Context, msgs []thread.Message, state thread.State) (*modelRequest, error) {
 	opts := l.cfg.SamplingOptions()
 	if len(l.defs) > 0 {
 		opts = append(opts, llms.WithTools(l.defs))
@@ -109,15 +131,18 @@ func (l *loop) generate(ctx context.Context, msgs []thread.Message, state thread
 	}
 	system, err := SystemPrompt(l.cfg.Route, l.cfg.Params, state, userOf(ctx))
 	if err != nil {
-		return nil, stream.Event{}, err
+		return nil, err
 	}
 	block := StateBlock(l.cfg.Route, state)
 	if err := l.checkWindow(system, block, msgs); err != nil {
-		return nil, stream.Event{}, err
+		return nil, err
 	}
-	start := time.Now()
-	resp, err := l.cfg.Model.GenerateContent(ctx, withStateBlock(toLLM(system, msgs), block), opts...)
-	elapsed := time.Since(start)
+	return &modelRequest{ctx: ctx, msgs: withStateBlock(toLLM(system, msgs), block), opts: opts}, nil
+}
+
+// answer reads the model's answer to a call that took elapsed, or its
+// error.
+func (l *loop) answer(ctx context.Context, resp *llms.ContentResponse, err error, elapsed time.Duration) (*llms.ContentChoice, stream.Event, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, stream.Event{}, ctx.Err()

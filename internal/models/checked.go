@@ -31,6 +31,14 @@ func (m *checkedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			return m.outcome(ctx, resp, err)
 		}
 	}
+	return m.generate(ctx, messages, options)
+}
+
+// generate makes a call the fast path does not cover, through the
+// provider's client. It is apart from GenerateContent, which a held run
+// waits under, so that GenerateContent's frame stays small: a goroutine's
+// stack shrinks back only when what it uses while it waits is small.
+func (m *checkedModel) generate(ctx context.Context, messages []llms.MessageContent, options []llms.CallOption) (*llms.ContentResponse, error) {
 	messages, state := lateSystemAsUser(m.spec.Provider, messages)
 	ctx = withCacheEdit(ctx, m.spec.Provider, state)
 	if !temperatureSet(options) {

@@ -127,8 +127,23 @@ func wireMessageOK(mc llms.MessageContent) bool {
 	return false
 }
 
-// generate makes the call.
+// generate makes the call. A held run waits for the answer here: the
+// request is built and the answer read in functions of their own, so that
+// this frame stays small (see checkedModel.generate).
 func (w *openAIWire) generate(ctx context.Context, messages []llms.MessageContent, call wireCall) (*llms.ContentResponse, error) {
+	req, err := w.request(ctx, messages, call)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	return w.read(ctx, resp, call)
+}
+
+// request is the call's HTTP request.
+func (w *openAIWire) request(ctx context.Context, messages []llms.MessageContent, call wireCall) (*http.Request, error) {
 	key := ""
 	if w.cacheKey {
 		key, _ = ctx.Value(promptCacheKey{}).(string)
@@ -146,10 +161,11 @@ func (w *openAIWire) generate(ctx context.Context, messages []llms.MessageConten
 	if w.org != "" {
 		req.Header.Set("OpenAI-Organization", w.org)
 	}
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return nil, transportError(err)
-	}
+	return req, nil
+}
+
+// read reads the answer resp, and closes its body.
+func (w *openAIWire) read(ctx context.Context, resp *http.Response, call wireCall) (*llms.ContentResponse, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return nil, statusText(resp)

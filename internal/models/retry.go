@@ -149,10 +149,27 @@ type retryTransport struct {
 }
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The first try is made from a small frame, which a held run waits
+	// under (see checkedModel.generate); the tries again from retry's.
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || !retryable(resp.StatusCode) || t.policy.Retries <= 0 {
+		return resp, err
+	}
+	return t.retry(req, resp)
+}
+
+// retry tries req again after its answer resp, within the policy.
+func (t *retryTransport) retry(req *http.Request, resp *http.Response) (*http.Response, error) {
 	for try := 0; ; try++ {
-		resp, err := t.base.RoundTrip(req)
-		if err != nil || !retryable(resp.StatusCode) || try >= t.policy.Retries {
-			return resp, err
+		if try > 0 {
+			var err error
+			resp, err = t.base.RoundTrip(req)
+			if err != nil || !retryable(resp.StatusCode) {
+				return resp, err
+			}
+		}
+		if try >= t.policy.Retries {
+			return resp, nil
 		}
 		wait, ok := t.wait(resp.Header.Get("Retry-After"), try)
 		if !ok || (req.Body != nil && req.GetBody == nil) {

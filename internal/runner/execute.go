@@ -26,6 +26,10 @@ type execution struct {
 	// base is the checkpoint the run started from, what a rollback
 	// restores.
 	base store.Checkpoint
+	// history, values and input are what the agent loop starts from.
+	history []thread.Message
+	values  thread.State
+	input   []thread.Message
 
 	// res is the run's result, sr its strategy's, err why it failed.
 	res agent.Result
@@ -44,6 +48,15 @@ type execution struct {
 // execute runs the agent loop, after strat when the run goes through a run
 // strategy, and records the run's end.
 func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message, strat *strategy) {
+	m.newExecution(run, a, cfg, cp, values, input, strat).execute(ctx)
+}
+
+// newExecution prepares run's execution. It is kept apart from execute
+// because of the stack: a held run waits on its model deep below execute,
+// and a goroutine's stack shrinks back only when what it uses while it
+// waits is small, so the frames on that path hold pointers, not the
+// configuration and checkpoint by value.
+func (m *Manager) newExecution(run *Run, a *app.App, cfg agent.Config, cp store.Checkpoint, values thread.State, input []thread.Message, strat *strategy) *execution {
 	j := newJournal(m, run, cp.Step, values)
 	j.input = len(input)
 	loop := newLoopHost(m, run, a, j)
@@ -52,8 +65,12 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 	cfg.Host = loop
 	cfg.DeferLastCheckpoint = true
 	host.cfg = cfg
-	x := &execution{m: m, run: run, cfg: cfg, strat: strat, journal: j, host: host, base: cp}
-	x.drive(ctx, cp.Messages, values, input)
+	return &execution{m: m, run: run, cfg: cfg, strat: strat, journal: j, host: host, base: cp, history: cp.Messages, values: values, input: input}
+}
+
+// execute moves x through its phases.
+func (x *execution) execute(ctx context.Context) {
+	x.drive(ctx)
 	x.decide()
 	x.signals()
 	x.outcome()
@@ -62,26 +79,33 @@ func (m *Manager) execute(ctx context.Context, run *Run, a *app.App, cfg agent.C
 
 // drive runs the run's strategy, when it has one, and then the agent loop,
 // unless the strategy parked or stopped the run.
-func (x *execution) drive(ctx context.Context, history []thread.Message, values thread.State, input []thread.Message) {
-	if x.strat != nil {
-		var parked *agent.Result
-		x.sr, x.err = x.strat.run(ctx, x.host, history, values, input)
-		if x.err == nil {
-			parked, x.err = x.host.settle(ctx, x.strat, len(history), x.sr)
-		}
-		switch {
-		case x.err != nil:
-			return
-		case parked != nil:
-			x.res = *parked
-			return
-		case x.sr.Stop != "":
-			x.res = agent.Result{Messages: x.sr.Messages, Values: x.sr.Values, Stopped: x.sr.Stop}
-			return
-		}
-		history, values, input = x.sr.Messages, x.sr.Values, nil
+func (x *execution) drive(ctx context.Context) {
+	if x.strat != nil && !x.runStrategy(ctx) {
+		return
 	}
-	x.res, x.err = agent.Run(ctx, x.cfg, history, values, input)
+	x.res, x.err = agent.RunWith(ctx, &x.cfg, x.history, x.values, x.input)
+}
+
+// runStrategy runs the run's strategy and reports whether the agent loop
+// runs next, on the history, values and input the strategy leaves.
+func (x *execution) runStrategy(ctx context.Context) bool {
+	var parked *agent.Result
+	x.sr, x.err = x.strat.run(ctx, x.host, x.history, x.values, x.input)
+	if x.err == nil {
+		parked, x.err = x.host.settle(ctx, x.strat, len(x.history), x.sr)
+	}
+	switch {
+	case x.err != nil:
+		return false
+	case parked != nil:
+		x.res = *parked
+		return false
+	case x.sr.Stop != "":
+		x.res = agent.Result{Messages: x.sr.Messages, Values: x.sr.Values, Stopped: x.sr.Stop}
+		return false
+	}
+	x.history, x.values, x.input = x.sr.Messages, x.sr.Values, nil
+	return true
 }
 
 // decide decides the run's outcome: a cancel that came first wins over

@@ -331,12 +331,15 @@ func (m *Manager) start(ctx context.Context, req Request, answers []capabilities
 	runCtx = m.startTrace(runCtx, run)
 	// The thread's requests share a provider prompt cache.
 	runCtx = models.WithPromptCacheKey(runCtx, run.ThreadID)
+	// The execution is prepared here, not on the goroutine that runs it:
+	// that one then waits on the model with less of its stack in use.
+	x := m.newExecution(run, a, cfg, cp, values, req.Messages, adm.strat)
 	exec := func() {
 		// Once the thread is free, the next of its queue may start.
 		defer m.wakeQueue(run.ThreadID)
 		defer m.release(run)
 		defer cancel()
-		m.execute(runCtx, run, a, cfg, cp, values, req.Messages, adm.strat)
+		x.execute(runCtx)
 	}
 	if req.OnCaller && req.queuedID == "" {
 		run.exec = exec

@@ -26,28 +26,35 @@ var defaultAudited = map[string]string{
 // thread and the outcome ("ok" for a 2xx answer, else the error's kind).
 func (s *Server) auditCalls(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		// The record is made in a function of its own, as requireJSON's
+		// check.
 		err := next(c)
-		req := c.Request()
-		action := s.audited[req.Method+" "+c.Path()]
-		if action == "" {
-			return err
-		}
-		status, outcome := c.Response().Status, "ok"
-		if err != nil {
-			ae := classify(err)
-			status, outcome = ae.Status, ae.Kind
-		} else if status >= 300 {
-			outcome = strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
-		}
-		detail := map[string]any{"method": req.Method, "path": req.URL.Path, "status": status}
-		if run := c.Param("run"); run != "" {
-			detail["run_id"] = run
-		}
-		if key := c.Param("key"); key != "" {
-			detail["key"] = key
-		}
-		data, _ := json.Marshal(detail)
-		s.runs.Audit(req.Context(), store.AuditEntry{Action: action, ThreadID: c.Param("id"), Outcome: outcome, Detail: data})
+		s.audit(c, err)
 		return err
 	}
+}
+
+// audit records the call c answered, with err, when its action is audited.
+func (s *Server) audit(c echo.Context, err error) {
+	req := c.Request()
+	action := s.audited[req.Method+" "+c.Path()]
+	if action == "" {
+		return
+	}
+	status, outcome := c.Response().Status, "ok"
+	if err != nil {
+		ae := classify(err)
+		status, outcome = ae.Status, ae.Kind
+	} else if status >= 300 {
+		outcome = strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
+	}
+	detail := map[string]any{"method": req.Method, "path": req.URL.Path, "status": status}
+	if run := c.Param("run"); run != "" {
+		detail["run_id"] = run
+	}
+	if key := c.Param("key"); key != "" {
+		detail["key"] = key
+	}
+	data, _ := json.Marshal(detail)
+	s.runs.Audit(req.Context(), store.AuditEntry{Action: action, ThreadID: c.Param("id"), Outcome: outcome, Detail: data})
 }

@@ -215,25 +215,35 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 // with no body and no Content-Type, such as a bare POST to cancel, passes.
 func (s *Server) requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		req := c.Request()
-		switch req.Method {
-		case http.MethodGet, http.MethodHead, http.MethodOptions:
-			return next(c)
+		// The check runs in a function of its own: a middleware's frame
+		// stays on the stack while the handler runs, and a runs/wait
+		// handler waits there on its model (see agent.RunWith).
+		if err := checkJSON(c.Request()); err != nil {
+			return err
 		}
-		ct := req.Header.Get(echo.HeaderContentType)
-		if ct == "" && (req.ContentLength == 0 || req.Body == nil || req.Body == http.NoBody) {
-			return next(c)
-		}
-		if isJSON(ct) {
-			return next(c)
-		}
-		got := "no Content-Type"
-		if ct != "" {
-			got = fmt.Sprintf("Content-Type %q", ct)
-		}
-		return newError(http.StatusUnsupportedMediaType, "unsupported_media_type",
-			fmt.Sprintf("%s %s: send the body as JSON with Content-Type: application/json (got %s); with curl, add -H 'Content-Type: application/json'", req.Method, req.URL.Path, got))
+		return next(c)
 	}
+}
+
+// checkJSON refuses a request with a body that is not JSON.
+func checkJSON(req *http.Request) error {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return nil
+	}
+	ct := req.Header.Get(echo.HeaderContentType)
+	if ct == "" && (req.ContentLength == 0 || req.Body == nil || req.Body == http.NoBody) {
+		return nil
+	}
+	if isJSON(ct) {
+		return nil
+	}
+	got := "no Content-Type"
+	if ct != "" {
+		got = fmt.Sprintf("Content-Type %q", ct)
+	}
+	return newError(http.StatusUnsupportedMediaType, "unsupported_media_type",
+		fmt.Sprintf("%s %s: send the body as JSON with Content-Type: application/json (got %s); with curl, add -H 'Content-Type: application/json'", req.Method, req.URL.Path, got))
 }
 
 // isJSON reports whether a Content-Type names JSON: application/json or a
@@ -249,16 +259,26 @@ func isJSON(ct string) bool {
 func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	timeout := s.opts.HTTP.WithDefaults().BodyTimeout
 	return func(c echo.Context) error {
-		limit := s.runs.App().Config.Limits.WithDefaults().BodyBytes
-		req := c.Request()
-		if req.ContentLength > limit {
-			return newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
-		}
-		if req.Body != nil && req.Body != http.NoBody {
-			req.Body = http.MaxBytesReader(c.Response(), deadlineBody(c.Response(), req.Body, timeout), limit)
+		// In a function of its own, as requireJSON's check.
+		if err := s.bound(c, timeout); err != nil {
+			return err
 		}
 		return next(c)
 	}
+}
+
+// bound refuses a body declared larger than the app's limit, and bounds
+// the body's size and the time to read it.
+func (s *Server) bound(c echo.Context, timeout time.Duration) error {
+	limit := s.runs.App().Config.Limits.WithDefaults().BodyBytes
+	req := c.Request()
+	if req.ContentLength > limit {
+		return newError(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than the limit (limits.body_bytes in dawn.yaml)")
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = http.MaxBytesReader(c.Response(), deadlineBody(c.Response(), req.Body, timeout), limit)
+	}
+	return nil
 }
 
 func (s *Server) health(c echo.Context) error {

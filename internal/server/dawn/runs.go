@@ -128,41 +128,59 @@ func (s *api) parseRunBody(c echo.Context) (runner.Request, runBody, error) {
 }
 
 func (s *api) runWait(c echo.Context) error {
-	req, adm, err := s.parseRun(c)
-	if err != nil {
+	// The run executes here, and waits on its model: it is admitted in a
+	// function of its own, whose large frame is gone by then (see
+	// agent.RunWith).
+	run, threadID, err := s.admitWait(c)
+	if run == nil {
 		return err
 	}
-	// The handler only waits for the run's end: the run executes here.
+	return answerWait(c, threadID, run)
+}
+
+// admitWait admits the run of a runs/wait request, to execute on the
+// caller's goroutine. Without a run to wait for, it returns the request's
+// answer: an error, or nil once it has answered.
+func (s *api) admitWait(c echo.Context) (*runner.Run, string, error) {
+	req, adm, err := s.parseRun(c)
+	if err != nil {
+		return nil, "", err
+	}
 	// It goes on if the client leaves (its context is not the request's),
 	// and the handler returns once it is done.
 	req.OnCaller = true
 	ctx := c.Request().Context()
 	run, queued, err := s.host.Admit(ctx, req, adm)
 	if err != nil {
-		return checkpointError(req, err)
+		return nil, "", checkpointError(req, err)
 	}
 	if run == nil {
 		c.Response().Header().Set("Dawn-Run-Id", queued.ID)
 		live, now, err := s.host.AwaitQueued(ctx, queued)
 		switch {
 		case ctx.Err() != nil:
-			return nil // the client left; the run stays queued
+			return nil, "", nil // the client left; the run stays queued
 		case errors.Is(err, store.ErrNotFound):
-			return newError(http.StatusConflict, "run_cancelled", "run "+queued.ID+" on thread "+req.ThreadID+" was cancelled before it started")
+			return nil, "", newError(http.StatusConflict, "run_cancelled", "run "+queued.ID+" on thread "+req.ThreadID+" was cancelled before it started")
 		case err != nil:
-			return err
+			return nil, "", err
 		case live == nil:
-			return s.answerStored(c, now)
+			return nil, "", s.answerStored(c, now)
 		}
 		run = live
 	}
-	return answerWait(c, req.ThreadID, run)
+	return run, req.ThreadID, nil
 }
 
 // answerWait answers runs/wait with run's end once it is done; a run
 // started to execute on the caller's goroutine executes now.
 func answerWait(c echo.Context, threadID string, run *runner.Run) error {
 	run.Execute()
+	return answerEnd(c, threadID, run)
+}
+
+// answerEnd answers runs/wait with the end of run, which is done.
+func answerEnd(c echo.Context, threadID string, run *runner.Run) error {
 	if run.Cancelled() {
 		return newError(http.StatusConflict, "run_cancelled", "the run on thread "+threadID+" was cancelled before it finished; its completed steps are kept")
 	}
