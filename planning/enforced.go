@@ -171,10 +171,8 @@ func lastRevised(p *harness.Plan) *harness.Revision {
 // GET /threads/:id/plan/revisions.
 func revisedEvents(prev, next *harness.Plan) []stream.Event {
 	var out []stream.Event
-	for _, r := range next.Revisions {
-		if r.N > prev.RevisionN && r.Diff != nil {
-			out = append(out, stream.New(harness.EventRevised, r))
-		}
+	for _, r := range (&plandiff.Log{Revisions: next.Revisions}).Since(prev.RevisionN) {
+		out = append(out, stream.New(harness.EventRevised, r))
 	}
 	return out
 }
