@@ -2,7 +2,6 @@ package harness_test
 
 import (
 	"encoding/json"
-	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,32 +122,11 @@ func TestDriftOnOtherWires(t *testing.T) {
 	h := apptest.New(t, dir, model, apptest.Options{})
 	base := h.Serve(t)
 	body := `{"threadId":"w1","runId":"r1","state":null,"messages":[{"id":"m1","role":"user","content":"go"}],"tools":[],"context":[],"forwardedProps":{}}`
-	resp := apptest.PostJSON(t, base+"/agui/job", body)
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, ops := apptest.AGUIStateDeltas(t, base+"/agui/job", body, false)
 	found := false
-	for _, line := range strings.Split(string(raw), "\n") {
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			continue
-		}
-		var e struct {
-			Type  string `json:"type"`
-			Delta []struct {
-				Path  string          `json:"path"`
-				Value json.RawMessage `json:"value"`
-			} `json:"delta"`
-		}
-		if json.Unmarshal([]byte(data), &e) != nil || e.Type != "STATE_DELTA" {
-			continue
-		}
-		for _, op := range e.Delta {
-			if strings.HasPrefix(op.Path, "/plan/dropped") && strings.Contains(string(op.Value), "Write the tests") {
-				found = true
-			}
+	for _, op := range ops {
+		if strings.HasPrefix(op.Path, "/plan/dropped") && strings.Contains(string(op.Value), "Write the tests") {
+			found = true
 		}
 	}
 	if !found {

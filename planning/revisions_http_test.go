@@ -3,7 +3,6 @@ package planning_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -184,36 +183,11 @@ func TestPlainPlanPersonRevision(t *testing.T) {
 func TestPlainPlanRevisionsOnOtherWires(t *testing.T) {
 	base := apptest.New(t, plainDriftApp(t), droppingModel(), apptest.Options{}).Serve(t)
 	body := `{"threadId":"w1","runId":"r1","state":null,"messages":[{"id":"m1","role":"user","content":"go"}],"tools":[],"context":[],"forwardedProps":{}}`
-	resp := apptest.PostJSON(t, base+"/agui/job", body)
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, ops := apptest.AGUIStateDeltas(t, base+"/agui/job", body, true) // the live deltas of the tool calls
 	found := false
-	for _, line := range strings.Split(string(raw), "\n") {
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			continue
-		}
-		var e struct {
-			Type  string          `json:"type"`
-			Delta json.RawMessage `json:"delta"`
-		}
-		if json.Unmarshal([]byte(data), &e) != nil || e.Type == "TEXT_MESSAGE_START" {
-			break // the answer: past the live deltas of the tool calls
-		}
-		var ops []struct {
-			Path  string          `json:"path"`
-			Value json.RawMessage `json:"value"`
-		}
-		if e.Type != "STATE_DELTA" || json.Unmarshal(e.Delta, &ops) != nil {
-			continue
-		}
-		for _, op := range ops {
-			if strings.HasPrefix(op.Path, "/plan_revisions/dropped") && strings.Contains(string(op.Value), "Write the tests") {
-				found = true
-			}
+	for _, op := range ops {
+		if strings.HasPrefix(op.Path, "/plan_revisions/dropped") && strings.Contains(string(op.Value), "Write the tests") {
+			found = true
 		}
 	}
 	if !found {

@@ -226,3 +226,50 @@ func CheckLGSSE(t testing.TB, body []byte) []stream.Event {
 	}
 	return events
 }
+
+// PatchOp is one JSON Patch operation of an AG-UI STATE_DELTA event.
+type PatchOp struct {
+	Op    string          `json:"op"`
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value"`
+}
+
+// AGUIStateDeltas posts body to the AG-UI endpoint url and returns the
+// stream it answered, whole, and the operations of its STATE_DELTA
+// events in order; with beforeAnswer, only those sent before the
+// answer's TEXT_MESSAGE_START.
+func AGUIStateDeltas(t testing.TB, url, body string, beforeAnswer bool) (string, []PatchOp) {
+	t.Helper()
+	resp := PostJSON(t, url, body)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []PatchOp
+	for _, line := range strings.Split(string(raw), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var e struct {
+			Type  string          `json:"type"`
+			Delta json.RawMessage `json:"delta"` // a string in TOOL_CALL_ARGS
+		}
+		if json.Unmarshal([]byte(data), &e) != nil {
+			t.Fatalf("an AG-UI event that is not JSON: %s", data)
+		}
+		if beforeAnswer && e.Type == "TEXT_MESSAGE_START" {
+			break
+		}
+		if e.Type != "STATE_DELTA" {
+			continue
+		}
+		var delta []PatchOp
+		if err := json.Unmarshal(e.Delta, &delta); err != nil {
+			t.Fatalf("a STATE_DELTA whose delta is no JSON Patch: %s", data)
+		}
+		ops = append(ops, delta...)
+	}
+	return string(raw), ops
+}
