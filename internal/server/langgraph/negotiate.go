@@ -51,12 +51,10 @@ func listsRuns(c echo.Context) (bool, error) {
 // lgThreadBody is what the LangGraph dialect reads of POST /threads
 // beside wire.NewThread.
 type lgThreadBody struct {
-	ThreadID   string          `json:"thread_id"`
+	wire.NewThread
 	IfExists   string          `json:"if_exists"`
 	Supersteps json.RawMessage `json:"supersteps"`
 	GraphID    string          `json:"graph_id"`
-	TTL        json.RawMessage `json:"ttl"`
-	Metadata   json.RawMessage `json:"metadata"`
 }
 
 // peekThreadBody reads what the dialect reads of a POST /threads body,
